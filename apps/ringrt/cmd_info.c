@@ -1,0 +1,92 @@
+/* `ringrt info`: one row per rank (host, rank, backend, device, binding,
+ * transport, versions), as a table or JSON. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+
+static void usage(void) {
+  printf("usage: ringrt info [options]\n\n"
+         "Prints, for every rank: host, rank/size, local rank, backend, device (name, PCI bus\n"
+         "id, memory) or none, bound cores, NUMA node, threads, transport, MPI/NCCL/CUDA\n"
+         "versions.\n\n%s",
+         rrt_app_common_help);
+}
+
+static void print_json(FILE *f, const rrt_ctx_info *all, int size) {
+  fprintf(f, "{\"command\":\"info\",\"version\":\"%s\",\"size\":%d,\"ranks\":[\n", rrt_version(),
+          size);
+  for (int r = 0; r < size; r++) {
+    const rrt_ctx_info *i = &all[r];
+    fprintf(f,
+            "  {\"rank\":%d,\"host\":\"%s\",\"local_rank\":%d,\"local_size\":%d,"
+            "\"backend\":\"%s\",\"transport\":\"%s\",\"device\":%d,\"device_name\":\"%s\","
+            "\"device_pci\":\"%s\",\"device_memory\":%llu,\"cores\":\"%s\",\"numa_node\":%d,"
+            "\"threads\":%d,\"mpi\":\"%s\",\"nccl\":\"%s\",\"cuda\":\"%s\"}%s\n",
+            i->rank, i->host, i->local_rank, i->local_size, rrt_backend_name(i->backend),
+            rrt_transport_name(i->transport), i->device, i->device_name, i->device_pci,
+            (unsigned long long)i->device_memory, i->cores, i->numa_node, i->threads,
+            i->mpi_version, i->nccl_version, i->cuda_version, r + 1 < size ? "," : "");
+  }
+  fprintf(f, "]}\n");
+}
+
+static void print_table(const rrt_ctx_info *all, int size) {
+  printf("ringrt %s, %d rank(s); %s; NCCL %s; CUDA %s\n", rrt_version(), size,
+         all[0].mpi_version, all[0].nccl_version, all[0].cuda_version);
+  printf("%-5s %-16s %-6s %-7s %-11s %-32s %-14s %-10s %-5s %-7s\n", "rank", "host", "local",
+         "backend", "transport", "device", "pci", "cores", "numa", "threads");
+  for (int r = 0; r < size; r++) {
+    const rrt_ctx_info *i = &all[r];
+    char dev[64], local[32], numa[16];
+    if (i->device >= 0)
+      snprintf(dev, sizeof dev, "%d %.40s %.0fGiB", i->device, i->device_name,
+               (double)i->device_memory / (1024.0 * 1024.0 * 1024.0));
+    else
+      snprintf(dev, sizeof dev, "none");
+    snprintf(local, sizeof local, "%d/%d", i->local_rank, i->local_size);
+    if (i->numa_node >= 0) snprintf(numa, sizeof numa, "%d", i->numa_node);
+    else snprintf(numa, sizeof numa, "-");
+    printf("%-5d %-16.16s %-6s %-7s %-11s %-32.32s %-14s %-10.10s %-5s %-7d\n", i->rank, i->host,
+           local, rrt_backend_name(i->backend), rrt_transport_name(i->transport), dev,
+           i->device_pci[0] ? i->device_pci : "-", i->cores, numa, i->threads);
+  }
+}
+
+int rrt_cmd_info(MPI_Comm comm, int argc, char **argv) {
+  rrt_app_common opt = {0};
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      int rank = 0;
+      MPI_Comm_rank(comm, &rank);
+      if (rank == 0) usage();
+      return 0;
+    }
+    int r = rrt_app_common_option(&opt, argc, argv, &i);
+    if (r < 0) return 2;
+    if (r == 0) {
+      rrt_app_print0(comm, "ringrt info: unknown option '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  rrt_ctx_t ctx = NULL;
+  if (rrt_app_ctx_create(comm, &opt, &ctx) != RRT_SUCCESS) return 1;
+  double t0 = rrt_phase_begin(ctx);
+  rrt_ctx_info mine;
+  rrt_ctx_get_info(ctx, &mine);
+  int rank = rrt_ctx_rank(ctx), size = rrt_ctx_size(ctx);
+  rrt_ctx_info *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
+  MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0,
+             rrt_ctx_comm(ctx));
+  rrt_phase_end(ctx, "info", t0);
+  if (rank == 0) {
+    FILE *json = rrt_app_json_open(&opt, rank);
+    if (json) {
+      print_json(json, all, size);
+      rrt_app_json_close(json);
+    }
+    if (!opt.json_path || strcmp(opt.json_path, "-") != 0) print_table(all, size);
+    free(all);
+  }
+  return rrt_app_ctx_finish(ctx, &opt) == RRT_SUCCESS ? 0 : 1;
+}

@@ -1,0 +1,25 @@
+# Every .cu file is built twice: by nvcc for the cuda backend (when CUDA is
+# on) and as C++ against the SIMT emulator (src/kernels/emu/simt_emu.h) for the
+# emu backend. The emu copy goes through a generated one-line .cpp wrapper so
+# the same source file can carry two languages in one build.
+function(ringrt_add_kernel_sources target)
+  foreach(cu IN LISTS ARGN)
+    get_filename_component(abs "${cu}" ABSOLUTE)
+    get_filename_component(stem "${cu}" NAME_WE)
+    file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}" "${abs}")
+    string(MAKE_C_IDENTIFIER "${rel}" id)
+    set(wrapper "${PROJECT_BINARY_DIR}/emu_wrappers/${id}.emu.cpp")
+    set(text "// generated: ${rel} compiled for the SIMT emulator\n#include \"${abs}\"\n")
+    if(EXISTS "${wrapper}")
+      file(READ "${wrapper}" old)
+    endif()
+    if(NOT old STREQUAL text)
+      file(WRITE "${wrapper}" "${text}")
+    endif()
+    set_source_files_properties("${wrapper}" PROPERTIES OBJECT_DEPENDS "${abs}")
+    target_sources(${target} PRIVATE "${wrapper}")
+    if(RINGRT_HAVE_CUDA)
+      target_sources(${target} PRIVATE "${abs}")
+    endif()
+  endforeach()
+endfunction()

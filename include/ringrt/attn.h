@@ -1,0 +1,130 @@
+/* ringrt: ring attention (context-parallel attention), forward.
+ *
+ * The sequence is split over the P ranks of the context. Every rank passes
+ * its shard of Q, K and V in BSHD order ([batch, seq_local, heads, head_dim],
+ * row-major) in the context's backend memory (host for cpu/emu, device for
+ * cuda); K/V travel around the ring while each rank attends its queries to
+ * the block it holds and folds the result into running f32 accumulators
+ * with an online-softmax (log-sum-exp) merge.
+ *
+ * Layouts say which global positions a rank's shard holds:
+ *   contiguous: rank r holds [r*S/P, (r+1)*S/P)             (S % P == 0)
+ *   zigzag:     2P chunks of S/(2P); rank r holds chunks r and 2P-1-r
+ *               (S % 2P == 0); balanced causal work on every step
+ *   stripe:     token i on rank i % P, local index i / P    (S % P == 0)
+ * Use rrt_attn_global_pos() / rrt_attn_locate() rather than re-deriving them.
+ *
+ * Outputs: O in q's dtype and layout; LSE f32 [batch, heads_q, seq_local],
+ * the natural log of the softmax denominator of the scaled scores (what the
+ * backward pass needs). A fully masked row cannot occur for causal attention
+ * (every query sees itself), but the kernels guard it anyway: O = 0, LSE = -inf.
+ */
+#ifndef RINGRT_ATTN_H
+#define RINGRT_ATTN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringrt/context.h"
+#include "ringrt/transport.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rrt_attn_layout {
+  RRT_ATTN_CONTIGUOUS = 0,
+  RRT_ATTN_ZIGZAG,
+  RRT_ATTN_STRIPE,
+  RRT_ATTN_LAYOUT_COUNT
+} rrt_attn_layout;
+
+/** "contiguous", "zigzag", "stripe". */
+const char *rrt_attn_layout_name(rrt_attn_layout layout);
+/** Parse a layout name; RRT_ERR_INVALID_ARG for unknown names. */
+rrt_status rrt_attn_layout_parse(const char *name, rrt_attn_layout *layout);
+
+#define RRT_ATTN_DESC_MAGIC 0x52524131u /* "RRA1" */
+#define RRT_ATTN_DESC_VERSION 1
+#define RRT_ATTN_MAX_HEAD_DIM 256
+
+/** Problem description, identical on every rank. Start from
+ *  RRT_ATTN_DESC_INITIALIZER and set the shape. */
+typedef struct rrt_attn_desc {
+  size_t size;            /**< sizeof(rrt_attn_desc), set by the initializer */
+  unsigned magic;         /**< RRT_ATTN_DESC_MAGIC */
+  unsigned version;       /**< RRT_ATTN_DESC_VERSION */
+  int64_t batch;          /**< >= 1 */
+  int64_t seq;            /**< GLOBAL sequence length */
+  int heads_q;            /**< query heads */
+  int heads_kv;           /**< key/value heads; heads_q % heads_kv == 0 (GQA, MQA = 1) */
+  int head_dim;           /**< 1 .. RRT_ATTN_MAX_HEAD_DIM */
+  double scale;           /**< softmax scale; <= 0 means 1/sqrt(head_dim) */
+  int causal;             /**< key position <= query position (global positions) */
+  rrt_attn_layout layout; /**< how the sequence is split over ranks */
+  rrt_dtype dtype;        /**< storage of Q, K, V and O: F32, BF16 or F16 */
+} rrt_attn_desc;
+
+#define RRT_ATTN_DESC_INITIALIZER                                                                  \
+  {                                                                                                \
+    sizeof(rrt_attn_desc), RRT_ATTN_DESC_MAGIC, RRT_ATTN_DESC_VERSION, 1, 0, 1, 1, 0, 0.0, 0,      \
+        RRT_ATTN_CONTIGUOUS, RRT_DTYPE_F32                                                         \
+  }
+
+/* ---- layout helpers (pure, no context) ---------------------------------- */
+
+/** Check that `seq` splits over `nranks` as `layout` requires and give the
+ *  per-rank shard length. RRT_ERR_INVALID_ARG otherwise. */
+rrt_status rrt_attn_seq_local(rrt_attn_layout layout, int64_t seq, int nranks, int64_t *seq_local);
+/** Global position of local index `local` on `rank` (valid sizes assumed). */
+int64_t rrt_attn_global_pos(rrt_attn_layout layout, int64_t seq, int nranks, int rank,
+                            int64_t local);
+/** Which rank holds global position `pos`, and at which local index. */
+void rrt_attn_locate(rrt_attn_layout layout, int64_t seq, int nranks, int64_t pos, int *rank,
+                     int64_t *local);
+
+/** Validate a descriptor for `nranks` ranks (local, no communication).
+ *  Fills `msg` (may be NULL) with what is wrong. */
+rrt_status rrt_attn_desc_check(const rrt_attn_desc *desc, int nranks, char *msg, size_t msglen);
+
+/** Floating-point operations of the whole problem (all ranks): 4 * head_dim
+ *  per (query, key, head, batch) pair that the mask keeps. */
+double rrt_attn_flops(const rrt_attn_desc *desc);
+
+/* ---- running it ---------------------------------------------------------- */
+
+typedef struct rrt_attn_plan *rrt_attn_plan_t;
+
+/** Statistics of the last run of a plan (this rank). */
+typedef struct rrt_attn_stats {
+  double total_s;      /**< wall time of the run */
+  double compute_s;    /**< local attention + merge */
+  double comm_s;       /**< K/V ring transfers, post to observed completion */
+  double comm_exposed_s; /**< part of comm_s not overlapped by compute */
+  double hidden_share; /**< 1 - comm_exposed_s / comm_s (1 when there is no comm) */
+  double bytes_sent;   /**< K/V bytes this rank sent */
+  double flops;        /**< unmasked work of this rank (4 * head_dim per pair) */
+  int steps;           /**< ring steps (= ranks) */
+} rrt_attn_stats;
+
+/** Create a plan (collective): validates `desc` on every rank, agrees on the
+ *  result (a bad or mismatched descriptor anywhere is an error everywhere),
+ *  and allocates the K/V ring buffers and accumulators. */
+rrt_status rrt_attn_plan_create(rrt_ctx_t ctx, const rrt_attn_desc *desc, rrt_attn_plan_t *plan);
+/** Run the forward pass (collective). q, k, v: this rank's shards; o: output
+ *  shard (q's dtype); lse: f32 [batch, heads_q, seq_local], may be NULL. */
+rrt_status rrt_attn_plan_run(rrt_attn_plan_t plan, const void *q, const void *k, const void *v,
+                             void *o, float *lse);
+/** Statistics of the last run. */
+rrt_status rrt_attn_plan_stats(rrt_attn_plan_t plan, rrt_attn_stats *stats);
+/** Destroy (local). Safe on NULL. */
+rrt_status rrt_attn_plan_destroy(rrt_attn_plan_t plan);
+
+/** One-shot forward: plan create, run, destroy (collective). */
+rrt_status rrt_attn_fwd(rrt_ctx_t ctx, const rrt_attn_desc *desc, const void *q, const void *k,
+                        const void *v, void *o, float *lse);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,124 @@
+/* ringrt: the runtime context, one per MPI rank.
+ *
+ * Lifecycle: rrt_ctx_create() -> work -> rrt_ctx_destroy(). The context owns a
+ * duplicate of the caller's communicator (library traffic never mixes with the
+ * application's), the backend and device, the CPU binding, the NCCL
+ * communicator and the streams, the timers and the last error message.
+ * Creation and destruction are collective over the communicator.
+ */
+#ifndef RINGRT_CONTEXT_H
+#define RINGRT_CONTEXT_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringrt/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rrt_ctx *rrt_ctx_t;
+
+/** Where the work runs. AUTO resolves to CUDA when a usable GPU exists (and
+ *  the library was built with CUDA), otherwise CPU. EMU runs the CUDA kernels
+ *  and host orchestration on the CPU under a SIMT emulator (slow; for tests). */
+typedef enum rrt_backend {
+  RRT_BACKEND_DEFAULT = 0, /**< take RINGRT_BACKEND from the environment, else AUTO */
+  RRT_BACKEND_AUTO,
+  RRT_BACKEND_CPU,
+  RRT_BACKEND_CUDA,
+  RRT_BACKEND_EMU
+} rrt_backend;
+
+/** How data moves between ranks. */
+typedef enum rrt_transport {
+  RRT_TRANSPORT_MPI = 0,    /**< MPI on host memory (cpu, emu) */
+  RRT_TRANSPORT_NCCL,       /**< NCCL on device memory (cuda) */
+  RRT_TRANSPORT_MPI_STAGED  /**< cuda without NCCL: device <-> host copies around MPI */
+} rrt_transport;
+
+#define RRT_CTX_CONFIG_MAGIC 0x52525431u /* "RRT1" */
+#define RRT_CTX_CONFIG_VERSION 1
+
+/** Versioned creation options. Always start from RRT_CTX_CONFIG_INITIALIZER:
+ *  every field then means "take the environment, else the default". */
+typedef struct rrt_ctx_config {
+  size_t size;          /**< sizeof(rrt_ctx_config), set by the initializer */
+  unsigned magic;       /**< RRT_CTX_CONFIG_MAGIC */
+  unsigned version;     /**< RRT_CTX_CONFIG_VERSION */
+  rrt_backend backend;  /**< RRT_BACKEND_DEFAULT: RINGRT_BACKEND, else auto */
+  int device;           /**< -1: RINGRT_DEVICE, else local_rank % device count */
+  double timeout_s;     /**< <= 0: RINGRT_TIMEOUT, else 600 s */
+  int bind;             /**< -1: RINGRT_BIND (default 1); 0: leave the binding alone */
+  int use_nccl;         /**< -1: RINGRT_NCCL (default 1 when built); 0: MPI staging */
+} rrt_ctx_config;
+
+#define RRT_CTX_CONFIG_INITIALIZER                                                   \
+  {                                                                                  \
+    sizeof(rrt_ctx_config), RRT_CTX_CONFIG_MAGIC, RRT_CTX_CONFIG_VERSION,            \
+        RRT_BACKEND_DEFAULT, -1, 0.0, -1, -1                                         \
+  }
+
+/** Create a context on `comm` (collective). `config` may be NULL (all
+ *  defaults). On failure *ctx is NULL and every rank returns an error; the
+ *  message is printed to stderr since there is no context to keep it. */
+rrt_status rrt_ctx_create(MPI_Comm comm, const rrt_ctx_config *config, rrt_ctx_t *ctx);
+
+/** Destroy a context (collective). Safe on NULL. */
+rrt_status rrt_ctx_destroy(rrt_ctx_t ctx);
+
+/** Rank and size in the context's communicator; local rank/size on this node. */
+int rrt_ctx_rank(rrt_ctx_t ctx);
+int rrt_ctx_size(rrt_ctx_t ctx);
+int rrt_ctx_local_rank(rrt_ctx_t ctx);
+int rrt_ctx_local_size(rrt_ctx_t ctx);
+/** The library's private communicator (a duplicate; do not free). */
+MPI_Comm rrt_ctx_comm(rrt_ctx_t ctx);
+/** Resolved backend (never DEFAULT/AUTO) and transport. */
+rrt_backend rrt_ctx_backend(rrt_ctx_t ctx);
+rrt_transport rrt_ctx_transport(rrt_ctx_t ctx);
+/** Timeout for blocking waits, in seconds. */
+double rrt_ctx_timeout(rrt_ctx_t ctx);
+
+/** The last error recorded on this context ("" if none): names the rank,
+ *  the operation and, for input errors, the file and line. */
+const char *rrt_ctx_last_error(rrt_ctx_t ctx);
+/** Forget the last error. */
+void rrt_ctx_clear_error(rrt_ctx_t ctx);
+
+/** Short names: "cpu", "cuda", "emu", "auto", "default"; "mpi", "nccl", "mpi-staged". */
+const char *rrt_backend_name(rrt_backend backend);
+const char *rrt_transport_name(rrt_transport transport);
+/** Parse a backend name; returns RRT_ERR_INVALID_ARG for unknown names. */
+rrt_status rrt_backend_parse(const char *name, rrt_backend *backend);
+
+/** What `ringrt info` prints for one rank. */
+typedef struct rrt_ctx_info {
+  char host[64];
+  int rank, size, local_rank, local_size;
+  rrt_backend backend;
+  rrt_transport transport;
+  int device;                /**< CUDA ordinal, -1 for none */
+  char device_name[96];      /**< "none" without a GPU */
+  char device_pci[32];       /**< PCI bus id, "" without a GPU */
+  uint64_t device_memory;    /**< bytes, 0 without a GPU */
+  char cores[128];           /**< bound cores as a list ("0-3"), or "unbound" */
+  int numa_node;             /**< -1 if unknown */
+  int threads;               /**< OpenMP/BLAS threads for this rank */
+  char mpi_version[96];      /**< MPI library version, first line */
+  char nccl_version[32];     /**< "2.28.3" or "none" */
+  char cuda_version[32];     /**< runtime/driver version or "none" */
+} rrt_ctx_info;
+
+/** Fill `info` for the calling rank (local; no communication). */
+rrt_status rrt_ctx_get_info(rrt_ctx_t ctx, rrt_ctx_info *info);
+
+/** Library version string ("0.1.0"); compare with RINGRT_VERSION in config.h. */
+const char *rrt_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

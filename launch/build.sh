@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Install missing dependencies, configure and build ringrt into ./build
+# (or $RINGRT_BUILD_DIR). Extra arguments go to cmake's configure step.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${RINGRT_BUILD_DIR:-$root/build}"
+bash "$root/launch/deps.sh"
+mkdir -p "$build"
+cmake -S "$root" -B "$build" -G Ninja "$@" >"$build/configure.log" 2>&1 || {
+  cat "$build/configure.log" >&2
+  exit 1
+}
+grep -E "^-- ringrt:" "$build/configure.log" || true
+cmake --build "$build" -j "$(nproc)"

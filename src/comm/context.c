@@ -1,0 +1,189 @@
+/* rrt_ctx: creation (bootstrap, backend, device, binding, streams, NCCL),
+ * destruction and the getters. Each step lives in its own file; this one
+ * only sequences them and makes every rank agree on the outcome. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "comm/ctx.h"
+#include "comm/error.h"
+#include "ringrt/trace.h"
+
+#if RINGRT_HAVE_CUDA
+rrt_status rrt_cuda_select_device(rrt_ctx_t ctx); /* comm/cuda_select_cuda.c */
+#endif
+
+/* Context creation cannot use rrt_agree yet (the context is half built), so
+ * it agrees with a plain blocking reduction: every rank is inside
+ * rrt_ctx_create, so nothing can block on a peer that is elsewhere. The
+ * lowest failing rank's message is broadcast so all ranks report the cause. */
+static rrt_status agree_during_create(rrt_ctx_t ctx, rrt_status local) {
+  int mine = local == RRT_SUCCESS ? ctx->size : ctx->rank, first = ctx->size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, ctx->comm);
+  if (first == ctx->size) return RRT_SUCCESS;
+  char msg[sizeof ctx->last_error];
+  memcpy(msg, ctx->last_error, sizeof msg);
+  MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, ctx->comm);
+  if (local == RRT_SUCCESS) {
+    snprintf(ctx->last_error, sizeof ctx->last_error, "rank %d: rrt_ctx_create: failed on %.900s",
+             ctx->rank, msg);
+    return RRT_ERR_REMOTE;
+  }
+  return local;
+}
+
+static rrt_status resolve_backend(rrt_ctx_t ctx, rrt_backend requested) {
+  int ndev = rrt_cuda_device_count();
+  if (requested == RRT_BACKEND_DEFAULT) requested = ctx->env.backend;
+  if (requested == RRT_BACKEND_AUTO) requested = ndev > 0 ? RRT_BACKEND_CUDA : RRT_BACKEND_CPU;
+  if (requested == RRT_BACKEND_CUDA) {
+#if !RINGRT_HAVE_CUDA
+    return rrt_error(ctx, RRT_ERR_UNSUPPORTED, "rrt_ctx_create",
+                     "backend cuda requested but this build has no CUDA (RINGRT_CUDA=OFF)");
+#else
+    if (ndev == 0)
+      return rrt_error(ctx, RRT_ERR_NO_DEVICE, "rrt_ctx_create",
+                       "backend cuda requested but the CUDA runtime reports no usable GPU on %s",
+                       ctx->host);
+#endif
+  }
+  ctx->backend = requested;
+  ctx->dev = &rrt_device_host;
+  ctx->transport = RRT_TRANSPORT_MPI;
+#if RINGRT_HAVE_CUDA
+  if (requested == RRT_BACKEND_CUDA) {
+    ctx->dev = &rrt_device_cuda;
+    ctx->transport = (RINGRT_HAVE_NCCL && ctx->env.use_nccl) ? RRT_TRANSPORT_NCCL
+                                                             : RRT_TRANSPORT_MPI_STAGED;
+  }
+#endif
+  return RRT_SUCCESS;
+}
+
+static rrt_status check_config(const rrt_ctx_config *cfg) {
+  if (!cfg) return RRT_SUCCESS;
+  if (cfg->magic != RRT_CTX_CONFIG_MAGIC || cfg->size != sizeof(rrt_ctx_config) ||
+      cfg->version != RRT_CTX_CONFIG_VERSION)
+    return rrt_error(NULL, RRT_ERR_INVALID_ARG, "rrt_ctx_create",
+                     "config not initialised with RRT_CTX_CONFIG_INITIALIZER (or built against "
+                     "another ringrt version)");
+  if (cfg->backend < RRT_BACKEND_DEFAULT || cfg->backend > RRT_BACKEND_EMU)
+    return rrt_error(NULL, RRT_ERR_INVALID_ARG, "rrt_ctx_create", "config backend %d unknown",
+                     (int)cfg->backend);
+  return RRT_SUCCESS;
+}
+
+/* Local steps of creation, before the streams and NCCL. */
+static rrt_status create_local(rrt_ctx_t ctx, const rrt_ctx_config *cfg) {
+  char err[256];
+  if (rrt_env_read(&ctx->env, err, sizeof err) != RRT_SUCCESS)
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_ctx_create", "%s", err);
+  ctx->timeout_s = (cfg && cfg->timeout_s > 0) ? cfg->timeout_s : ctx->env.timeout_s;
+  if (cfg && cfg->device >= 0) ctx->env.device = cfg->device;
+  if (cfg && cfg->bind >= 0) ctx->env.bind = cfg->bind;
+  if (cfg && cfg->use_nccl >= 0) ctx->env.use_nccl = cfg->use_nccl;
+  RRT_CHECK(resolve_backend(ctx, cfg ? cfg->backend : RRT_BACKEND_DEFAULT));
+#if RINGRT_HAVE_CUDA
+  if (ctx->backend == RRT_BACKEND_CUDA) RRT_CHECK(rrt_cuda_select_device(ctx));
+#endif
+  RRT_CHECK(rrt_bind_rank(ctx));
+  RRT_CHECK(rrt_trace_state_create(ctx));
+  RRT_CHECK(ctx->dev->stream_create(&ctx->compute_stream, 0));
+  RRT_CHECK(ctx->dev->stream_create(&ctx->comm_stream, 1));
+  return RRT_SUCCESS;
+}
+
+static void release(rrt_ctx_t ctx) {
+  if (ctx->dev) {
+    if (ctx->comm_stream) ctx->dev->stream_destroy(ctx->comm_stream);
+    if (ctx->compute_stream) ctx->dev->stream_destroy(ctx->compute_stream);
+  }
+  rrt_trace_state_destroy(ctx);
+  if (ctx->node_comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->node_comm);
+  if (ctx->comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->comm);
+  free(ctx);
+}
+
+rrt_status rrt_ctx_create(MPI_Comm comm, const rrt_ctx_config *cfg, rrt_ctx_t *out) {
+  if (!out) return rrt_error(NULL, RRT_ERR_INVALID_ARG, "rrt_ctx_create", "ctx pointer is NULL");
+  *out = NULL;
+  int init = 0;
+  MPI_Initialized(&init);
+  if (!init)
+    return rrt_error(NULL, RRT_ERR_INVALID_ARG, "rrt_ctx_create", "MPI is not initialised");
+  rrt_status st = check_config(cfg);
+  /* Agree on the config check over the caller's communicator before anything
+   * collective, so a mismatched config on one rank cannot hang the others. */
+  int bad = st != RRT_SUCCESS, anybad = 0;
+  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
+  if (anybad) return st != RRT_SUCCESS ? st : RRT_ERR_REMOTE;
+
+  rrt_ctx_t ctx = calloc(1, sizeof *ctx);
+  int ok = ctx != NULL, allok = 0;
+  MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, comm);
+  if (!allok) {
+    free(ctx);
+    return rrt_error(NULL, ok ? RRT_ERR_REMOTE : RRT_ERR_OUT_OF_MEMORY, "rrt_ctx_create",
+                     "allocating the context failed");
+  }
+  ctx->comm = ctx->node_comm = MPI_COMM_NULL;
+  ctx->device = -1;
+  ctx->numa_node = -1;
+  ctx->threads = 1;
+  snprintf(ctx->cores, sizeof ctx->cores, "unbound");
+  MPI_Comm_dup(comm, &ctx->comm);
+  MPI_Comm_rank(ctx->comm, &ctx->rank);
+  MPI_Comm_size(ctx->comm, &ctx->size);
+  MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, ctx->rank, MPI_INFO_NULL, &ctx->node_comm);
+  MPI_Comm_rank(ctx->node_comm, &ctx->local_rank);
+  MPI_Comm_size(ctx->node_comm, &ctx->local_size);
+  if (gethostname(ctx->host, sizeof ctx->host) != 0) snprintf(ctx->host, sizeof ctx->host, "?");
+  ctx->host[sizeof ctx->host - 1] = '\0';
+
+  st = agree_during_create(ctx, create_local(ctx, cfg));
+#if RINGRT_HAVE_NCCL
+  if (st == RRT_SUCCESS && ctx->transport == RRT_TRANSPORT_NCCL)
+    st = agree_during_create(ctx, rrt_nccl_init(ctx));
+#endif
+  if (st != RRT_SUCCESS) {
+    /* No context survives for the caller to read the message from. */
+    fprintf(stderr, "ringrt: %s\n", ctx->last_error);
+#if RINGRT_HAVE_NCCL
+    if (ctx->nccl_comm) rrt_nccl_fini(ctx, 1);
+#endif
+    release(ctx);
+    return st;
+  }
+  *out = ctx;
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_ctx_destroy(rrt_ctx_t ctx) {
+  if (!ctx) return RRT_SUCCESS;
+  rrt_status st = RRT_SUCCESS;
+  if (ctx->dev) {
+    if (ctx->compute_stream) st = ctx->dev->stream_sync(ctx->compute_stream);
+    if (ctx->comm_stream && st == RRT_SUCCESS) st = ctx->dev->stream_sync(ctx->comm_stream);
+  }
+#if RINGRT_HAVE_NCCL
+  if (ctx->nccl_comm) rrt_nccl_fini(ctx, st != RRT_SUCCESS);
+#endif
+  release(ctx);
+  return st;
+}
+
+int rrt_ctx_rank(rrt_ctx_t ctx) { return ctx ? ctx->rank : -1; }
+int rrt_ctx_size(rrt_ctx_t ctx) { return ctx ? ctx->size : 0; }
+int rrt_ctx_local_rank(rrt_ctx_t ctx) { return ctx ? ctx->local_rank : -1; }
+int rrt_ctx_local_size(rrt_ctx_t ctx) { return ctx ? ctx->local_size : 0; }
+MPI_Comm rrt_ctx_comm(rrt_ctx_t ctx) { return ctx ? ctx->comm : MPI_COMM_NULL; }
+rrt_backend rrt_ctx_backend(rrt_ctx_t ctx) { return ctx ? ctx->backend : RRT_BACKEND_DEFAULT; }
+rrt_transport rrt_ctx_transport(rrt_ctx_t ctx) { return ctx ? ctx->transport : RRT_TRANSPORT_MPI; }
+double rrt_ctx_timeout(rrt_ctx_t ctx) { return ctx ? ctx->timeout_s : 0.0; }
+const char *rrt_ctx_last_error(rrt_ctx_t ctx) { return ctx ? ctx->last_error : ""; }
+void rrt_ctx_clear_error(rrt_ctx_t ctx) {
+  if (ctx) ctx->last_error[0] = '\0';
+}
+
+const char *rrt_version(void) { return RINGRT_VERSION_STRING; }

@@ -1,0 +1,52 @@
+/* Internal: the runtime context behind the opaque rrt_ctx_t. */
+#ifndef RRT_COMM_CTX_H
+#define RRT_COMM_CTX_H
+
+#include <mpi.h>
+
+#include "ringrt/context.h"
+#include "comm/device.h"
+#include "comm/env.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rrt_trace_state; /* comm/trace.c */
+
+struct rrt_ctx {
+  MPI_Comm comm;      /* duplicate of the caller's communicator */
+  MPI_Comm node_comm; /* ranks sharing this node (MPI_Comm_split_type shared) */
+  int rank, size, local_rank, local_size;
+  char host[64];
+
+  rrt_env env;               /* knobs, read once at creation (comm/env.c) */
+  rrt_backend backend;       /* resolved: CPU, CUDA or EMU */
+  rrt_transport transport;   /* resolved */
+  const rrt_device_ops *dev; /* device layer of the backend */
+  int device;                /* CUDA ordinal, -1 for none */
+  rrt_stream compute_stream; /* cuda: cudaStream_t; host/emu: NULL (synchronous) */
+  rrt_stream comm_stream;    /* cuda: high-priority stream for transfers */
+  void *nccl_comm;           /* ncclComm_t when transport == NCCL */
+  double timeout_s;
+
+  /* CPU binding (comm/bind.c) */
+  char cores[128];
+  int numa_node;
+  int threads;
+
+  struct rrt_trace_state *trace; /* phase totals and trace intervals */
+  char last_error[1024];
+};
+
+/* Lifecycle pieces, each in its own file. */
+rrt_status rrt_bind_rank(rrt_ctx_t ctx);       /* comm/bind.c: hwloc binding + thread counts */
+rrt_status rrt_nccl_init(rrt_ctx_t ctx);       /* comm/nccl_init_nccl.c */
+void rrt_nccl_fini(rrt_ctx_t ctx, int abort);  /* comm/nccl_init_nccl.c */
+rrt_status rrt_trace_state_create(rrt_ctx_t ctx);
+void rrt_trace_state_destroy(rrt_ctx_t ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

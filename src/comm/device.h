@@ -1,0 +1,77 @@
+/* Internal: the device layer. One small interface, two implementations:
+ * host memory (cpu and emu backends; synchronous, streams and events are
+ * trivial) and the CUDA runtime (device_cuda.c). Host orchestration of GPU
+ * work is written once against this interface; kernels are launched through
+ * the wrappers of src/kernels/cuda/ *.cu files (RRT_KCALL below picks the nvcc or
+ * the emulator build of a wrapper). */
+#ifndef RRT_COMM_DEVICE_H
+#define RRT_COMM_DEVICE_H
+
+#include <stddef.h>
+
+#include "ringrt/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef void *rrt_stream; /* cudaStream_t, or NULL on the host layer */
+typedef void *rrt_event;  /* cudaEvent_t, or a host timestamp record */
+
+typedef enum rrt_copy_kind {
+  RRT_COPY_H2D = 0,
+  RRT_COPY_D2H,
+  RRT_COPY_D2D,
+  RRT_COPY_H2H
+} rrt_copy_kind;
+
+typedef struct rrt_device_ops {
+  const char *name; /* "host", "cuda" */
+  int is_cuda;      /* kernels go to the nvcc build, memory is device memory */
+  rrt_status (*alloc)(void **ptr, size_t bytes);
+  rrt_status (*free)(void *ptr);
+  rrt_status (*alloc_host_pinned)(void **ptr, size_t bytes); /* staging buffers */
+  rrt_status (*free_host_pinned)(void *ptr);
+  rrt_status (*memcpy_async)(void *dst, const void *src, size_t bytes, rrt_copy_kind kind,
+                             rrt_stream stream);
+  rrt_status (*memset_async)(void *dst, int value, size_t bytes, rrt_stream stream);
+  rrt_status (*stream_create)(rrt_stream *stream, int high_priority);
+  rrt_status (*stream_destroy)(rrt_stream stream);
+  rrt_status (*stream_sync)(rrt_stream stream);
+  rrt_status (*event_create)(rrt_event *event);
+  rrt_status (*event_destroy)(rrt_event event);
+  rrt_status (*event_record)(rrt_event event, rrt_stream stream);
+  rrt_status (*event_query)(rrt_event event, int *done); /* *done = 1 when complete */
+  rrt_status (*event_sync)(rrt_event event);
+  rrt_status (*stream_wait_event)(rrt_stream stream, rrt_event event);
+  rrt_status (*event_elapsed_ms)(rrt_event start, rrt_event end, float *ms);
+} rrt_device_ops;
+
+extern const rrt_device_ops rrt_device_host; /* comm/device_host.c */
+#if RINGRT_HAVE_CUDA
+extern const rrt_device_ops rrt_device_cuda; /* comm/device_cuda.c */
+#endif
+
+/** Number of usable CUDA devices: 0 when built without CUDA, or when the
+ *  runtime reports no device or an insufficient driver (that means "no GPU",
+ *  not a failure). */
+int rrt_cuda_device_count(void);
+
+/** Call a kernel wrapper `name` from src/kernels/cuda: the nvcc build
+ *  (name##_cuda) for a CUDA device layer, the emulator build (name##_emu)
+ *  otherwise. Wrappers return rrt_status and take the stream first. */
+#if RINGRT_HAVE_CUDA
+#define RRT_KCALL(dev, name, ...) ((dev)->is_cuda ? name##_cuda(__VA_ARGS__) : name##_emu(__VA_ARGS__))
+#else
+#define RRT_KCALL(dev, name, ...) ((dev)->is_cuda ? RRT_ERR_UNSUPPORTED : name##_emu(__VA_ARGS__))
+#endif
+
+/** Declare both builds of a kernel wrapper in a C header. */
+#define RRT_DECLARE_KERNEL(name, params)                                                           \
+  rrt_status name##_emu params;                                                                    \
+  rrt_status name##_cuda params;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,54 @@
+/* Every environment variable the runtime reads, read here and nowhere else. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/env.h"
+
+static int parse_int(const char *name, long lo, long hi, int *out, char *err, size_t errlen) {
+  const char *s = getenv(name);
+  if (!s || !*s) return 0;
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || *end || v < lo || v > hi) {
+    snprintf(err, errlen, "%s='%s' is not an integer in [%ld, %ld]", name, s, lo, hi);
+    return -1;
+  }
+  *out = (int)v;
+  return 0;
+}
+
+rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
+  env->backend = RRT_BACKEND_AUTO;
+  env->device = -1;
+  env->timeout_s = RRT_DEFAULT_TIMEOUT_S;
+  env->bind = 1;
+  env->use_nccl = 1;
+  env->emu_threads = 0;
+  env->verbose = 0;
+
+  const char *b = getenv("RINGRT_BACKEND");
+  if (b && *b && rrt_backend_parse(b, &env->backend) != RRT_SUCCESS) {
+    snprintf(err, errlen, "RINGRT_BACKEND='%s' is not one of auto, cpu, cuda, emu", b);
+    return RRT_ERR_INVALID_ARG;
+  }
+  const char *t = getenv("RINGRT_TIMEOUT");
+  if (t && *t) {
+    char *end = NULL;
+    double v = strtod(t, &end);
+    if (*end || !(v > 0)) {
+      snprintf(err, errlen, "RINGRT_TIMEOUT='%s' is not a positive number of seconds", t);
+      return RRT_ERR_INVALID_ARG;
+    }
+    env->timeout_s = v;
+  }
+  if (parse_int("RINGRT_DEVICE", 0, 1024, &env->device, err, errlen) ||
+      parse_int("RINGRT_BIND", 0, 1, &env->bind, err, errlen) ||
+      parse_int("RINGRT_NCCL", 0, 1, &env->use_nccl, err, errlen) ||
+      parse_int("RINGRT_EMU_THREADS", 0, 4096, &env->emu_threads, err, errlen) ||
+      parse_int("RINGRT_VERBOSE", 0, 1, &env->verbose, err, errlen))
+    return RRT_ERR_INVALID_ARG;
+  return RRT_SUCCESS;
+}

@@ -1,0 +1,30 @@
+/* Internal: every environment knob the runtime reads, read in one place. */
+#ifndef RRT_COMM_ENV_H
+#define RRT_COMM_ENV_H
+
+#include "ringrt/context.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rrt_env {
+  rrt_backend backend; /* RINGRT_BACKEND (auto|cpu|cuda|emu); AUTO if unset */
+  int device;          /* RINGRT_DEVICE; -1 if unset */
+  double timeout_s;    /* RINGRT_TIMEOUT seconds; 600 if unset */
+  int bind;            /* RINGRT_BIND (0/1); 1 if unset */
+  int use_nccl;        /* RINGRT_NCCL (0/1); 1 if unset */
+  int emu_threads;     /* RINGRT_EMU_THREADS: OS threads of the SIMT emulator; 0 = bound cores */
+  int verbose;         /* RINGRT_VERBOSE (0/1) */
+} rrt_env;
+
+#define RRT_DEFAULT_TIMEOUT_S 600.0
+
+/** Read the environment. Returns RRT_ERR_INVALID_ARG with `err` filled
+ *  (naming the variable and its value) when a variable is malformed. */
+rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,44 @@
+/* Error messages kept on the context, and the fatal abort of a stuck job. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "comm/ctx.h"
+#include "comm/error.h"
+
+rrt_status rrt_error(rrt_ctx_t ctx, rrt_status status, const char *op, const char *fmt, ...) {
+  char msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (ctx) {
+    snprintf(ctx->last_error, sizeof ctx->last_error, "rank %d: %s: %s (%s)", ctx->rank, op, msg,
+             rrt_status_string(status));
+    if (ctx->env.verbose) fprintf(stderr, "ringrt: %s\n", ctx->last_error);
+  } else {
+    int rank = -1, init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (init && !fin) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    fprintf(stderr, "ringrt: rank %d: %s: %s (%s)\n", rank, op, msg, rrt_status_string(status));
+  }
+  return status;
+}
+
+void rrt_fatal_abort(rrt_ctx_t ctx, rrt_status status, const char *op, const char *fmt, ...) {
+  char msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  int rank = ctx ? ctx->rank : -1;
+  fprintf(stderr, "ringrt: FATAL rank %d: %s: %s (%s); aborting the job\n", rank, op, msg,
+          rrt_status_string(status));
+  fflush(stderr);
+  /* NCCL first: a communicator with operations in flight must be aborted, not
+   * destroyed, or the abort below could wait on the GPU forever. */
+  if (ctx && ctx->nccl_comm) rrt_nccl_fini(ctx, 1);
+  MPI_Abort(ctx ? ctx->comm : MPI_COMM_WORLD, 3);
+  exit(3); /* MPI_Abort should not return */
+}

@@ -1,0 +1,413 @@
+/* MPI on host memory: the transport of the cpu and emu backends, and the
+ * engine under the staged transport (which only adds the device copies).
+ *
+ * Everything is posted non-blocking and completed through a request, so
+ * every wait, including those of the "blocking" collectives, goes through
+ * the timed wait of wait.c. Sizes are size_t in the API and int in MPI:
+ * point-to-point messages are cut into pieces of at most RRT_MPI_MAX_CHUNK
+ * bytes; collectives describe a large block with one derived datatype.
+ * Arguments were validated by transport.c.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/error.h"
+#include "comm/request.h"
+
+/* Record an MPI failure on the request's context and return. */
+#define REQ_MPI_CHECK(req, call) RRT_MPI_CHECK((req)->ctx, (req)->op, call)
+
+/* A zero-byte message still needs a valid address; NULL is allowed by the
+ * API then, so use a byte of the request. */
+static void *nonnull(rrt_request_t req, const void *p) {
+  return p ? (void *)p : (void *)&req->dummy;
+}
+
+/* ---- datatypes ------------------------------------------------------------ */
+
+/* One element of `bytes` bytes (extent `bytes`), for collectives on blocks
+ * larger than INT_MAX. For small blocks: MPI_BYTE x bytes. */
+static rrt_status bytes_type(rrt_request_t req, size_t bytes, MPI_Datatype *type, int *count) {
+  if (bytes <= (size_t)INT_MAX) {
+    *type = MPI_BYTE;
+    *count = (int)bytes;
+    return RRT_SUCCESS;
+  }
+  const size_t gib = (size_t)1 << 30;
+  size_t q = bytes / gib, rem = bytes % gib;
+  if (q > (size_t)INT_MAX)
+    return rrt_error(req->ctx, RRT_ERR_INVALID_ARG, req->op, "%zu bytes is too large", bytes);
+  MPI_Datatype block, blocks, t;
+  REQ_MPI_CHECK(req, MPI_Type_contiguous((int)gib, MPI_BYTE, &block));
+  REQ_MPI_CHECK(req, MPI_Type_contiguous((int)q, block, &blocks));
+  MPI_Type_free(&block); /* derived types keep what they are built from */
+  if (rem) {
+    int lens[2] = {1, (int)rem};
+    MPI_Aint displs[2] = {0, (MPI_Aint)(q * gib)};
+    MPI_Datatype types[2] = {blocks, MPI_BYTE};
+    REQ_MPI_CHECK(req, MPI_Type_create_struct(2, lens, displs, types, &t));
+    MPI_Type_free(&blocks);
+  } else {
+    t = blocks;
+  }
+  REQ_MPI_CHECK(req, MPI_Type_commit(&t));
+  RRT_CHECK(rrt_request_keep_type(req, t));
+  *type = t;
+  *count = 1;
+  return RRT_SUCCESS;
+}
+
+static rrt_status dtype_to_mpi(rrt_request_t req, rrt_dtype dtype, MPI_Datatype *t) {
+  switch (dtype) {
+  case RRT_DTYPE_F32: *t = MPI_FLOAT; return RRT_SUCCESS;
+  case RRT_DTYPE_F64: *t = MPI_DOUBLE; return RRT_SUCCESS;
+  case RRT_DTYPE_I32: *t = MPI_INT32_T; return RRT_SUCCESS;
+  case RRT_DTYPE_I64: *t = MPI_INT64_T; return RRT_SUCCESS;
+  default:
+    return rrt_error(req->ctx, RRT_ERR_INVALID_ARG, req->op,
+                     "dtype %s cannot be reduced (f32, f64, i32, i64 only)", rrt_dtype_name(dtype));
+  }
+}
+
+static rrt_status op_to_mpi(rrt_request_t req, rrt_op op, MPI_Op *m) {
+  switch (op) {
+  case RRT_OP_SUM: *m = MPI_SUM; return RRT_SUCCESS;
+  case RRT_OP_MIN: *m = MPI_MIN; return RRT_SUCCESS;
+  case RRT_OP_MAX: *m = MPI_MAX; return RRT_SUCCESS;
+  default:
+    return rrt_error(req->ctx, RRT_ERR_INVALID_ARG, req->op, "unknown reduction op %d", (int)op);
+  }
+}
+
+/* ---- point to point --------------------------------------------------------- */
+
+static rrt_status post_recv(rrt_request_t req, void *buf, size_t bytes, int peer, int tag,
+                            size_t max_chunk) {
+  char *p = nonnull(req, buf);
+  size_t off = 0;
+  do { /* at least one message, so zero-byte exchanges still pair up */
+    size_t n = bytes - off < max_chunk ? bytes - off : max_chunk;
+    MPI_Request *slot = rrt_request_add_mpi(req, peer, RRT_DIR_RECV);
+    if (!slot) return RRT_ERR_OUT_OF_MEMORY;
+    REQ_MPI_CHECK(req, MPI_Irecv(p + off, (int)n, MPI_BYTE, peer, tag, req->ctx->comm, slot));
+    off += n;
+  } while (off < bytes);
+  return RRT_SUCCESS;
+}
+
+static rrt_status post_send(rrt_request_t req, const void *buf, size_t bytes, int peer, int tag,
+                            size_t max_chunk) {
+  const char *p = nonnull(req, buf);
+  size_t off = 0;
+  do {
+    size_t n = bytes - off < max_chunk ? bytes - off : max_chunk;
+    MPI_Request *slot = rrt_request_add_mpi(req, peer, RRT_DIR_SEND);
+    if (!slot) return RRT_ERR_OUT_OF_MEMORY;
+    REQ_MPI_CHECK(req, MPI_Isend(p + off, (int)n, MPI_BYTE, peer, tag, req->ctx->comm, slot));
+    off += n;
+  } while (off < bytes);
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_mpi_post_ring(rrt_request_t req, const void *send, void *recv, size_t bytes,
+                             size_t max_chunk) {
+  rrt_ctx_t ctx = req->ctx;
+  int next = (ctx->rank + 1) % ctx->size, prev = (ctx->rank - 1 + ctx->size) % ctx->size;
+  RRT_CHECK(post_recv(req, recv, bytes, prev, RRT_TAG_RING, max_chunk));
+  return post_send(req, send, bytes, next, RRT_TAG_RING, max_chunk);
+}
+
+rrt_status rrt_mpi_post_p2p(rrt_request_t req, const rrt_p2p *sends, int nsends,
+                            const rrt_p2p *recvs, int nrecvs, size_t max_chunk) {
+  /* Receives first: a send that finds its receive posted never needs an
+   * unexpected-message buffer. */
+  for (int i = 0; i < nrecvs; i++)
+    RRT_CHECK(post_recv(req, recvs[i].buf, recvs[i].bytes, recvs[i].peer, RRT_TAG_P2P, max_chunk));
+  for (int i = 0; i < nsends; i++)
+    RRT_CHECK(post_send(req, sends[i].buf, sends[i].bytes, sends[i].peer, RRT_TAG_P2P, max_chunk));
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_mpi_ring_shift_chunked(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes,
+                                      int step, size_t max_chunk, rrt_request_t *out) {
+  *out = NULL;
+  if (max_chunk == 0 || max_chunk > (size_t)INT_MAX) max_chunk = RRT_MPI_MAX_CHUNK;
+  rrt_request_t req;
+  int prev = (ctx->rank - 1 + ctx->size) % ctx->size;
+  RRT_CHECK(rrt_request_create(ctx, "rrt_ring_shift", prev, step, &req));
+  if (ctx->size == 1) {
+    if (bytes && send != recv) memmove(recv, send, bytes);
+  } else {
+    rrt_status st = rrt_mpi_post_ring(req, send, recv, bytes, max_chunk);
+    if (st != RRT_SUCCESS) {
+      rrt_request_release(req);
+      return st;
+    }
+  }
+  *out = req;
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_mpi_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes, int step,
+                              rrt_request_t *req) {
+  return rrt_mpi_ring_shift_chunked(ctx, send, recv, bytes, step, RRT_MPI_MAX_CHUNK, req);
+}
+
+rrt_status rrt_mpi_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends, const rrt_p2p *recvs,
+                             int nrecvs, rrt_request_t *out) {
+  *out = NULL;
+  rrt_request_t req;
+  RRT_CHECK(rrt_request_create(ctx, "rrt_p2p_group", -1, -1, &req));
+  rrt_status st = rrt_mpi_post_p2p(req, sends, nsends, recvs, nrecvs, RRT_MPI_MAX_CHUNK);
+  if (st != RRT_SUCCESS) {
+    rrt_request_release(req);
+    return st;
+  }
+  *out = req;
+  return RRT_SUCCESS;
+}
+
+/* ---- collectives -------------------------------------------------------- */
+
+/* Iallreduce in pieces of at most 2^30 elements. */
+static rrt_status post_reduce_chunks(rrt_request_t req, const void *send, void *recv, size_t count,
+                                     size_t elem, MPI_Datatype type, MPI_Op mop) {
+  const size_t max_elems = (size_t)1 << 30;
+  int in_place = send == recv;
+  size_t off = 0;
+  do {
+    size_t n = count - off < max_elems ? count - off : max_elems;
+    const void *s = in_place ? MPI_IN_PLACE : (const char *)nonnull(req, send) + off * elem;
+    void *r = (char *)nonnull(req, recv) + off * elem;
+    MPI_Request *slot = rrt_request_add_mpi(req, -1, RRT_DIR_COLL);
+    if (!slot) return RRT_ERR_OUT_OF_MEMORY;
+    REQ_MPI_CHECK(req, MPI_Iallreduce(s, r, (int)n, type, mop, req->ctx->comm, slot));
+    off += n;
+  } while (off < count);
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_mpi_post_allreduce(rrt_request_t req, const void *send, void *recv, size_t count,
+                                  rrt_dtype dtype, rrt_op op) {
+  MPI_Datatype t;
+  MPI_Op m;
+  RRT_CHECK(dtype_to_mpi(req, dtype, &t));
+  RRT_CHECK(op_to_mpi(req, op, &m));
+  if (count == 0) return RRT_SUCCESS;
+  return post_reduce_chunks(req, send, recv, count, rrt_dtype_size(dtype), t, m);
+}
+
+rrt_status rrt_mpi_allreduce(rrt_ctx_t ctx, const void *send, void *recv, size_t count,
+                             rrt_dtype dtype, rrt_op op) {
+  rrt_request_t req;
+  RRT_CHECK(rrt_request_create(ctx, "rrt_allreduce", -1, -1, &req));
+  rrt_status st = rrt_mpi_post_allreduce(req, send, recv, count, dtype, op);
+  if (st != RRT_SUCCESS) {
+    rrt_request_release(req);
+    return st;
+  }
+  return rrt_request_wait_release(req);
+}
+
+/* Min-loc order: a non-NaN value beats NaN; a smaller value wins; equal
+ * values (and two NaNs) go to the lower index. This is a total order on
+ * (value, index) pairs, so the reduction is commutative and associative and
+ * the answer does not depend on rank count or reduction tree. */
+static int minloc_better(const rrt_minloc *a, const rrt_minloc *b) {
+  int an = isnan(a->value), bn = isnan(b->value);
+  if (an != bn) return bn;
+  if (!an && a->value != b->value) return a->value < b->value;
+  return a->index < b->index;
+}
+
+static void minloc_reduce(void *in, void *inout, int *len, MPI_Datatype *type) {
+  (void)type;
+  const rrt_minloc *a = in;
+  rrt_minloc *b = inout;
+  for (int i = 0; i < *len; i++)
+    if (minloc_better(&a[i], &b[i])) b[i] = a[i];
+}
+
+rrt_status rrt_mpi_allreduce_minloc(rrt_ctx_t ctx, rrt_minloc *inout, size_t count) {
+  if (count == 0) return RRT_SUCCESS;
+  rrt_request_t req;
+  RRT_CHECK(rrt_request_create(ctx, "rrt_allreduce_minloc", -1, -1, &req));
+  rrt_status st = RRT_SUCCESS;
+  int lens[2] = {1, 1};
+  MPI_Aint displs[2] = {offsetof(rrt_minloc, value), offsetof(rrt_minloc, index)};
+  MPI_Datatype types[2] = {MPI_DOUBLE, MPI_INT64_T}, pair, t;
+  int rc = MPI_Type_create_struct(2, lens, displs, types, &pair);
+  if (rc == MPI_SUCCESS) {
+    /* Extent = sizeof, so arrays of the C struct (with its padding) line up. */
+    rc = MPI_Type_create_resized(pair, 0, (MPI_Aint)sizeof(rrt_minloc), &t);
+    MPI_Type_free(&pair);
+  }
+  if (rc == MPI_SUCCESS) rc = MPI_Type_commit(&t);
+  if (rc != MPI_SUCCESS) {
+    st = rrt_error(ctx, RRT_ERR_MPI, req->op, "cannot build the min-loc datatype (MPI error %d)",
+                   rc);
+    goto fail;
+  }
+  RRT_CHECK_GOTO(rrt_request_keep_type(req, t), st, fail);
+  if (MPI_Op_create(minloc_reduce, 1, &req->mpi_op) != MPI_SUCCESS) {
+    req->mpi_op = MPI_OP_NULL;
+    st = rrt_error(ctx, RRT_ERR_MPI, req->op, "cannot create the min-loc reduction");
+    goto fail;
+  }
+  RRT_CHECK_GOTO(post_reduce_chunks(req, inout, inout, count, sizeof(rrt_minloc), t, req->mpi_op),
+                 st, fail);
+  return rrt_request_wait_release(req);
+fail:
+  rrt_request_release(req);
+  return st;
+}
+
+rrt_status rrt_mpi_post_allgatherv(rrt_request_t req, const void *send, size_t bytes, void *recv,
+                                   const size_t *recv_bytes, const size_t *displs) {
+  rrt_ctx_t ctx = req->ctx;
+  int P = ctx->size, fits = bytes <= (size_t)INT_MAX;
+  for (int r = 0; r < P && fits; r++)
+    fits = recv_bytes[r] <= (size_t)INT_MAX && displs[r] <= (size_t)INT_MAX;
+  char *own = (char *)recv + displs[ctx->rank];
+  if (fits) {
+    int *ints = malloc(2 * (size_t)P * sizeof(int)); /* must live until completion */
+    if (!ints) return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, req->op, "cannot allocate counts");
+    req->scratch = ints;
+    for (int r = 0; r < P; r++) {
+      ints[r] = (int)recv_bytes[r];
+      ints[P + r] = (int)displs[r];
+    }
+    const void *s = (const char *)send == own ? MPI_IN_PLACE : nonnull(req, send);
+    MPI_Request *slot = rrt_request_add_mpi(req, -1, RRT_DIR_COLL);
+    if (!slot) return RRT_ERR_OUT_OF_MEMORY;
+    REQ_MPI_CHECK(req, MPI_Iallgatherv(s, (int)bytes, MPI_BYTE, nonnull(req, recv), ints,
+                                       ints + P, MPI_BYTE, ctx->comm, slot));
+    return RRT_SUCCESS;
+  }
+  /* Some block or offset exceeds INT_MAX: one broadcast per rank, each
+   * block described by one derived datatype. */
+  if (bytes && (const char *)send != own) memmove(own, send, bytes);
+  for (int r = 0; r < P; r++) {
+    if (recv_bytes[r] == 0) continue;
+    MPI_Datatype t;
+    int n;
+    RRT_CHECK(bytes_type(req, recv_bytes[r], &t, &n));
+    MPI_Request *slot = rrt_request_add_mpi(req, r, RRT_DIR_COLL);
+    if (!slot) return RRT_ERR_OUT_OF_MEMORY;
+    REQ_MPI_CHECK(req, MPI_Ibcast((char *)recv + displs[r], n, t, r, ctx->comm, slot));
+  }
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_mpi_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, void *recv,
+                              const size_t *recv_bytes, const size_t *displs) {
+  rrt_request_t req;
+  RRT_CHECK(rrt_request_create(ctx, "rrt_allgatherv", -1, -1, &req));
+  rrt_status st = rrt_mpi_post_allgatherv(req, send, bytes, recv, recv_bytes, displs);
+  if (st != RRT_SUCCESS) {
+    rrt_request_release(req);
+    return st;
+  }
+  return rrt_request_wait_release(req);
+}
+
+rrt_status rrt_mpi_post_bcast(rrt_request_t req, void *buf, size_t bytes, int root) {
+  if (bytes == 0) return RRT_SUCCESS;
+  MPI_Datatype t;
+  int n;
+  RRT_CHECK(bytes_type(req, bytes, &t, &n));
+  MPI_Request *slot = rrt_request_add_mpi(req, root, RRT_DIR_COLL);
+  if (!slot) return RRT_ERR_OUT_OF_MEMORY;
+  REQ_MPI_CHECK(req, MPI_Ibcast(buf, n, t, root, req->ctx->comm, slot));
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_mpi_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root) {
+  rrt_request_t req;
+  RRT_CHECK(rrt_request_create(ctx, "rrt_bcast", root, -1, &req));
+  rrt_status st = rrt_mpi_post_bcast(req, buf, bytes, root);
+  if (st != RRT_SUCCESS) {
+    rrt_request_release(req);
+    return st;
+  }
+  return rrt_request_wait_release(req);
+}
+
+rrt_status rrt_mpi_barrier(rrt_ctx_t ctx) {
+  rrt_request_t req;
+  RRT_CHECK(rrt_request_create(ctx, "rrt_barrier", -1, -1, &req));
+  MPI_Request *slot = rrt_request_add_mpi(req, -1, RRT_DIR_COLL);
+  int rc = slot ? MPI_Ibarrier(ctx->comm, slot) : MPI_SUCCESS;
+  if (!slot || rc != MPI_SUCCESS) {
+    rrt_request_release(req);
+    return slot ? rrt_error(ctx, RRT_ERR_MPI, "rrt_barrier", "MPI_Ibarrier failed (error %d)", rc)
+                : RRT_ERR_OUT_OF_MEMORY;
+  }
+  return rrt_request_wait_release(req);
+}
+
+/* ---- agreement ----------------------------------------------------------- */
+
+/* What the lowest failing rank tells the others. */
+typedef struct agree_msg {
+  int status;
+  char text[sizeof(((struct rrt_ctx *)0)->last_error)];
+} agree_msg;
+
+/* rrt_error() records "rank R: op: message"; the agreed message names the
+ * failing rank itself, so drop that prefix from the forwarded text. */
+static const char *strip_rank_prefix(const char *text, int rank) {
+  char prefix[32];
+  int n = snprintf(prefix, sizeof(prefix), "rank %d: ", rank);
+  if (n > 0 && strncmp(text, prefix, (size_t)n) == 0) return text + n;
+  return text;
+}
+
+rrt_status rrt_mpi_agree(rrt_ctx_t ctx, rrt_status local) {
+  const char *op = "rrt_agree";
+  int mine = local != RRT_SUCCESS ? ctx->rank : ctx->size, lowest = ctx->size;
+  rrt_request_t req;
+  RRT_CHECK(rrt_request_create(ctx, op, -1, -1, &req));
+  MPI_Request *slot = rrt_request_add_mpi(req, -1, RRT_DIR_COLL);
+  if (!slot) {
+    rrt_request_release(req);
+    return RRT_ERR_OUT_OF_MEMORY;
+  }
+  int rc = MPI_Iallreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, ctx->comm, slot);
+  if (rc != MPI_SUCCESS) {
+    rrt_request_release(req);
+    return rrt_error(ctx, RRT_ERR_MPI, op, "MPI_Iallreduce failed (error %d)", rc);
+  }
+  RRT_CHECK(rrt_request_wait_release(req));
+  if (lowest >= ctx->size) return RRT_SUCCESS;
+
+  agree_msg *msg = calloc(1, sizeof(*msg));
+  if (!msg) return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, op, "cannot allocate the message");
+  if (ctx->rank == lowest) {
+    msg->status = (int)local;
+    snprintf(msg->text, sizeof(msg->text), "%s", ctx->last_error);
+  }
+  rrt_status st = rrt_mpi_bcast(ctx, msg, sizeof(*msg), lowest);
+  if (st == RRT_SUCCESS && ctx->rank != lowest) {
+    const char *text = strip_rank_prefix(msg->text, lowest);
+    rrt_status remote = msg->status > 0 && msg->status < RRT_STATUS_COUNT ? (rrt_status)msg->status
+                                                                          : RRT_ERR_INTERNAL;
+    if (local == RRT_SUCCESS) {
+      st = rrt_error(ctx, RRT_ERR_REMOTE, op, "rank %d failed (%s): %s", lowest,
+                     rrt_status_string(remote), text[0] ? text : "(no message)");
+    } else {
+      /* This rank failed too: keep its own message after the agreed one. */
+      char own[sizeof(ctx->last_error)];
+      snprintf(own, sizeof(own), "%s", ctx->last_error);
+      st = rrt_error(ctx, local, op, "rank %d failed (%s): %s; this rank also failed: %s", lowest,
+                     rrt_status_string(remote), text[0] ? text : "(no message)", own);
+    }
+  } else if (st == RRT_SUCCESS) {
+    st = local; /* the lowest failing rank keeps its own message */
+  }
+  free(msg);
+  return st;
+}

@@ -1,0 +1,168 @@
+/* The one place that waits for communication.
+ *
+ * Every blocking transport call and rrt_request_wait() end up in
+ * rrt_request_wait_keep(): it polls (MPI_Testall drives MPI progress, the
+ * event query watches the comm stream) with a deadline of the context
+ * timeout. On expiry the job is aborted, because a rank that stops waiting
+ * would leave its peers blocked in a matching call forever. Between polls
+ * the thread yields and then sleeps (up to 100 us) so that oversubscribed
+ * ranks on few cores still let their peers run.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <sched.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "comm/error.h"
+#include "comm/request.h"
+#include "ringrt/trace.h"
+
+static double monotonic_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Completion work, run once: staged copies back to device memory, then the
+ * interval on the comm track. */
+static rrt_status finish(rrt_request_t req) {
+  rrt_ctx_t ctx = req->ctx;
+  req->finished = 1;
+  if (req->ncopies > 0) {
+    const rrt_device_ops *dev = ctx->dev;
+    for (int i = 0; i < req->ncopies; i++) {
+      const rrt_stage_copy *c = &req->copies[i];
+      rrt_status st = dev->memcpy_async(c->dev, c->host, c->bytes, RRT_COPY_H2D, ctx->comm_stream);
+      if (st != RRT_SUCCESS)
+        return rrt_error(ctx, st, req->op, "copy of %zu received bytes to the device failed",
+                         c->bytes);
+    }
+    rrt_status st = dev->stream_sync(ctx->comm_stream);
+    if (st != RRT_SUCCESS)
+      return rrt_error(ctx, st, req->op, "synchronising the comm stream after staging failed");
+  }
+  /* The trace is a diagnostic: a failure to record is not a failure of the
+   * communication. Names drop the "rrt_" prefix ("ring_shift"). */
+  const char *name = req->op;
+  if (name[0] == 'r' && name[1] == 'r' && name[2] == 't' && name[3] == '_') name += 4;
+  (void)rrt_trace_add(ctx, RRT_TRACK_COMM, name, req->t0, rrt_time_now());
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_request_poll(rrt_request_t req, int *done) {
+  *done = 0;
+  if (req->finished) {
+    *done = 1;
+    return RRT_SUCCESS;
+  }
+  rrt_ctx_t ctx = req->ctx;
+  if (req->poll_error) RRT_CHECK(req->poll_error(req));
+  if (req->nmpi > 0) {
+    int flag = 0;
+    int rc = MPI_Testall(req->nmpi, req->mpi, &flag, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) {
+      char msg[MPI_MAX_ERROR_STRING];
+      int len = 0;
+      MPI_Error_string(rc, msg, &len);
+      return rrt_error(ctx, RRT_ERR_MPI, req->op, "MPI_Testall failed (peer %d, step %d): %s",
+                       req->peer, req->step, msg);
+    }
+    if (!flag) return RRT_SUCCESS;
+  }
+  if (req->event) {
+    int ev_done = 0;
+    rrt_status st = ctx->dev->event_query(req->event, &ev_done);
+    if (st != RRT_SUCCESS)
+      return rrt_error(ctx, st, req->op, "querying the completion event failed (peer %d, step %d)",
+                       req->peer, req->step);
+    if (!ev_done) return RRT_SUCCESS;
+  }
+  *done = 1;
+  return finish(req);
+}
+
+/* Name what is still pending, for the timeout message. */
+static void describe_pending(rrt_request_t req, char *buf, size_t len) {
+  int peer = req->peer;
+  const char *what = "operation";
+  for (int i = 0; i < req->nmpi; i++) {
+    if (req->mpi[i] == MPI_REQUEST_NULL) continue;
+    int flag = 0;
+    MPI_Request_get_status(req->mpi[i], &flag, MPI_STATUS_IGNORE);
+    if (flag) continue;
+    if (req->mpi_dir[i] == RRT_DIR_RECV) {
+      what = "receive from";
+    } else if (req->mpi_dir[i] == RRT_DIR_SEND) {
+      what = "send to";
+    } else {
+      what = "collective (a rank did not join)";
+    }
+    if (req->mpi_peer[i] >= 0) peer = req->mpi_peer[i];
+    break;
+  }
+  if (req->nmpi == 0 && req->event) what = "device-stream operation with";
+  int n = 0;
+  if (peer >= 0) {
+    n = snprintf(buf, len, "%s peer %d", what, peer);
+  } else {
+    n = snprintf(buf, len, "%s", what);
+  }
+  if (req->step >= 0 && n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " step %d", req->step);
+}
+
+rrt_status rrt_request_wait_keep(rrt_request_t req) {
+  rrt_ctx_t ctx = req->ctx;
+  double timeout = ctx->timeout_s;
+  double start = monotonic_now();
+  long sleep_ns = 1000;
+  for (int spin = 0;; spin++) {
+    int done = 0;
+    RRT_CHECK(rrt_request_poll(req, &done));
+    if (done) return RRT_SUCCESS;
+    if (timeout > 0 && monotonic_now() - start > timeout) {
+      char what[160];
+      describe_pending(req, what, sizeof(what));
+      rrt_fatal_abort(ctx, RRT_ERR_TIMEOUT, req->op,
+                      "timeout: %s not complete after %.0f s (RINGRT_TIMEOUT)", what, timeout);
+    }
+    if (spin < 64) {
+      sched_yield();
+    } else {
+      struct timespec ts = {0, sleep_ns};
+      nanosleep(&ts, NULL);
+      if (sleep_ns < 100000) sleep_ns *= 2;
+      if (sleep_ns > 100000) sleep_ns = 100000;
+    }
+  }
+}
+
+rrt_status rrt_request_wait_release(rrt_request_t req) {
+  rrt_status st = rrt_request_wait_keep(req);
+  rrt_request_release(req);
+  return st;
+}
+
+/* ---- public API ---------------------------------------------------------- */
+
+rrt_status rrt_request_test(rrt_request_t req, int *done) {
+  if (!done) return rrt_error(req ? req->ctx : NULL, RRT_ERR_INVALID_ARG, "rrt_request_test",
+                              "done is NULL");
+  if (!req) {
+    *done = 1;
+    return RRT_SUCCESS;
+  }
+  return rrt_request_poll(req, done);
+}
+
+rrt_status rrt_request_wait(rrt_request_t req) {
+  if (!req) return RRT_SUCCESS;
+  return rrt_request_wait_release(req);
+}
+
+void rrt_request_free(rrt_request_t req) {
+  if (!req) return;
+  /* Freeing a request whose buffers MPI or NCCL still use would let the
+   * caller reuse them mid-transfer: finish it first (timeout applies). */
+  if (!req->finished) (void)rrt_request_wait_keep(req);
+  rrt_request_release(req);
+}

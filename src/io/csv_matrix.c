@@ -1,0 +1,162 @@
+/* CSV numeric matrix reader (see csv_matrix.h). */
+#include "io/csv_matrix.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int is_sep(char c) { return c == ',' || c == '\t' || c == ';'; }
+
+/* Split `line` in place into fields (quotes around a field are stripped). */
+static int split_fields(char *line, char ***fields, int *cap) {
+  int n = 0;
+  char *p = line;
+  for (;;) {
+    while (*p == ' ') p++;
+    char *start = p, *end;
+    if (*p == '"') {
+      start = ++p;
+      while (*p && *p != '"') p++;
+      end = p;
+      if (*p == '"') p++;
+      while (*p && !is_sep(*p)) p++;
+    } else {
+      while (*p && !is_sep(*p)) p++;
+      end = p;
+    }
+    while (end > start && (end[-1] == ' ' || end[-1] == '\r')) end--;
+    char sep = *p;
+    *end = 0;
+    if (n == *cap) {
+      *cap = *cap ? 2 * *cap : 16;
+      char **nf = realloc(*fields, (size_t)*cap * sizeof(char *));
+      if (!nf) return -1;
+      *fields = nf;
+    }
+    (*fields)[n++] = start;
+    if (!sep) break;
+    p++;
+  }
+  return n;
+}
+
+static int parse_num(const char *s, double *v) {
+  if (!*s) return 0;
+  char *end;
+  errno = 0;
+  *v = strtod(s, &end);
+  return *end == 0;
+}
+
+static rrt_status add_strings(rrt_strings *s, char **items, int n) {
+  s->items = calloc((size_t)n, sizeof(char *));
+  if (!s->items) return RRT_ERR_OUT_OF_MEMORY;
+  s->count = n;
+  for (int i = 0; i < n; i++)
+    if (!(s->items[i] = strdup(items[i]))) return RRT_ERR_OUT_OF_MEMORY;
+  return RRT_SUCCESS;
+}
+
+static rrt_status push_name(rrt_strings *s, int64_t *cap, const char *name) {
+  if (s->count == *cap) {
+    *cap = *cap ? 2 * *cap : 1024;
+    char **n = realloc(s->items, (size_t)*cap * sizeof(char *));
+    if (!n) return RRT_ERR_OUT_OF_MEMORY;
+    s->items = n;
+  }
+  if (!(s->items[s->count] = strdup(name))) return RRT_ERR_OUT_OF_MEMORY;
+  s->count++;
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_csv_read_matrix(const char *path, int header, rrt_csv_matrix *out, char *err,
+                               size_t errlen) {
+  memset(out, 0, sizeof *out);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    return RRT_ERR_IO;
+  }
+  char *line = NULL;
+  size_t linecap = 0;
+  char **fields = NULL;
+  int fcap = 0, names = -1, first = 1;
+  int64_t lineno = 0, cap = 0, namecap = 0;
+  rrt_status st = RRT_SUCCESS;
+  while (getline(&line, &linecap, f) >= 0) {
+    lineno++;
+    size_t len = strlen(line);
+    while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+    const char *t = line;
+    while (*t == ' ' || *t == '\t') t++;
+    if (!*t || *t == '#') continue;
+    int nf = split_fields(line, &fields, &fcap);
+    if (nf < 0) goto oom;
+    if (first) {
+      first = 0;
+      int numeric = 1;
+      double v;
+      for (int i = 0; i < nf; i++)
+        if (!parse_num(fields[i], &v) && !(i == 0 && !*fields[i])) numeric = 0;
+      if (header == 1 || (header == -1 && !numeric)) {
+        if (add_strings(&out->header, fields, nf) != RRT_SUCCESS) goto oom;
+        continue;
+      }
+    }
+    double v;
+    if (names < 0) names = !parse_num(fields[0], &v);
+    int ncols = nf - names;
+    if (out->rows == 0) {
+      out->cols = ncols;
+      if (ncols <= 0) {
+        snprintf(err, errlen, "%s:%lld: no numeric columns", path, (long long)lineno);
+        st = RRT_ERR_IO;
+        goto done;
+      }
+    } else if (ncols != out->cols) {
+      snprintf(err, errlen, "%s:%lld: %d numeric fields, expected %lld as on the first row", path,
+               (long long)lineno, ncols, (long long)out->cols);
+      st = RRT_ERR_IO;
+      goto done;
+    }
+    if ((out->rows + 1) * out->cols > cap) {
+      cap = cap ? 2 * cap : 4096 + out->cols;
+      double *nd = realloc(out->data, (size_t)cap * sizeof(double));
+      if (!nd) goto oom;
+      out->data = nd;
+    }
+    for (int c = 0; c < ncols; c++) {
+      if (!parse_num(fields[c + names], &out->data[out->rows * out->cols + c])) {
+        snprintf(err, errlen, "%s:%lld: column %d: '%s' is not a number", path, (long long)lineno,
+                 c + names + 1, fields[c + names]);
+        st = RRT_ERR_IO;
+        goto done;
+      }
+    }
+    if (names && push_name(&out->row_names, &namecap, fields[0]) != RRT_SUCCESS) goto oom;
+    out->rows++;
+  }
+  if (out->rows == 0) {
+    snprintf(err, errlen, "%s: no data rows", path);
+    st = RRT_ERR_IO;
+  }
+  goto done;
+oom:
+  snprintf(err, errlen, "%s:%lld: out of memory", path, (long long)lineno);
+  st = RRT_ERR_OUT_OF_MEMORY;
+done:
+  free(line);
+  free(fields);
+  fclose(f);
+  if (st != RRT_SUCCESS) rrt_csv_matrix_free(out);
+  return st;
+}
+
+void rrt_csv_matrix_free(rrt_csv_matrix *m) {
+  if (!m) return;
+  free(m->data);
+  rrt_strings_free(&m->row_names);
+  rrt_strings_free(&m->header);
+  memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,370 @@
+/* .h5ad reading through the HDF5 C library (see h5ad.h for the layout). */
+#include "io/h5ad.h"
+
+#include <hdf5.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* HDF5 prints its whole error stack by default; our messages say what went
+ * wrong in the user's terms, so printing is switched off for each call and
+ * the previous handler restored afterwards. */
+typedef struct h5_quiet {
+  H5E_auto2_t func;
+  void *data;
+} h5_quiet;
+
+static void quiet_begin(h5_quiet *q) {
+  H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static void quiet_end(const h5_quiet *q) { H5Eset_auto2(H5E_DEFAULT, q->func, q->data); }
+
+static rrt_status fail(rrt_status st, char *err, size_t errlen, const char *path, const char *key,
+                       const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (err && errlen) snprintf(err, errlen, "%s: %s: %s", path, key ? key : "", msg);
+  return st;
+}
+
+static hid_t open_file(const char *path, char *err, size_t errlen) {
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) fail(RRT_ERR_IO, err, errlen, path, "", "cannot open as an HDF5 file");
+  return f;
+}
+
+/* obsm/KEY unless KEY already names a dataset path. */
+static void matrix_path(const char *key, char *out, size_t len) {
+  if (strchr(key, '/'))
+    snprintf(out, len, "%s", key);
+  else
+    snprintf(out, len, "obsm/%s", key);
+}
+
+static int link_exists(hid_t f, const char *p) {
+  /* H5Lexists fails on a missing intermediate group: walk the components. */
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", p);
+  for (char *s = buf; *s; s++) {
+    if (*s == '/' && s != buf) {
+      *s = 0;
+      if (H5Lexists(f, buf, H5P_DEFAULT) <= 0) return 0;
+      *s = '/';
+    }
+  }
+  return H5Lexists(f, buf, H5P_DEFAULT) > 0;
+}
+
+/* Open a 2-D float dataset; returns the dataset id and its shape. */
+static rrt_status open_matrix(hid_t f, const char *path, const char *key, hid_t *ds_out,
+                              int64_t *rows, int64_t *cols, char *err, size_t errlen) {
+  char p[512];
+  matrix_path(key, p, sizeof p);
+  if (!link_exists(f, p))
+    return fail(RRT_ERR_INVALID_ARG, err, errlen, path, p, "no such dataset%s",
+                strchr(key, '/') ? "" : " (see --obsm; obsm keys are e.g. X_pca)");
+  hid_t ds = H5Dopen2(f, p, H5P_DEFAULT);
+  if (ds < 0) return fail(RRT_ERR_INVALID_ARG, err, errlen, path, p, "not a dataset");
+  hid_t sp = H5Dget_space(ds);
+  hid_t ty = H5Dget_type(ds);
+  int nd = H5Sget_simple_extent_ndims(sp);
+  hsize_t dims[2] = {0, 0};
+  rrt_status st = RRT_SUCCESS;
+  if (nd != 2) {
+    st = fail(RRT_ERR_INVALID_ARG, err, errlen, path, p, "expected a 2-D matrix, found %d-D", nd);
+  } else if (H5Tget_class(ty) != H5T_FLOAT && H5Tget_class(ty) != H5T_INTEGER) {
+    st = fail(RRT_ERR_INVALID_ARG, err, errlen, path, p,
+              "expected a dense numeric matrix (a sparse matrix is stored as a group)");
+  } else {
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+  }
+  H5Tclose(ty);
+  H5Sclose(sp);
+  if (st != RRT_SUCCESS) {
+    H5Dclose(ds);
+    return st;
+  }
+  *ds_out = ds;
+  *rows = (int64_t)dims[0];
+  *cols = (int64_t)dims[1];
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_h5ad_matrix_shape(const char *path, const char *key, int64_t *rows, int64_t *cols,
+                                 char *err, size_t errlen) {
+  h5_quiet q;
+  quiet_begin(&q);
+  rrt_status st = RRT_ERR_IO;
+  hid_t f = open_file(path, err, errlen);
+  if (f >= 0) {
+    hid_t ds = -1;
+    st = open_matrix(f, path, key, &ds, rows, cols, err, errlen);
+    if (st == RRT_SUCCESS) H5Dclose(ds);
+    H5Fclose(f);
+  }
+  quiet_end(&q);
+  return st;
+}
+
+rrt_status rrt_h5ad_read_matrix_rows(const char *path, const char *key, int64_t row0,
+                                     int64_t nrows, double **out, int64_t *cols, char *err,
+                                     size_t errlen) {
+  h5_quiet q;
+  quiet_begin(&q);
+  *out = NULL;
+  rrt_status st = RRT_ERR_IO;
+  hid_t f = open_file(path, err, errlen), ds = -1, fsp = -1, msp = -1;
+  int64_t rows = 0, c = 0;
+  double *buf = NULL;
+  if (f < 0) goto done;
+  st = open_matrix(f, path, key, &ds, &rows, &c, err, errlen);
+  if (st != RRT_SUCCESS) goto done;
+  if (row0 < 0 || nrows < 0 || row0 + nrows > rows) {
+    st = fail(RRT_ERR_INVALID_ARG, err, errlen, path, key, "rows [%lld, %lld) outside 0..%lld",
+              (long long)row0, (long long)(row0 + nrows), (long long)rows);
+    goto done;
+  }
+  buf = malloc((size_t)(nrows * c > 0 ? nrows * c : 1) * sizeof(double));
+  if (!buf) {
+    st = fail(RRT_ERR_OUT_OF_MEMORY, err, errlen, path, key, "out of memory");
+    goto done;
+  }
+  if (nrows > 0 && c > 0) {
+    hsize_t start[2] = {(hsize_t)row0, 0}, count[2] = {(hsize_t)nrows, (hsize_t)c};
+    fsp = H5Dget_space(ds);
+    H5Sselect_hyperslab(fsp, H5S_SELECT_SET, start, NULL, count, NULL);
+    msp = H5Screate_simple(2, count, NULL);
+    /* HDF5 converts float32 (or integers) to the native double on read. */
+    if (H5Dread(ds, H5T_NATIVE_DOUBLE, msp, fsp, H5P_DEFAULT, buf) < 0) {
+      st = fail(RRT_ERR_IO, err, errlen, path, key, "read failed");
+      goto done;
+    }
+  }
+  *out = buf;
+  buf = NULL;
+  *cols = c;
+  st = RRT_SUCCESS;
+done:
+  free(buf);
+  if (msp >= 0) H5Sclose(msp);
+  if (fsp >= 0) H5Sclose(fsp);
+  if (ds >= 0) H5Dclose(ds);
+  if (f >= 0) H5Fclose(f);
+  quiet_end(&q);
+  return st;
+}
+
+void rrt_strings_free(rrt_strings *s) {
+  if (!s) return;
+  for (int64_t i = 0; i < s->count; i++) free(s->items[i]);
+  free(s->items);
+  s->items = NULL;
+  s->count = 0;
+}
+
+/* Read a 1-D string dataset (variable or fixed length) into malloc'd copies. */
+static rrt_status read_string_dataset(hid_t f, const char *path, const char *dpath,
+                                      rrt_strings *out, char *err, size_t errlen) {
+  out->count = 0;
+  out->items = NULL;
+  hid_t ds = H5Dopen2(f, dpath, H5P_DEFAULT);
+  if (ds < 0) return fail(RRT_ERR_INVALID_ARG, err, errlen, path, dpath, "no such dataset");
+  hid_t sp = H5Dget_space(ds), ty = H5Dget_type(ds), mt = -1;
+  rrt_status st = RRT_SUCCESS;
+  hsize_t n = 0;
+  char *fixed = NULL;
+  char **vl = NULL;
+  if (H5Sget_simple_extent_ndims(sp) != 1 || H5Tget_class(ty) != H5T_STRING) {
+    st = fail(RRT_ERR_INVALID_ARG, err, errlen, path, dpath, "expected a 1-D string dataset");
+    goto done;
+  }
+  H5Sget_simple_extent_dims(sp, &n, NULL);
+  out->items = calloc(n ? n : 1, sizeof(char *));
+  if (!out->items) {
+    st = fail(RRT_ERR_OUT_OF_MEMORY, err, errlen, path, dpath, "out of memory");
+    goto done;
+  }
+  mt = H5Tcopy(H5T_C_S1);
+  H5Tset_cset(mt, H5Tget_cset(ty));
+  if (H5Tis_variable_str(ty)) {
+    H5Tset_size(mt, H5T_VARIABLE);
+    vl = calloc(n ? n : 1, sizeof(char *));
+    if (!vl || H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, vl) < 0) {
+      st = fail(RRT_ERR_IO, err, errlen, path, dpath, "cannot read strings");
+      goto done;
+    }
+    for (hsize_t i = 0; i < n; i++) out->items[i] = strdup(vl[i] ? vl[i] : "");
+#if H5_VERSION_GE(1, 12, 0)
+    H5Treclaim(mt, sp, H5P_DEFAULT, vl);
+#else
+    H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, vl);
+#endif
+  } else {
+    size_t w = H5Tget_size(ty);
+    H5Tset_size(mt, w + 1);
+    H5Tset_strpad(mt, H5T_STR_NULLTERM);
+    fixed = calloc(n ? n : 1, w + 1);
+    if (!fixed || H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, fixed) < 0) {
+      st = fail(RRT_ERR_IO, err, errlen, path, dpath, "cannot read strings");
+      goto done;
+    }
+    for (hsize_t i = 0; i < n; i++) out->items[i] = strndup(fixed + i * (w + 1), w);
+  }
+  out->count = (int64_t)n;
+  for (hsize_t i = 0; i < n; i++)
+    if (!out->items[i]) st = fail(RRT_ERR_OUT_OF_MEMORY, err, errlen, path, dpath, "out of memory");
+done:
+  if (st != RRT_SUCCESS) {
+    out->count = (int64_t)n;
+    rrt_strings_free(out);
+  }
+  free(vl);
+  free(fixed);
+  if (mt >= 0) H5Tclose(mt);
+  H5Tclose(ty);
+  H5Sclose(sp);
+  H5Dclose(ds);
+  return st;
+}
+
+/* Value of a string attribute (variable or fixed length); 0 on success. */
+static int read_string_attr(hid_t obj, const char *name, char *out, size_t len) {
+  if (H5Aexists(obj, name) <= 0) return -1;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  hid_t ty = H5Aget_type(a), sp = H5Aget_space(a);
+  int rc = -1;
+  if (H5Tget_class(ty) == H5T_STRING && H5Sget_simple_extent_npoints(sp) == 1) {
+    hid_t mt = H5Tcopy(H5T_C_S1);
+    H5Tset_cset(mt, H5Tget_cset(ty));
+    if (H5Tis_variable_str(ty)) {
+      char *s = NULL;
+      H5Tset_size(mt, H5T_VARIABLE);
+      if (H5Aread(a, mt, &s) >= 0 && s) {
+        snprintf(out, len, "%s", s);
+        rc = 0;
+#if H5_VERSION_GE(1, 12, 0)
+        H5Treclaim(mt, sp, H5P_DEFAULT, &s);
+#else
+        H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, &s);
+#endif
+      }
+    } else {
+      size_t w = H5Tget_size(ty);
+      char *buf = calloc(1, w + 1);
+      H5Tset_size(mt, w + 1);
+      if (buf && H5Aread(a, mt, buf) >= 0) {
+        snprintf(out, len, "%s", buf);
+        rc = 0;
+      }
+      free(buf);
+    }
+    H5Tclose(mt);
+  }
+  H5Sclose(sp);
+  H5Tclose(ty);
+  H5Aclose(a);
+  return rc;
+}
+
+rrt_status rrt_h5ad_read_obs_names(const char *path, rrt_strings *names, char *err,
+                                   size_t errlen) {
+  h5_quiet q;
+  quiet_begin(&q);
+  names->count = 0;
+  names->items = NULL;
+  rrt_status st = RRT_ERR_IO;
+  hid_t f = open_file(path, err, errlen);
+  if (f < 0) goto done;
+  if (!link_exists(f, "obs")) {
+    st = fail(RRT_ERR_INVALID_ARG, err, errlen, path, "obs", "no obs group");
+    goto done;
+  }
+  hid_t g = H5Oopen(f, "obs", H5P_DEFAULT);
+  char col[256] = "";
+  char dpath[300];
+  if (read_string_attr(g, "_index", col, sizeof col) == 0)
+    snprintf(dpath, sizeof dpath, "obs/%s", col);
+  else if (link_exists(f, "obs/_index"))
+    snprintf(dpath, sizeof dpath, "obs/_index");
+  else
+    snprintf(dpath, sizeof dpath, "obs/index");
+  H5Oclose(g);
+  if (!link_exists(f, dpath)) {
+    st = fail(RRT_ERR_INVALID_ARG, err, errlen, path, dpath, "obs index dataset not found");
+    goto done;
+  }
+  st = read_string_dataset(f, path, dpath, names, err, errlen);
+done:
+  if (f >= 0) H5Fclose(f);
+  quiet_end(&q);
+  return st;
+}
+
+rrt_status rrt_h5ad_read_categorical(const char *path, const char *column, int32_t **codes,
+                                     int64_t *n, rrt_strings *categories, char *err,
+                                     size_t errlen) {
+  h5_quiet q;
+  quiet_begin(&q);
+  *codes = NULL;
+  *n = 0;
+  categories->count = 0;
+  categories->items = NULL;
+  rrt_status st = RRT_ERR_IO;
+  char gpath[300], cpath[320], kpath[320];
+  snprintf(gpath, sizeof gpath, "obs/%s", column);
+  snprintf(cpath, sizeof cpath, "obs/%s/codes", column);
+  snprintf(kpath, sizeof kpath, "obs/%s/categories", column);
+  hid_t f = open_file(path, err, errlen), ds = -1, sp = -1;
+  int32_t *buf = NULL;
+  if (f < 0) goto done;
+  if (!link_exists(f, gpath)) {
+    st = fail(RRT_ERR_INVALID_ARG, err, errlen, path, gpath, "no such obs column (see --labels)");
+    goto done;
+  }
+  if (!link_exists(f, cpath) || !link_exists(f, kpath)) {
+    st = fail(RRT_ERR_INVALID_ARG, err, errlen, path, gpath,
+              "not a categorical column (expected a group with 'categories' and 'codes', "
+              "anndata >= 0.8)");
+    goto done;
+  }
+  st = read_string_dataset(f, path, kpath, categories, err, errlen);
+  if (st != RRT_SUCCESS) goto done;
+  ds = H5Dopen2(f, cpath, H5P_DEFAULT);
+  sp = H5Dget_space(ds);
+  hsize_t len = 0;
+  if (H5Sget_simple_extent_ndims(sp) != 1) {
+    st = fail(RRT_ERR_INVALID_ARG, err, errlen, path, cpath, "codes must be 1-D");
+    goto done;
+  }
+  H5Sget_simple_extent_dims(sp, &len, NULL);
+  buf = malloc((len ? len : 1) * sizeof(int32_t));
+  if (!buf || H5Dread(ds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+    st = fail(RRT_ERR_IO, err, errlen, path, cpath, "cannot read codes");
+    goto done;
+  }
+  for (hsize_t i = 0; i < len; i++) {
+    if (buf[i] < -1 || buf[i] >= categories->count) {
+      st = fail(RRT_ERR_IO, err, errlen, path, cpath, "code %d at row %llu outside -1..%lld",
+                (int)buf[i], (unsigned long long)i, (long long)categories->count - 1);
+      goto done;
+    }
+  }
+  *codes = buf;
+  buf = NULL;
+  *n = (int64_t)len;
+  st = RRT_SUCCESS;
+done:
+  if (st != RRT_SUCCESS) rrt_strings_free(categories);
+  free(buf);
+  if (sp >= 0) H5Sclose(sp);
+  if (ds >= 0) H5Dclose(ds);
+  if (f >= 0) H5Fclose(f);
+  quiet_end(&q);
+  return st;
+}

@@ -1,0 +1,161 @@
+/* Per-element arithmetic of attention shared by the CPU kernel, the CUDA
+ * kernels (nvcc) and their emulator build: half-precision storage
+ * conversions on uint16 bit patterns and the online-softmax / log-sum-exp
+ * merge. Written once so every backend rounds and guards the same way.
+ *
+ * Conventions: scores are already scaled; a fully masked row has
+ * lse = -inf and output 0, and no function here produces NaN from it. */
+#ifndef RRT_KERNELS_ATTN_MATH_H
+#define RRT_KERNELS_ATTN_MATH_H
+
+#include <math.h>
+#include <stdint.h>
+#if !defined(__CUDA_ARCH__)
+#include <string.h>
+#endif
+
+#if defined(__CUDACC__)
+#define RRT_AM_FN static inline __host__ __device__
+#else
+#define RRT_AM_FN static inline
+#endif
+
+/* -inf without relying on the INFINITY macro under every compiler. */
+RRT_AM_FN float rrt_am_neg_inf(void) { return -HUGE_VALF; }
+
+RRT_AM_FN uint32_t rrt_am_f2u(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+#endif
+}
+
+RRT_AM_FN float rrt_am_u2f(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+#endif
+}
+
+/* bfloat16: the top 16 bits of an f32. */
+RRT_AM_FN float rrt_bf16_to_f32(uint16_t h) { return rrt_am_u2f((uint32_t)h << 16); }
+
+/* Round to nearest even; NaN stays a (quiet) NaN. */
+RRT_AM_FN uint16_t rrt_f32_to_bf16(float f) {
+  uint32_t u = rrt_am_f2u(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (uint16_t)(u >> 16);
+}
+
+/* IEEE binary16 -> f32, exact (subnormals included). */
+RRT_AM_FN float rrt_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t man = h & 0x3ffu;
+  if (exp == 0x1fu) return rrt_am_u2f(sign | 0x7f800000u | (man << 13)); /* inf / nan */
+  if (exp == 0) {
+    /* zero or subnormal: man * 2^-24, exact in f32 */
+    float v = (float)man * 5.9604644775390625e-08f;
+    return sign ? -v : v;
+  }
+  return rrt_am_u2f(sign | ((exp + 112u) << 23) | (man << 13));
+}
+
+/* f32 -> IEEE binary16, round to nearest even, overflow to inf. */
+RRT_AM_FN uint16_t rrt_f32_to_f16(float f) {
+  uint32_t u = rrt_am_f2u(f);
+  uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+  uint32_t a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);   /* nan */
+  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);  /* rounds to >= 65520: inf */
+  if (a < 0x38800000u) {                                    /* below 2^-14: subnormal or zero */
+    if (a < 0x33000000u) return sign;                       /* below 2^-25: rounds to 0 */
+    uint32_t e = a >> 23;
+    uint32_t m = (a & 0x7fffffu) | 0x800000u;
+    uint32_t shift = 126u - e; /* 14..24 */
+    uint32_t r = m >> shift;
+    uint32_t rem = m & ((1u << shift) - 1u);
+    uint32_t half = 1u << (shift - 1u);
+    if (rem > half || (rem == half && (r & 1u))) r++;
+    return (uint16_t)(sign | r);
+  }
+  uint32_t r = a - 0x38000000u; /* rebias exponent 127 -> 15 */
+  r += 0xfffu + ((r >> 13) & 1u);
+  return (uint16_t)(sign | (r >> 13));
+}
+
+/* Storage codes shared with rrt_dtype (transport.h): F32 = 0, BF16 = 5, F16 = 6. */
+#define RRT_AM_F32 0
+#define RRT_AM_BF16 5
+#define RRT_AM_F16 6
+
+RRT_AM_FN float rrt_am_load(const void *base, int64_t i, int dtype) {
+  if (dtype == RRT_AM_F32) return ((const float *)base)[i];
+  uint16_t h = ((const uint16_t *)base)[i];
+  return dtype == RRT_AM_BF16 ? rrt_bf16_to_f32(h) : rrt_f16_to_f32(h);
+}
+
+RRT_AM_FN void rrt_am_store(void *base, int64_t i, int dtype, float v) {
+  if (dtype == RRT_AM_F32)
+    ((float *)base)[i] = v;
+  else
+    ((uint16_t *)base)[i] = dtype == RRT_AM_BF16 ? rrt_f32_to_bf16(v) : rrt_f32_to_f16(v);
+}
+
+/* Online softmax step for one row: the running max m becomes max(m, tile_max);
+ * returns the factor (exp(m_old - m_new)) that rescales the old sum and
+ * accumulator. A row that has seen only masked scores keeps m = -inf and the
+ * factor is 0 (the old state is empty anyway), never exp(-inf - -inf) = NaN. */
+RRT_AM_FN float rrt_attn_rescale(float *m, float tile_max) {
+  float m_old = *m;
+  float m_new = m_old > tile_max ? m_old : tile_max;
+  *m = m_new;
+  if (m_new == rrt_am_neg_inf()) return 0.0f;
+  return expf(m_old - m_new);
+}
+
+/* exp(s - m) for a score s against the running max m; masked (-inf) -> 0. */
+RRT_AM_FN float rrt_attn_prob(float s, float m) {
+  if (s == rrt_am_neg_inf()) return 0.0f;
+  return expf(s - m);
+}
+
+/* Finish a row: lse = m + log(l); the factor 1/l that normalises the
+ * accumulator, 0 for a fully masked row (l = 0: output 0, lse = -inf). */
+RRT_AM_FN float rrt_attn_finish(float m, float l, float *inv_l) {
+  if (!(l > 0.0f)) {
+    *inv_l = 0.0f;
+    return rrt_am_neg_inf();
+  }
+  *inv_l = 1.0f / l;
+  return m + logf(l);
+}
+
+/* Merge two normalised partial results of the same query row:
+ *   lse' = max + log(exp(a - max) + exp(b - max))
+ *   O'   = O_a * exp(lse_a - lse') + O_b * exp(lse_b - lse')
+ * Returns lse' and the two coefficients. Both sides fully masked: lse' = -inf,
+ * coefficients 0 (the outputs are 0 already). */
+RRT_AM_FN float rrt_attn_merge_coef(float lse_a, float lse_b, float *ca, float *cb) {
+  float ninf = rrt_am_neg_inf();
+  if (lse_a == ninf && lse_b == ninf) {
+    *ca = 0.0f;
+    *cb = 0.0f;
+    return ninf;
+  }
+  float mx = lse_a > lse_b ? lse_a : lse_b;
+  float mn = lse_a > lse_b ? lse_b : lse_a;
+  float lse = mx + log1pf(expf(mn - mx));
+  *ca = expf(lse_a - lse);
+  *cb = expf(lse_b - lse);
+  return lse;
+}
+
+#endif

@@ -1,0 +1,38 @@
+/* CPU local attention: blockwise, online softmax, f32, OpenMP + BLAS. */
+#ifndef RRT_KERNELS_CPU_ATTN_FWD_CPU_H
+#define RRT_KERNELS_CPU_ATTN_FWD_CPU_H
+
+#include <stdint.h>
+
+#include "ringrt/status.h"
+#include "sched/ring_schedule.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Operands of the CPU kernel. Half-precision storage is converted to f32
+ *  by the caller once per block (each K/V element is reused by every query
+ *  block, so converting per query tile would redo it many times). */
+typedef struct rrt_attn_cpu_args {
+  int64_t batch;
+  int heads_q, heads_kv, head_dim;
+  float scale;
+  const float *q; /* [batch, q_rows, heads_q, head_dim] */
+  int64_t q_rows;
+  const float *k, *v; /* [batch, kv_rows, heads_kv, head_dim] */
+  int64_t kv_rows;
+  float *o;   /* running output [batch, q_rows, heads_q, head_dim], normalised */
+  float *lse; /* running LSE [batch, heads_q, q_rows]; -inf = nothing seen yet */
+} rrt_attn_cpu_args;
+
+/** Attend the items' query rows to their key rows and fold each item's
+ *  result into the running (o, lse) with the log-sum-exp merge. Items are
+ *  processed in order; the work inside one item is spread over OpenMP
+ *  threads by (batch, head, query block). */
+rrt_status rrt_attn_fwd_cpu(const rrt_attn_cpu_args *a, const rrt_attn_item *items, int nitems);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

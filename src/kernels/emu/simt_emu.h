@@ -1,0 +1,391 @@
+/* CUDA built-ins for the SIMT emulator (emu backend).
+ *
+ * src/kernels/simt.h includes this header when a .cu file is compiled as
+ * C++17 by the host compiler (not nvcc). The kernels then run on the CPU under
+ * the executor of simt_executor.cpp: one fiber (ucontext) per CUDA thread,
+ * the fibers of a block run cooperatively on one OS thread, the blocks of a
+ * launch are spread over the OS threads of the stream (rrt_host_stream_threads;
+ * NULL stream: 1) and run one after another on each. Speed is not a goal: the
+ * emulator exists so that CI, which has no GPU, executes the GPU code path.
+ *
+ * Supported:
+ *   - __global__ kernels launched with RRT_LAUNCH from an RRT_KERNEL_API
+ *     wrapper; the launch is synchronous (the stream is only used for its
+ *     thread count); template kernels must be parenthesised:
+ *     RRT_LAUNCH((k<float, 64>), ...);
+ *   - threadIdx, blockIdx, blockDim, gridDim, warpSize (32), 1D/2D/3D grids and
+ *     blocks; block <= 1024 threads (x, y <= 1024, z <= 64), grid x < 2^31,
+ *     y, z <= 65535, all dims > 0: violations return RRT_ERR_INVALID_ARG;
+ *   - __shared__ arrays (static thread_local storage: each OS thread runs one
+ *     block at a time) and dynamic shared memory through RRT_DYN_SHARED
+ *     (<= 227 KiB per launch, 128-byte aligned). Shared memory is not
+ *     zeroed, as on a GPU. Static __shared__ storage is TLS of every OS thread of
+ *     the process: put big tiles in dynamic shared memory;
+ *   - __syncthreads, __syncthreads_count/_and/_or: release when every thread
+ *     of the block that has not exited has arrived (exited threads count as
+ *     arrived, as on Volta and later);
+ *   - __syncwarp, __shfl_sync/_up/_down/_xor_sync (any trivially copyable T of
+ *     at most 8 bytes, width a power of two <= 32, PTX segment rules),
+ *     __ballot_sync, __any_sync, __all_sync, __activemask: a warp collective
+ *     releases when every live lane of the warp has reached a warp collective;
+ *     the mask argument is ignored, so all live lanes of the warp must take
+ *     part (a lane reading from an exited lane gets its own value);
+ *   - global and shared atomics (atomicAdd int/unsigned/ull/float/double,
+ *     atomicSub, atomicMin/Max int/unsigned/long long/ull, atomicAnd/Or/Xor,
+ *     atomicCAS, atomicExch), all sequentially consistent; __threadfence*;
+ *   - math: everything of <math.h>, the fast intrinsics (__expf, __logf,
+ *     __fdividef...) as the accurate functions, the _rn arithmetic intrinsics
+ *     as plain IEEE operations (the build disables FMA contraction), bit
+ *     casts, __ldg, min/max, __popc/__clz/__ffs, bf16/f16 storage types with
+ *     round-to-nearest-even conversions;
+ *   - printf (output of threads interleaves at barriers only).
+ * Not supported: dynamic parallelism, cooperative groups, textures/surfaces,
+ * __constant__ symbols copied with cudaMemcpyToSymbol, inline PTX, streams as
+ * concurrency (launches are synchronous), and warp-synchronous code that relies
+ * on lock-step execution without __syncwarp or shuffles: a fiber runs until it
+ * reaches a barrier or exits. Barriers and warp collectives must be reached by
+ * all live threads of the block / warp; a block where that cannot happen (a
+ * barrier in divergent code) is reported as RRT_ERR_INTERNAL with a message on
+ * stderr instead of hanging. A spin loop waiting on another thread of the same
+ * block without a barrier hangs. Each thread has a stack of RRT_EMU_STACK_BYTES
+ * (default 256 KiB; define it before including simt.h to change it per file)
+ * with a guard page: overflow is a segfault. Linkage: __global__ kernels get
+ * internal linkage (the nvcc build of the same file defines host stubs with the
+ * same names); free __device__ functions and namespace-scope __device__
+ * variables must be static, inline or in an anonymous namespace, since all emu
+ * objects share one host link.
+ */
+#ifndef RRT_KERNELS_EMU_SIMT_EMU_H
+#define RRT_KERNELS_EMU_SIMT_EMU_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <type_traits>
+
+#include "comm/device.h"
+#include "ringrt/status.h"
+
+/* ---- qualifiers ---------------------------------------------------------- */
+#define __global__ static
+#define __device__
+#define __host__
+#define __constant__
+#define __managed__
+#define __forceinline__ inline __attribute__((always_inline))
+#define __noinline__ __attribute__((noinline))
+#define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+#define __shared__ static thread_local
+/* __restrict__ is a GNU C++ keyword already. */
+
+#ifndef RRT_EMU_STACK_BYTES
+#define RRT_EMU_STACK_BYTES (256u * 1024u)
+#endif
+
+/* ---- vector types ---------------------------------------------------------- */
+struct dim3 {
+  unsigned x, y, z;
+  constexpr dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz) {}
+};
+struct uint3 {
+  unsigned x, y, z;
+};
+struct __align__(8) float2 { float x, y; };
+struct __align__(16) float4 { float x, y, z, w; };
+struct __align__(8) int2 { int x, y; };
+struct __align__(16) int4 { int x, y, z, w; };
+struct __align__(16) double2 { double x, y; };
+static inline float2 make_float2(float x, float y) { return float2{x, y}; }
+static inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+static inline int2 make_int2(int x, int y) { return int2{x, y}; }
+static inline int4 make_int4(int x, int y, int z, int w) { return int4{x, y, z, w}; }
+static inline double2 make_double2(double x, double y) { return double2{x, y}; }
+static inline dim3 make_dim3(unsigned x, unsigned y, unsigned z) { return dim3(x, y, z); }
+
+constexpr int warpSize = 32;
+
+/* ---- executor interface (simt_executor.cpp) -------------------------------- */
+namespace rrt_emu {
+
+enum warp_op { W_SYNC = 0, W_SHFL_IDX, W_SHFL_UP, W_SHFL_DOWN, W_SHFL_XOR, W_BALLOT, W_ANY, W_ALL };
+enum block_op { B_SYNC = 0, B_COUNT, B_AND, B_OR };
+
+/** Run fn(arg) as every thread of a grid; returns when all blocks are done.
+ *  Errors (bad configuration, deadlock) are printed to stderr naming `name`. */
+rrt_status launch(const char *name, dim3 grid, dim3 block, size_t shmem_bytes, rrt_stream stream,
+                  size_t stack_bytes, void (*fn)(void *), void *arg);
+
+/* Non-inline accessors of the current fiber: nothing may be cached across a
+ * fiber switch, and a call to an unknown function guarantees that. */
+uint3 thread_idx();
+uint3 block_idx();
+dim3 block_dim();
+dim3 grid_dim();
+void *dyn_smem();
+int block_sync(int op, int pred);
+uint64_t warp_sync(int op, uint64_t value, int param, int width);
+unsigned active_mask();
+
+template <class F> void trampoline(void *f) { (*static_cast<F *>(f))(); }
+
+template <class T> static inline uint64_t to_bits(T v) {
+  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value,
+                "warp shuffles move trivially copyable values of at most 8 bytes");
+  uint64_t b = 0;
+  memcpy(&b, &v, sizeof v);
+  return b;
+}
+template <class T> static inline T from_bits(uint64_t b) {
+  T v;
+  memcpy(&v, &b, sizeof v);
+  return v;
+}
+template <class To, class From> static inline To bit_cast(From v) {
+  static_assert(sizeof(To) == sizeof(From), "bit cast between types of one size");
+  To t;
+  memcpy(&t, &v, sizeof t);
+  return t;
+}
+
+} // namespace rrt_emu
+
+#define threadIdx (::rrt_emu::thread_idx())
+#define blockIdx (::rrt_emu::block_idx())
+#define blockDim (::rrt_emu::block_dim())
+#define gridDim (::rrt_emu::grid_dim())
+
+/* ---- the kernel contract of simt.h ------------------------------------------- */
+#define RRT_KERNEL_API(name) extern "C" rrt_status name##_emu
+#define RRT_DYN_SHARED(type, name) type *name = reinterpret_cast<type *>(::rrt_emu::dyn_smem())
+/* The lambda captures the wrapper's arguments by reference (the launch is
+ * synchronous) and every fiber calls the kernel with its own by-value copies. */
+#define RRT_LAUNCH(kernel, grid, block, shmem, stream, ...)                                        \
+  do {                                                                                             \
+    auto rrt_emu_body_ = [&]() { kernel(__VA_ARGS__); };                                           \
+    return ::rrt_emu::launch(#kernel, dim3(grid), dim3(block), (size_t)(shmem),                    \
+                             (rrt_stream)(stream), (size_t)(RRT_EMU_STACK_BYTES),                  \
+                             &::rrt_emu::trampoline<decltype(rrt_emu_body_)>, &rrt_emu_body_);     \
+  } while (0)
+
+/* ---- barriers and warp collectives -------------------------------------------- */
+static inline void __syncthreads() { (void)::rrt_emu::block_sync(::rrt_emu::B_SYNC, 0); }
+static inline int __syncthreads_count(int p) { return ::rrt_emu::block_sync(::rrt_emu::B_COUNT, p); }
+static inline int __syncthreads_and(int p) { return ::rrt_emu::block_sync(::rrt_emu::B_AND, p); }
+static inline int __syncthreads_or(int p) { return ::rrt_emu::block_sync(::rrt_emu::B_OR, p); }
+static inline void __syncwarp(unsigned = 0xffffffffu) {
+  (void)::rrt_emu::warp_sync(::rrt_emu::W_SYNC, 0, 0, warpSize);
+}
+static inline unsigned __activemask() { return ::rrt_emu::active_mask(); }
+
+template <class T> static inline T __shfl_sync(unsigned, T v, int src, int width = warpSize) {
+  using namespace rrt_emu;
+  return from_bits<T>(warp_sync(W_SHFL_IDX, to_bits(v), src, width));
+}
+template <class T> static inline T __shfl_up_sync(unsigned, T v, unsigned d, int width = warpSize) {
+  using namespace rrt_emu;
+  return from_bits<T>(warp_sync(W_SHFL_UP, to_bits(v), (int)d, width));
+}
+template <class T>
+static inline T __shfl_down_sync(unsigned, T v, unsigned d, int width = warpSize) {
+  using namespace rrt_emu;
+  return from_bits<T>(warp_sync(W_SHFL_DOWN, to_bits(v), (int)d, width));
+}
+template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m, int width = warpSize) {
+  using namespace rrt_emu;
+  return from_bits<T>(warp_sync(W_SHFL_XOR, to_bits(v), m, width));
+}
+static inline unsigned __ballot_sync(unsigned, int p) {
+  return (unsigned)::rrt_emu::warp_sync(::rrt_emu::W_BALLOT, p != 0, 0, warpSize);
+}
+static inline int __any_sync(unsigned, int p) {
+  return (int)::rrt_emu::warp_sync(::rrt_emu::W_ANY, p != 0, 0, warpSize);
+}
+static inline int __all_sync(unsigned, int p) {
+  return (int)::rrt_emu::warp_sync(::rrt_emu::W_ALL, p != 0, 0, warpSize);
+}
+
+/* ---- memory ordering and atomics ------------------------------------------------ */
+/* Blocks of one launch run in parallel on several OS threads, so global
+ * atomics are real atomics. Threads of one block never run concurrently. */
+static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __trap() { abort(); }
+
+#define RRT_EMU_ATOMIC_INT(T)                                                                      \
+  static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }     \
+  static inline T atomicSub(T *p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); }     \
+  static inline T atomicAnd(T *p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); }     \
+  static inline T atomicOr(T *p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }       \
+  static inline T atomicXor(T *p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); }     \
+  static inline T atomicExch(T *p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }   \
+  static inline T atomicCAS(T *p, T cmp, T v) {                                                    \
+    __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);            \
+    return cmp;                                                                                    \
+  }                                                                                                \
+  static inline T atomicMin(T *p, T v) {                                                           \
+    T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                  \
+    while (v < old &&                                                                              \
+           !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {  \
+    }                                                                                              \
+    return old;                                                                                    \
+  }                                                                                                \
+  static inline T atomicMax(T *p, T v) {                                                           \
+    T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                  \
+    while (v > old &&                                                                              \
+           !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {  \
+    }                                                                                              \
+    return old;                                                                                    \
+  }
+RRT_EMU_ATOMIC_INT(int)
+RRT_EMU_ATOMIC_INT(unsigned)
+RRT_EMU_ATOMIC_INT(long long)
+RRT_EMU_ATOMIC_INT(unsigned long long)
+#undef RRT_EMU_ATOMIC_INT
+
+/* Floating point: a compare-and-swap loop on the bit pattern (bitwise compare,
+ * so NaN cannot make it spin). */
+#define RRT_EMU_ATOMIC_FP(T)                                                                       \
+  static inline T atomicAdd(T *p, T v) {                                                           \
+    T old, upd;                                                                                    \
+    __atomic_load(p, &old, __ATOMIC_SEQ_CST);                                                      \
+    do {                                                                                           \
+      upd = old + v;                                                                               \
+    } while (!__atomic_compare_exchange(p, &old, &upd, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)); \
+    return old;                                                                                    \
+  }                                                                                                \
+  static inline T atomicExch(T *p, T v) {                                                          \
+    T old;                                                                                         \
+    __atomic_exchange(p, &v, &old, __ATOMIC_SEQ_CST);                                              \
+    return old;                                                                                    \
+  }
+RRT_EMU_ATOMIC_FP(float)
+RRT_EMU_ATOMIC_FP(double)
+#undef RRT_EMU_ATOMIC_FP
+
+/* ---- math intrinsics ------------------------------------------------------------- */
+static inline float __expf(float x) { return expf(x); }
+static inline float __logf(float x) { return logf(x); }
+static inline float __log2f(float x) { return log2f(x); }
+static inline float __powf(float x, float y) { return powf(x, y); }
+static inline float __sinf(float x) { return sinf(x); }
+static inline float __cosf(float x) { return cosf(x); }
+static inline float __tanf(float x) { return tanf(x); }
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+static inline float __fdividef(float a, float b) { return a / b; }
+static inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline float __fsub_rn(float a, float b) { return a - b; }
+static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline float __fdiv_rn(float a, float b) { return a / b; }
+static inline float __frcp_rn(float a) { return 1.0f / a; }
+static inline float __fsqrt_rn(float a) { return sqrtf(a); }
+static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+static inline double __dadd_rn(double a, double b) { return a + b; }
+static inline double __dsub_rn(double a, double b) { return a - b; }
+static inline double __dmul_rn(double a, double b) { return a * b; }
+static inline double __ddiv_rn(double a, double b) { return a / b; }
+static inline double __drcp_rn(double a) { return 1.0 / a; }
+static inline double __dsqrt_rn(double a) { return sqrt(a); }
+static inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
+static inline float __int_as_float(int v) { return rrt_emu::bit_cast<float>(v); }
+static inline int __float_as_int(float v) { return rrt_emu::bit_cast<int>(v); }
+static inline float __uint_as_float(unsigned v) { return rrt_emu::bit_cast<float>(v); }
+static inline unsigned __float_as_uint(float v) { return rrt_emu::bit_cast<unsigned>(v); }
+static inline double __longlong_as_double(long long v) { return rrt_emu::bit_cast<double>(v); }
+static inline long long __double_as_longlong(double v) { return rrt_emu::bit_cast<long long>(v); }
+template <class T> static inline T __ldg(const T *p) { return *p; }
+static inline int __popc(unsigned v) { return __builtin_popcount(v); }
+static inline int __popcll(unsigned long long v) { return __builtin_popcountll(v); }
+static inline int __clz(int v) { return v ? __builtin_clz((unsigned)v) : 32; }
+static inline int __clzll(long long v) { return v ? __builtin_clzll((unsigned long long)v) : 64; }
+static inline int __ffs(int v) { return __builtin_ffs(v); }
+static inline int __ffsll(long long v) { return __builtin_ffsll(v); }
+static inline unsigned __brev(unsigned v) {
+  unsigned r = 0;
+  for (int i = 0; i < 32; i++) r |= ((v >> i) & 1u) << (31 - i);
+  return r;
+}
+
+/* CUDA's overloaded min/max for device code. */
+#define RRT_EMU_MINMAX(T)                                                                          \
+  static inline T min(T a, T b) { return a < b ? a : b; }                                          \
+  static inline T max(T a, T b) { return a > b ? a : b; }
+RRT_EMU_MINMAX(int)
+RRT_EMU_MINMAX(unsigned)
+RRT_EMU_MINMAX(long long)
+RRT_EMU_MINMAX(unsigned long long)
+RRT_EMU_MINMAX(long)
+RRT_EMU_MINMAX(unsigned long)
+#undef RRT_EMU_MINMAX
+static inline float min(float a, float b) { return fminf(a, b); }
+static inline float max(float a, float b) { return fmaxf(a, b); }
+static inline double min(double a, double b) { return fmin(a, b); }
+static inline double max(double a, double b) { return fmax(a, b); }
+
+/* ---- 16-bit floating point storage (cuda_fp16.h / cuda_bf16.h subset) -------------- */
+struct __align__(2) __half { unsigned short x; };
+struct __align__(2) __nv_bfloat16 { unsigned short x; };
+
+static inline __nv_bfloat16 __float2bfloat16_rn(float f) {
+  unsigned u = __float_as_uint(f);
+  __nv_bfloat16 h;
+  if ((u & 0x7fffffffu) > 0x7f800000u) { /* NaN: the canonical one, as CUDA */
+    h.x = 0x7fffu;
+    return h;
+  }
+  u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even */
+  h.x = (unsigned short)(u >> 16);
+  return h;
+}
+static inline __nv_bfloat16 __float2bfloat16(float f) { return __float2bfloat16_rn(f); }
+static inline float __bfloat162float(__nv_bfloat16 h) { return __uint_as_float((unsigned)h.x << 16); }
+
+static inline __half __float2half_rn(float f) {
+  unsigned u = __float_as_uint(f);
+  unsigned sign = (u >> 16) & 0x8000u;
+  unsigned a = u & 0x7fffffffu;
+  __half h;
+  if (a > 0x7f800000u) { /* NaN: the canonical one, as CUDA */
+    h.x = 0x7fffu;
+    return h;
+  }
+  if (a >= 0x477ff000u) { /* rounds to >= 65520: infinity */
+    h.x = (unsigned short)(sign | 0x7c00u);
+    return h;
+  }
+  if (a < 0x38800000u) { /* below the smallest normal half (2^-14): subnormal or zero */
+    if (a < 0x33000000u) { /* below 2^-25: rounds to zero */
+      h.x = (unsigned short)sign;
+      return h;
+    }
+    unsigned e = a >> 23, m = (a & 0x7fffffu) | 0x800000u;
+    unsigned shift = 126u - e; /* value = m * 2^(e-150); half ulp here is 2^-24 */
+    unsigned q = m >> shift, rem = m & ((1u << shift) - 1u), halfway = 1u << (shift - 1u);
+    if (rem > halfway || (rem == halfway && (q & 1u))) q++;
+    h.x = (unsigned short)(sign | q);
+    return h;
+  }
+  unsigned r = a - 0x38000000u; /* rebias exponent 127 -> 15 (in float position) */
+  r += 0xfffu + ((r >> 13) & 1u);
+  h.x = (unsigned short)(sign | (r >> 13));
+  return h;
+}
+static inline __half __float2half(float f) { return __float2half_rn(f); }
+static inline float __half2float(__half h) {
+  unsigned sign = ((unsigned)h.x & 0x8000u) << 16, e = (h.x >> 10) & 0x1fu, m = h.x & 0x3ffu;
+  if (e == 0x1fu) return __uint_as_float(sign | 0x7f800000u | (m << 13));
+  if (e == 0) { /* zero or subnormal: m * 2^-24 exactly */
+    float v = (float)m * 5.9604644775390625e-8f;
+    return sign ? -v : v;
+  }
+  return __uint_as_float(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+#endif

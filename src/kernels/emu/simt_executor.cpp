@@ -1,0 +1,392 @@
+/* The SIMT executor of the emu backend (interface and supported subset:
+ * simt_emu.h).
+ *
+ * One fiber (ucontext) per CUDA thread. A worker (one per OS thread, cached in
+ * thread-local storage so that fiber stacks are reused across launches) runs
+ * one block at a time: it resumes every ready fiber in turn until each one
+ * exits or waits at a barrier or warp collective, then releases the warps
+ * whose live lanes all wait at a warp collective (computing shuffle results),
+ * or the whole block when every live thread waits at __syncthreads. If nothing
+ * can be released, the block is deadlocked: reported, not hung. Blocks are
+ * handed out to the OS threads of an OpenMP team from an atomic counter.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <vector>
+
+#include "kernels/emu/simt_emu.h"
+
+namespace rrt_emu {
+namespace {
+
+enum fiber_state { F_READY = 0, F_BLOCK, F_WARP, F_DONE };
+
+/* Limits checked at launch, as CUDA does (dynamic shared memory: the opt-in
+ * maximum per block of sm_90). */
+constexpr unsigned kMaxBlockThreads = 1024, kMaxBlockZ = 64, kMaxGridYZ = 65535;
+constexpr unsigned kMaxGridX = 0x7fffffffu;
+constexpr size_t kMaxDynSmem = 227u * 1024u;
+
+struct Fiber {
+  ucontext_t uc;
+  uint3 tid;
+  int state;
+  int op;       /* pending collective (warp_op / block_op) */
+  int param;    /* shuffle lane, delta or mask */
+  int width;    /* shuffle width */
+  uint64_t value;
+  uint64_t result;
+};
+
+struct Stack {
+  char *map; /* the mapping: a guard page, then the stack */
+  size_t len;
+};
+
+struct Launch {
+  const char *name;
+  dim3 grid, block;
+  size_t shmem;
+  void (*fn)(void *);
+  void *arg;
+};
+
+struct Worker {
+  ucontext_t sched;
+  std::vector<Fiber> fibers;
+  std::vector<Stack> stacks;
+  size_t stack_bytes = 0; /* usable size of every stack in `stacks` */
+  size_t page = 4096;
+  unsigned char *smem = nullptr;
+  size_t smem_cap = 0;
+  const Launch *launch = nullptr;
+  uint3 bidx = {0, 0, 0};
+  int nthreads = 0;
+  int cur = -1; /* running fiber, -1 in the scheduler */
+
+  Worker() {
+    long p = sysconf(_SC_PAGESIZE);
+    if (p > 0) page = (size_t)p;
+  }
+  ~Worker() {
+    release_stacks();
+    free(smem);
+  }
+  void release_stacks() {
+    for (Stack &s : stacks) munmap(s.map, s.len);
+    stacks.clear();
+  }
+  rrt_status prepare(const Launch &l, int n, size_t want_stack);
+  rrt_status run_block(uint64_t b);
+  void resolve_warp(int lo, int hi);
+  rrt_status report_deadlock(const char *why, int warp_lo);
+};
+
+thread_local Worker *t_current = nullptr; /* worker running a block on this OS thread */
+
+Worker &this_worker() {
+  static thread_local Worker w;
+  return w;
+}
+
+Worker *running(const char *what) {
+  Worker *w = t_current;
+  if (!w || w->cur < 0) {
+    fprintf(stderr, "ringrt emu: %s called outside a kernel launched by RRT_LAUNCH\n", what);
+    abort();
+  }
+  return w;
+}
+
+void fiber_main() {
+  Worker *w = t_current;
+  w->launch->fn(w->launch->arg);
+  w = t_current;
+  Fiber &f = w->fibers[(size_t)w->cur];
+  f.state = F_DONE;
+  swapcontext(&f.uc, &w->sched); /* never resumed */
+  abort();
+}
+
+/* Park the running fiber until the scheduler releases it. */
+uint64_t park(Worker *w, int state, int op, uint64_t value, int param, int width) {
+  Fiber &f = w->fibers[(size_t)w->cur];
+  f.state = state;
+  f.op = op;
+  f.value = value;
+  f.param = param;
+  f.width = width;
+  swapcontext(&f.uc, &w->sched);
+  return f.result;
+}
+
+rrt_status Worker::prepare(const Launch &l, int n, size_t want_stack) {
+  launch = &l;
+  nthreads = n;
+  want_stack = (want_stack + page - 1) / page * page;
+  if (want_stack > stack_bytes) { /* bigger stacks needed: start over */
+    release_stacks();
+    stack_bytes = want_stack;
+  }
+  while ((int)stacks.size() < n) {
+    size_t len = stack_bytes + page;
+    /* NORESERVE: only the pages a fiber touches cost memory. */
+    void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (p == MAP_FAILED) {
+      fprintf(stderr, "ringrt emu: kernel %s: cannot map a %zu-byte fiber stack: %s\n", l.name, len,
+              strerror(errno));
+      return RRT_ERR_OUT_OF_MEMORY;
+    }
+    if (mprotect(p, page, PROT_NONE) != 0) { /* guard page below the stack (it grows down) */
+      munmap(p, len);
+      return RRT_ERR_OUT_OF_MEMORY;
+    }
+    stacks.push_back(Stack{(char *)p, len});
+  }
+  fibers.resize((size_t)n);
+  size_t need = l.shmem > 0 ? l.shmem : 128;
+  if (need > smem_cap) {
+    free(smem);
+    smem = (unsigned char *)aligned_alloc(128, (need + 127) / 128 * 128);
+    smem_cap = smem ? need : 0;
+    if (!smem) return RRT_ERR_OUT_OF_MEMORY;
+  }
+  return RRT_SUCCESS;
+}
+
+void Worker::resolve_warp(int lo, int hi) {
+  int op = -1, width = warpSize;
+  uint64_t ballot = 0;
+  int all = 1;
+  for (int i = lo; i < hi; i++) {
+    Fiber &f = fibers[(size_t)i];
+    if (f.state != F_WARP) continue;
+    if (op < 0) op = f.op, width = f.width;
+    if (f.value) ballot |= 1ull << (i - lo);
+    else all = 0;
+  }
+  for (int i = lo; i < hi; i++) {
+    Fiber &f = fibers[(size_t)i];
+    if (f.state != F_WARP) continue;
+    unsigned lane = (unsigned)(i - lo), b = (unsigned)f.param & 31u;
+    /* PTX shfl segment rules: segmask selects the width-sized segment. */
+    unsigned seg = (unsigned)(warpSize - width) & 31u;
+    int minl = (int)(lane & seg), maxl = (int)((lane & seg) | (31u & ~seg)), j = (int)lane;
+    bool ok = true;
+    switch (op) {
+    case W_SHFL_IDX: j = minl | (int)(b & ~seg); break;
+    case W_SHFL_UP: j = (int)lane - (int)b, ok = j >= minl; break;
+    case W_SHFL_DOWN: j = (int)lane + (int)b, ok = j <= maxl; break;
+    case W_SHFL_XOR: j = (int)(lane ^ b), ok = j <= maxl; break;
+    default: break;
+    }
+    switch (op) {
+    case W_BALLOT: f.result = ballot; break;
+    case W_ANY: f.result = ballot != 0; break;
+    case W_ALL: f.result = (uint64_t)all; break;
+    case W_SYNC: f.result = 0; break;
+    default: {
+      int src = lo + j;
+      /* Out of segment, or a lane that exited or does not exist: own value. */
+      bool live = ok && src < hi && fibers[(size_t)src].state == F_WARP;
+      f.result = live ? fibers[(size_t)src].value : f.value;
+    }
+    }
+  }
+  for (int i = lo; i < hi; i++)
+    if (fibers[(size_t)i].state == F_WARP) fibers[(size_t)i].state = F_READY;
+}
+
+rrt_status Worker::report_deadlock(const char *why, int warp_lo) {
+  int nb = 0, nw = 0, nd = 0;
+  for (int i = 0; i < nthreads; i++) {
+    int s = fibers[(size_t)i].state;
+    nb += s == F_BLOCK, nw += s == F_WARP, nd += s == F_DONE;
+  }
+  const Launch &l = *launch;
+  fprintf(stderr,
+          "ringrt emu: kernel %s, block (%u,%u,%u) of grid (%u,%u,%u), block size (%u,%u,%u): %s "
+          "(warp %d; %d thread(s) at __syncthreads, %d at warp collectives, %d exited): a "
+          "barrier or shuffle in divergent code?\n",
+          l.name, bidx.x, bidx.y, bidx.z, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y,
+          l.block.z, why, warp_lo / warpSize, nb, nw, nd);
+  return RRT_ERR_INTERNAL;
+}
+
+rrt_status Worker::run_block(uint64_t b) {
+  const Launch &l = *launch;
+  bidx.x = (unsigned)(b % l.grid.x);
+  bidx.y = (unsigned)((b / l.grid.x) % l.grid.y);
+  bidx.z = (unsigned)(b / ((uint64_t)l.grid.x * l.grid.y));
+  const int n = nthreads;
+  for (int i = 0; i < n; i++) {
+    Fiber &f = fibers[(size_t)i];
+    f.state = F_READY;
+    f.tid.x = (unsigned)i % l.block.x;
+    f.tid.y = ((unsigned)i / l.block.x) % l.block.y;
+    f.tid.z = (unsigned)i / (l.block.x * l.block.y);
+    getcontext(&f.uc);
+    f.uc.uc_stack.ss_sp = stacks[(size_t)i].map + page;
+    f.uc.uc_stack.ss_size = stack_bytes;
+    f.uc.uc_link = nullptr;
+    makecontext(&f.uc, fiber_main, 0);
+  }
+  for (;;) {
+    for (int i = 0; i < n; i++) {
+      if (fibers[(size_t)i].state != F_READY) continue;
+      cur = i;
+      swapcontext(&sched, &fibers[(size_t)i].uc);
+    }
+    cur = -1;
+    /* Every fiber now waits or is done. */
+    int live = 0, at_block = 0;
+    bool released = false;
+    for (int lo = 0; lo < n; lo += warpSize) {
+      int hi = lo + warpSize < n ? lo + warpSize : n, waiting = 0, lanes = 0, op = -1, width = 0;
+      bool same = true;
+      for (int i = lo; i < hi; i++) {
+        const Fiber &f = fibers[(size_t)i];
+        if (f.state == F_DONE) continue;
+        lanes++;
+        if (f.state == F_BLOCK) at_block++;
+        if (f.state != F_WARP) continue;
+        waiting++;
+        if (op < 0) op = f.op, width = f.width;
+        same = same && f.op == op && f.width == width;
+      }
+      live += lanes;
+      if (waiting == 0 || waiting != lanes) continue;
+      if (!same) return report_deadlock("lanes of one warp wait at different warp collectives", lo);
+      resolve_warp(lo, hi);
+      released = true;
+    }
+    if (live == 0) return RRT_SUCCESS;
+    if (released) continue;
+    if (at_block == live) {
+      int count = 0, all = 1;
+      for (int i = 0; i < n; i++) {
+        Fiber &f = fibers[(size_t)i];
+        if (f.state != F_BLOCK) continue;
+        count += f.value != 0;
+        all &= f.value != 0;
+      }
+      for (int i = 0; i < n; i++) {
+        Fiber &f = fibers[(size_t)i];
+        if (f.state != F_BLOCK) continue;
+        f.state = F_READY;
+        switch (f.op) {
+        case B_COUNT: f.result = (uint64_t)count; break;
+        case B_AND: f.result = (uint64_t)all; break;
+        case B_OR: f.result = count > 0; break;
+        default: f.result = 0; break;
+        }
+      }
+      continue;
+    }
+    int lo = 0; /* name the first warp that is split between both kinds of wait */
+    for (int i = 0; i < n; i++)
+      if (fibers[(size_t)i].state == F_WARP) {
+        lo = i / warpSize * warpSize;
+        break;
+      }
+    return report_deadlock("deadlock", lo);
+  }
+}
+
+rrt_status check_config(const char *name, dim3 g, dim3 b, size_t shmem) {
+  const char *why = nullptr;
+  if (!g.x || !g.y || !g.z) why = "grid dimensions must be positive";
+  else if (g.x > kMaxGridX || g.y > kMaxGridYZ || g.z > kMaxGridYZ)
+    why = "grid too large (x < 2^31, y and z <= 65535)";
+  else if (!b.x || !b.y || !b.z) why = "block dimensions must be positive";
+  else if (b.x > kMaxBlockThreads || b.y > kMaxBlockThreads || b.z > kMaxBlockZ ||
+           (uint64_t)b.x * b.y * b.z > kMaxBlockThreads)
+    why = "block too large (at most 1024 threads, z <= 64)";
+  else if (shmem > kMaxDynSmem)
+    why = "dynamic shared memory above 227 KiB";
+  if (!why) return RRT_SUCCESS;
+  fprintf(stderr,
+          "ringrt emu: kernel %s: invalid launch configuration grid (%u,%u,%u) block (%u,%u,%u) "
+          "shared %zu: %s\n",
+          name, g.x, g.y, g.z, b.x, b.y, b.z, shmem, why);
+  return RRT_ERR_INVALID_ARG;
+}
+
+} // namespace
+
+rrt_status launch(const char *name, dim3 grid, dim3 block, size_t shmem, rrt_stream stream,
+                  size_t stack_bytes, void (*fn)(void *), void *arg) {
+  if (t_current) {
+    fprintf(stderr, "ringrt emu: kernel %s launched from a kernel: dynamic parallelism is not "
+                    "supported\n", name);
+    return RRT_ERR_UNSUPPORTED;
+  }
+  rrt_status st = check_config(name, grid, block, shmem);
+  if (st != RRT_SUCCESS) return st;
+  const Launch l = {name, grid, block, shmem, fn, arg};
+  const uint64_t nblocks = (uint64_t)grid.x * grid.y * grid.z;
+  const int nthreads = (int)(block.x * block.y * block.z);
+  int threads = rrt_host_stream_threads(stream);
+  if (threads < 1) threads = 1;
+  if ((uint64_t)threads > nblocks) threads = (int)nblocks;
+  std::atomic<uint64_t> next{0};
+  std::atomic<int> status{RRT_SUCCESS};
+  auto work = [&]() {
+    Worker &w = this_worker();
+    rrt_status s = w.prepare(l, nthreads, stack_bytes);
+    t_current = &w;
+    while (s == RRT_SUCCESS && status.load() == RRT_SUCCESS) {
+      uint64_t b = next.fetch_add(1);
+      if (b >= nblocks) break;
+      s = w.run_block(b);
+    }
+    t_current = nullptr;
+    w.launch = nullptr;
+    int ok = RRT_SUCCESS;
+    if (s != RRT_SUCCESS) status.compare_exchange_strong(ok, (int)s);
+  };
+  if (threads == 1) {
+    work();
+  } else {
+#pragma omp parallel num_threads(threads)
+    work();
+  }
+  return (rrt_status)status.load();
+}
+
+uint3 thread_idx() {
+  Worker *w = running("threadIdx");
+  return w->fibers[(size_t)w->cur].tid;
+}
+uint3 block_idx() { return running("blockIdx")->bidx; }
+dim3 block_dim() { return running("blockDim")->launch->block; }
+dim3 grid_dim() { return running("gridDim")->launch->grid; }
+void *dyn_smem() { return running("RRT_DYN_SHARED")->smem; }
+
+int block_sync(int op, int pred) {
+  return (int)park(running("__syncthreads"), F_BLOCK, op, pred != 0, 0, 0);
+}
+
+uint64_t warp_sync(int op, uint64_t value, int param, int width) {
+  return park(running("a warp collective"), F_WARP, op, value, param, width);
+}
+
+unsigned active_mask() {
+  Worker *w = running("__activemask");
+  int lo = w->cur / warpSize * warpSize, hi = lo + warpSize;
+  if (hi > w->nthreads) hi = w->nthreads;
+  unsigned m = 0;
+  for (int i = lo; i < hi; i++)
+    if (w->fibers[(size_t)i].state != F_DONE) m |= 1u << (i - lo);
+  return m;
+}
+
+} // namespace rrt_emu

@@ -1,0 +1,45 @@
+/* The one header every .cu file includes first.
+ *
+ * Under nvcc it is plain CUDA. Otherwise the .cu file is being compiled as
+ * C++ for the emu backend and src/kernels/emu/simt_emu.h maps the CUDA
+ * built-ins onto the SIMT executor (see the supported subset there).
+ *
+ * Contract for kernel files:
+ *   - kernels are `__global__ void k(...)`, helpers `__device__`;
+ *   - the host wrapper is `RRT_KERNEL_API(rrt_k_name)(rrt_stream stream, ...)`,
+ *     returns rrt_status, and launches with
+ *       RRT_LAUNCH(kernel, grid, block, shared_bytes, stream, args...);
+ *     which returns from the wrapper with the launch status;
+ *   - dynamic shared memory: RRT_DYN_SHARED(float, buf);
+ *   - the C side declares the wrapper with RRT_DECLARE_KERNEL and calls it
+ *     with RRT_KCALL (src/comm/device.h).
+ */
+#ifndef RRT_KERNELS_SIMT_H
+#define RRT_KERNELS_SIMT_H
+
+#include "comm/device.h"
+#include "ringrt/status.h"
+
+#if defined(__CUDACC__)
+#include <cuda_runtime.h>
+
+#define RRT_KERNEL_API(name) extern "C" rrt_status name##_cuda
+#define RRT_DYN_SHARED(type, name)                                                                 \
+  extern __shared__ unsigned char rrt_dyn_smem_[];                                                 \
+  type *name = reinterpret_cast<type *>(rrt_dyn_smem_)
+
+static inline rrt_status rrt_cuda_launch_status(void) {
+  return cudaGetLastError() == cudaSuccess ? RRT_SUCCESS : RRT_ERR_CUDA;
+}
+
+#define RRT_LAUNCH(kernel, grid, block, shmem, stream, ...)                                        \
+  do {                                                                                             \
+    kernel<<<(grid), (block), (shmem), (cudaStream_t)(stream)>>>(__VA_ARGS__);                     \
+    return rrt_cuda_launch_status();                                                               \
+  } while (0)
+
+#else
+#include "kernels/emu/simt_emu.h"
+#endif
+
+#endif

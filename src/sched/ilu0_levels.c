@@ -1,0 +1,247 @@
+/* ILU(0) schedules (see ilu0_levels.h). */
+#include "sched/ilu0_levels.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void rrt_partition_nnz(int64_t n, const int64_t *rowptr, int nparts, int64_t *offsets) {
+  int64_t nnz = rowptr[n];
+  offsets[0] = 0;
+  int64_t i = 0;
+  for (int p = 1; p < nparts; p++) {
+    /* Row i goes to part p-1 while its midpoint (2*rowptr[i] + len) / 2 is
+     * below p * nnz / nparts; compare in integers (x 2 nparts). */
+    while (i < n && (rowptr[i] + rowptr[i + 1]) * (int64_t)nparts < 2 * (int64_t)p * nnz) i++;
+    offsets[p] = i;
+  }
+  offsets[nparts] = n;
+}
+
+int rrt_partition_owner(const int64_t *offsets, int nparts, int64_t g) {
+  int lo = 0, hi = nparts - 1;
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    if (offsets[mid] <= g)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+rrt_status rrt_graph_symmetrize(int64_t n, const int64_t *rowptr, const int64_t *col,
+                                int64_t **sptr_out, int64_t **scol_out) {
+  int64_t nnz = rowptr[n];
+  int64_t *cnt = calloc((size_t)n + 1, sizeof(int64_t));
+  int64_t *scol = malloc((2 * (size_t)nnz + 1) * sizeof(int64_t));
+  int64_t *fill = malloc(((size_t)n + 1) * sizeof(int64_t));
+  if (!cnt || !scol || !fill) {
+    free(cnt), free(scol), free(fill);
+    return RRT_ERR_OUT_OF_MEMORY;
+  }
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t p = rowptr[i]; p < rowptr[i + 1]; p++)
+      if (col[p] != i) cnt[i + 1]++, cnt[col[p] + 1]++;
+  for (int64_t i = 0; i < n; i++) cnt[i + 1] += cnt[i];
+  memcpy(fill, cnt, ((size_t)n + 1) * sizeof(int64_t));
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t p = rowptr[i]; p < rowptr[i + 1]; p++)
+      if (col[p] != i) scol[fill[i]++] = col[p], scol[fill[col[p]]++] = i;
+  /* Sort and deduplicate each row in place, compacting. */
+  int64_t w = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t b = cnt[i], e = cnt[i + 1];
+    qsort(scol + b, (size_t)(e - b), sizeof(int64_t), cmp_i64);
+    cnt[i] = w;
+    for (int64_t p = b; p < e; p++)
+      if (p == b || scol[p] != scol[p - 1]) scol[w++] = scol[p];
+  }
+  cnt[n] = w;
+  free(fill);
+  *sptr_out = cnt;
+  *scol_out = scol;
+  return RRT_SUCCESS;
+}
+
+/* BFS from `root` over unvisited nodes, appending to queue[*qn...]; neighbours
+ * in increasing (degree, index). Returns the index in queue where it started. */
+static int64_t bfs(int64_t root, const int64_t *sptr, const int64_t *scol, char *seen,
+                   int64_t *queue, int64_t *qn, int64_t *tmp) {
+  int64_t start = *qn, head = *qn;
+  queue[(*qn)++] = root;
+  seen[root] = 1;
+  while (head < *qn) {
+    int64_t u = queue[head++], k = 0;
+    for (int64_t p = sptr[u]; p < sptr[u + 1]; p++)
+      if (!seen[scol[p]]) seen[scol[p]] = 1, tmp[k++] = scol[p];
+    /* insertion sort by (degree, index): neighbour lists are short */
+    for (int64_t a = 1; a < k; a++) {
+      int64_t x = tmp[a], dx = sptr[x + 1] - sptr[x], b = a;
+      while (b > 0) {
+        int64_t y = tmp[b - 1], dy = sptr[y + 1] - sptr[y];
+        if (dy < dx || (dy == dx && y < x)) break;
+        tmp[b] = y;
+        b--;
+      }
+      tmp[b] = x;
+    }
+    for (int64_t a = 0; a < k; a++) queue[(*qn)++] = tmp[a];
+  }
+  return start;
+}
+
+rrt_status rrt_order_rcm(int64_t n, const int64_t *sptr, const int64_t *scol, int64_t *pos) {
+  char *seen = calloc((size_t)n + 1, 1);
+  int64_t *queue = malloc(((size_t)n + 1) * sizeof(int64_t));
+  int64_t *tmp = malloc(((size_t)n + 1) * sizeof(int64_t));
+  if (!seen || !queue || !tmp) {
+    free(seen), free(queue), free(tmp);
+    return RRT_ERR_OUT_OF_MEMORY;
+  }
+  int64_t qn = 0;
+  for (int64_t s = 0; s < n; s++) {
+    if (seen[s]) continue;
+    /* Component of s: pick its minimum-degree node, then walk to a
+     * pseudo-peripheral node (last node of a BFS, a few rounds). */
+    int64_t root = s, q0 = qn;
+    bfs(s, sptr, scol, seen, queue, &qn, tmp);
+    for (int64_t a = q0; a < qn; a++) {
+      int64_t x = queue[a];
+      if (sptr[x + 1] - sptr[x] < sptr[root + 1] - sptr[root]) root = x;
+    }
+    for (int round = 0; round < 2; round++) {
+      for (int64_t a = q0; a < qn; a++) seen[queue[a]] = 0;
+      qn = q0;
+      bfs(root, sptr, scol, seen, queue, &qn, tmp);
+      int64_t last = queue[qn - 1];
+      if (last == root) break;
+      root = last;
+    }
+    for (int64_t a = q0; a < qn; a++) seen[queue[a]] = 0;
+    qn = q0;
+    bfs(root, sptr, scol, seen, queue, &qn, tmp);
+  }
+  for (int64_t a = 0; a < n; a++) pos[queue[a]] = n - 1 - a; /* reversed */
+  free(seen), free(queue), free(tmp);
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_order_multicolor(int64_t n, const int64_t *sptr, const int64_t *scol, int64_t *pos,
+                                int *ncolors) {
+  int32_t *color = malloc(((size_t)n + 1) * sizeof(int32_t));
+  int64_t *mark = malloc(((size_t)n + 2) * sizeof(int64_t)); /* mark[c] == i: c used near i */
+  if (!color || !mark) {
+    free(color), free(mark);
+    return RRT_ERR_OUT_OF_MEMORY;
+  }
+  for (int64_t c = 0; c < n + 2; c++) mark[c] = -1;
+  int nc = 0;
+  for (int64_t i = 0; i < n; i++) {
+    for (int64_t p = sptr[i]; p < sptr[i + 1]; p++)
+      if (scol[p] < i) mark[color[scol[p]]] = i;
+    int32_t c = 0;
+    while (mark[c] == i) c++;
+    color[i] = c;
+    if (c + 1 > nc) nc = c + 1;
+  }
+  /* counting sort by colour, stable in index */
+  int64_t *start = calloc((size_t)nc + 1, sizeof(int64_t));
+  if (!start) {
+    free(color), free(mark);
+    return RRT_ERR_OUT_OF_MEMORY;
+  }
+  for (int64_t i = 0; i < n; i++) start[color[i] + 1]++;
+  for (int c = 0; c < nc; c++) start[c + 1] += start[c];
+  for (int64_t i = 0; i < n; i++) pos[i] = start[color[i]]++;
+  *ncolors = nc;
+  free(start), free(color), free(mark);
+  return RRT_SUCCESS;
+}
+
+int64_t rrt_level_sweep(int64_t nloc, const int32_t *order, const int64_t *rowptr,
+                        const int32_t *ext_col, const int64_t *pos_ext, int upper,
+                        int32_t *level_ext) {
+  int64_t unknown = 0;
+  for (int64_t t = 0; t < nloc; t++) {
+    int32_t i = order[t];
+    if (level_ext[i]) continue;
+    int64_t pi = pos_ext[i];
+    int32_t lev = 0;
+    int ready = 1;
+    for (int64_t p = rowptr[i]; p < rowptr[i + 1]; p++) {
+      int32_t e = ext_col[p];
+      int64_t pe = pos_ext[e];
+      if (upper ? pe <= pi : pe >= pi) continue;
+      if (!level_ext[e]) {
+        ready = 0;
+        break;
+      }
+      if (level_ext[e] > lev) lev = level_ext[e];
+    }
+    if (ready)
+      level_ext[i] = lev + 1;
+    else
+      unknown++;
+  }
+  return unknown;
+}
+
+/* Sort items by (level, peer, key). */
+typedef struct plan_item {
+  int32_t level, peer, idx;
+  int64_t key;
+} plan_item;
+
+static int cmp_item(const void *a, const void *b) {
+  const plan_item *x = a, *y = b;
+  if (x->level != y->level) return x->level < y->level ? -1 : 1;
+  if (x->peer != y->peer) return x->peer < y->peer ? -1 : 1;
+  return (x->key > y->key) - (x->key < y->key);
+}
+
+rrt_status rrt_msg_plan_build(int64_t count, const int32_t *peer, const int32_t *idx,
+                              const int32_t *level, const int64_t *key, rrt_msg_plan *out) {
+  memset(out, 0, sizeof(*out));
+  plan_item *it = malloc(((size_t)count + 1) * sizeof(plan_item));
+  out->idx = malloc(((size_t)count + 1) * sizeof(int32_t));
+  out->level = malloc(((size_t)count + 1) * sizeof(int32_t));
+  out->peer = malloc(((size_t)count + 1) * sizeof(int32_t));
+  out->ptr = malloc(((size_t)count + 2) * sizeof(int64_t));
+  if (!it || !out->idx || !out->level || !out->peer || !out->ptr) {
+    free(it);
+    rrt_msg_plan_free(out);
+    return RRT_ERR_OUT_OF_MEMORY;
+  }
+  for (int64_t t = 0; t < count; t++) {
+    it[t].level = level ? level[t] : 0;
+    it[t].peer = peer[t];
+    it[t].idx = idx[t];
+    it[t].key = key[t];
+  }
+  qsort(it, (size_t)count, sizeof(plan_item), cmp_item);
+  int m = 0;
+  for (int64_t t = 0; t < count; t++) {
+    if (t == 0 || it[t].level != it[t - 1].level || it[t].peer != it[t - 1].peer) {
+      out->level[m] = it[t].level;
+      out->peer[m] = it[t].peer;
+      out->ptr[m] = t;
+      m++;
+    }
+    out->idx[t] = it[t].idx;
+  }
+  out->ptr[m] = count;
+  out->nmsg = m;
+  free(it);
+  return RRT_SUCCESS;
+}
+
+void rrt_msg_plan_free(rrt_msg_plan *p) {
+  if (!p) return;
+  free(p->level), free(p->peer), free(p->ptr), free(p->idx);
+  memset(p, 0, sizeof(*p));
+}

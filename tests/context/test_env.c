@@ -1,0 +1,61 @@
+/* Environment knobs, status and name tables (no MPI job needed). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/env.h"
+#include "ringrt/ringrt.h"
+#include "test_util.h"
+
+static rrt_status read_with(const char *var, const char *value, rrt_env *env, char *err) {
+  setenv(var, value, 1);
+  rrt_status st = rrt_env_read(env, err, 256);
+  unsetenv(var);
+  return st;
+}
+
+int main(void) {
+  rrt_env env;
+  char err[256] = "";
+  const char *vars[] = {"RINGRT_BACKEND", "RINGRT_DEVICE", "RINGRT_TIMEOUT", "RINGRT_BIND",
+                        "RINGRT_NCCL", "RINGRT_EMU_THREADS", "RINGRT_VERBOSE"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
+
+  CHECK_OK(rrt_env_read(&env, err, sizeof err));
+  CHECK(env.backend == RRT_BACKEND_AUTO && env.device == -1 && env.bind == 1);
+  CHECK(env.timeout_s == RRT_DEFAULT_TIMEOUT_S);
+
+  CHECK_OK(read_with("RINGRT_BACKEND", "emu", &env, err));
+  CHECK(env.backend == RRT_BACKEND_EMU);
+  CHECK_OK(read_with("RINGRT_TIMEOUT", "2.5", &env, err));
+  CHECK(env.timeout_s == 2.5);
+  CHECK_OK(read_with("RINGRT_DEVICE", "3", &env, err));
+  CHECK(env.device == 3);
+
+  /* Malformed values are errors that name the variable and the value. */
+  CHECK(read_with("RINGRT_BACKEND", "gpu", &env, err) == RRT_ERR_INVALID_ARG);
+  CHECK(strstr(err, "RINGRT_BACKEND") && strstr(err, "gpu"));
+  CHECK(read_with("RINGRT_TIMEOUT", "-1", &env, err) == RRT_ERR_INVALID_ARG);
+  CHECK(strstr(err, "RINGRT_TIMEOUT"));
+  CHECK(read_with("RINGRT_TIMEOUT", "10s", &env, err) == RRT_ERR_INVALID_ARG);
+  CHECK(read_with("RINGRT_DEVICE", "one", &env, err) == RRT_ERR_INVALID_ARG);
+  CHECK(strstr(err, "RINGRT_DEVICE") && strstr(err, "one"));
+  CHECK(read_with("RINGRT_BIND", "2", &env, err) == RRT_ERR_INVALID_ARG);
+
+  /* Every status has a distinct, non-empty name. */
+  for (int a = 0; a < RRT_STATUS_COUNT; a++) {
+    CHECK(strlen(rrt_status_string((rrt_status)a)) > 0);
+    CHECK(strcmp(rrt_status_string((rrt_status)a), "unknown status") != 0);
+    for (int b = 0; b < a; b++)
+      CHECK(strcmp(rrt_status_string((rrt_status)a), rrt_status_string((rrt_status)b)) != 0);
+  }
+  /* Backend names round-trip. */
+  for (int b = RRT_BACKEND_AUTO; b <= RRT_BACKEND_EMU; b++) {
+    rrt_backend back;
+    CHECK_OK(rrt_backend_parse(rrt_backend_name((rrt_backend)b), &back));
+    CHECK(back == (rrt_backend)b);
+  }
+  rrt_backend back;
+  CHECK(rrt_backend_parse("CPU", &back) == RRT_ERR_INVALID_ARG);
+  CHECK(strcmp(rrt_version(), "") != 0);
+  return test_result();
+}
