@@ -2,7 +2,8 @@
 # Install the Debian packages ringrt builds against, if missing. As root it
 # runs apt-get; otherwise it names what to install and fails.
 set -euo pipefail
-pkgs=(cmake ninja-build g++ pkg-config openmpi-bin libopenmpi-dev libhwloc-dev libopenblas-dev libhdf5-dev)
+pkgs=(cmake ninja-build g++ pkg-config python3 openmpi-bin libopenmpi-dev libhwloc-dev libopenblas-dev libhdf5-dev
+      slurm-wlm munge)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -26,12 +26,13 @@ void rrt_cuda_describe(rrt_ctx_t ctx, rrt_ctx_info *info) {
   int rt = 0, drv = 0;
   cudaRuntimeGetVersion(&rt);
   cudaDriverGetVersion(&drv);
+  /* Versions are encoded 1000 * major + 10 * minor. */
   snprintf(info->cuda_version, sizeof info->cuda_version, "runtime %d.%d driver %d.%d",
-           rt / 1000, (rt % 1000) / 10, drv / 1000, (drv % 1000) / 10);
+           (rt / 1000) % 100, (rt % 1000) / 10, (drv / 1000) % 100, (drv % 1000) / 10);
   if (ctx->device < 0) return;
   struct cudaDeviceProp prop;
   if (cudaGetDeviceProperties(&prop, ctx->device) != cudaSuccess) return;
-  snprintf(info->device_name, sizeof info->device_name, "%s", prop.name);
+  snprintf(info->device_name, sizeof info->device_name, "%.95s", prop.name);
   info->device_memory = (uint64_t)prop.totalGlobalMem;
   cudaDeviceGetPCIBusId(info->device_pci, (int)sizeof info->device_pci, ctx->device);
 }

@@ -45,12 +45,18 @@ typedef struct rrt_device_ops {
   rrt_status (*event_sync)(rrt_event event);
   rrt_status (*stream_wait_event)(rrt_stream stream, rrt_event event);
   rrt_status (*event_elapsed_ms)(rrt_event start, rrt_event end, float *ms);
+  /* OS threads the SIMT emulator uses for kernels launched on `stream` (host
+   * layer; streams start with omp_get_max_threads()). A no-op on cuda. */
+  rrt_status (*stream_set_threads)(rrt_stream stream, int threads);
 } rrt_device_ops;
 
 extern const rrt_device_ops rrt_device_host; /* comm/device_host.c */
 #if RINGRT_HAVE_CUDA
 extern const rrt_device_ops rrt_device_cuda; /* comm/device_cuda.c */
 #endif
+
+/** Emulator OS threads of a host-layer stream (1 for a NULL stream). */
+int rrt_host_stream_threads(rrt_stream stream);
 
 /** Number of usable CUDA devices: 0 when built without CUDA, or when the
  *  runtime reports no device or an insufficient driver (that means "no GPU",

@@ -38,7 +38,9 @@ void rrt_fatal_abort(rrt_ctx_t ctx, rrt_status status, const char *op, const cha
   fflush(stderr);
   /* NCCL first: a communicator with operations in flight must be aborted, not
    * destroyed, or the abort below could wait on the GPU forever. */
+#if RINGRT_HAVE_NCCL
   if (ctx && ctx->nccl_comm) rrt_nccl_fini(ctx, 1);
+#endif
   MPI_Abort(ctx ? ctx->comm : MPI_COMM_WORLD, 3);
   exit(3); /* MPI_Abort should not return */
 }

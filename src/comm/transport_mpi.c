@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,8 +193,8 @@ static rrt_status post_reduce_chunks(rrt_request_t req, const void *send, void *
 
 rrt_status rrt_mpi_post_allreduce(rrt_request_t req, const void *send, void *recv, size_t count,
                                   rrt_dtype dtype, rrt_op op) {
-  MPI_Datatype t;
-  MPI_Op m;
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  MPI_Op m = MPI_OP_NULL;
   RRT_CHECK(dtype_to_mpi(req, dtype, &t));
   RRT_CHECK(op_to_mpi(req, op, &m));
   if (count == 0) return RRT_SUCCESS;
@@ -395,15 +396,22 @@ rrt_status rrt_mpi_agree(rrt_ctx_t ctx, rrt_status local) {
     const char *text = strip_rank_prefix(msg->text, lowest);
     rrt_status remote = msg->status > 0 && msg->status < RRT_STATUS_COUNT ? (rrt_status)msg->status
                                                                           : RRT_ERR_INTERNAL;
+    /* The forwarded text ends with the status in brackets (rrt_error);
+     * without a message the status alone is named. */
+    char what[sizeof(msg->text)];
+    if (text[0]) {
+      snprintf(what, sizeof(what), "%s", text);
+    } else {
+      snprintf(what, sizeof(what), "(no message) (%s)", rrt_status_string(remote));
+    }
     if (local == RRT_SUCCESS) {
-      st = rrt_error(ctx, RRT_ERR_REMOTE, op, "rank %d failed (%s): %s", lowest,
-                     rrt_status_string(remote), text[0] ? text : "(no message)");
+      st = rrt_error(ctx, RRT_ERR_REMOTE, op, "rank %d failed: %s", lowest, what);
     } else {
       /* This rank failed too: keep its own message after the agreed one. */
       char own[sizeof(ctx->last_error)];
       snprintf(own, sizeof(own), "%s", ctx->last_error);
-      st = rrt_error(ctx, local, op, "rank %d failed (%s): %s; this rank also failed: %s", lowest,
-                     rrt_status_string(remote), text[0] ? text : "(no message)", own);
+      st = rrt_error(ctx, local, op, "rank %d failed: %s; this rank also failed: %s", lowest, what,
+                     own);
     }
   } else if (st == RRT_SUCCESS) {
     st = local; /* the lowest failing rank keeps its own message */

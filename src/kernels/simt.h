@@ -21,6 +21,8 @@
 #include "ringrt/status.h"
 
 #if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #define RRT_KERNEL_API(name) extern "C" rrt_status name##_cuda

@@ -15,18 +15,11 @@
 #include <stdint.h>
 
 #include "ringrt/attn.h"
+#include "sched/attn_item.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** One rectangle of work. Local query row q_begin + i has global position
- *  q_pos0 + i * q_stride; local key row k_begin + j has k_pos0 + j * k_stride. */
-typedef struct rrt_attn_item {
-  int64_t q_begin, q_len, q_pos0, q_stride;
-  int64_t k_begin, k_len, k_pos0, k_stride;
-  int causal; /**< 1: apply key_pos <= query_pos; 0: every pair is visible */
-} rrt_attn_item;
 
 #define RRT_RING_MAX_ITEMS 4
 

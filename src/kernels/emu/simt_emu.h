@@ -27,9 +27,11 @@
  *   - __syncwarp, __shfl_sync/_up/_down/_xor_sync (any trivially copyable T of
  *     at most 8 bytes, width a power of two <= 32, PTX segment rules),
  *     __ballot_sync, __any_sync, __all_sync, __activemask: a warp collective
- *     releases when every live lane of the warp has reached a warp collective;
- *     the mask argument is ignored, so all live lanes of the warp must take
- *     part (a lane reading from an exited lane gets its own value);
+ *     completes when every live (not exited) lane named in its mask waits at
+ *     it; all those lanes must use the same mask, operation and width, as
+ *     CUDA requires (a lane reading from a lane outside the group gets its
+ *     own value); __activemask returns the lanes that have not exited (the
+ *     emulator does not track branch divergence);
  *   - global and shared atomics (atomicAdd int/unsigned/ull/float/double,
  *     atomicSub, atomicMin/Max int/unsigned/long long/ull, atomicAnd/Or/Xor,
  *     atomicCAS, atomicExch), all sequentially consistent; __threadfence*;
@@ -95,11 +97,21 @@ struct dim3 {
 struct uint3 {
   unsigned x, y, z;
 };
-struct __align__(8) float2 { float x, y; };
-struct __align__(16) float4 { float x, y, z, w; };
-struct __align__(8) int2 { int x, y; };
-struct __align__(16) int4 { int x, y, z, w; };
-struct __align__(16) double2 { double x, y; };
+struct __align__(8) float2 {
+  float x, y;
+};
+struct __align__(16) float4 {
+  float x, y, z, w;
+};
+struct __align__(8) int2 {
+  int x, y;
+};
+struct __align__(16) int4 {
+  int x, y, z, w;
+};
+struct __align__(16) double2 {
+  double x, y;
+};
 static inline float2 make_float2(float x, float y) { return float2{x, y}; }
 static inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
 static inline int2 make_int2(int x, int y) { return int2{x, y}; }
@@ -128,7 +140,7 @@ dim3 block_dim();
 dim3 grid_dim();
 void *dyn_smem();
 int block_sync(int op, int pred);
-uint64_t warp_sync(int op, uint64_t value, int param, int width);
+uint64_t warp_sync(int op, unsigned mask, uint64_t value, int param, int width);
 unsigned active_mask();
 
 template <class F> void trampoline(void *f) { (*static_cast<F *>(f))(); }
@@ -174,39 +186,43 @@ template <class To, class From> static inline To bit_cast(From v) {
 
 /* ---- barriers and warp collectives -------------------------------------------- */
 static inline void __syncthreads() { (void)::rrt_emu::block_sync(::rrt_emu::B_SYNC, 0); }
-static inline int __syncthreads_count(int p) { return ::rrt_emu::block_sync(::rrt_emu::B_COUNT, p); }
+static inline int __syncthreads_count(int p) {
+  return ::rrt_emu::block_sync(::rrt_emu::B_COUNT, p);
+}
 static inline int __syncthreads_and(int p) { return ::rrt_emu::block_sync(::rrt_emu::B_AND, p); }
 static inline int __syncthreads_or(int p) { return ::rrt_emu::block_sync(::rrt_emu::B_OR, p); }
-static inline void __syncwarp(unsigned = 0xffffffffu) {
-  (void)::rrt_emu::warp_sync(::rrt_emu::W_SYNC, 0, 0, warpSize);
+static inline void __syncwarp(unsigned mask = 0xffffffffu) {
+  (void)::rrt_emu::warp_sync(::rrt_emu::W_SYNC, mask, 0, 0, warpSize);
 }
 static inline unsigned __activemask() { return ::rrt_emu::active_mask(); }
 
-template <class T> static inline T __shfl_sync(unsigned, T v, int src, int width = warpSize) {
+template <class T> static inline T __shfl_sync(unsigned mask, T v, int src, int width = warpSize) {
   using namespace rrt_emu;
-  return from_bits<T>(warp_sync(W_SHFL_IDX, to_bits(v), src, width));
-}
-template <class T> static inline T __shfl_up_sync(unsigned, T v, unsigned d, int width = warpSize) {
-  using namespace rrt_emu;
-  return from_bits<T>(warp_sync(W_SHFL_UP, to_bits(v), (int)d, width));
+  return from_bits<T>(warp_sync(W_SHFL_IDX, mask, to_bits(v), src, width));
 }
 template <class T>
-static inline T __shfl_down_sync(unsigned, T v, unsigned d, int width = warpSize) {
+static inline T __shfl_up_sync(unsigned mask, T v, unsigned d, int width = warpSize) {
   using namespace rrt_emu;
-  return from_bits<T>(warp_sync(W_SHFL_DOWN, to_bits(v), (int)d, width));
+  return from_bits<T>(warp_sync(W_SHFL_UP, mask, to_bits(v), (int)d, width));
 }
-template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m, int width = warpSize) {
+template <class T>
+static inline T __shfl_down_sync(unsigned mask, T v, unsigned d, int width = warpSize) {
   using namespace rrt_emu;
-  return from_bits<T>(warp_sync(W_SHFL_XOR, to_bits(v), m, width));
+  return from_bits<T>(warp_sync(W_SHFL_DOWN, mask, to_bits(v), (int)d, width));
 }
-static inline unsigned __ballot_sync(unsigned, int p) {
-  return (unsigned)::rrt_emu::warp_sync(::rrt_emu::W_BALLOT, p != 0, 0, warpSize);
+template <class T>
+static inline T __shfl_xor_sync(unsigned mask, T v, int m, int width = warpSize) {
+  using namespace rrt_emu;
+  return from_bits<T>(warp_sync(W_SHFL_XOR, mask, to_bits(v), m, width));
 }
-static inline int __any_sync(unsigned, int p) {
-  return (int)::rrt_emu::warp_sync(::rrt_emu::W_ANY, p != 0, 0, warpSize);
+static inline unsigned __ballot_sync(unsigned mask, int p) {
+  return (unsigned)::rrt_emu::warp_sync(::rrt_emu::W_BALLOT, mask, p != 0, 0, warpSize);
 }
-static inline int __all_sync(unsigned, int p) {
-  return (int)::rrt_emu::warp_sync(::rrt_emu::W_ALL, p != 0, 0, warpSize);
+static inline int __any_sync(unsigned mask, int p) {
+  return (int)::rrt_emu::warp_sync(::rrt_emu::W_ANY, mask, p != 0, 0, warpSize);
+}
+static inline int __all_sync(unsigned mask, int p) {
+  return (int)::rrt_emu::warp_sync(::rrt_emu::W_ALL, mask, p != 0, 0, warpSize);
 }
 
 /* ---- memory ordering and atomics ------------------------------------------------ */
@@ -218,12 +234,12 @@ static inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_C
 static inline void __trap() { abort(); }
 
 #define RRT_EMU_ATOMIC_INT(T)                                                                      \
-  static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }     \
-  static inline T atomicSub(T *p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); }     \
-  static inline T atomicAnd(T *p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); }     \
-  static inline T atomicOr(T *p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }       \
-  static inline T atomicXor(T *p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); }     \
-  static inline T atomicExch(T *p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }   \
+  static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }      \
+  static inline T atomicSub(T *p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); }      \
+  static inline T atomicAnd(T *p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); }      \
+  static inline T atomicOr(T *p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }        \
+  static inline T atomicXor(T *p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); }      \
+  static inline T atomicExch(T *p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }    \
   static inline T atomicCAS(T *p, T cmp, T v) {                                                    \
     __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);            \
     return cmp;                                                                                    \
@@ -256,7 +272,8 @@ RRT_EMU_ATOMIC_INT(unsigned long long)
     __atomic_load(p, &old, __ATOMIC_SEQ_CST);                                                      \
     do {                                                                                           \
       upd = old + v;                                                                               \
-    } while (!__atomic_compare_exchange(p, &old, &upd, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)); \
+    } while (                                                                                      \
+        !__atomic_compare_exchange(p, &old, &upd, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));     \
     return old;                                                                                    \
   }                                                                                                \
   static inline T atomicExch(T *p, T v) {                                                          \
@@ -269,13 +286,14 @@ RRT_EMU_ATOMIC_FP(double)
 #undef RRT_EMU_ATOMIC_FP
 
 /* ---- math intrinsics ------------------------------------------------------------- */
-static inline float __expf(float x) { return expf(x); }
-static inline float __logf(float x) { return logf(x); }
-static inline float __log2f(float x) { return log2f(x); }
-static inline float __powf(float x, float y) { return powf(x, y); }
-static inline float __sinf(float x) { return sinf(x); }
-static inline float __cosf(float x) { return cosf(x); }
-static inline float __tanf(float x) { return tanf(x); }
+/* glibc's math.h declares __expf & co. itself: map the names after it. */
+#define __expf expf
+#define __logf logf
+#define __log2f log2f
+#define __powf powf
+#define __sinf sinf
+#define __cosf cosf
+#define __tanf tanf
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 static inline float __fdividef(float a, float b) { return a / b; }
@@ -309,7 +327,8 @@ static inline int __ffs(int v) { return __builtin_ffs(v); }
 static inline int __ffsll(long long v) { return __builtin_ffsll(v); }
 static inline unsigned __brev(unsigned v) {
   unsigned r = 0;
-  for (int i = 0; i < 32; i++) r |= ((v >> i) & 1u) << (31 - i);
+  for (int i = 0; i < 32; i++)
+    r |= ((v >> i) & 1u) << (31 - i);
   return r;
 }
 
@@ -330,8 +349,12 @@ static inline double min(double a, double b) { return fmin(a, b); }
 static inline double max(double a, double b) { return fmax(a, b); }
 
 /* ---- 16-bit floating point storage (cuda_fp16.h / cuda_bf16.h subset) -------------- */
-struct __align__(2) __half { unsigned short x; };
-struct __align__(2) __nv_bfloat16 { unsigned short x; };
+struct __align__(2) __half {
+  unsigned short x;
+};
+struct __align__(2) __nv_bfloat16 {
+  unsigned short x;
+};
 
 static inline __nv_bfloat16 __float2bfloat16_rn(float f) {
   unsigned u = __float_as_uint(f);
@@ -345,7 +368,9 @@ static inline __nv_bfloat16 __float2bfloat16_rn(float f) {
   return h;
 }
 static inline __nv_bfloat16 __float2bfloat16(float f) { return __float2bfloat16_rn(f); }
-static inline float __bfloat162float(__nv_bfloat16 h) { return __uint_as_float((unsigned)h.x << 16); }
+static inline float __bfloat162float(__nv_bfloat16 h) {
+  return __uint_as_float((unsigned)h.x << 16);
+}
 
 static inline __half __float2half_rn(float f) {
   unsigned u = __float_as_uint(f);
@@ -360,7 +385,7 @@ static inline __half __float2half_rn(float f) {
     h.x = (unsigned short)(sign | 0x7c00u);
     return h;
   }
-  if (a < 0x38800000u) { /* below the smallest normal half (2^-14): subnormal or zero */
+  if (a < 0x38800000u) {   /* below the smallest normal half (2^-14): subnormal or zero */
     if (a < 0x33000000u) { /* below 2^-25: rounds to zero */
       h.x = (unsigned short)sign;
       return h;
@@ -378,6 +403,10 @@ static inline __half __float2half_rn(float f) {
   return h;
 }
 static inline __half __float2half(float f) { return __float2half_rn(f); }
+static inline unsigned short __half_as_ushort(__half h) { return h.x; }
+static inline __half __ushort_as_half(unsigned short v) { return __half{v}; }
+static inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 h) { return h.x; }
+static inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short v) { return __nv_bfloat16{v}; }
 static inline float __half2float(__half h) {
   unsigned sign = ((unsigned)h.x & 0x8000u) << 16, e = (h.x >> 10) & 0x1fu, m = h.x & 0x3ffu;
   if (e == 0x1fu) return __uint_as_float(sign | 0x7f800000u | (m << 13));

@@ -38,9 +38,10 @@ struct Fiber {
   ucontext_t uc;
   uint3 tid;
   int state;
-  int op;       /* pending collective (warp_op / block_op) */
-  int param;    /* shuffle lane, delta or mask */
-  int width;    /* shuffle width */
+  int op;        /* pending collective (warp_op / block_op) */
+  int param;     /* shuffle lane, delta or mask */
+  int width;     /* shuffle width */
+  unsigned mask; /* lanes taking part in the warp collective */
   uint64_t value;
   uint64_t result;
 };
@@ -80,12 +81,13 @@ struct Worker {
     free(smem);
   }
   void release_stacks() {
-    for (Stack &s : stacks) munmap(s.map, s.len);
+    for (Stack &s : stacks)
+      munmap(s.map, s.len);
     stacks.clear();
   }
   rrt_status prepare(const Launch &l, int n, size_t want_stack);
   rrt_status run_block(uint64_t b);
-  void resolve_warp(int lo, int hi);
+  void resolve_warp(int lo, unsigned group);
   rrt_status report_deadlock(const char *why, int warp_lo);
 };
 
@@ -115,10 +117,21 @@ void fiber_main() {
   abort();
 }
 
+/* Separate and not inlined: getcontext returns twice, which would put the
+ * caller's loop variables at risk (-Wclobbered). */
+__attribute__((noinline)) void make_fiber(ucontext_t &uc, char *stack, size_t bytes) {
+  getcontext(&uc);
+  uc.uc_stack.ss_sp = stack;
+  uc.uc_stack.ss_size = bytes;
+  uc.uc_link = nullptr;
+  makecontext(&uc, fiber_main, 0);
+}
+
 /* Park the running fiber until the scheduler releases it. */
-uint64_t park(Worker *w, int state, int op, uint64_t value, int param, int width) {
+uint64_t park(Worker *w, int state, int op, unsigned mask, uint64_t value, int param, int width) {
   Fiber &f = w->fibers[(size_t)w->cur];
   f.state = state;
+  f.mask = mask;
   f.op = op;
   f.value = value;
   f.param = param;
@@ -138,8 +151,8 @@ rrt_status Worker::prepare(const Launch &l, int n, size_t want_stack) {
   while ((int)stacks.size() < n) {
     size_t len = stack_bytes + page;
     /* NORESERVE: only the pages a fiber touches cost memory. */
-    void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+    void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
       fprintf(stderr, "ringrt emu: kernel %s: cannot map a %zu-byte fiber stack: %s\n", l.name, len,
               strerror(errno));
@@ -162,21 +175,23 @@ rrt_status Worker::prepare(const Launch &l, int n, size_t want_stack) {
   return RRT_SUCCESS;
 }
 
-void Worker::resolve_warp(int lo, int hi) {
-  int op = -1, width = warpSize;
+/* Complete one warp collective: `group` holds the lanes (bit i: thread lo+i)
+ * that all wait at it with the same operation, width and mask. */
+void Worker::resolve_warp(int lo, unsigned group) {
+  const int op = fibers[(size_t)(lo + __builtin_ctz(group))].op;
+  const int width = fibers[(size_t)(lo + __builtin_ctz(group))].width;
   uint64_t ballot = 0;
   int all = 1;
-  for (int i = lo; i < hi; i++) {
-    Fiber &f = fibers[(size_t)i];
-    if (f.state != F_WARP) continue;
-    if (op < 0) op = f.op, width = f.width;
-    if (f.value) ballot |= 1ull << (i - lo);
-    else all = 0;
+  for (unsigned g = group; g; g &= g - 1) {
+    const Fiber &f = fibers[(size_t)(lo + __builtin_ctz(g))];
+    if (f.value)
+      ballot |= 1ull << __builtin_ctz(g);
+    else
+      all = 0;
   }
-  for (int i = lo; i < hi; i++) {
-    Fiber &f = fibers[(size_t)i];
-    if (f.state != F_WARP) continue;
-    unsigned lane = (unsigned)(i - lo), b = (unsigned)f.param & 31u;
+  for (unsigned g = group; g; g &= g - 1) {
+    Fiber &f = fibers[(size_t)(lo + __builtin_ctz(g))];
+    unsigned lane = (unsigned)__builtin_ctz(g), b = (unsigned)f.param & 31u;
     /* PTX shfl segment rules: segmask selects the width-sized segment. */
     unsigned seg = (unsigned)(warpSize - width) & 31u;
     int minl = (int)(lane & seg), maxl = (int)((lane & seg) | (31u & ~seg)), j = (int)lane;
@@ -194,15 +209,15 @@ void Worker::resolve_warp(int lo, int hi) {
     case W_ALL: f.result = (uint64_t)all; break;
     case W_SYNC: f.result = 0; break;
     default: {
-      int src = lo + j;
-      /* Out of segment, or a lane that exited or does not exist: own value. */
-      bool live = ok && src < hi && fibers[(size_t)src].state == F_WARP;
-      f.result = live ? fibers[(size_t)src].value : f.value;
+      /* Out of segment, or a lane outside the group (exited, absent, not
+       * in the mask: undefined in CUDA): own value. */
+      bool in = ok && ((group >> j) & 1u);
+      f.result = in ? fibers[(size_t)(lo + j)].value : f.value;
     }
     }
   }
-  for (int i = lo; i < hi; i++)
-    if (fibers[(size_t)i].state == F_WARP) fibers[(size_t)i].state = F_READY;
+  for (unsigned g = group; g; g &= g - 1)
+    fibers[(size_t)(lo + __builtin_ctz(g))].state = F_READY;
 }
 
 rrt_status Worker::report_deadlock(const char *why, int warp_lo) {
@@ -233,11 +248,7 @@ rrt_status Worker::run_block(uint64_t b) {
     f.tid.x = (unsigned)i % l.block.x;
     f.tid.y = ((unsigned)i / l.block.x) % l.block.y;
     f.tid.z = (unsigned)i / (l.block.x * l.block.y);
-    getcontext(&f.uc);
-    f.uc.uc_stack.ss_sp = stacks[(size_t)i].map + page;
-    f.uc.uc_stack.ss_size = stack_bytes;
-    f.uc.uc_link = nullptr;
-    makecontext(&f.uc, fiber_main, 0);
+    make_fiber(f.uc, stacks[(size_t)i].map + page, stack_bytes);
   }
   for (;;) {
     for (int i = 0; i < n; i++) {
@@ -250,23 +261,30 @@ rrt_status Worker::run_block(uint64_t b) {
     int live = 0, at_block = 0;
     bool released = false;
     for (int lo = 0; lo < n; lo += warpSize) {
-      int hi = lo + warpSize < n ? lo + warpSize : n, waiting = 0, lanes = 0, op = -1, width = 0;
-      bool same = true;
+      int hi = lo + warpSize < n ? lo + warpSize : n;
+      unsigned alive = 0, waiting = 0; /* lane bit masks */
       for (int i = lo; i < hi; i++) {
-        const Fiber &f = fibers[(size_t)i];
-        if (f.state == F_DONE) continue;
-        lanes++;
-        if (f.state == F_BLOCK) at_block++;
-        if (f.state != F_WARP) continue;
-        waiting++;
-        if (op < 0) op = f.op, width = f.width;
-        same = same && f.op == op && f.width == width;
+        int st = fibers[(size_t)i].state;
+        if (st == F_DONE) continue;
+        alive |= 1u << (i - lo);
+        at_block += st == F_BLOCK;
+        if (st == F_WARP) waiting |= 1u << (i - lo);
       }
-      live += lanes;
-      if (waiting == 0 || waiting != lanes) continue;
-      if (!same) return report_deadlock("lanes of one warp wait at different warp collectives", lo);
-      resolve_warp(lo, hi);
-      released = true;
+      live += __builtin_popcount(alive);
+      /* A collective completes when every live lane of its mask waits at it. */
+      for (unsigned todo = waiting; todo;) {
+        const Fiber &f = fibers[(size_t)(lo + __builtin_ctz(todo))];
+        unsigned group = (f.mask & alive) | (todo & -todo);
+        todo &= ~group;
+        if (group & ~waiting) continue; /* a lane of the mask is elsewhere: not yet */
+        for (unsigned g = group; g; g &= g - 1) {
+          const Fiber &o = fibers[(size_t)(lo + __builtin_ctz(g))];
+          if (o.op != f.op || o.width != f.width || ((o.mask & alive) | (g & -g)) != group)
+            return report_deadlock("lanes of one warp wait at different warp collectives", lo);
+        }
+        resolve_warp(lo, group);
+        released = true;
+      }
     }
     if (live == 0) return RRT_SUCCESS;
     if (released) continue;
@@ -303,10 +321,12 @@ rrt_status Worker::run_block(uint64_t b) {
 
 rrt_status check_config(const char *name, dim3 g, dim3 b, size_t shmem) {
   const char *why = nullptr;
-  if (!g.x || !g.y || !g.z) why = "grid dimensions must be positive";
+  if (!g.x || !g.y || !g.z)
+    why = "grid dimensions must be positive";
   else if (g.x > kMaxGridX || g.y > kMaxGridYZ || g.z > kMaxGridYZ)
     why = "grid too large (x < 2^31, y and z <= 65535)";
-  else if (!b.x || !b.y || !b.z) why = "block dimensions must be positive";
+  else if (!b.x || !b.y || !b.z)
+    why = "block dimensions must be positive";
   else if (b.x > kMaxBlockThreads || b.y > kMaxBlockThreads || b.z > kMaxBlockZ ||
            (uint64_t)b.x * b.y * b.z > kMaxBlockThreads)
     why = "block too large (at most 1024 threads, z <= 64)";
@@ -325,8 +345,10 @@ rrt_status check_config(const char *name, dim3 g, dim3 b, size_t shmem) {
 rrt_status launch(const char *name, dim3 grid, dim3 block, size_t shmem, rrt_stream stream,
                   size_t stack_bytes, void (*fn)(void *), void *arg) {
   if (t_current) {
-    fprintf(stderr, "ringrt emu: kernel %s launched from a kernel: dynamic parallelism is not "
-                    "supported\n", name);
+    fprintf(stderr,
+            "ringrt emu: kernel %s launched from a kernel: dynamic parallelism is not "
+            "supported\n",
+            name);
     return RRT_ERR_UNSUPPORTED;
   }
   rrt_status st = check_config(name, grid, block, shmem);
@@ -372,11 +394,11 @@ dim3 grid_dim() { return running("gridDim")->launch->grid; }
 void *dyn_smem() { return running("RRT_DYN_SHARED")->smem; }
 
 int block_sync(int op, int pred) {
-  return (int)park(running("__syncthreads"), F_BLOCK, op, pred != 0, 0, 0);
+  return (int)park(running("__syncthreads"), F_BLOCK, op, 0, pred != 0, 0, 0);
 }
 
-uint64_t warp_sync(int op, uint64_t value, int param, int width) {
-  return park(running("a warp collective"), F_WARP, op, value, param, width);
+uint64_t warp_sync(int op, unsigned mask, uint64_t value, int param, int width) {
+  return park(running("a warp collective"), F_WARP, op, mask, value, param, width);
 }
 
 unsigned active_mask() {

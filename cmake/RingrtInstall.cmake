@@ -1,0 +1,41 @@
+# `cmake --install`: headers, libringrt.so (SONAME) and libringrt.a, the
+# ringrt tool, ringrtConfig.cmake (imported targets ringrt::ringrt and
+# ringrt::ringrt_static) and ringrt.pc.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(RINGRT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ringrt)
+set_target_properties(ringrt_static PROPERTIES EXPORT_NAME ringrt_static)
+set_target_properties(ringrt_app PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+
+install(TARGETS ringrt ringrt_static EXPORT ringrtTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS ringrt_app RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/launch/ringrt-run DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ringrt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  FILES_MATCHING PATTERN "*.h")
+install(FILES ${PROJECT_BINARY_DIR}/include/ringrt/config.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ringrt)
+install(EXPORT ringrtTargets NAMESPACE ringrt:: DESTINATION ${RINGRT_CMAKE_DIR})
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/ringrtConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/ringrtConfig.cmake INSTALL_DESTINATION ${RINGRT_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/ringrtConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/ringrtConfig.cmake ${PROJECT_BINARY_DIR}/ringrtConfigVersion.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/FindNCCL.cmake DESTINATION ${RINGRT_CMAKE_DIR})
+
+# pkg-config: the static dependencies go in Libs.private.
+set(RINGRT_PC_PRIVATE "-lopenblas -lhwloc -lhdf5_serial -lm -fopenmp -lstdc++")
+if(RINGRT_HAVE_CUDA)
+  string(APPEND RINGRT_PC_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart")
+endif()
+if(RINGRT_HAVE_NCCL)
+  get_filename_component(_nccl_dir ${NCCL_LIBRARY} DIRECTORY)
+  string(APPEND RINGRT_PC_PRIVATE " -L${_nccl_dir} -lnccl")
+endif()
+configure_file(${PROJECT_SOURCE_DIR}/cmake/ringrt.pc.in ${PROJECT_BINARY_DIR}/ringrt.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/ringrt.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

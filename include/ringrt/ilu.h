@@ -1,0 +1,127 @@
+/* ringrt: distributed level-scheduled ILU(0) and Krylov solvers.
+ *
+ * rrt_ilu0_create analyses the pattern: the elimination order (natural, RCM
+ * or multicolour), the dependency levels of L (level(i) = 1 + max level(k)
+ * over k before i with a_ik != 0) and of U (mirrored), and the communication
+ * plans: after each level a rank sends the factored rows another rank needs
+ * to that rank only. rrt_ilu0_factor then factors level by level, and the
+ * result is bitwise identical to the serial IKJ ILU(0) of the same ordering
+ * for every rank count and backend (cpu, cuda, emu). A reordering changes
+ * the preconditioner (not the matrix the Krylov solvers see): it is the
+ * ILU(0) of P A P^T applied as P^T (LU)^-1 P. Rows never move between ranks.
+ */
+#ifndef RINGRT_ILU_H
+#define RINGRT_ILU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringrt/sparse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rrt_ilu_ordering {
+  RRT_ILU_ORDER_NATURAL = 0,
+  RRT_ILU_ORDER_RCM,       /**< reverse Cuthill-McKee of the symmetrised graph */
+  RRT_ILU_ORDER_MULTICOLOR /**< greedy colouring, colours in order: few levels */
+} rrt_ilu_ordering;
+
+typedef struct rrt_ilu0_options {
+  size_t size;               /**< sizeof(rrt_ilu0_options), set by the initializer */
+  rrt_ilu_ordering ordering; /**< default natural */
+  int boost;                 /**< 1: |u_ii| <= boost_tol -> u_ii = boost_value */
+  double boost_tol;
+  double boost_value;
+} rrt_ilu0_options;
+
+#define RRT_ILU0_OPTIONS_INITIALIZER                                                               \
+  { sizeof(rrt_ilu0_options), RRT_ILU_ORDER_NATURAL, 0, 0.0, 1.0 }
+
+typedef struct rrt_ilu0 *rrt_ilu0_t;
+
+/** Analysis (collective): ordering, levels, plans. The handle refers to A,
+ *  which must outlive it. A row without a diagonal entry is RRT_ERR_SINGULAR
+ *  on every rank, naming the global row. */
+rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_ilu0_t *ilu);
+
+/** Numeric factorisation from A's current values (collective; call again
+ *  after rrt_sparse_set_values). A zero pivot is RRT_ERR_SINGULAR on every
+ *  rank, naming the first global row in elimination order; a non-finite
+ *  pivot is RRT_ERR_NUMERIC. */
+rrt_status rrt_ilu0_factor(rrt_ilu0_t ilu);
+
+/** z = U^-1 L^-1 r (collective): local_rows doubles in backend memory each. */
+rrt_status rrt_ilu0_apply(rrt_ilu0_t ilu, const double *r, double *z);
+
+/** Destroy (local). Safe on NULL. */
+rrt_status rrt_ilu0_destroy(rrt_ilu0_t ilu);
+
+/** Global number of levels of L and of U (either pointer may be NULL). */
+void rrt_ilu0_levels(rrt_ilu0_t ilu, int *levels_l, int *levels_u);
+
+/** Rows per level over all ranks: which = 0 (L) or 1 (U); counts has
+ *  levels entries. Local (computed at creation). */
+rrt_status rrt_ilu0_level_histogram(rrt_ilu0_t ilu, int which, int64_t *counts);
+
+/** The local factors on the host, in A's local entry order (combined LU:
+ *  entries before the diagonal in elimination order hold L, unit diagonal
+ *  implied; the others hold U). vals has local_nnz entries. */
+rrt_status rrt_ilu0_get_factors(rrt_ilu0_t ilu, double *vals);
+
+/** Position of every local row in the elimination order (local_rows entries). */
+rrt_status rrt_ilu0_get_positions(rrt_ilu0_t ilu, int64_t *pos);
+
+/** Floating-point operations of one factorisation / one apply, over all ranks. */
+double rrt_ilu0_factor_flops(rrt_ilu0_t ilu);
+double rrt_ilu0_apply_flops(rrt_ilu0_t ilu);
+
+/* ---- Krylov solvers ------------------------------------------------------- */
+
+typedef enum rrt_krylov_method {
+  RRT_KRYLOV_GMRES = 0, /**< restarted GMRES(m), right preconditioned */
+  RRT_KRYLOV_BICGSTAB,  /**< preconditioned BiCGSTAB */
+  RRT_KRYLOV_CG         /**< preconditioned CG (A and M symmetric positive definite) */
+} rrt_krylov_method;
+
+typedef struct rrt_krylov_options {
+  size_t size;              /**< sizeof(rrt_krylov_options), set by the initializer */
+  rrt_krylov_method method; /**< default GMRES */
+  double rtol;              /**< stop when ||b - A x|| <= rtol ||b|| (default 1e-8) */
+  int maxit;                /**< iteration cap (default 1000) */
+  int restart;              /**< GMRES restart length (default 30) */
+  int progress;             /**< print a progress line on rank 0 every N iterations; 0: never */
+} rrt_krylov_options;
+
+#define RRT_KRYLOV_OPTIONS_INITIALIZER                                                             \
+  { sizeof(rrt_krylov_options), RRT_KRYLOV_GMRES, 1e-8, 1000, 30, 0 }
+
+typedef struct rrt_krylov_result {
+  int iterations;   /**< iterations done (GMRES: inner iterations) */
+  int converged;    /**< 1 if the tolerance was reached */
+  double bnorm;     /**< ||b|| */
+  double rnorm;     /**< last residual norm the method tracked (unpreconditioned) */
+  double *history;  /**< residual norm per iteration, history[0] = initial; malloc'd */
+  int history_len;
+} rrt_krylov_result;
+
+/** Solve A x = b (collective) with preconditioner M (NULL: none), from the
+ *  initial guess in x. b and x: local_rows doubles in backend memory. Not
+ *  converging within maxit is not an error (result->converged = 0). */
+rrt_status rrt_krylov_solve(rrt_sparse_t A, rrt_ilu0_t M, const rrt_krylov_options *options,
+                            const double *b, double *x, rrt_krylov_result *result);
+
+/** Free the history of a result. */
+void rrt_krylov_result_free(rrt_krylov_result *result);
+
+/** "gmres", "bicgstab", "cg" <-> method; "natural", "rcm", "multicolor" <-> ordering. */
+const char *rrt_krylov_method_name(rrt_krylov_method method);
+rrt_status rrt_krylov_method_parse(const char *name, rrt_krylov_method *method);
+const char *rrt_ilu_ordering_name(rrt_ilu_ordering ordering);
+rrt_status rrt_ilu_ordering_parse(const char *name, rrt_ilu_ordering *ordering);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,44 @@
+/* Ring attention descriptor: validation and work counts (local, pure). */
+#include <stdio.h>
+
+#include "ringrt/attn.h"
+#include "sched/ring_schedule.h"
+
+#define DESC_FAIL(...)                                                                             \
+  do {                                                                                             \
+    if (msg && msglen) snprintf(msg, msglen, __VA_ARGS__);                                         \
+    return RRT_ERR_INVALID_ARG;                                                                    \
+  } while (0)
+
+rrt_status rrt_attn_desc_check(const rrt_attn_desc *d, int nranks, char *msg, size_t msglen) {
+  if (!d) DESC_FAIL("descriptor is NULL");
+  if (d->magic != RRT_ATTN_DESC_MAGIC || d->size != sizeof(rrt_attn_desc) ||
+      d->version != RRT_ATTN_DESC_VERSION)
+    DESC_FAIL("descriptor not initialised with RRT_ATTN_DESC_INITIALIZER (size %zu, version %u)",
+              d->size, d->version);
+  if (d->batch < 1) DESC_FAIL("batch %lld < 1", (long long)d->batch);
+  if (d->seq < 1) DESC_FAIL("seq %lld < 1", (long long)d->seq);
+  if (d->heads_q < 1 || d->heads_kv < 1)
+    DESC_FAIL("heads_q %d / heads_kv %d must be >= 1", d->heads_q, d->heads_kv);
+  if (d->heads_q % d->heads_kv != 0)
+    DESC_FAIL("heads_q %d is not a multiple of heads_kv %d", d->heads_q, d->heads_kv);
+  if (d->head_dim < 1 || d->head_dim > RRT_ATTN_MAX_HEAD_DIM)
+    DESC_FAIL("head_dim %d outside 1..%d", d->head_dim, RRT_ATTN_MAX_HEAD_DIM);
+  if (d->dtype != RRT_DTYPE_F32 && d->dtype != RRT_DTYPE_BF16 && d->dtype != RRT_DTYPE_F16)
+    DESC_FAIL("dtype %s is not a storage type of attention (f32, bf16, f16)",
+              rrt_dtype_name(d->dtype));
+  if ((unsigned)d->layout >= RRT_ATTN_LAYOUT_COUNT) DESC_FAIL("unknown layout %d", (int)d->layout);
+  if (d->scale != d->scale) DESC_FAIL("scale is NaN");
+  int64_t len;
+  if (rrt_attn_seq_local(d->layout, d->seq, nranks, &len) != RRT_SUCCESS)
+    DESC_FAIL("seq %lld does not split over %d ranks with layout %s (needs a multiple of %d)",
+              (long long)d->seq, nranks, rrt_attn_layout_name(d->layout),
+              d->layout == RRT_ATTN_ZIGZAG ? 2 * nranks : nranks);
+  return RRT_SUCCESS;
+}
+
+double rrt_attn_flops(const rrt_attn_desc *d) {
+  double s = (double)d->seq;
+  double pairs = d->causal ? s * (s + 1) / 2 : s * s;
+  return 4.0 * d->head_dim * pairs * (double)d->heads_q * (double)d->batch;
+}

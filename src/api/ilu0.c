@@ -1,0 +1,747 @@
+/* Distributed level-scheduled ILU(0): analysis (ordering, levels across
+ * ranks, plans), numeric factorisation level by level, triangular solves.
+ *
+ * Rows never move. An ordering only assigns every row a position in the
+ * elimination order; row i depends on the columns k of its pattern with
+ * pos(k) < pos(i). Within a row, entries are kept sorted by position (L part,
+ * diagonal, U part), so the IKJ updates run in the serial order and the
+ * factors are bitwise those of the serial ILU(0) of P A P^T. */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/sparse_impl.h"
+#include "comm/error.h"
+
+struct rrt_ilu0 {
+  rrt_sparse_t A;
+  rrt_ctx_t ctx;
+  rrt_ilu0_options opt;
+  int64_t nloc, next, nnz, nval;
+  int64_t *pos_ext;           /* position of every extended row */
+  int64_t *frowptr;           /* factor order: nloc + 1 */
+  int32_t *nl, *fcol;         /* L count per row; extended column per entry */
+  int64_t *fperm;             /* factor entry -> A's local entry */
+  int64_t *gofs;              /* ghost U rows in v: nnz + gofs[g] .. nnz + gofs[g + 1] */
+  int32_t *piv, *pair_dst, *pair_src;
+  int64_t *pair_ptr;
+  int nlev[2];                /* L, U */
+  int64_t *hist[2];           /* global rows per level */
+  int64_t *levptr[2];         /* local rows per level: levptr[l-1] .. levptr[l] */
+  int32_t *levrows[2];
+  rrt_halo hf, hl, hu;        /* factor rows, L solve, U solve */
+  int64_t *d_rowptr, *d_pair_ptr;
+  int32_t *d_nl, *d_col, *d_piv, *d_pair_dst, *d_pair_src, *d_lev[2];
+  double *d_v, *d_y, *d_z;
+  double *h_v;                /* host staging of the first nnz values */
+  double fflops, aflops;
+};
+
+#define OPC "rrt_ilu0_create"
+
+static rrt_status nomem(rrt_ctx_t ctx, const char *op) {
+  return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, op, "out of memory");
+}
+
+static rrt_status mpi_fail(rrt_ctx_t ctx, const char *what) {
+  return rrt_error(ctx, RRT_ERR_MPI, OPC, "%s failed", what);
+}
+
+/* ---- ordering -------------------------------------------------------------- */
+
+/* Positions of all global rows for RCM / multicolour: the pattern is gathered
+ * on every rank and every rank computes the same (deterministic) ordering. */
+static rrt_status global_positions(rrt_ilu0_t M, int64_t **pos_out) {
+  rrt_sparse_t A = M->A;
+  rrt_ctx_t ctx = M->ctx;
+  int P = ctx->size;
+  int64_t n = A->n;
+  rrt_status st = RRT_SUCCESS;
+  int *cnt = malloc((size_t)P * sizeof(int)), *dis = malloc((size_t)P * sizeof(int));
+  int64_t *len = malloc((size_t)(A->nloc + 1) * sizeof(int64_t));
+  int64_t *rowptr = malloc(((size_t)n + 1) * sizeof(int64_t)), *col = NULL, *sptr = NULL,
+          *scol = NULL, *pos = malloc(((size_t)n + 1) * sizeof(int64_t));
+  if (!cnt || !dis || !len || !rowptr || !pos) {
+    st = nomem(ctx, OPC);
+    goto done;
+  }
+  for (int p = 0; p < P; p++) cnt[p] = (int)(A->offsets[p + 1] - A->offsets[p]), dis[p] = (int)A->offsets[p];
+  for (int64_t i = 0; i < A->nloc; i++) len[i] = A->rowptr[i + 1] - A->rowptr[i];
+  if (MPI_Allgatherv(len, (int)A->nloc, MPI_INT64_T, rowptr + 1, cnt, dis, MPI_INT64_T, ctx->comm)) {
+    st = mpi_fail(ctx, "MPI_Allgatherv of row lengths");
+    goto done;
+  }
+  rowptr[0] = 0;
+  for (int64_t i = 0; i < n; i++) rowptr[i + 1] += rowptr[i];
+  for (int p = 0; p < P; p++)
+    dis[p] = (int)rowptr[A->offsets[p]], cnt[p] = (int)(rowptr[A->offsets[p + 1]] - rowptr[A->offsets[p]]);
+  col = malloc(((size_t)rowptr[n] + 1) * sizeof(int64_t));
+  if (!col) {
+    st = nomem(ctx, OPC);
+    goto done;
+  }
+  if (MPI_Allgatherv(A->col, (int)A->nnz, MPI_INT64_T, col, cnt, dis, MPI_INT64_T, ctx->comm)) {
+    st = mpi_fail(ctx, "MPI_Allgatherv of the pattern");
+    goto done;
+  }
+  if ((st = rrt_graph_symmetrize(n, rowptr, col, &sptr, &scol))) {
+    st = nomem(ctx, OPC);
+    goto done;
+  }
+  if (M->opt.ordering == RRT_ILU_ORDER_RCM) {
+    st = rrt_order_rcm(n, sptr, scol, pos);
+  } else {
+    int nc = 0;
+    st = rrt_order_multicolor(n, sptr, scol, pos, &nc);
+  }
+  if (st) st = nomem(ctx, OPC);
+done:
+  free(cnt), free(dis), free(len), free(rowptr), free(col), free(sptr), free(scol);
+  if (st) free(pos), pos = NULL;
+  *pos_out = pos;
+  return st;
+}
+
+/* ---- analysis ----------------------------------------------------------------- */
+
+/* Sort the entries of each row by position; nl = entries before the diagonal. */
+static rrt_status factor_order(rrt_ilu0_t M, int64_t *missing) {
+  rrt_sparse_t A = M->A;
+  *missing = INT64_MAX;
+  M->frowptr = malloc(((size_t)M->nloc + 1) * sizeof(int64_t));
+  M->nl = malloc(((size_t)M->nloc + 1) * sizeof(int32_t));
+  M->fcol = malloc(((size_t)M->nnz + 1) * sizeof(int32_t));
+  M->fperm = malloc(((size_t)M->nnz + 1) * sizeof(int64_t));
+  if (!M->frowptr || !M->nl || !M->fcol || !M->fperm) return nomem(M->ctx, OPC);
+  memcpy(M->frowptr, A->rowptr, ((size_t)M->nloc + 1) * sizeof(int64_t));
+  for (int64_t i = 0; i < M->nloc; i++) {
+    int64_t b = A->rowptr[i], e = A->rowptr[i + 1];
+    for (int64_t p = b; p < e; p++) {
+      /* insertion by position: stable, and a no-op for the natural order */
+      int64_t q = p, pp = M->pos_ext[A->col_ext[p]];
+      while (q > b && M->pos_ext[M->fcol[q - 1]] > pp) {
+        M->fcol[q] = M->fcol[q - 1];
+        M->fperm[q] = M->fperm[q - 1];
+        q--;
+      }
+      M->fcol[q] = A->col_ext[p];
+      M->fperm[q] = p;
+    }
+    int32_t nl = 0, diag = 0;
+    for (int64_t p = b; p < e; p++) {
+      if (M->fcol[p] == i) diag = 1;
+      if (M->pos_ext[M->fcol[p]] < M->pos_ext[i]) nl++;
+    }
+    M->nl[i] = nl;
+    if (!diag && A->row_begin + i < *missing) *missing = A->row_begin + i;
+  }
+  return RRT_SUCCESS;
+}
+
+/* Levels of L (side 0) and U (side 1): sweeps, with the levels of the ghost
+ * rows sent by their owners between sweeps, until every row is known. */
+static rrt_status levels(rrt_ilu0_t M, int32_t *lev[2], int64_t nreq, const int64_t *req_row,
+                         const int32_t *req_src) {
+  rrt_ctx_t ctx = M->ctx;
+  rrt_sparse_t A = M->A;
+  int P = ctx->size;
+  rrt_status st = RRT_SUCCESS;
+  int32_t *order[2] = {malloc(((size_t)M->nloc + 1) * sizeof(int32_t)),
+                       malloc(((size_t)M->nloc + 1) * sizeof(int32_t))};
+  int32_t *reply = malloc(2 * ((size_t)nreq + 1) * sizeof(int32_t));
+  int32_t *resp = malloc(2 * ((size_t)A->nghost + 1) * sizeof(int32_t));
+  int *scnt = calloc((size_t)P, sizeof(int)), *sdis = calloc((size_t)P + 1, sizeof(int));
+  int *rcnt = calloc((size_t)P, sizeof(int)), *rdis = calloc((size_t)P + 1, sizeof(int));
+  if (!order[0] || !order[1] || !reply || !resp || !scnt || !sdis || !rcnt || !rdis) {
+    st = nomem(ctx, OPC);
+    goto done;
+  }
+  /* local rows by position (ascending for L, descending for U) */
+  {
+    int64_t *key = malloc(((size_t)M->nloc + 1) * sizeof(int64_t));
+    if (!key) {
+      st = nomem(ctx, OPC);
+      goto done;
+    }
+    for (int64_t i = 0; i < M->nloc; i++) order[0][i] = (int32_t)i;
+    /* positions are a permutation; sort local rows by them (heap-free: shell sort) */
+    for (int64_t i = 0; i < M->nloc; i++) key[i] = M->pos_ext[i];
+    for (int64_t gap = M->nloc / 2; gap > 0; gap /= 2)
+      for (int64_t i = gap; i < M->nloc; i++) {
+        int32_t x = order[0][i];
+        int64_t j = i;
+        while (j >= gap && key[order[0][j - gap]] > key[x]) order[0][j] = order[0][j - gap], j -= gap;
+        order[0][j] = x;
+      }
+    for (int64_t i = 0; i < M->nloc; i++) order[1][i] = order[0][M->nloc - 1 - i];
+    free(key);
+  }
+  for (int64_t t = 0; t < nreq; t++) scnt[req_src[t]] += 2;
+  for (int64_t g = 0; g < A->nghost; g++) rcnt[A->ghost_owner[g]] += 2;
+  for (int p = 0; p < P; p++) sdis[p + 1] = sdis[p] + scnt[p], rdis[p + 1] = rdis[p] + rcnt[p];
+  int64_t *fr = malloc(((size_t)M->nloc + 1) * sizeof(int64_t));
+  if (!fr) {
+    st = nomem(ctx, OPC);
+    goto done;
+  }
+  /* the sweep reads the original CSR with extended columns */
+  for (int round = 0;; round++) {
+    int64_t unknown = 0, total = 0;
+    for (int side = 0; side < 2; side++)
+      unknown += rrt_level_sweep(M->nloc, order[side], A->rowptr, A->col_ext, M->pos_ext, side,
+                                 lev[side]);
+    for (int64_t t = 0; t < nreq; t++) {
+      int64_t r = req_row[t] - A->row_begin;
+      reply[2 * t] = lev[0][r];
+      reply[2 * t + 1] = lev[1][r];
+    }
+    if (MPI_Alltoallv(reply, scnt, sdis, MPI_INT32_T, resp, rcnt, rdis, MPI_INT32_T, ctx->comm)) {
+      st = mpi_fail(ctx, "MPI_Alltoallv of levels");
+      break;
+    }
+    /* replies come back in owner order, i.e. in ghost order */
+    for (int64_t g = 0; g < A->nghost; g++) {
+      lev[0][M->nloc + g] = resp[2 * g];
+      lev[1][M->nloc + g] = resp[2 * g + 1];
+    }
+    if (MPI_Allreduce(&unknown, &total, 1, MPI_INT64_T, MPI_SUM, ctx->comm)) {
+      st = mpi_fail(ctx, "MPI_Allreduce of the level count");
+      break;
+    }
+    if (total == 0) break;
+    if (round > M->A->n + 2) {
+      st = rrt_error(ctx, RRT_ERR_INTERNAL, OPC, "level analysis does not converge");
+      break;
+    }
+  }
+  free(fr);
+done:
+  free(order[0]), free(order[1]), free(reply), free(resp), free(scnt), free(sdis), free(rcnt),
+      free(rdis);
+  return st;
+}
+
+/* Group local rows by level (stable in local order) and the global histogram. */
+static rrt_status level_lists(rrt_ilu0_t M, int side, const int32_t *lev) {
+  rrt_ctx_t ctx = M->ctx;
+  int mx = 0, gmx = 0;
+  for (int64_t i = 0; i < M->nloc; i++)
+    if (lev[i] > mx) mx = lev[i];
+  if (MPI_Allreduce(&mx, &gmx, 1, MPI_INT, MPI_MAX, ctx->comm)) return mpi_fail(ctx, "MPI_Allreduce");
+  M->nlev[side] = gmx;
+  M->levptr[side] = calloc((size_t)gmx + 2, sizeof(int64_t));
+  M->levrows[side] = malloc(((size_t)M->nloc + 1) * sizeof(int32_t));
+  M->hist[side] = calloc((size_t)gmx + 1, sizeof(int64_t));
+  int64_t *loc = calloc((size_t)gmx + 1, sizeof(int64_t));
+  if (!M->levptr[side] || !M->levrows[side] || !M->hist[side] || !loc) {
+    free(loc);
+    return nomem(ctx, OPC);
+  }
+  for (int64_t i = 0; i < M->nloc; i++) loc[lev[i] - 1]++;
+  if (MPI_Allreduce(loc, M->hist[side], gmx, MPI_INT64_T, MPI_SUM, ctx->comm)) {
+    free(loc);
+    return mpi_fail(ctx, "MPI_Allreduce of the histogram");
+  }
+  int64_t *ptr = M->levptr[side];
+  for (int l = 0; l < gmx; l++) ptr[l + 1] = ptr[l] + loc[l];
+  memcpy(loc, ptr, (size_t)gmx * sizeof(int64_t));
+  for (int64_t i = 0; i < M->nloc; i++) M->levrows[side][loc[lev[i] - 1]++] = (int32_t)i;
+  free(loc);
+  return RRT_SUCCESS;
+}
+
+/* Global column of an extended index. */
+static int64_t ext_global(const struct rrt_sparse *A, int64_t e) {
+  return e < A->nloc ? A->row_begin + e : A->ghost[e - A->nloc];
+}
+
+/* Per-level "needed before" of a receive plan: the earliest local level
+ * that reads any of its rows. gneed[g]: earliest level reading ghost g. */
+static int *need_levels(const rrt_msg_plan *recv, int nlev, const int32_t *gneed, int64_t nloc) {
+  int *need = malloc(((size_t)nlev + 1) * sizeof(int));
+  if (!need) return NULL;
+  for (int l = 0; l <= nlev; l++) need[l] = INT_MAX;
+  for (int m = 0; m < recv->nmsg; m++)
+    for (int64_t t = recv->ptr[m]; t < recv->ptr[m + 1]; t++) {
+      int v = gneed[recv->idx[t] - nloc];
+      if (v < need[recv->level[m]]) need[recv->level[m]] = v;
+    }
+  return need;
+}
+
+/* Expand a row plan into an entry plan: row r -> entries start(r) .. +len(r). */
+static rrt_status expand_plan(const rrt_msg_plan *rows, const int64_t *start, const int64_t *len,
+                              int64_t base, rrt_msg_plan *out) {
+  memset(out, 0, sizeof(*out));
+  int64_t total = 0;
+  for (int64_t t = 0; t < rows->ptr[rows->nmsg]; t++) total += len[rows->idx[t] - base];
+  out->nmsg = rows->nmsg;
+  out->level = malloc(((size_t)rows->nmsg + 1) * sizeof(int32_t));
+  out->peer = malloc(((size_t)rows->nmsg + 1) * sizeof(int32_t));
+  out->ptr = malloc(((size_t)rows->nmsg + 2) * sizeof(int64_t));
+  out->idx = malloc(((size_t)total + 1) * sizeof(int32_t));
+  if (!out->level || !out->peer || !out->ptr || !out->idx) return RRT_ERR_OUT_OF_MEMORY;
+  int64_t w = 0;
+  for (int m = 0; m < rows->nmsg; m++) {
+    out->level[m] = rows->level[m];
+    out->peer[m] = rows->peer[m];
+    out->ptr[m] = w;
+    for (int64_t t = rows->ptr[m]; t < rows->ptr[m + 1]; t++) {
+      int64_t r = rows->idx[t] - base;
+      for (int64_t q = 0; q < len[r]; q++) out->idx[w++] = (int32_t)(start[r] + q);
+    }
+  }
+  out->ptr[rows->nmsg] = w;
+  return RRT_SUCCESS;
+}
+
+static rrt_status upload(rrt_ctx_t ctx, void **dst, const void *src, size_t bytes) {
+  RRT_CHECK(rrt_malloc(ctx, bytes ? bytes : 8, dst));
+  if (bytes) RRT_CHECK(rrt_memcpy_to_backend(ctx, *dst, src, bytes));
+  return RRT_SUCCESS;
+}
+
+/* Agreed structural-singularity check: every rank names the same row. */
+static rrt_status agree_missing(rrt_ilu0_t M, int64_t missing) {
+  int64_t gmin = INT64_MAX;
+  if (MPI_Allreduce(&missing, &gmin, 1, MPI_INT64_T, MPI_MIN, M->ctx->comm))
+    return mpi_fail(M->ctx, "MPI_Allreduce");
+  if (gmin != INT64_MAX)
+    return rrt_error(M->ctx, RRT_ERR_SINGULAR, OPC,
+                     "zero pivot: global row %lld (0-based) has no diagonal entry, ILU(0) does "
+                     "not exist",
+                     (long long)gmin);
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_ilu0_t *out) {
+  *out = NULL;
+  rrt_ctx_t ctx = A->ctx;
+  rrt_ilu0_options opt = RRT_ILU0_OPTIONS_INITIALIZER;
+  if (options) {
+    if (options->size != sizeof(rrt_ilu0_options) || options->ordering < RRT_ILU_ORDER_NATURAL ||
+        options->ordering > RRT_ILU_ORDER_MULTICOLOR)
+      return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, OPC,
+                                      "options not from RRT_ILU0_OPTIONS_INITIALIZER or bad "
+                                      "ordering"));
+    opt = *options;
+  }
+  double t0 = rrt_phase_begin(ctx);
+  rrt_status st = RRT_SUCCESS;
+  struct rrt_ilu0 *M = calloc(1, sizeof(*M));
+  if (!M) return rrt_agree(ctx, nomem(ctx, OPC));
+  M->A = A;
+  M->ctx = ctx;
+  M->opt = opt;
+  M->nloc = A->nloc;
+  M->nnz = A->nnz;
+  M->next = A->nloc + A->nghost;
+  int64_t nloc = M->nloc, ng = A->nghost, nnz = M->nnz;
+  int64_t *gpos = NULL, *rec = NULL, *rdata = NULL, *ulen_send = NULL, *ucol_send = NULL;
+  int64_t *glen = NULL, *gcol = NULL, *pk = NULL;
+  int32_t *dest = NULL, *rsrc = NULL, *lev[2] = {NULL, NULL}, *gflag = NULL, *gneed[2] = {NULL, NULL};
+  int32_t *gcol_ext = NULL, *pp = NULL, *pi = NULL, *pl = NULL;
+  int *need = NULL, *scnt = NULL, *sdis = NULL, *rcnt = NULL, *rdis = NULL;
+  rrt_msg_plan sp[2] = {{0}}, rp[2] = {{0}}, fs = {0}, fr = {0};
+  int64_t nreq = 0;
+
+  /* 1. positions */
+  M->pos_ext = malloc(((size_t)M->next + 1) * sizeof(int64_t));
+  if (!M->pos_ext) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+  if (opt.ordering == RRT_ILU_ORDER_NATURAL) {
+    for (int64_t e = 0; e < M->next; e++) M->pos_ext[e] = ext_global(A, e);
+  } else {
+    RRT_CHECK_GOTO(global_positions(M, &gpos), st, fail);
+    for (int64_t e = 0; e < M->next; e++) M->pos_ext[e] = gpos[ext_global(A, e)];
+  }
+  /* 2. factor order and the structural diagonal check (agreed) */
+  int64_t missing;
+  RRT_CHECK_GOTO(factor_order(M, &missing), st, fail);
+  RRT_CHECK_GOTO(agree_missing(M, missing), st, fail);
+
+  /* 3. which ghosts are needed for L (factor, L solve) and U (U solve) */
+  gflag = calloc((size_t)ng + 1, sizeof(int32_t));
+  gneed[0] = malloc(((size_t)ng + 1) * sizeof(int32_t));
+  gneed[1] = malloc(((size_t)ng + 1) * sizeof(int32_t));
+  dest = malloc(((size_t)ng + 1) * sizeof(int32_t));
+  rec = malloc(2 * ((size_t)ng + 1) * sizeof(int64_t));
+  lev[0] = calloc((size_t)M->next + 1, sizeof(int32_t));
+  lev[1] = calloc((size_t)M->next + 1, sizeof(int32_t));
+  if (!gflag || !gneed[0] || !gneed[1] || !dest || !rec || !lev[0] || !lev[1])
+    RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+  for (int64_t i = 0; i < nloc; i++)
+    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+      int32_t e = A->col_ext[p];
+      if (e >= nloc) gflag[e - nloc] |= M->pos_ext[e] < M->pos_ext[i] ? 1 : 2;
+    }
+  for (int64_t g = 0; g < ng; g++) {
+    dest[g] = A->ghost_owner[g];
+    rec[2 * g] = A->ghost[g];
+    rec[2 * g + 1] = gflag[g];
+  }
+  RRT_CHECK_GOTO(rrt_exchange_records(ctx, ng, dest, rec, 2, &nreq, &rdata, &rsrc), st, fail);
+  {
+    int64_t *rows = malloc(((size_t)nreq + 1) * sizeof(int64_t));
+    if (!rows) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+    for (int64_t t = 0; t < nreq; t++) rows[t] = rdata[2 * t];
+    /* 4. levels, across ranks */
+    st = levels(M, lev, nreq, rows, rsrc);
+    free(rows);
+    if (st) goto fail;
+  }
+  for (int side = 0; side < 2; side++) RRT_CHECK_GOTO(level_lists(M, side, lev[side]), st, fail);
+  /* earliest local level reading each ghost */
+  for (int64_t g = 0; g < ng; g++) gneed[0][g] = gneed[1][g] = INT_MAX;
+  for (int64_t i = 0; i < nloc; i++)
+    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+      int32_t e = A->col_ext[p];
+      if (e < nloc) continue;
+      int side = M->pos_ext[e] < M->pos_ext[i] ? 0 : 1;
+      if (lev[side][i] < gneed[side][e - nloc]) gneed[side][e - nloc] = lev[side][i];
+    }
+
+  /* 5. U rows of L ghosts: lengths, then global columns, in ghost order */
+  {
+    int P = ctx->size;
+    scnt = calloc((size_t)P, sizeof(int)), sdis = calloc((size_t)P + 1, sizeof(int));
+    rcnt = calloc((size_t)P, sizeof(int)), rdis = calloc((size_t)P + 1, sizeof(int));
+    ulen_send = malloc(((size_t)nreq + 1) * sizeof(int64_t));
+    glen = malloc(((size_t)ng + 1) * sizeof(int64_t));
+    M->gofs = calloc((size_t)ng + 1, sizeof(int64_t));
+    if (!scnt || !sdis || !rcnt || !rdis || !ulen_send || !glen || !M->gofs)
+      RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+    int64_t utot = 0;
+    for (int64_t t = 0; t < nreq; t++) {
+      int64_t r = rdata[2 * t] - A->row_begin;
+      ulen_send[t] = (rdata[2 * t + 1] & 1) ? M->frowptr[r + 1] - M->frowptr[r] - M->nl[r] : 0;
+      utot += ulen_send[t];
+      scnt[rsrc[t]]++;
+    }
+    for (int64_t g = 0; g < ng; g++) rcnt[A->ghost_owner[g]]++;
+    for (int p = 0; p < P; p++) sdis[p + 1] = sdis[p] + scnt[p], rdis[p + 1] = rdis[p] + rcnt[p];
+    if (MPI_Alltoallv(ulen_send, scnt, sdis, MPI_INT64_T, glen, rcnt, rdis, MPI_INT64_T, ctx->comm))
+      RRT_CHECK_GOTO(mpi_fail(ctx, "MPI_Alltoallv of U row lengths"), st, fail);
+    for (int64_t g = 0; g < ng; g++) M->gofs[g + 1] = M->gofs[g] + glen[g];
+    ucol_send = malloc(((size_t)utot + 1) * sizeof(int64_t));
+    gcol = malloc(((size_t)M->gofs[ng] + 1) * sizeof(int64_t));
+    if (!ucol_send || !gcol) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+    int64_t w = 0;
+    memset(scnt, 0, (size_t)P * sizeof(int));
+    memset(rcnt, 0, (size_t)P * sizeof(int));
+    for (int64_t t = 0; t < nreq; t++) {
+      int64_t r = rdata[2 * t] - A->row_begin;
+      for (int64_t q = 0; q < ulen_send[t]; q++)
+        ucol_send[w++] = ext_global(A, M->fcol[M->frowptr[r] + M->nl[r] + q]);
+      scnt[rsrc[t]] += (int)ulen_send[t];
+    }
+    for (int64_t g = 0; g < ng; g++) rcnt[A->ghost_owner[g]] += (int)glen[g];
+    for (int p = 0; p < P; p++) sdis[p + 1] = sdis[p] + scnt[p], rdis[p + 1] = rdis[p] + rcnt[p];
+    if (MPI_Alltoallv(ucol_send, scnt, sdis, MPI_INT64_T, gcol, rcnt, rdis, MPI_INT64_T, ctx->comm))
+      RRT_CHECK_GOTO(mpi_fail(ctx, "MPI_Alltoallv of U row columns"), st, fail);
+    gcol_ext = malloc(((size_t)M->gofs[ng] + 1) * sizeof(int32_t));
+    if (!gcol_ext) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+    for (int64_t q = 0; q < M->gofs[ng]; q++) gcol_ext[q] = (int32_t)rrt_sparse_ext_index(A, gcol[q]);
+    M->nval = nnz + M->gofs[ng];
+    if (M->nval > INT32_MAX / 2) RRT_CHECK_GOTO(rrt_error(ctx, RRT_ERR_UNSUPPORTED, OPC, "too many local values"), st, fail);
+  }
+
+  /* 6. pivots and update pairs (the IKJ schedule of every row) */
+  {
+    M->piv = malloc(((size_t)nnz + 1) * sizeof(int32_t));
+    M->pair_ptr = calloc((size_t)nnz + 1, sizeof(int64_t));
+    int64_t cap = nnz + 16, np = 0;
+    M->pair_dst = malloc((size_t)cap * sizeof(int32_t));
+    M->pair_src = malloc((size_t)cap * sizeof(int32_t));
+    if (!M->piv || !M->pair_ptr || !M->pair_dst || !M->pair_src) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+    double fl = 0.0;
+    for (int64_t i = 0; i < nloc; i++) {
+      int64_t b = M->frowptr[i], d = b + M->nl[i], end = M->frowptr[i + 1];
+      for (int64_t e = b; e < end; e++) {
+        M->piv[e] = -1;
+        M->pair_ptr[e + 1] = np;
+        if (e >= d) continue;
+        int32_t k = M->fcol[e];
+        int64_t s0, s1, dk; /* U entries of row k: value indices s0 .. s1, diagonal dk */
+        const int32_t *ucol;
+        int64_t ubase;
+        if (k < nloc) {
+          dk = M->frowptr[k] + M->nl[k];
+          s0 = dk + 1, s1 = M->frowptr[k + 1];
+          ucol = M->fcol, ubase = 0;
+        } else {
+          int64_t g = k - nloc;
+          dk = nnz + M->gofs[g];
+          s0 = dk + 1, s1 = nnz + M->gofs[g + 1];
+          ucol = gcol_ext, ubase = nnz;
+        }
+        M->piv[e] = (int32_t)dk;
+        fl += 1.0;
+        int64_t q = e + 1;
+        for (int64_t s = s0; s < s1 && q < end; s++) {
+          int32_t j = ucol[s - ubase];
+          if (j < 0) continue;
+          int64_t pj = M->pos_ext[j];
+          while (q < end && M->pos_ext[M->fcol[q]] < pj) q++;
+          if (q < end && M->fcol[q] == j) {
+            if (np == cap) {
+              cap *= 2;
+              int32_t *a = realloc(M->pair_dst, (size_t)cap * sizeof(int32_t));
+              if (a) M->pair_dst = a;
+              int32_t *bb = realloc(M->pair_src, (size_t)cap * sizeof(int32_t));
+              if (bb) M->pair_src = bb;
+              if (!a || !bb) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+            }
+            M->pair_dst[np] = (int32_t)q;
+            M->pair_src[np] = (int32_t)s;
+            np++;
+            fl += 2.0;
+          }
+        }
+        M->pair_ptr[e + 1] = np;
+      }
+    }
+    double al = 0.0;
+    for (int64_t i = 0; i < nloc; i++) al += 2.0 * (double)(M->frowptr[i + 1] - M->frowptr[i] - 1) + 1.0;
+    double loc[2] = {fl, al}, glob[2];
+    if (MPI_Allreduce(loc, glob, 2, MPI_DOUBLE, MPI_SUM, ctx->comm))
+      RRT_CHECK_GOTO(mpi_fail(ctx, "MPI_Allreduce"), st, fail);
+    M->fflops = glob[0], M->aflops = glob[1];
+  }
+
+  /* 7. plans: rows others need after each level (L: factor + L solve; U: U solve) */
+  {
+    int64_t cnt = nreq > ng ? nreq : ng;
+    pp = malloc(((size_t)cnt + 1) * sizeof(int32_t));
+    pi = malloc(((size_t)cnt + 1) * sizeof(int32_t));
+    pl = malloc(((size_t)cnt + 1) * sizeof(int32_t));
+    pk = malloc(((size_t)cnt + 1) * sizeof(int64_t));
+    if (!pp || !pi || !pl || !pk) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+    for (int side = 0; side < 2; side++) {
+      int64_t m = 0;
+      for (int64_t t = 0; t < nreq; t++) {
+        if (!(rdata[2 * t + 1] & (1 << side))) continue;
+        int64_t r = rdata[2 * t] - A->row_begin;
+        pp[m] = rsrc[t], pi[m] = (int32_t)r, pl[m] = lev[side][r], pk[m] = rdata[2 * t], m++;
+      }
+      RRT_CHECK_GOTO(rrt_msg_plan_build(m, pp, pi, pl, pk, &sp[side]), st, fail);
+      m = 0;
+      for (int64_t g = 0; g < ng; g++) {
+        if (!(gflag[g] & (1 << side))) continue;
+        pp[m] = A->ghost_owner[g], pi[m] = (int32_t)(nloc + g), pl[m] = lev[side][nloc + g];
+        pk[m] = A->ghost[g], m++;
+      }
+      RRT_CHECK_GOTO(rrt_msg_plan_build(m, pp, pi, pl, pk, &rp[side]), st, fail);
+    }
+    /* the factorisation sends the U part (diagonal included) of the same rows */
+    {
+      int64_t *start = malloc(((size_t)(nloc > ng ? nloc : ng) + 1) * sizeof(int64_t));
+      int64_t *len = malloc(((size_t)(nloc > ng ? nloc : ng) + 1) * sizeof(int64_t));
+      if (!start || !len) {
+        free(start), free(len);
+        RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+      }
+      for (int64_t r = 0; r < nloc; r++)
+        start[r] = M->frowptr[r] + M->nl[r], len[r] = M->frowptr[r + 1] - start[r];
+      st = expand_plan(&sp[0], start, len, 0, &fs);
+      for (int64_t g = 0; g < ng && !st; g++) start[g] = nnz + M->gofs[g], len[g] = glen[g];
+      if (!st) st = expand_plan(&rp[0], start, len, nloc, &fr);
+      free(start), free(len);
+      if (st) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+    }
+    need = need_levels(&rp[0], M->nlev[0], gneed[0], nloc);
+    if (!need) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+    RRT_CHECK_GOTO(rrt_halo_init(ctx, &M->hf, &fs, &fr, M->nlev[0], need), st, fail);
+    RRT_CHECK_GOTO(rrt_halo_init(ctx, &M->hl, &sp[0], &rp[0], M->nlev[0], need), st, fail);
+    free(need);
+    need = need_levels(&rp[1], M->nlev[1], gneed[1], nloc);
+    if (!need) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+    RRT_CHECK_GOTO(rrt_halo_init(ctx, &M->hu, &sp[1], &rp[1], M->nlev[1], need), st, fail);
+  }
+
+  /* 8. backend copies */
+  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_rowptr, M->frowptr, ((size_t)nloc + 1) * sizeof(int64_t)), st, fail);
+  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_nl, M->nl, (size_t)nloc * sizeof(int32_t)), st, fail);
+  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_col, M->fcol, (size_t)nnz * sizeof(int32_t)), st, fail);
+  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_piv, M->piv, (size_t)nnz * sizeof(int32_t)), st, fail);
+  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_pair_ptr, M->pair_ptr, ((size_t)nnz + 1) * sizeof(int64_t)), st, fail);
+  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_pair_dst, M->pair_dst, (size_t)M->pair_ptr[nnz] * sizeof(int32_t)), st, fail);
+  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_pair_src, M->pair_src, (size_t)M->pair_ptr[nnz] * sizeof(int32_t)), st, fail);
+  for (int side = 0; side < 2; side++)
+    RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_lev[side], M->levrows[side], (size_t)nloc * sizeof(int32_t)), st, fail);
+  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)M->nval + 1) * sizeof(double), (void **)&M->d_v), st, fail);
+  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)M->next + 1) * sizeof(double), (void **)&M->d_y), st, fail);
+  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)M->next + 1) * sizeof(double), (void **)&M->d_z), st, fail);
+  M->h_v = malloc(((size_t)nnz + 1) * sizeof(double));
+  if (!M->h_v) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+
+fail:
+  free(gpos), free(rec), free(rdata), free(ulen_send), free(ucol_send), free(glen), free(gcol);
+  free(pk), free(dest), free(rsrc), free(lev[0]), free(lev[1]), free(gflag), free(gneed[0]);
+  free(gneed[1]), free(gcol_ext), free(pp), free(pi), free(pl), free(need), free(scnt);
+  free(sdis), free(rcnt), free(rdis);
+  for (int side = 0; side < 2; side++) rrt_msg_plan_free(&sp[side]), rrt_msg_plan_free(&rp[side]);
+  rrt_msg_plan_free(&fs), rrt_msg_plan_free(&fr);
+  /* every failure above is either agreed (singular) or a local resource
+   * problem: agree so no rank goes on to a factorisation the others skip */
+  if (st != RRT_ERR_SINGULAR) st = rrt_agree(ctx, st);
+  if (st) {
+    rrt_ilu0_destroy(M);
+    return st;
+  }
+  rrt_phase_end(ctx, "ilu0.analysis", t0);
+  *out = M;
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_ilu0_destroy(rrt_ilu0_t M) {
+  if (!M) return RRT_SUCCESS;
+  rrt_ctx_t ctx = M->ctx;
+  rrt_halo_free(ctx, &M->hf), rrt_halo_free(ctx, &M->hl), rrt_halo_free(ctx, &M->hu);
+  free(M->pos_ext), free(M->frowptr), free(M->nl), free(M->fcol), free(M->fperm), free(M->gofs);
+  free(M->piv), free(M->pair_dst), free(M->pair_src), free(M->pair_ptr), free(M->h_v);
+  for (int s = 0; s < 2; s++) {
+    free(M->hist[s]), free(M->levptr[s]), free(M->levrows[s]);
+    rrt_free(ctx, M->d_lev[s]);
+  }
+  rrt_free(ctx, M->d_rowptr), rrt_free(ctx, M->d_pair_ptr), rrt_free(ctx, M->d_nl);
+  rrt_free(ctx, M->d_col), rrt_free(ctx, M->d_piv), rrt_free(ctx, M->d_pair_dst);
+  rrt_free(ctx, M->d_pair_src), rrt_free(ctx, M->d_v), rrt_free(ctx, M->d_y), rrt_free(ctx, M->d_z);
+  free(M);
+  return RRT_SUCCESS;
+}
+
+/* ---- numeric factorisation ----------------------------------------------------- */
+
+#define OPF "rrt_ilu0_factor"
+
+rrt_status rrt_ilu0_factor(rrt_ilu0_t M) {
+  rrt_ctx_t ctx = M->ctx;
+  rrt_sparse_t A = M->A;
+  double t0 = rrt_phase_begin(ctx);
+  for (int64_t f = 0; f < M->nnz; f++) M->h_v[f] = A->val[M->fperm[f]];
+  rrt_status st = rrt_memcpy_to_backend(ctx, M->d_v, M->h_v, (size_t)M->nnz * sizeof(double));
+  for (int l = 1; l <= M->nlev[0] && !st; l++) {
+    st = rrt_halo_wait_needed(ctx, &M->hf, l, M->d_v);
+    int64_t a = M->levptr[0][l - 1], b = M->levptr[0][l];
+    if (!st && b > a)
+      st = RRT_ILU_DISPATCH(
+          ctx,
+          rrt_ilu0_cpu_factor_rows(M->d_lev[0] + a, b - a, M->d_rowptr, M->d_nl, M->d_piv,
+                                   M->d_pair_ptr, M->d_pair_dst, M->d_pair_src, M->d_v,
+                                   M->opt.boost, M->opt.boost_tol, M->opt.boost_value),
+          rrt_k_ilu0_factor_rows, M->d_lev[0] + a, b - a, M->d_rowptr, M->d_nl, M->d_piv,
+          M->d_pair_ptr, M->d_pair_dst, M->d_pair_src, M->d_v, M->opt.boost, M->opt.boost_tol,
+          M->opt.boost_value);
+    if (!st) st = rrt_halo_post(ctx, &M->hf, l, M->d_v);
+  }
+  if (!st) st = rrt_halo_wait_all(ctx, &M->hf, M->d_v);
+  if (!st) st = rrt_memcpy_to_host(ctx, M->h_v, M->d_v, (size_t)M->nnz * sizeof(double));
+  /* a transport or kernel failure here cannot be agreed safely only if a
+   * peer is stuck; the transport aborts on timeout, so agreeing is safe */
+  st = rrt_agree(ctx, st);
+  if (st) return st;
+  /* Pivots: the first zero (or non-finite) pivot in elimination order is
+   * the serial one, whatever garbage follows it; agree on it everywhere. */
+  int64_t bad[2] = {INT64_MAX, INT64_MAX}; /* zero, non-finite: position */
+  for (int64_t i = 0; i < M->nloc; i++) {
+    double u = M->h_v[M->frowptr[i] + M->nl[i]];
+    int64_t p = M->pos_ext[i];
+    if (u == 0.0 && p < bad[0]) bad[0] = p;
+    if (!isfinite(u) && p < bad[1]) bad[1] = p;
+  }
+  int64_t gbad[2];
+  if (MPI_Allreduce(bad, gbad, 2, MPI_INT64_T, MPI_MIN, ctx->comm))
+    return rrt_error(ctx, RRT_ERR_MPI, OPF, "MPI_Allreduce failed");
+  int which = gbad[0] <= gbad[1] ? 0 : 1;
+  if (gbad[which] != INT64_MAX) {
+    int64_t row = INT64_MAX, grow = INT64_MAX;
+    for (int64_t i = 0; i < M->nloc; i++)
+      if (M->pos_ext[i] == gbad[which]) row = A->row_begin + i;
+    if (MPI_Allreduce(&row, &grow, 1, MPI_INT64_T, MPI_MIN, ctx->comm))
+      return rrt_error(ctx, RRT_ERR_MPI, OPF, "MPI_Allreduce failed");
+    if (which == 0)
+      return rrt_error(ctx, RRT_ERR_SINGULAR, OPF,
+                       "zero pivot at global row %lld (0-based; position %lld in the elimination "
+                       "order)%s",
+                       (long long)grow, (long long)gbad[0],
+                       M->opt.boost ? "" : "; a pivot boost may help");
+    return rrt_error(ctx, RRT_ERR_NUMERIC, OPF,
+                     "non-finite pivot at global row %lld (0-based; position %lld)",
+                     (long long)grow, (long long)gbad[1]);
+  }
+  return rrt_phase_end(ctx, "ilu0.factor", t0);
+}
+
+/* ---- apply: z = U^-1 L^-1 r ----------------------------------------------------- */
+
+rrt_status rrt_ilu0_apply(rrt_ilu0_t M, const double *r, double *z) {
+  rrt_ctx_t ctx = M->ctx;
+  double t0 = rrt_phase_begin(ctx);
+  for (int l = 1; l <= M->nlev[0]; l++) {
+    RRT_CHECK(rrt_halo_wait_needed(ctx, &M->hl, l, M->d_y));
+    int64_t a = M->levptr[0][l - 1], b = M->levptr[0][l];
+    if (b > a)
+      RRT_CHECK(RRT_ILU_DISPATCH(ctx,
+                                 rrt_ilu0_cpu_lsolve_rows(M->d_lev[0] + a, b - a, M->d_rowptr,
+                                                          M->d_nl, M->d_col, M->d_v, r, M->d_y),
+                                 rrt_k_ilu0_lsolve_rows, M->d_lev[0] + a, b - a, M->d_rowptr,
+                                 M->d_nl, M->d_col, M->d_v, r, M->d_y));
+    RRT_CHECK(rrt_halo_post(ctx, &M->hl, l, M->d_y));
+  }
+  RRT_CHECK(rrt_halo_wait_all(ctx, &M->hl, M->d_y));
+  for (int l = 1; l <= M->nlev[1]; l++) {
+    RRT_CHECK(rrt_halo_wait_needed(ctx, &M->hu, l, M->d_z));
+    int64_t a = M->levptr[1][l - 1], b = M->levptr[1][l];
+    if (b > a)
+      RRT_CHECK(RRT_ILU_DISPATCH(ctx,
+                                 rrt_ilu0_cpu_usolve_rows(M->d_lev[1] + a, b - a, M->d_rowptr,
+                                                          M->d_nl, M->d_col, M->d_v, M->d_y, M->d_z),
+                                 rrt_k_ilu0_usolve_rows, M->d_lev[1] + a, b - a, M->d_rowptr,
+                                 M->d_nl, M->d_col, M->d_v, M->d_y, M->d_z));
+    RRT_CHECK(rrt_halo_post(ctx, &M->hu, l, M->d_z));
+  }
+  RRT_CHECK(rrt_halo_wait_all(ctx, &M->hu, M->d_z));
+  RRT_CHECK(rrt_vec_copy(ctx, z, M->d_z, M->nloc));
+  return rrt_phase_end(ctx, "ilu0.apply", t0);
+}
+
+/* ---- queries --------------------------------------------------------------------- */
+
+void rrt_ilu0_levels(rrt_ilu0_t M, int *levels_l, int *levels_u) {
+  if (levels_l) *levels_l = M->nlev[0];
+  if (levels_u) *levels_u = M->nlev[1];
+}
+
+rrt_status rrt_ilu0_level_histogram(rrt_ilu0_t M, int which, int64_t *counts) {
+  if (which != 0 && which != 1)
+    return rrt_error(M->ctx, RRT_ERR_INVALID_ARG, "rrt_ilu0_level_histogram", "which must be 0 or 1");
+  memcpy(counts, M->hist[which], (size_t)M->nlev[which] * sizeof(int64_t));
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_ilu0_get_factors(rrt_ilu0_t M, double *vals) {
+  RRT_CHECK(rrt_memcpy_to_host(M->ctx, M->h_v, M->d_v, (size_t)M->nnz * sizeof(double)));
+  for (int64_t f = 0; f < M->nnz; f++) vals[M->fperm[f]] = M->h_v[f];
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_ilu0_get_positions(rrt_ilu0_t M, int64_t *pos) {
+  memcpy(pos, M->pos_ext, (size_t)M->nloc * sizeof(int64_t));
+  return RRT_SUCCESS;
+}
+
+double rrt_ilu0_factor_flops(rrt_ilu0_t M) { return M->fflops; }
+double rrt_ilu0_apply_flops(rrt_ilu0_t M) { return M->aflops; }
+
+const char *rrt_ilu_ordering_name(rrt_ilu_ordering o) {
+  return o == RRT_ILU_ORDER_RCM ? "rcm" : o == RRT_ILU_ORDER_MULTICOLOR ? "multicolor" : "natural";
+}
+
+rrt_status rrt_ilu_ordering_parse(const char *name, rrt_ilu_ordering *o) {
+  if (!strcmp(name, "natural")) *o = RRT_ILU_ORDER_NATURAL;
+  else if (!strcmp(name, "rcm")) *o = RRT_ILU_ORDER_RCM;
+  else if (!strcmp(name, "multicolor") || !strcmp(name, "multicolour")) *o = RRT_ILU_ORDER_MULTICOLOR;
+  else return RRT_ERR_INVALID_ARG;
+  return RRT_SUCCESS;
+}

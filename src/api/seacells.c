@@ -1,0 +1,234 @@
+/* SEACells public API: validation, the outer Frank-Wolfe loop, results. */
+#include "ringrt/seacells.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/seacells_internal.h"
+#include "comm/error.h"
+#include "ringrt/trace.h"
+#include "ringrt/transport.h"
+
+struct rrt_seacells {
+  sc_run s;
+};
+
+rrt_status rrt_seacells_partition(rrt_ctx_t ctx, int64_t n, int64_t *first, int64_t *count) {
+  if (!ctx || !first || !count || n < 0)
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_seacells_partition", "bad arguments (n = %lld)",
+                     (long long)n);
+  rrt_cell_blocks pl;
+  if (rrt_cell_blocks_create(n, rrt_ctx_size(ctx), 0, &pl) != RRT_SUCCESS)
+    return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_partition", "plan");
+  int r = rrt_ctx_rank(ctx);
+  *first = pl.cell_start[r];
+  *count = pl.cell_start[r + 1] - pl.cell_start[r];
+  rrt_cell_blocks_destroy(&pl);
+  return RRT_SUCCESS;
+}
+
+static rrt_status validate(sc_run *s, const double *x) {
+  const char *op = "rrt_seacells_run";
+  const rrt_seacells_options *o = &s->opt;
+  if (o->size != sizeof *o || o->magic != RRT_SEACELLS_OPTIONS_MAGIC)
+    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op,
+                     "options not initialised with RRT_SEACELLS_OPTIONS_INITIALIZER");
+  if (s->d < 1) return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "dims = %d", s->d);
+  if (s->knn < 1) return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "knn = %d", s->knn);
+  if (s->n > INT32_MAX)
+    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "%lld cells: at most 2^31-1", (long long)s->n);
+  if (s->n < (int64_t)s->knn + 1)
+    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "%lld cells but knn = %d needs at least %d",
+                     (long long)s->n, s->knn, s->knn + 1);
+  if (s->m > s->n)
+    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "fewer cells (%lld) than metacells (%d)",
+                     (long long)s->n, s->m);
+  if (o->fw_iter < 1 || o->max_iter < 0 || o->min_iter < 0 || !(o->eps >= 0))
+    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "bad iteration options");
+  if (s->nl > 0 && !x) return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "x is NULL");
+  for (int64_t i = 0; i < s->nl; i++)
+    for (int k = 0; k < s->d; k++)
+      if (!isfinite(x[i * s->d + k]))
+        return rrt_error(s->ctx, RRT_ERR_NUMERIC, op, "coordinate %d of cell %lld is %g", k,
+                         (long long)(s->c0 + i), x[i * s->d + k]);
+  if (o->init == RRT_SEACELLS_INIT_GIVEN) {
+    if (!o->archetypes)
+      return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "given archetypes but the list is NULL");
+    for (int j = 0; j < s->m; j++) {
+      if (o->archetypes[j] < 0 || o->archetypes[j] >= s->n)
+        return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "archetype %d is cell %lld, outside 0..%lld",
+                         j, (long long)o->archetypes[j], (long long)s->n - 1);
+      for (int i = 0; i < j; i++)
+        if (o->archetypes[i] == o->archetypes[j])
+          return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "archetypes %d and %d are both cell %lld",
+                           i, j, (long long)o->archetypes[j]);
+    }
+  }
+  return RRT_SUCCESS;
+}
+
+static rrt_status alloc_state(sc_run *s) {
+  int m = s->m, cap = s->opt.fw_iter + 1;
+  sc_bmat *b = &s->b;
+  b->m = m;
+  b->cap = cap;
+  b->n = s->n;
+  b->nnz = calloc((size_t)m, sizeof(int));
+  b->cell = calloc((size_t)m * cap, sizeof(int32_t));
+  b->w = calloc((size_t)m * cap, sizeof(double));
+  b->first = calloc((size_t)s->n, sizeof(int32_t));
+  b->cnt = calloc((size_t)s->n, sizeof(int32_t));
+  b->ent_j = calloc((size_t)m * cap, sizeof(int32_t));
+  b->ent_w = calloc((size_t)m * cap, sizeof(double));
+  b->touched = calloc((size_t)m * cap, sizeof(int32_t));
+  size_t na = (size_t)(s->nl + 1) * s->capa;
+  s->a_idx = calloc(na, sizeof(int32_t));
+  s->a_w = calloc(na, sizeof(double));
+  s->a_nnz = calloc((size_t)s->nl + 1, sizeof(int));
+  s->t1a = calloc((size_t)m * m, sizeof(double));
+  s->t1b = calloc((size_t)m * m, sizeof(double));
+  s->archetypes = calloc((size_t)m, sizeof(int64_t));
+  s->rss = calloc((size_t)s->opt.max_iter + 1, sizeof(double));
+  if (!b->nnz || !b->cell || !b->w || !b->first || !b->cnt || !b->ent_j || !b->ent_w ||
+      !b->touched || !s->a_idx || !s->a_w || !s->a_nnz || !s->t1a || !s->t1b || !s->archetypes ||
+      !s->rss)
+    return rrt_error(s->ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_run", "state for %d metacells", m);
+  return RRT_SUCCESS;
+}
+
+static rrt_status iterate(sc_run *s) {
+  RRT_CHECK(sc_b_from_archetypes(s));
+  RRT_CHECK(sc_update_t1a(s));
+  RRT_CHECK(sc_update_a(s, 1)); /* A0: a first A update from a = 0 */
+  RRT_CHECK(sc_compute_rss(s, &s->rss[0]));
+  int verbose = s->opt.verbose && s->rank == 0;
+  if (verbose) fprintf(stderr, "seacells: init RSS %.6g\n", s->rss[0]);
+  for (int t = 1; t <= s->opt.max_iter; t++) {
+    double t0 = rrt_time_now();
+    RRT_CHECK(sc_update_a(s, 0));
+    RRT_CHECK(sc_update_b(s));
+    RRT_CHECK(sc_update_t1a(s)); /* for the RSS and the next A update */
+    RRT_CHECK(sc_compute_rss(s, &s->rss[t]));
+    s->iters = t;
+    double delta = fabs(s->rss[t - 1] - s->rss[t]);
+    if (verbose)
+      fprintf(stderr, "seacells: iter %3d  RSS %.6g  change %.3g (threshold %.3g)  %.2f s\n", t,
+              s->rss[t], delta, s->opt.eps * s->rss[0], rrt_time_now() - t0);
+    if (t >= s->opt.min_iter && delta < s->opt.eps * s->rss[0]) {
+      s->converged = 1;
+      break;
+    }
+  }
+  return RRT_SUCCESS;
+}
+
+static void run_free(sc_run *s) {
+  sc_bmat *b = &s->b;
+  free(b->nnz), free(b->cell), free(b->w), free(b->first), free(b->cnt), free(b->ent_j);
+  free(b->ent_w), free(b->touched);
+  free(s->nbr), free(s->nbr_d2), free(s->sigma);
+  sc_csr_free(&s->mrow);
+  sc_csr_free(&s->krow);
+  free(s->a_idx), free(s->a_w), free(s->a_nnz), free(s->t1a), free(s->t1b);
+  free(s->archetypes), free(s->rss);
+  rrt_cell_blocks_destroy(&s->plan);
+}
+
+rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
+                            const rrt_seacells_options *opt, rrt_seacells_t *result) {
+  if (!ctx || !opt || !result)
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_seacells_run", "NULL argument");
+  *result = NULL;
+  struct rrt_seacells *h = calloc(1, sizeof *h);
+  if (!h) return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_run", "handle"));
+  sc_run *s = &h->s;
+  s->ctx = ctx;
+  s->opt = *opt;
+  s->rank = rrt_ctx_rank(ctx);
+  s->size = rrt_ctx_size(ctx);
+  s->n = n;
+  s->d = dims;
+  s->knn = opt->knn;
+  int64_t m = opt->n_metacells > 0 ? opt->n_metacells : (n / 75 > 1 ? n / 75 : 1);
+  s->m = (int)(m > INT32_MAX ? INT32_MAX : m);
+  s->capa = s->m < opt->fw_iter ? s->m : opt->fw_iter;
+  if (s->capa < 1) s->capa = 1;
+  rrt_backend be = rrt_ctx_backend(ctx);
+  s->use_device = be == RRT_BACKEND_CUDA || be == RRT_BACKEND_EMU;
+  s->x = x;
+  rrt_status st = rrt_cell_blocks_create(n < 0 ? 0 : n, s->size, 0, &s->plan);
+  if (st == RRT_SUCCESS) {
+    s->c0 = s->plan.cell_start[s->rank];
+    s->nl = s->plan.cell_start[s->rank + 1] - s->c0;
+    st = validate(s, x);
+  } else {
+    st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_run", "plan");
+  }
+  if (st == RRT_SUCCESS) st = alloc_state(s);
+  st = rrt_agree(ctx, st);
+  if (st == RRT_SUCCESS) st = sc_build_graph(s);
+  if (st == RRT_SUCCESS) st = sc_init_archetypes(s);
+  if (st == RRT_SUCCESS) st = iterate(s);
+  if (st != RRT_SUCCESS) {
+    run_free(s);
+    free(h);
+    return st;
+  }
+  if (!s->converged && s->rank == 0 && s->opt.verbose)
+    fprintf(stderr, "seacells: warning: not converged after %d iterations\n", s->iters);
+  *result = h;
+  return RRT_SUCCESS;
+}
+
+void rrt_seacells_destroy(rrt_seacells_t h) {
+  if (!h) return;
+  run_free(&h->s);
+  free(h);
+}
+
+int64_t rrt_seacells_n_metacells(rrt_seacells_t h) { return h ? h->s.m : 0; }
+int rrt_seacells_iterations(rrt_seacells_t h) { return h ? h->s.iters : 0; }
+int rrt_seacells_converged(rrt_seacells_t h) { return h ? h->s.converged : 0; }
+
+const double *rrt_seacells_rss(rrt_seacells_t h, int *count) {
+  if (count) *count = h ? h->s.iters + 1 : 0;
+  return h ? h->s.rss : NULL;
+}
+
+const int64_t *rrt_seacells_archetypes(rrt_seacells_t h) { return h ? h->s.archetypes : NULL; }
+
+rrt_status rrt_seacells_local_assignments(rrt_seacells_t h, int top, int64_t *assign,
+                                          int64_t *top_idx, double *top_w) {
+  if (!h || top < 0) return RRT_ERR_INVALID_ARG;
+  const sc_run *s = &h->s;
+  for (int64_t i = 0; i < s->nl; i++) {
+    const int32_t *ai = s->a_idx + i * s->capa;
+    const double *aw = s->a_w + i * s->capa;
+    int nz = s->a_nnz[i];
+    int best = -1;
+    for (int e = 0; e < nz; e++) /* ascending archetypes: strict > keeps the lowest on ties */
+      if (best < 0 || aw[e] > aw[best]) best = e;
+    if (assign) assign[i] = best < 0 ? -1 : ai[best];
+    if (!top_idx || !top_w) continue;
+    char used[64] = {0};
+    for (int t = 0; t < top; t++) {
+      int b = -1;
+      for (int e = 0; e < nz && e < 64; e++)
+        if (!used[e] && (b < 0 || aw[e] > aw[b])) b = e;
+      top_idx[i * top + t] = b < 0 ? -1 : ai[b];
+      top_w[i * top + t] = b < 0 ? 0.0 : aw[b];
+      if (b >= 0) used[b] = 1;
+    }
+  }
+  return RRT_SUCCESS;
+}
+
+double rrt_seacells_seconds(rrt_seacells_t h, const char *phase) {
+  static const char *names[] = {"knn", "kernel", "init", "update_a", "update_b", "rss"};
+  if (!h || !phase) return 0.0;
+  for (int i = 0; i < 6; i++)
+    if (!strcmp(phase, names[i])) return h->s.sec[i];
+  return 0.0;
+}

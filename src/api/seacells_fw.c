@@ -1,0 +1,395 @@
+/* SEACells Frank-Wolfe updates of A and B, the replicated k x k products
+ * and the RSS (trace form). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/seacells_internal.h"
+#include "api/seacells_kernels.h"
+#include "comm/ctx.h"
+#include "comm/error.h"
+#include "kernels/cpu/seacells_cpu.h"
+#include "kernels/seacells_math.h"
+#include "ringrt/memory.h"
+#include "ringrt/trace.h"
+#include "ringrt/transport.h"
+
+#define OOM(s, what) rrt_error((s)->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: %s", what)
+
+/* By-cell index of the replicated B: entries grouped by cell, archetypes ascending. */
+rrt_status sc_bmat_index(sc_bmat *b) {
+  for (int t = 0; t < b->nent; t++) b->cnt[b->touched[t]] = 0, b->first[b->touched[t]] = 0;
+  int nt = 0, tot = 0;
+  for (int j = 0; j < b->m; j++)
+    for (int e = 0; e < b->nnz[j]; e++) {
+      int32_t c = b->cell[j * b->cap + e];
+      if (b->cnt[c]++ == 0) b->touched[nt++] = c;
+      tot++;
+    }
+  int pos = 0;
+  for (int t = 0; t < nt; t++) { /* any order of cells; archetypes stay ascending */
+    b->first[b->touched[t]] = pos;
+    pos += b->cnt[b->touched[t]];
+    b->cnt[b->touched[t]] = 0;
+  }
+  for (int j = 0; j < b->m; j++)
+    for (int e = 0; e < b->nnz[j]; e++) {
+      int32_t c = b->cell[j * b->cap + e];
+      int p = b->first[c] + b->cnt[c]++;
+      b->ent_j[p] = j;
+      b->ent_w[p] = b->w[j * b->cap + e];
+    }
+  b->nent = nt; /* touched cells to reset next time */
+  (void)tot;
+  return RRT_SUCCESS;
+}
+
+rrt_status sc_b_from_archetypes(sc_run *s) {
+  sc_bmat *b = &s->b;
+  for (int j = 0; j < s->m; j++) {
+    b->nnz[j] = 1;
+    b->cell[j * b->cap] = (int32_t)s->archetypes[j];
+    b->w[j * b->cap] = 1.0;
+  }
+  return sc_bmat_index(b);
+}
+
+/* Sum a local m x m fixed-point accumulator over ranks and convert. */
+static rrt_status reduce_fix(sc_run *s, int64_t *acc, double *out) {
+  size_t mm = (size_t)s->m * s->m;
+  RRT_CHECK(sc_allreduce_host(s, acc, mm, RRT_DTYPE_I64, RRT_OP_SUM));
+  for (size_t i = 0; i < mm; i++) out[i] = rrt_sc_from_fix(acc[i]);
+  return RRT_SUCCESS;
+}
+
+/* T1a = B^T K B = P^T P with P = M B (row i: sum over M row i of M_ic B[c,:]).
+ * P^T P is symmetric bit for bit, which the A update relies on. */
+rrt_status sc_update_t1a(sc_run *s) {
+  int m = s->m;
+  int64_t *acc = calloc((size_t)m * m, sizeof(int64_t));
+  double *p = malloc((size_t)m * sizeof(double));
+  int *list = malloc((size_t)m * sizeof(int));
+  char *mark = calloc((size_t)m, 1);
+  rrt_status st = RRT_SUCCESS;
+  if (!acc || !p || !list || !mark) {
+    st = OOM(s, "B^T K B");
+    goto out;
+  }
+  const sc_bmat *b = &s->b;
+  for (int64_t i = 0; i < s->nl; i++) {
+    int nt = 0;
+    for (int64_t q = s->mrow.ptr[i]; q < s->mrow.ptr[i + 1]; q++) {
+      int32_t c = s->mrow.col[q];
+      for (int32_t e = b->first[c]; e < b->first[c] + b->cnt[c]; e++) {
+        int j = b->ent_j[e];
+        if (!mark[j]) mark[j] = 1, p[j] = 0.0, list[nt++] = j;
+        p[j] = p[j] + s->mrow.val[q] * b->ent_w[e];
+      }
+    }
+    for (int u = 0; u < nt; u++)
+      for (int v = 0; v < nt; v++)
+        acc[(int64_t)list[u] * m + list[v]] += rrt_sc_to_fix(p[list[u]] * p[list[v]]);
+    for (int u = 0; u < nt; u++) mark[list[u]] = 0;
+  }
+  st = reduce_fix(s, acc, s->t1a);
+out:
+  free(acc);
+  free(p);
+  free(list);
+  free(mark);
+  return st;
+}
+
+/* Device copies for the emu/cuda path (K rows are uploaded once). */
+typedef struct sc_dev {
+  void *kptr, *kcol, *kval, *bfirst, *bcnt, *bent_j, *bent_w, *t1, *aidx, *aw, *annz, *scratch,
+      *iscratch, *katptr, *katcol, *katval, *pv, *pi, *bv, *bi;
+} sc_dev;
+
+static rrt_status up(sc_run *s, void **d, const void *h, size_t bytes) {
+  if (*d) rrt_free(s->ctx, *d);
+  *d = NULL;
+  RRT_CHECK(rrt_malloc(s->ctx, bytes ? bytes : 8, d));
+  return h && bytes ? rrt_memcpy_to_backend(s->ctx, *d, h, bytes) : RRT_SUCCESS;
+}
+
+static void dev_free(sc_run *s, sc_dev *d) {
+  void **p = (void **)d;
+  for (size_t i = 0; i < sizeof *d / sizeof(void *); i++) rrt_free(s->ctx, p[i]);
+  memset(d, 0, sizeof *d);
+}
+
+static rrt_status up_b(sc_run *s, sc_dev *d) {
+  const sc_bmat *b = &s->b;
+  size_t n = (size_t)s->n, ne = (size_t)b->m * b->cap;
+  RRT_CHECK(up(s, &d->bfirst, b->first, n * sizeof(int32_t)));
+  RRT_CHECK(up(s, &d->bcnt, b->cnt, n * sizeof(int32_t)));
+  RRT_CHECK(up(s, &d->bent_j, b->ent_j, ne * sizeof(int32_t)));
+  return up(s, &d->bent_w, b->ent_w, ne * sizeof(double));
+}
+
+static rrt_status up_k(sc_run *s, sc_dev *d) {
+  size_t nz = (size_t)s->krow.ptr[s->nl];
+  RRT_CHECK(up(s, &d->kptr, s->krow.ptr, (size_t)(s->nl + 1) * sizeof(int64_t)));
+  RRT_CHECK(up(s, &d->kcol, s->krow.col, nz * sizeof(int32_t)));
+  return up(s, &d->kval, s->krow.val, nz * sizeof(double));
+}
+
+rrt_status sc_update_a(sc_run *s, int first) {
+  double t0 = rrt_time_now();
+  rrt_status st = RRT_SUCCESS;
+  if (!s->use_device) {
+    rrt_sc_cpu_a_solve(s->nl, s->m, s->opt.fw_iter, s->capa, s->krow.ptr, s->krow.col,
+                       s->krow.val, s->b.first, s->b.cnt, s->b.ent_j, s->b.ent_w, s->t1a, first,
+                       s->a_idx, s->a_w, s->a_nnz);
+  } else {
+    sc_dev d;
+    memset(&d, 0, sizeof d);
+    size_t na = (size_t)s->nl * s->capa, mm = (size_t)s->m * s->m;
+    int64_t grid = s->nl < 4096 ? s->nl : 4096;
+    RRT_CHECK_GOTO(up_k(s, &d), st, dout);
+    RRT_CHECK_GOTO(up_b(s, &d), st, dout);
+    RRT_CHECK_GOTO(up(s, &d.t1, s->t1a, mm * sizeof(double)), st, dout);
+    RRT_CHECK_GOTO(up(s, &d.aidx, s->a_idx, na * sizeof(int32_t)), st, dout);
+    RRT_CHECK_GOTO(up(s, &d.aw, s->a_w, na * sizeof(double)), st, dout);
+    RRT_CHECK_GOTO(up(s, &d.annz, s->a_nnz, (size_t)s->nl * sizeof(int)), st, dout);
+    RRT_CHECK_GOTO(up(s, &d.scratch, NULL, (size_t)(grid + 1) * 3 * s->m * sizeof(double)), st, dout);
+    st = RRT_KCALL(s->ctx->dev, rrt_k_sc_a_solve, s->ctx->compute_stream, s->nl, s->m,
+                   s->opt.fw_iter, s->capa, d.kptr, d.kcol, d.kval, d.bfirst, d.bcnt, d.bent_j,
+                   d.bent_w, d.t1, first, d.aidx, d.aw, d.annz, d.scratch);
+    if (st == RRT_SUCCESS) st = rrt_synchronize(s->ctx);
+    if (st != RRT_SUCCESS) {
+      st = rrt_error(s->ctx, st, "seacells", "A update kernel failed");
+      goto dout;
+    }
+    RRT_CHECK_GOTO(rrt_memcpy_to_host(s->ctx, s->a_idx, d.aidx, na * sizeof(int32_t)), st, dout);
+    RRT_CHECK_GOTO(rrt_memcpy_to_host(s->ctx, s->a_w, d.aw, na * sizeof(double)), st, dout);
+    RRT_CHECK_GOTO(rrt_memcpy_to_host(s->ctx, s->a_nnz, d.annz, (size_t)s->nl * sizeof(int)), st, dout);
+  dout:
+    dev_free(s, &d);
+  }
+  s->sec[SC_UPDATE_A] += rrt_time_now() - t0;
+  return rrt_agree(s->ctx, st);
+}
+
+/* K A^T rows for the local cells (A replicated as CSR by an allgatherv)
+ * and T1b = A A^T in fixed point. */
+static rrt_status prepare_b(sc_run *s, sc_csr *kat) {
+  int m = s->m;
+  int64_t nl = s->nl;
+  rrt_status st = RRT_SUCCESS;
+  typedef struct {
+    int32_t j, pad;
+    double w;
+  } aent;
+  int64_t nloc = 0;
+  for (int64_t i = 0; i < nl; i++) nloc += s->a_nnz[i];
+  aent *mine = malloc((size_t)(nloc + 1) * sizeof(aent)), *all = NULL;
+  int32_t *cnt_all = NULL;
+  int64_t *acc = calloc((size_t)m * m, sizeof(int64_t)), *aptr = NULL;
+  double *dense = malloc((size_t)m * sizeof(double));
+  int *list = malloc((size_t)m * sizeof(int));
+  char *mark = calloc((size_t)m, 1);
+  if (!mine || !acc || !dense || !list || !mark) {
+    st = OOM(s, "A replica");
+    goto out;
+  }
+  int64_t q = 0;
+  for (int64_t i = 0; i < nl; i++)
+    for (int e = 0; e < s->a_nnz[i]; e++) {
+      mine[q++] = (aent){s->a_idx[i * s->capa + e], 0, s->a_w[i * s->capa + e]};
+      for (int f = 0; f < s->a_nnz[i]; f++)
+        acc[(int64_t)s->a_idx[i * s->capa + e] * m + s->a_idx[i * s->capa + f]] +=
+            rrt_sc_to_fix(s->a_w[i * s->capa + e] * s->a_w[i * s->capa + f]);
+    }
+  RRT_CHECK_GOTO(reduce_fix(s, acc, s->t1b), st, out);
+  size_t tot = 0;
+  RRT_CHECK_GOTO(sc_allgatherv_host(s, s->a_nnz, (size_t)nl * sizeof(int), (void **)&cnt_all, &tot), st, out);
+  RRT_CHECK_GOTO(sc_allgatherv_host(s, mine, (size_t)nloc * sizeof(aent), (void **)&all, &tot), st, out);
+  aptr = malloc((size_t)(s->n + 1) * sizeof(int64_t));
+  if (!aptr) {
+    st = OOM(s, "A replica");
+    goto out;
+  }
+  aptr[0] = 0;
+  for (int64_t c = 0; c < s->n; c++) aptr[c + 1] = aptr[c] + cnt_all[c];
+  /* K A^T row i = sum over the K row (ascending c) of K_ic A[:, c] */
+  kat->rows = nl;
+  kat->ptr = calloc((size_t)nl + 1, sizeof(int64_t));
+  size_t cap = (size_t)nl * 8 + 16, used = 0;
+  kat->col = malloc(cap * sizeof(int32_t));
+  kat->val = malloc(cap * sizeof(double));
+  if (!kat->ptr || !kat->col || !kat->val) {
+    st = OOM(s, "K A^T");
+    goto out;
+  }
+  for (int64_t i = 0; i < nl; i++) {
+    int nt = 0;
+    for (int64_t p = s->krow.ptr[i]; p < s->krow.ptr[i + 1]; p++) {
+      int32_t c = s->krow.col[p];
+      for (int64_t e = aptr[c]; e < aptr[c + 1]; e++) {
+        int j = all[e].j;
+        if (!mark[j]) mark[j] = 1, dense[j] = 0.0, list[nt++] = j;
+        dense[j] = dense[j] + s->krow.val[p] * all[e].w;
+      }
+    }
+    if (used + (size_t)nt > cap) {
+      while (used + (size_t)nt > cap) cap *= 2;
+      int32_t *nc = realloc(kat->col, cap * sizeof(int32_t));
+      double *nv = realloc(kat->val, cap * sizeof(double));
+      if (nc) kat->col = nc;
+      if (nv) kat->val = nv;
+      if (!nc || !nv) {
+        st = OOM(s, "K A^T");
+        goto out;
+      }
+    }
+    for (int u = 0; u < nt; u++) {
+      kat->col[used] = list[u];
+      kat->val[used++] = dense[list[u]];
+      mark[list[u]] = 0;
+    }
+    kat->ptr[i + 1] = (int64_t)used;
+  }
+out:
+  free(mine);
+  free(all);
+  free(cnt_all);
+  free(acc);
+  free(aptr);
+  free(dense);
+  free(list);
+  free(mark);
+  return st;
+}
+
+rrt_status sc_update_b(sc_run *s) {
+  double t0 = rrt_time_now();
+  int m = s->m;
+  sc_csr kat;
+  memset(&kat, 0, sizeof kat);
+  sc_dev d;
+  memset(&d, 0, sizeof d);
+  rrt_minloc *ml = malloc((size_t)m * sizeof(rrt_minloc));
+  double *bv = malloc((size_t)m * sizeof(double));
+  int64_t *bi = malloc((size_t)m * sizeof(int64_t));
+  rrt_status st = RRT_SUCCESS;
+  if (!ml || !bv || !bi) st = OOM(s, "B update");
+  if (st == RRT_SUCCESS) st = prepare_b(s, &kat);
+  int nparts = rrt_sc_b_argmin_blocks(s->nl);
+  if (st == RRT_SUCCESS && s->use_device) {
+    size_t nz = (size_t)kat.ptr[s->nl];
+    RRT_CHECK_GOTO(up_k(s, &d), st, agree);
+    RRT_CHECK_GOTO(up(s, &d.katptr, kat.ptr, (size_t)(s->nl + 1) * sizeof(int64_t)), st, agree);
+    RRT_CHECK_GOTO(up(s, &d.katcol, kat.col, nz * sizeof(int32_t)), st, agree);
+    RRT_CHECK_GOTO(up(s, &d.katval, kat.val, nz * sizeof(double)), st, agree);
+    RRT_CHECK_GOTO(up(s, &d.t1, s->t1b, (size_t)m * m * sizeof(double)), st, agree);
+    RRT_CHECK_GOTO(up(s, &d.scratch, NULL, (size_t)nparts * 3 * m * sizeof(double)), st, agree);
+    RRT_CHECK_GOTO(up(s, &d.iscratch, NULL, (size_t)nparts * 2 * m * sizeof(int)), st, agree);
+    RRT_CHECK_GOTO(up(s, &d.pv, NULL, (size_t)nparts * m * sizeof(double)), st, agree);
+    RRT_CHECK_GOTO(up(s, &d.pi, NULL, (size_t)nparts * m * sizeof(int64_t)), st, agree);
+    RRT_CHECK_GOTO(up(s, &d.bv, NULL, (size_t)m * sizeof(double)), st, agree);
+    RRT_CHECK_GOTO(up(s, &d.bi, NULL, (size_t)m * sizeof(int64_t)), st, agree);
+  }
+agree:
+  st = rrt_agree(s->ctx, st);
+  sc_bmat *b = &s->b;
+  for (int t = 0; st == RRT_SUCCESS && t < s->opt.fw_iter; t++) {
+    /* local fused gradient + argmin, then the global min-loc (lowest cell on ties) */
+    if (!s->use_device) {
+      rrt_sc_cpu_b_argmin(s->nl, s->c0, m, s->krow.ptr, s->krow.col, s->krow.val, b->first,
+                          b->cnt, b->ent_j, b->ent_w, kat.ptr, kat.col, kat.val, s->t1b, bv, bi);
+    } else {
+      st = up_b(s, &d);
+      if (st == RRT_SUCCESS)
+        st = RRT_KCALL(s->ctx->dev, rrt_k_sc_b_argmin, s->ctx->compute_stream, s->nl, s->c0, m,
+                       d.kptr, d.kcol, d.kval, d.bfirst, d.bcnt, d.bent_j, d.bent_w, d.katptr,
+                       d.katcol, d.katval, d.t1, d.pv, d.pi, d.scratch, d.iscratch);
+      if (st == RRT_SUCCESS)
+        st = RRT_KCALL(s->ctx->dev, rrt_k_sc_argmin_reduce, s->ctx->compute_stream, nparts, m,
+                       d.pv, d.pi, d.bv, d.bi);
+      if (st == RRT_SUCCESS) st = rrt_memcpy_to_host(s->ctx, bv, d.bv, (size_t)m * sizeof(double));
+      if (st == RRT_SUCCESS) st = rrt_memcpy_to_host(s->ctx, bi, d.bi, (size_t)m * sizeof(int64_t));
+      st = rrt_agree(s->ctx, st);
+      if (st != RRT_SUCCESS) break;
+    }
+    for (int j = 0; j < m; j++) ml[j].value = bv[j], ml[j].index = bi[j];
+    st = rrt_allreduce_minloc(s->ctx, ml, (size_t)m);
+    if (st != RRT_SUCCESS) break;
+    double f = rrt_sc_fw_step(t);
+    for (int j = 0; j < m; j++) { /* Bg[:, j] += f (e_amin - Bg[:, j]), sparse */
+      int32_t amin = (int32_t)ml[j].index, *cells = b->cell + j * b->cap;
+      double *w = b->w + j * b->cap;
+      int found = 0, nz = 0;
+      for (int e = 0; e < b->nnz[j]; e++) {
+        double v = rrt_sc_fw_move(w[e], f, cells[e] == amin);
+        found |= cells[e] == amin;
+        if (v != 0.0) cells[nz] = cells[e], w[nz++] = v;
+      }
+      if (!found) { /* insert keeping cells ascending */
+        int p = nz++;
+        while (p > 0 && cells[p - 1] > amin) cells[p] = cells[p - 1], w[p] = w[p - 1], p--;
+        cells[p] = amin;
+        w[p] = rrt_sc_fw_move(0.0, f, 1);
+      }
+      b->nnz[j] = nz;
+    }
+    sc_bmat_index(b);
+  }
+  dev_free(s, &d);
+  sc_csr_free(&kat);
+  free(ml);
+  free(bv);
+  free(bi);
+  s->sec[SC_UPDATE_B] += rrt_time_now() - t0;
+  return st;
+}
+
+/* RSS^2 = sum_i K_ii - 2 (K B)_i . a_i + a_i^T T1a a_i (T1a for the current B). */
+rrt_status sc_compute_rss(sc_run *s, double *rss) {
+  double t0 = rrt_time_now();
+  int m = s->m;
+  double *vals = malloc((size_t)(s->nl + 1) * sizeof(double));
+  double *kb = calloc((size_t)m, sizeof(double));
+  if (!vals || !kb) {
+    free(vals);
+    free(kb);
+    return rrt_agree(s->ctx, OOM(s, "RSS"));
+  }
+  const sc_bmat *b = &s->b;
+  for (int64_t i = 0; i < s->nl; i++) {
+    double kii = 0.0;
+    const int32_t *ai = s->a_idx + i * s->capa;
+    const double *aw = s->a_w + i * s->capa;
+    for (int64_t p = s->krow.ptr[i]; p < s->krow.ptr[i + 1]; p++) {
+      int32_t c = s->krow.col[p];
+      if (c == s->c0 + i) kii = s->krow.val[p];
+      for (int32_t e = b->first[c]; e < b->first[c] + b->cnt[c]; e++)
+        kb[b->ent_j[e]] = kb[b->ent_j[e]] + s->krow.val[p] * b->ent_w[e];
+    }
+    double cross = 0.0, quad = 0.0;
+    for (int e = 0; e < s->a_nnz[i]; e++) {
+      cross = cross + kb[ai[e]] * aw[e];
+      double r = 0.0;
+      for (int f = 0; f < s->a_nnz[i]; f++) r = r + s->t1a[(int64_t)ai[e] * m + ai[f]] * aw[f];
+      quad = quad + aw[e] * r;
+    }
+    vals[i] = kii - 2.0 * cross + quad;
+    for (int64_t p = s->krow.ptr[i]; p < s->krow.ptr[i + 1]; p++) {
+      int32_t c = s->krow.col[p];
+      for (int32_t e = b->first[c]; e < b->first[c] + b->cnt[c]; e++) kb[b->ent_j[e]] = 0.0;
+    }
+  }
+  double sum = 0.0;
+  rrt_status st = sc_block_sum(s, vals, &sum);
+  *rss = sqrt(sum > 0.0 ? sum : 0.0);
+  free(vals);
+  free(kb);
+  s->sec[SC_RSS] += rrt_time_now() - t0;
+  return st;
+}
+
+int rrt_sc_b_argmin_blocks(int64_t nl) {
+  int64_t nb = (nl + 63) / 64; /* must match the launch in seacells.cu */
+  return (int)(nb < 1 ? 1 : nb > 1024 ? 1024 : nb);
+}

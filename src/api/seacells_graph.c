@@ -1,0 +1,387 @@
+/* SEACells graph: exact kNN by passing coordinate blocks around the ring,
+ * adaptive bandwidths, the union-symmetrised kernel rows of M, ghost rows of
+ * M from their owners, and the sparse rows of K = M M (M is symmetric). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/seacells_internal.h"
+#include "api/seacells_kernels.h"
+#include "comm/ctx.h"
+#include "comm/error.h"
+#include "kernels/cpu/seacells_cpu.h"
+#include "kernels/seacells_math.h"
+#include "ringrt/memory.h"
+#include "ringrt/trace.h"
+#include "ringrt/transport.h"
+
+#define OOM(s, what) rrt_error((s)->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: %s", what)
+
+static rrt_status knn_ring(sc_run *s) {
+  rrt_ctx_t ctx = s->ctx;
+  int P = s->size, k = s->knn, d = s->d;
+  int64_t maxnl = 0;
+  for (int r = 0; r < P; r++) {
+    int64_t c = s->plan.cell_start[r + 1] - s->plan.cell_start[r];
+    if (c > maxnl) maxnl = c;
+  }
+  size_t blk = (size_t)maxnl * d * sizeof(double), lk = (size_t)s->nl * k;
+  void *buf[2] = {NULL, NULL}, *dq = NULL, *dbd = NULL, *dbi = NULL;
+  rrt_status st = RRT_SUCCESS;
+  s->nbr = malloc((lk ? lk : 1) * sizeof(int32_t));
+  s->nbr_d2 = malloc((lk ? lk : 1) * sizeof(double));
+  if (!s->nbr || !s->nbr_d2) return OOM(s, "kNN lists");
+  for (size_t i = 0; i < lk; i++) s->nbr_d2[i] = INFINITY, s->nbr[i] = -1;
+  RRT_CHECK_GOTO(rrt_malloc(ctx, blk, &buf[0]), st, out);
+  RRT_CHECK_GOTO(rrt_malloc(ctx, blk, &buf[1]), st, out);
+  RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, buf[0], s->x, (size_t)s->nl * d * sizeof(double)), st,
+                 out);
+  if (s->use_device) { /* the queries and the running lists live on the device */
+    RRT_CHECK_GOTO(rrt_malloc(ctx, (size_t)s->nl * d * sizeof(double), &dq), st, out);
+    RRT_CHECK_GOTO(rrt_malloc(ctx, lk * sizeof(double), &dbd), st, out);
+    RRT_CHECK_GOTO(rrt_malloc(ctx, lk * sizeof(int32_t), &dbi), st, out);
+    RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, dq, s->x, (size_t)s->nl * d * sizeof(double)), st, out);
+    RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, dbd, s->nbr_d2, lk * sizeof(double)), st, out);
+    RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, dbi, s->nbr, lk * sizeof(int32_t)), st, out);
+  }
+  for (int step = 0; step < P; step++) {
+    int src = ((s->rank - step) % P + P) % P;
+    int64_t r0 = s->plan.cell_start[src], nr = s->plan.cell_start[src + 1] - r0;
+    void *hold = buf[step & 1], *next = buf[(step + 1) & 1];
+    rrt_request_t req = NULL;
+    /* post the next block's transfer before computing on this one */
+    if (step + 1 < P) RRT_CHECK_GOTO(rrt_ring_shift(ctx, hold, next, blk, step, &req), st, out);
+    if (s->use_device) {
+      st = RRT_KCALL(ctx->dev, rrt_k_sc_knn_tile, ctx->compute_stream, dq, s->nl, s->c0, hold, nr,
+                     r0, d, k, dbd, dbi);
+      if (st == RRT_SUCCESS) st = rrt_synchronize(ctx);
+      if (st != RRT_SUCCESS) st = rrt_error(ctx, st, "seacells", "kNN tile kernel (step %d)", step);
+    } else {
+      st = rrt_sc_cpu_knn_tile(s->x, s->nl, s->c0, hold, nr, r0, d, k, s->nbr_d2, s->nbr);
+      if (st != RRT_SUCCESS) st = OOM(s, "kNN tile");
+    }
+    rrt_status wst = rrt_request_wait(req);
+    if (st == RRT_SUCCESS) st = wst;
+    if (st != RRT_SUCCESS) goto out;
+  }
+  if (s->use_device) {
+    RRT_CHECK_GOTO(rrt_memcpy_to_host(ctx, s->nbr_d2, dbd, lk * sizeof(double)), st, out);
+    RRT_CHECK_GOTO(rrt_memcpy_to_host(ctx, s->nbr, dbi, lk * sizeof(int32_t)), st, out);
+  }
+out:
+  rrt_free(ctx, buf[0]);
+  rrt_free(ctx, buf[1]);
+  rrt_free(ctx, dq);
+  rrt_free(ctx, dbd);
+  rrt_free(ctx, dbi);
+  return st;
+}
+
+typedef struct edge {
+  int32_t to, from; /* the row that receives the entry, its column */
+  double d2;
+} edge;
+
+static int edge_cmp(const void *a, const void *b) {
+  const edge *x = a, *y = b;
+  if (x->to != y->to) return x->to < y->to ? -1 : 1;
+  return x->from < y->from ? -1 : x->from > y->from;
+}
+
+static int i32_cmp(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Rows of M for the local cells: kNN edges both ways (union), diagonal 1. */
+static rrt_status build_m(sc_run *s, double **sigma_all) {
+  int P = s->size, k = s->knn;
+  int64_t nl = s->nl;
+  rrt_status st = RRT_SUCCESS;
+  size_t *scount = calloc((size_t)P, sizeof(size_t)), *sdispl = calloc((size_t)P, sizeof(size_t));
+  size_t *rcount = calloc((size_t)P, sizeof(size_t));
+  edge *out = malloc((size_t)(nl * k + 1) * sizeof(edge)), *in = NULL, *all = NULL;
+  if (!scount || !sdispl || !rcount || !out) {
+    st = OOM(s, "edges");
+    goto done;
+  }
+  /* bandwidths of every cell (n doubles) so both ends of an edge know both */
+  size_t tot = 0;
+  RRT_CHECK_GOTO(sc_allgatherv_host(s, s->sigma, (size_t)nl * sizeof(double), (void **)sigma_all, &tot),
+                 st, done);
+  /* transposed edges go to the owner of the neighbour, grouped by owner */
+  int64_t ne = 0;
+  for (int r = 0; r < P; r++) {
+    sdispl[r] = (size_t)ne * sizeof(edge);
+    for (int64_t i = 0; i < nl; i++)
+      for (int e = 0; e < k; e++) {
+        int32_t j = s->nbr[i * k + e];
+        if (rrt_cell_blocks_owner(&s->plan, j) == r)
+          out[ne++] = (edge){j, (int32_t)(s->c0 + i), s->nbr_d2[i * k + e]};
+      }
+    scount[r] = (size_t)ne * sizeof(edge) - sdispl[r];
+  }
+  RRT_CHECK_GOTO(sc_alltoallv_host(s, out, scount, sdispl, (void **)&in, rcount), st, done);
+  size_t nin = 0;
+  for (int r = 0; r < P; r++) nin += rcount[r] / sizeof(edge);
+  size_t nall = nin + (size_t)nl * k + (size_t)nl;
+  all = malloc(nall * sizeof(edge));
+  if (!all) {
+    st = OOM(s, "edges");
+    goto done;
+  }
+  size_t na = 0;
+  for (size_t e = 0; e < nin; e++) all[na++] = in[e];
+  for (int64_t i = 0; i < nl; i++) {
+    all[na++] = (edge){(int32_t)(s->c0 + i), (int32_t)(s->c0 + i), 0.0};
+    for (int e = 0; e < k; e++)
+      all[na++] = (edge){(int32_t)(s->c0 + i), s->nbr[i * k + e], s->nbr_d2[i * k + e]};
+  }
+  qsort(all, na, sizeof(edge), edge_cmp);
+  /* d2 is the same bits from both ends ((a-b)^2 == (b-a)^2), so duplicates
+   * of the union are dropped without choosing between values */
+  s->mrow.rows = nl;
+  s->mrow.ptr = calloc((size_t)nl + 1, sizeof(int64_t));
+  s->mrow.col = malloc((na ? na : 1) * sizeof(int32_t));
+  s->mrow.val = malloc((na ? na : 1) * sizeof(double));
+  if (!s->mrow.ptr || !s->mrow.col || !s->mrow.val) {
+    st = OOM(s, "M rows");
+    goto done;
+  }
+  int64_t nz = 0;
+  for (size_t e = 0; e < na; e++) {
+    if (e > 0 && all[e].to == all[e - 1].to && all[e].from == all[e - 1].from) continue;
+    int64_t i = all[e].to - s->c0;
+    s->mrow.col[nz] = all[e].from;
+    s->mrow.val[nz] = rrt_sc_kernel(all[e].d2, (*sigma_all)[all[e].to], (*sigma_all)[all[e].from]);
+    nz++;
+    s->mrow.ptr[i + 1] = nz;
+  }
+  for (int64_t i = 0; i < nl; i++)
+    if (s->mrow.ptr[i + 1] < s->mrow.ptr[i]) s->mrow.ptr[i + 1] = s->mrow.ptr[i];
+done:
+  free(scount);
+  free(sdispl);
+  free(rcount);
+  free(out);
+  free(in);
+  free(all);
+  return st;
+}
+
+/* Ghost rows: the M rows of remote neighbours, fetched from their owners. */
+typedef struct ghost_rows {
+  int64_t count;
+  int32_t *cell; /* ascending */
+  sc_csr rows;
+} ghost_rows;
+
+typedef struct mentry {
+  int32_t col, pad;
+  double val;
+} mentry;
+
+static rrt_status fetch_ghosts(sc_run *s, ghost_rows *g) {
+  int P = s->size;
+  int64_t nnz = s->mrow.ptr[s->nl];
+  rrt_status st = RRT_SUCCESS;
+  int32_t *need = malloc((size_t)(nnz + 1) * sizeof(int32_t)), *req = NULL, *lens = NULL,
+          *rlens = NULL;
+  mentry *ent = NULL, *rent = NULL;
+  size_t *sc = calloc((size_t)P, sizeof(size_t)), *sd = calloc((size_t)P, sizeof(size_t));
+  size_t *rc = calloc((size_t)P, sizeof(size_t)), *rc2 = calloc((size_t)P, sizeof(size_t));
+  memset(g, 0, sizeof *g);
+  if (!need || !sc || !sd || !rc || !rc2) {
+    st = OOM(s, "ghost list");
+    goto done;
+  }
+  int64_t nn = 0;
+  for (int64_t p = 0; p < nnz; p++)
+    if (s->mrow.col[p] < s->c0 || s->mrow.col[p] >= s->c0 + s->nl) need[nn++] = s->mrow.col[p];
+  qsort(need, (size_t)nn, sizeof(int32_t), i32_cmp);
+  int64_t u = 0;
+  for (int64_t i = 0; i < nn; i++)
+    if (u == 0 || need[i] != need[u - 1]) need[u++] = need[i];
+  nn = u;
+  /* 1: the requests (ascending cells, hence grouped by owner) */
+  for (int64_t i = 0, r = 0; r < P; r++) {
+    sd[r] = (size_t)i * sizeof(int32_t);
+    while (i < nn && rrt_cell_blocks_owner(&s->plan, need[i]) == r) i++;
+    sc[r] = (size_t)i * sizeof(int32_t) - sd[r];
+  }
+  RRT_CHECK_GOTO(sc_alltoallv_host(s, need, sc, sd, (void **)&req, rc), st, done);
+  /* 2: row lengths, then 3: the entries, in the order requested */
+  int64_t nreq = 0, nent = 0;
+  for (int r = 0; r < P; r++) nreq += (int64_t)(rc[r] / sizeof(int32_t));
+  lens = malloc((size_t)(nreq + 1) * sizeof(int32_t));
+  if (!lens) {
+    st = OOM(s, "ghost rows");
+    goto done;
+  }
+  for (int64_t q = 0; q < nreq; q++) {
+    int64_t i = req[q] - s->c0;
+    lens[q] = (int32_t)(s->mrow.ptr[i + 1] - s->mrow.ptr[i]);
+    nent += lens[q];
+  }
+  ent = malloc((size_t)(nent + 1) * sizeof(mentry));
+  if (!ent) {
+    st = OOM(s, "ghost rows");
+    goto done;
+  }
+  size_t *ec = calloc((size_t)P, sizeof(size_t)), *ed = calloc((size_t)P, sizeof(size_t));
+  size_t *lc = calloc((size_t)P, sizeof(size_t)), *ld = calloc((size_t)P, sizeof(size_t));
+  if (!ec || !ed || !lc || !ld) {
+    free(ec), free(ed), free(lc), free(ld);
+    st = OOM(s, "ghost rows");
+    goto done;
+  }
+  int64_t q = 0, e = 0;
+  for (int r = 0; r < P; r++) {
+    ld[r] = (size_t)q * sizeof(int32_t);
+    ed[r] = (size_t)e * sizeof(mentry);
+    for (int64_t end = q + (int64_t)(rc[r] / sizeof(int32_t)); q < end; q++) {
+      int64_t i = req[q] - s->c0;
+      for (int64_t p = s->mrow.ptr[i]; p < s->mrow.ptr[i + 1]; p++)
+        ent[e++] = (mentry){s->mrow.col[p], 0, s->mrow.val[p]};
+    }
+    lc[r] = (size_t)q * sizeof(int32_t) - ld[r];
+    ec[r] = (size_t)e * sizeof(mentry) - ed[r];
+  }
+  st = sc_alltoallv_host(s, lens, lc, ld, (void **)&rlens, rc2);
+  if (st == RRT_SUCCESS) st = sc_alltoallv_host(s, ent, ec, ed, (void **)&rent, rc2);
+  free(ec), free(ed), free(lc), free(ld);
+  if (st != RRT_SUCCESS) goto done;
+  g->count = nn;
+  g->cell = need;
+  need = NULL;
+  g->rows.rows = nn;
+  g->rows.ptr = malloc((size_t)(nn + 1) * sizeof(int64_t));
+  int64_t tot = 0;
+  for (int64_t i = 0; i < nn; i++) tot += rlens[i];
+  g->rows.col = malloc((size_t)(tot + 1) * sizeof(int32_t));
+  g->rows.val = malloc((size_t)(tot + 1) * sizeof(double));
+  if (!g->rows.ptr || !g->rows.col || !g->rows.val) {
+    st = OOM(s, "ghost rows");
+    goto done;
+  }
+  g->rows.ptr[0] = 0;
+  for (int64_t i = 0; i < nn; i++) g->rows.ptr[i + 1] = g->rows.ptr[i] + rlens[i];
+  for (int64_t p = 0; p < tot; p++) g->rows.col[p] = rent[p].col, g->rows.val[p] = rent[p].val;
+done:
+  free(need);
+  free(req);
+  free(lens);
+  free(rlens);
+  free(ent);
+  free(rent);
+  free(sc), free(sd), free(rc), free(rc2);
+  return st;
+}
+
+/* Row l of M, local or ghost. */
+static void m_row(const sc_run *s, const ghost_rows *g, int32_t l, const int32_t **col,
+                  const double **val, int64_t *len) {
+  const sc_csr *a = &s->mrow;
+  int64_t i;
+  if (l >= s->c0 && l < s->c0 + s->nl) {
+    i = l - s->c0;
+  } else {
+    int64_t lo = 0, hi = g->count - 1;
+    while (lo < hi) {
+      int64_t mid = (lo + hi) / 2;
+      if (g->cell[mid] < l)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    i = lo;
+    a = &g->rows;
+  }
+  *col = a->col + a->ptr[i];
+  *val = a->val + a->ptr[i];
+  *len = a->ptr[i + 1] - a->ptr[i];
+}
+
+/* K row i = sum over l in M row i (ascending) of M_il * M row l: a sparse
+ * accumulator per thread; each entry is summed in ascending l, so the bits
+ * do not depend on how cells are spread over ranks. */
+static rrt_status build_k(sc_run *s, const ghost_rows *g) {
+  int64_t nl = s->nl, n = s->n;
+  sc_csr *K = &s->krow;
+  K->rows = nl;
+  K->ptr = calloc((size_t)nl + 1, sizeof(int64_t));
+  if (!K->ptr) return OOM(s, "K rows");
+  int fail = 0;
+  for (int pass = 0; pass < 2 && !fail; pass++) {
+#pragma omp parallel
+    {
+      double *acc = malloc((size_t)n * sizeof(double));
+      int32_t *list = malloc((size_t)n * sizeof(int32_t));
+      char *mark = calloc((size_t)n, 1);
+      if (!acc || !list || !mark) {
+#pragma omp atomic write
+        fail = 1;
+      }
+#pragma omp for schedule(dynamic, 32)
+      for (int64_t i = 0; i < nl; i++) {
+        if (!acc || !list || !mark) continue;
+        int64_t cnt = 0;
+        for (int64_t p = s->mrow.ptr[i]; p < s->mrow.ptr[i + 1]; p++) {
+          const int32_t *lc;
+          const double *lv;
+          int64_t len;
+          m_row(s, g, s->mrow.col[p], &lc, &lv, &len);
+          double mil = s->mrow.val[p];
+          for (int64_t q = 0; q < len; q++) {
+            int32_t c = lc[q];
+            if (!mark[c]) mark[c] = 1, acc[c] = 0.0, list[cnt++] = c;
+            acc[c] = acc[c] + mil * lv[q];
+          }
+        }
+        if (pass == 0) {
+          K->ptr[i + 1] = cnt;
+        } else {
+          qsort(list, (size_t)cnt, sizeof(int32_t), i32_cmp);
+          for (int64_t q = 0; q < cnt; q++) {
+            K->col[K->ptr[i] + q] = list[q];
+            K->val[K->ptr[i] + q] = acc[list[q]];
+          }
+        }
+        for (int64_t q = 0; q < cnt; q++) mark[list[q]] = 0;
+      }
+      free(acc);
+      free(list);
+      free(mark);
+    }
+    if (pass == 0 && !fail) {
+      for (int64_t i = 0; i < nl; i++) K->ptr[i + 1] += K->ptr[i];
+      K->col = malloc((size_t)(K->ptr[nl] + 1) * sizeof(int32_t));
+      K->val = malloc((size_t)(K->ptr[nl] + 1) * sizeof(double));
+      if (!K->col || !K->val) fail = 1;
+    }
+  }
+  return fail ? OOM(s, "K rows") : RRT_SUCCESS;
+}
+
+rrt_status sc_build_graph(sc_run *s) {
+  double t0 = rrt_time_now();
+  rrt_status st = rrt_agree(s->ctx, knn_ring(s));
+  if (st != RRT_SUCCESS) return st;
+  int k = s->knn, kb = k / 2 > 0 ? k / 2 : 1; /* the (k/2)-th nearest neighbour */
+  s->sigma = malloc((size_t)(s->nl + 1) * sizeof(double));
+  if (!s->sigma) return rrt_agree(s->ctx, OOM(s, "bandwidths"));
+  for (int64_t i = 0; i < s->nl; i++) s->sigma[i] = sqrt(s->nbr_d2[i * k + kb - 1]);
+  double t1 = rrt_time_now();
+  s->sec[SC_KNN] += t1 - t0;
+  double *sigma_all = NULL;
+  ghost_rows g;
+  memset(&g, 0, sizeof g);
+  st = build_m(s, &sigma_all);
+  if (st == RRT_SUCCESS) st = fetch_ghosts(s, &g);
+  free(sigma_all);
+  if (st == RRT_SUCCESS) st = build_k(s, &g);
+  free(g.cell);
+  sc_csr_free(&g.rows);
+  s->sec[SC_KERNEL] += rrt_time_now() - t1;
+  return rrt_agree(s->ctx, st);
+}

@@ -1,0 +1,49 @@
+/* Internal: the SEACells kernel wrappers of src/kernels/cuda/seacells.cu
+ * (nvcc build for cuda, emulator build for emu), called with RRT_KCALL. */
+#ifndef RRT_API_SEACELLS_KERNELS_H
+#define RRT_API_SEACELLS_KERNELS_H
+
+#include <stdint.h>
+
+#include "comm/device.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Exact distances of a query block to a reference block, folded into the
+ * per-query k nearest (ascending (d2, index); self excluded). */
+RRT_DECLARE_KERNEL(rrt_k_sc_knn_tile,
+                   (rrt_stream stream, const double *q, int64_t nq, int64_t q0, const double *r,
+                    int64_t nr, int64_t r0, int d, int k, double *best_d, int32_t *best_i))
+
+/* A update, one thread block per cell; scratch: grid * 3m doubles (used
+ * when the three m-vectors do not fit in shared memory). */
+RRT_DECLARE_KERNEL(rrt_k_sc_a_solve,
+                   (rrt_stream stream, int64_t nl, int m, int fw_iter, int capa,
+                    const int64_t *kptr, const int32_t *kcol, const double *kval,
+                    const int32_t *bfirst, const int32_t *bcnt, const int32_t *bent_j,
+                    const double *bent_w, const double *t1a, int first, int32_t *a_idx,
+                    double *a_w, int *a_nnz, double *scratch))
+
+/* Number of thread blocks rrt_k_sc_b_argmin uses for nl cells (partials). */
+int rrt_sc_b_argmin_blocks(int64_t nl);
+
+/* Fused B gradient + argmin: each block reduces its cells into partials
+ * (blocks x m), a second kernel reduces the partials over blocks into
+ * best_v/best_i (m). scratch: blocks * (3m doubles + 2m ints). */
+RRT_DECLARE_KERNEL(rrt_k_sc_b_argmin,
+                   (rrt_stream stream, int64_t nl, int64_t c0, int m, const int64_t *kptr,
+                    const int32_t *kcol, const double *kval, const int32_t *bfirst,
+                    const int32_t *bcnt, const int32_t *bent_j, const double *bent_w,
+                    const int64_t *katptr, const int32_t *katcol, const double *katval,
+                    const double *t1b, double *part_v, int64_t *part_i, double *scratch,
+                    int *iscratch))
+RRT_DECLARE_KERNEL(rrt_k_sc_argmin_reduce,
+                   (rrt_stream stream, int nparts, int m, const double *part_v,
+                    const int64_t *part_i, double *best_v, int64_t *best_i))
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,176 @@
+/* Halo exchanges in levels (see sparse_impl.h) and the setup all-to-all of
+ * plan records. Values travel through rrt_p2p_group (NCCL or MPI, backend
+ * memory); plan metadata is host data and goes through MPI directly. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/sparse_impl.h"
+#include "comm/error.h"
+
+rrt_status rrt_exchange_records(rrt_ctx_t ctx, int64_t nitems, const int32_t *dest,
+                                const int64_t *data, int k, int64_t *nrecv, int64_t **rdata,
+                                int32_t **rsrc) {
+  int P = ctx->size;
+  rrt_status st = RRT_SUCCESS;
+  int *scnt = calloc((size_t)P, sizeof(int)), *rcnt = calloc((size_t)P, sizeof(int));
+  int *sdis = calloc((size_t)P + 1, sizeof(int)), *rdis = calloc((size_t)P + 1, sizeof(int));
+  int64_t *sbuf = malloc(((size_t)nitems * k + 1) * sizeof(int64_t));
+  int64_t *rbuf = NULL;
+  int32_t *src = NULL;
+  if (!scnt || !rcnt || !sdis || !rdis || !sbuf) {
+    st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_sparse", "out of memory for plan records");
+    goto done;
+  }
+  for (int64_t t = 0; t < nitems; t++) scnt[dest[t]] += k;
+  for (int p = 0; p < P; p++) sdis[p + 1] = sdis[p] + scnt[p];
+  {
+    int *fill = malloc((size_t)P * sizeof(int));
+    if (!fill) {
+      st = RRT_ERR_OUT_OF_MEMORY;
+      goto done;
+    }
+    memcpy(fill, sdis, (size_t)P * sizeof(int));
+    for (int64_t t = 0; t < nitems; t++) {
+      memcpy(sbuf + fill[dest[t]], data + t * k, (size_t)k * sizeof(int64_t));
+      fill[dest[t]] += k;
+    }
+    free(fill);
+  }
+  if (MPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, ctx->comm) != MPI_SUCCESS) {
+    st = rrt_error(ctx, RRT_ERR_MPI, "rrt_sparse", "MPI_Alltoall of plan sizes failed");
+    goto done;
+  }
+  for (int p = 0; p < P; p++) rdis[p + 1] = rdis[p] + rcnt[p];
+  rbuf = malloc(((size_t)rdis[P] + 1) * sizeof(int64_t));
+  src = malloc(((size_t)rdis[P] / (size_t)k + 1) * sizeof(int32_t));
+  if (!rbuf || !src) {
+    st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_sparse", "out of memory for plan records");
+    goto done;
+  }
+  if (MPI_Alltoallv(sbuf, scnt, sdis, MPI_INT64_T, rbuf, rcnt, rdis, MPI_INT64_T, ctx->comm) !=
+      MPI_SUCCESS) {
+    st = rrt_error(ctx, RRT_ERR_MPI, "rrt_sparse", "MPI_Alltoallv of plan records failed");
+    goto done;
+  }
+  for (int p = 0; p < P; p++)
+    for (int t = rdis[p] / k; t < rdis[p + 1] / k; t++) src[t] = p;
+  *nrecv = rdis[P] / k;
+  *rdata = rbuf;
+  *rsrc = src;
+  rbuf = NULL;
+  src = NULL;
+done:
+  free(scnt), free(rcnt), free(sdis), free(rdis), free(sbuf), free(rbuf), free(src);
+  return st;
+}
+
+/* Message ranges per level: lev[l] .. lev[l+1] are the messages of level l. */
+static int *level_ranges(const rrt_msg_plan *p, int nlev) {
+  int *lev = calloc((size_t)nlev + 2, sizeof(int));
+  if (!lev) return NULL;
+  for (int m = 0; m < p->nmsg; m++) lev[p->level[m] + 1]++;
+  for (int l = 0; l <= nlev; l++) lev[l + 1] += lev[l];
+  return lev;
+}
+
+static rrt_status to_backend(rrt_ctx_t ctx, void **dst, const void *src, size_t bytes) {
+  RRT_CHECK(rrt_malloc(ctx, bytes ? bytes : 8, dst));
+  if (bytes) RRT_CHECK(rrt_memcpy_to_backend(ctx, *dst, src, bytes));
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_halo_init(rrt_ctx_t ctx, rrt_halo *h, rrt_msg_plan *send, rrt_msg_plan *recv,
+                         int nlev, const int *need) {
+  memset(h, 0, sizeof(*h));
+  h->send = *send;
+  h->recv = *recv;
+  memset(send, 0, sizeof(*send));
+  memset(recv, 0, sizeof(*recv));
+  h->nlev = nlev;
+  h->send_lev = level_ranges(&h->send, nlev);
+  h->recv_lev = level_ranges(&h->recv, nlev);
+  h->need = malloc(((size_t)nlev + 1) * sizeof(int));
+  h->req = calloc((size_t)nlev + 1, sizeof(rrt_request_t));
+  if (!h->send_lev || !h->recv_lev || !h->need || !h->req)
+    return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_halo", "out of memory");
+  for (int l = 0; l <= nlev; l++) h->need[l] = need ? need[l] : l + 1;
+  int64_t ns = h->send.ptr[h->send.nmsg], nr = h->recv.ptr[h->recv.nmsg];
+  RRT_CHECK(to_backend(ctx, (void **)&h->d_send_idx, h->send.idx, (size_t)ns * sizeof(int32_t)));
+  RRT_CHECK(to_backend(ctx, (void **)&h->d_recv_idx, h->recv.idx, (size_t)nr * sizeof(int32_t)));
+  RRT_CHECK(rrt_malloc(ctx, (size_t)(ns ? ns : 1) * sizeof(double), (void **)&h->d_send_buf));
+  RRT_CHECK(rrt_malloc(ctx, (size_t)(nr ? nr : 1) * sizeof(double), (void **)&h->d_recv_buf));
+  return RRT_SUCCESS;
+}
+
+void rrt_halo_free(rrt_ctx_t ctx, rrt_halo *h) {
+  if (!h) return;
+  if (h->req)
+    for (int l = 0; l <= h->nlev; l++)
+      if (h->req[l]) rrt_request_wait(h->req[l]);
+  rrt_msg_plan_free(&h->send);
+  rrt_msg_plan_free(&h->recv);
+  free(h->send_lev), free(h->recv_lev), free(h->need), free(h->req);
+  if (ctx) {
+    rrt_free(ctx, h->d_send_idx), rrt_free(ctx, h->d_recv_idx);
+    rrt_free(ctx, h->d_send_buf), rrt_free(ctx, h->d_recv_buf);
+  }
+  memset(h, 0, sizeof(*h));
+}
+
+rrt_status rrt_halo_post(rrt_ctx_t ctx, rrt_halo *h, int level, const double *src) {
+  if (level > h->nlev) return RRT_SUCCESS;
+  int s0 = h->send_lev[level], s1 = h->send_lev[level + 1];
+  int r0 = h->recv_lev[level], r1 = h->recv_lev[level + 1];
+  if (s0 == s1 && r0 == r1) return RRT_SUCCESS;
+  int64_t a = h->send.ptr[s0], b = h->send.ptr[s1];
+  if (b > a) {
+    RRT_CHECK(RRT_ILU_DISPATCH(ctx, rrt_ilu0_cpu_gather(h->send.idx + a, b - a, src, h->d_send_buf + a),
+                               rrt_k_ilu0_gather, h->d_send_idx + a, b - a, src, h->d_send_buf + a));
+    /* the transport may run on another stream: the packed buffer must be complete */
+    if (ctx->dev->stream_sync) RRT_CHECK(ctx->dev->stream_sync(ctx->compute_stream));
+  }
+  rrt_p2p sends[64], recvs[64];
+  rrt_p2p *sp = sends, *rp = recvs;
+  if (s1 - s0 > 64) sp = malloc((size_t)(s1 - s0) * sizeof(rrt_p2p));
+  if (r1 - r0 > 64) rp = malloc((size_t)(r1 - r0) * sizeof(rrt_p2p));
+  if (!sp || !rp) return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_halo", "out of memory");
+  for (int m = s0; m < s1; m++)
+    sp[m - s0] = (rrt_p2p){h->send.peer[m], h->d_send_buf + h->send.ptr[m],
+                           (size_t)(h->send.ptr[m + 1] - h->send.ptr[m]) * sizeof(double)};
+  for (int m = r0; m < r1; m++)
+    rp[m - r0] = (rrt_p2p){h->recv.peer[m], h->d_recv_buf + h->recv.ptr[m],
+                           (size_t)(h->recv.ptr[m + 1] - h->recv.ptr[m]) * sizeof(double)};
+  rrt_status st = rrt_p2p_group(ctx, sp, s1 - s0, rp, r1 - r0, &h->req[level]);
+  if (sp != sends) free(sp);
+  if (rp != recvs) free(rp);
+  return st;
+}
+
+static rrt_status finish_level(rrt_ctx_t ctx, rrt_halo *h, int l, double *dst) {
+  if (!h->req[l]) return RRT_SUCCESS;
+  rrt_status st = rrt_request_wait(h->req[l]);
+  h->req[l] = NULL;
+  RRT_CHECK(st);
+  int64_t a = h->recv.ptr[h->recv_lev[l]], b = h->recv.ptr[h->recv_lev[l + 1]];
+  if (b > a)
+    RRT_CHECK(RRT_ILU_DISPATCH(ctx, rrt_ilu0_cpu_scatter(h->recv.idx + a, b - a, h->d_recv_buf + a, dst),
+                               rrt_k_ilu0_scatter, h->d_recv_idx + a, b - a, h->d_recv_buf + a, dst));
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_halo_wait_needed(rrt_ctx_t ctx, rrt_halo *h, int level, double *dst) {
+  /* Levels before `level` whose receives are needed now (need[l] <= level). */
+  for (int l = h->lo; l < level && l <= h->nlev; l++)
+    if (h->req[l] && h->recv_lev[l + 1] > h->recv_lev[l] && h->need[l] <= level)
+      RRT_CHECK(finish_level(ctx, h, l, dst));
+  while (h->lo < level && h->lo <= h->nlev &&
+         (!h->req[h->lo] || h->recv_lev[h->lo + 1] == h->recv_lev[h->lo]))
+    h->lo++;
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_halo_wait_all(rrt_ctx_t ctx, rrt_halo *h, double *dst) {
+  for (int l = 0; l <= h->nlev; l++) RRT_CHECK(finish_level(ctx, h, l, dst));
+  h->lo = 0;
+  return RRT_SUCCESS;
+}

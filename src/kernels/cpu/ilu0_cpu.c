@@ -1,0 +1,74 @@
+/* CPU kernels of ILU(0) (see ilu0_cpu.h). Rows of one level are independent,
+ * so a level is an OpenMP parallel loop; each row's arithmetic is sequential
+ * in the serial IKJ order, which is what keeps the factors bitwise equal to
+ * the serial factorisation. */
+#include "kernels/cpu/ilu0_cpu.h"
+
+#include <math.h>
+
+#include "kernels/ilu0_math.h"
+
+/* Below this many rows a level is not worth waking the thread team. */
+#define RRT_ILU0_OMP_MIN_ROWS 512
+
+void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, const int64_t *rowptr,
+                              const int32_t *nl, const int32_t *piv, const int64_t *pair_ptr,
+                              const int32_t *pair_dst, const int32_t *pair_src, double *v,
+                              int boost, double tol, double value) {
+#pragma omp parallel for schedule(static) if (nrows >= RRT_ILU0_OMP_MIN_ROWS)
+  for (int64_t t = 0; t < nrows; t++) {
+    int32_t i = rows[t];
+    int64_t b = rowptr[i], d = b + nl[i];
+    for (int64_t e = b; e < d; e++) {
+      double l = rrt_ilu0_div(v[e], v[piv[e]]);
+      v[e] = l;
+      for (int64_t p = pair_ptr[e]; p < pair_ptr[e + 1]; p++)
+        v[pair_dst[p]] = rrt_ilu0_update(v[pair_dst[p]], l, v[pair_src[p]]);
+    }
+    v[d] = rrt_ilu0_boost(v[d], boost, tol, value);
+  }
+}
+
+void rrt_ilu0_cpu_lsolve_rows(const int32_t *rows, int64_t nrows, const int64_t *rowptr,
+                              const int32_t *nl, const int32_t *col, const double *v,
+                              const double *r, double *y) {
+#pragma omp parallel for schedule(static) if (nrows >= RRT_ILU0_OMP_MIN_ROWS)
+  for (int64_t t = 0; t < nrows; t++) {
+    int32_t i = rows[t];
+    int64_t b = rowptr[i], d = b + nl[i];
+    double s = r[i];
+    for (int64_t e = b; e < d; e++) s = rrt_ilu0_update(s, v[e], y[col[e]]);
+    y[i] = s;
+  }
+}
+
+void rrt_ilu0_cpu_usolve_rows(const int32_t *rows, int64_t nrows, const int64_t *rowptr,
+                              const int32_t *nl, const int32_t *col, const double *v,
+                              const double *y, double *z) {
+#pragma omp parallel for schedule(static) if (nrows >= RRT_ILU0_OMP_MIN_ROWS)
+  for (int64_t t = 0; t < nrows; t++) {
+    int32_t i = rows[t];
+    int64_t d = rowptr[i] + nl[i], e1 = rowptr[i + 1];
+    double s = y[i];
+    for (int64_t e = d + 1; e < e1; e++) s = rrt_ilu0_update(s, v[e], z[col[e]]);
+    z[i] = rrt_ilu0_div(s, v[d]);
+  }
+}
+
+void rrt_ilu0_cpu_spmv(int64_t nrows, const int64_t *rowptr, const int32_t *col, const double *a,
+                       const double *x, double *y) {
+#pragma omp parallel for schedule(static) if (nrows >= RRT_ILU0_OMP_MIN_ROWS)
+  for (int64_t i = 0; i < nrows; i++) {
+    double s = 0.0;
+    for (int64_t e = rowptr[i]; e < rowptr[i + 1]; e++) s = rrt_ilu0_madd(s, a[e], x[col[e]]);
+    y[i] = s;
+  }
+}
+
+void rrt_ilu0_cpu_gather(const int32_t *idx, int64_t n, const double *src, double *buf) {
+  for (int64_t t = 0; t < n; t++) buf[t] = src[idx[t]];
+}
+
+void rrt_ilu0_cpu_scatter(const int32_t *idx, int64_t n, const double *buf, double *dst) {
+  for (int64_t t = 0; t < n; t++) dst[idx[t]] = buf[t];
+}

@@ -1,0 +1,44 @@
+/* SEACells CPU kernels (OpenMP, BLAS). Their per-cell arithmetic mirrors
+ * src/kernels/cuda/seacells.cu operation for operation (see
+ * kernels/seacells_math.h), so cpu and emu/cuda give the same bits. */
+#ifndef RRT_KERNELS_CPU_SEACELLS_CPU_H
+#define RRT_KERNELS_CPU_SEACELLS_CPU_H
+
+#include <stdint.h>
+
+#include "ringrt/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Fold one block of reference cells into every query's k nearest
+ *  (excluding the query itself), kept ascending by (exact d2, index) in
+ *  best_d/best_i (nq x k, start with +inf / -1). Distances are screened by
+ *  a GEMM (|q|^2 + |r|^2 - 2 q.r) and the survivors recomputed exactly with
+ *  rrt_sc_sqdist, so the lists hold exact values. */
+rrt_status rrt_sc_cpu_knn_tile(const double *q, int64_t nq, int64_t q0, const double *r,
+                               int64_t nr, int64_t r0, int d, int k, double *best_d,
+                               int32_t *best_i);
+
+/** Frank-Wolfe update of the A columns of nl cells (one independent solve
+ *  per cell): t2 = (K B) row, gradient 2 (T1a a - t2), fw_iter steps.
+ *  first: start from a = 0 instead of the current columns. */
+void rrt_sc_cpu_a_solve(int64_t nl, int m, int fw_iter, int capa, const int64_t *kptr,
+                        const int32_t *kcol, const double *kval, const int32_t *bfirst,
+                        const int32_t *bcnt, const int32_t *bent_j, const double *bent_w,
+                        const double *t1a, int first, int32_t *a_idx, double *a_w, int *a_nnz);
+
+/** B-update gradient 2 ((K Bg) T1b - K A^T) for nl cells (global c0 + i),
+ *  fused with the argmin over these cells per archetype: best_v/best_i (m)
+ *  receive the smallest value and its lowest global cell index. */
+void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, const int32_t *kcol,
+                         const double *kval, const int32_t *bfirst, const int32_t *bcnt,
+                         const int32_t *bent_j, const double *bent_w, const int64_t *katptr,
+                         const int32_t *katcol, const double *katval, const double *t1b,
+                         double *best_v, int64_t *best_i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,50 @@
+/* Ring attention kernels of src/kernels/cuda/attn_fwd.cu, as seen from C.
+ * Each wrapper has an nvcc build (_cuda) and an emulator build (_emu); call
+ * them with RRT_KCALL (comm/device.h). */
+#ifndef RRT_KERNELS_CUDA_ATTN_KERNELS_H
+#define RRT_KERNELS_CUDA_ATTN_KERNELS_H
+
+#include <stdint.h>
+
+#include "comm/device.h"
+#include "sched/attn_item.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Operands of one local attention launch (passed to the kernel by value). */
+typedef struct rrt_attn_kargs {
+  const void *q;        /* [batch, q_rows, heads_q, head_dim], storage dtype */
+  const void *k, *v;    /* [batch, kv_rows, heads_kv, head_dim], storage dtype */
+  int64_t batch, q_rows, kv_rows;
+  int heads_q, heads_kv, head_dim;
+  int dtype;            /* rrt_dtype: F32, BF16, F16 */
+  float scale;
+} rrt_attn_kargs;
+
+/* Local attention of one item: normalised partial output o_part
+ * [batch, item.q_len, heads_q, head_dim] (f32) and lse_part
+ * [batch, heads_q, item.q_len]. Fully masked rows give 0 and -inf. */
+RRT_DECLARE_KERNEL(rrt_k_attn_fwd, (rrt_stream stream, const rrt_attn_kargs *a,
+                                    const rrt_attn_item *item, float *o_part, float *lse_part))
+
+/* Fold a partial result of rows [q_begin, q_begin + q_len) into the running
+ * o [batch, q_rows, heads_q, head_dim] and lse [batch, heads_q, q_rows]. */
+RRT_DECLARE_KERNEL(rrt_k_attn_merge,
+                   (rrt_stream stream, int64_t batch, int heads_q, int head_dim, int64_t q_rows,
+                    int64_t q_begin, int64_t q_len, const float *o_part, const float *lse_part,
+                    float *o, float *lse))
+
+/* Running state reset: o = 0 (n_o floats), lse = -inf (n_lse floats). */
+RRT_DECLARE_KERNEL(rrt_k_attn_init, (rrt_stream stream, float *o, int64_t n_o, float *lse,
+                                     int64_t n_lse))
+
+/* out[i] = (dtype) in[i] with round-to-nearest-even. */
+RRT_DECLARE_KERNEL(rrt_k_attn_store, (rrt_stream stream, const float *in, void *out, int dtype,
+                                      int64_t n))
+
+#ifdef __cplusplus
+}
+#endif
+#endif

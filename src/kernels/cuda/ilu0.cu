@@ -1,0 +1,190 @@
+// ILU(0) kernels for the cuda backend (and, compiled as C++, for the SIMT
+// emulator of the emu backend). One thread per row of a level: the rows of
+// a level are independent, and each row runs the serial IKJ arithmetic of
+// kernels/ilu0_math.h, which is what keeps the factors bitwise identical to
+// the CPU. One launch per level; the level's row list lives in device memory.
+#include "kernels/simt.h"
+#include "kernels/ilu0_math.h"
+
+#include <stdint.h>
+
+#define ILU0_BLOCK 128
+
+static inline unsigned ilu0_grid(int64_t n) {
+  int64_t g = (n + ILU0_BLOCK - 1) / ILU0_BLOCK;
+  return (unsigned)(g > 0 ? g : 1);
+}
+
+__global__ void ilu0_factor_rows_k(const int32_t *rows, int64_t nrows, const int64_t *rowptr,
+                                   const int32_t *nl, const int32_t *piv, const int64_t *pair_ptr,
+                                   const int32_t *pair_dst, const int32_t *pair_src, double *v,
+                                   int boost, double tol, double value) {
+  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= nrows) return;
+  int32_t i = rows[t];
+  int64_t b = rowptr[i], d = b + nl[i];
+  for (int64_t e = b; e < d; e++) {
+    double l = rrt_ilu0_div(v[e], v[piv[e]]);
+    v[e] = l;
+    for (int64_t p = pair_ptr[e]; p < pair_ptr[e + 1]; p++)
+      v[pair_dst[p]] = rrt_ilu0_update(v[pair_dst[p]], l, v[pair_src[p]]);
+  }
+  v[d] = rrt_ilu0_boost(v[d], boost, tol, value);
+}
+
+RRT_KERNEL_API(rrt_k_ilu0_factor_rows)(rrt_stream s, const int32_t *rows, int64_t nrows,
+                                       const int64_t *rowptr, const int32_t *nl, const int32_t *piv,
+                                       const int64_t *pair_ptr, const int32_t *pair_dst,
+                                       const int32_t *pair_src, double *v, int boost, double tol,
+                                       double value) {
+  RRT_LAUNCH(ilu0_factor_rows_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, rowptr, nl, piv,
+             pair_ptr, pair_dst, pair_src, v, boost, tol, value);
+}
+
+__global__ void ilu0_lsolve_rows_k(const int32_t *rows, int64_t nrows, const int64_t *rowptr,
+                                   const int32_t *nl, const int32_t *col, const double *v,
+                                   const double *r, double *y) {
+  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= nrows) return;
+  int32_t i = rows[t];
+  int64_t b = rowptr[i], d = b + nl[i];
+  double s = r[i];
+  for (int64_t e = b; e < d; e++) s = rrt_ilu0_update(s, v[e], y[col[e]]);
+  y[i] = s;
+}
+
+RRT_KERNEL_API(rrt_k_ilu0_lsolve_rows)(rrt_stream s, const int32_t *rows, int64_t nrows,
+                                       const int64_t *rowptr, const int32_t *nl, const int32_t *col,
+                                       const double *v, const double *r, double *y) {
+  RRT_LAUNCH(ilu0_lsolve_rows_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, rowptr, nl, col,
+             v, r, y);
+}
+
+__global__ void ilu0_usolve_rows_k(const int32_t *rows, int64_t nrows, const int64_t *rowptr,
+                                   const int32_t *nl, const int32_t *col, const double *v,
+                                   const double *y, double *z) {
+  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= nrows) return;
+  int32_t i = rows[t];
+  int64_t d = rowptr[i] + nl[i], e1 = rowptr[i + 1];
+  double s = y[i];
+  for (int64_t e = d + 1; e < e1; e++) s = rrt_ilu0_update(s, v[e], z[col[e]]);
+  z[i] = rrt_ilu0_div(s, v[d]);
+}
+
+RRT_KERNEL_API(rrt_k_ilu0_usolve_rows)(rrt_stream s, const int32_t *rows, int64_t nrows,
+                                       const int64_t *rowptr, const int32_t *nl, const int32_t *col,
+                                       const double *v, const double *y, double *z) {
+  RRT_LAUNCH(ilu0_usolve_rows_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, rowptr, nl, col,
+             v, y, z);
+}
+
+__global__ void ilu0_spmv_k(int64_t nrows, const int64_t *rowptr, const int32_t *col,
+                            const double *a, const double *x, double *y) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= nrows) return;
+  double s = 0.0;
+  for (int64_t e = rowptr[i]; e < rowptr[i + 1]; e++) s = rrt_ilu0_madd(s, a[e], x[col[e]]);
+  y[i] = s;
+}
+
+RRT_KERNEL_API(rrt_k_ilu0_spmv)(rrt_stream s, int64_t nrows, const int64_t *rowptr,
+                                const int32_t *col, const double *a, const double *x, double *y) {
+  RRT_LAUNCH(ilu0_spmv_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, nrows, rowptr, col, a, x, y);
+}
+
+__global__ void ilu0_gather_k(const int32_t *idx, int64_t n, const double *src, double *buf) {
+  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < n) buf[t] = src[idx[t]];
+}
+
+RRT_KERNEL_API(rrt_k_ilu0_gather)(rrt_stream s, const int32_t *idx, int64_t n, const double *src,
+                                  double *buf) {
+  RRT_LAUNCH(ilu0_gather_k, ilu0_grid(n), ILU0_BLOCK, 0, s, idx, n, src, buf);
+}
+
+__global__ void ilu0_scatter_k(const int32_t *idx, int64_t n, const double *buf, double *dst) {
+  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < n) dst[idx[t]] = buf[t];
+}
+
+RRT_KERNEL_API(rrt_k_ilu0_scatter)(rrt_stream s, const int32_t *idx, int64_t n, const double *buf,
+                                   double *dst) {
+  RRT_LAUNCH(ilu0_scatter_k, ilu0_grid(n), ILU0_BLOCK, 0, s, idx, n, buf, dst);
+}
+
+__global__ void ilu0_axpby_k(int64_t n, double a, const double *x, double b, double *y) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  // b == 0 overwrites y (it may hold garbage or NaN)
+  if (b == 0.0)
+    y[i] = rrt_ilu0_madd(0.0, a, x[i]);
+  else
+    y[i] = rrt_ilu0_madd(rrt_ilu0_madd(0.0, b, y[i]), a, x[i]);
+}
+
+RRT_KERNEL_API(rrt_k_ilu0_axpby)(rrt_stream s, int64_t n, double a, const double *x, double b,
+                                 double *y) {
+  RRT_LAUNCH(ilu0_axpby_k, ilu0_grid(n), ILU0_BLOCK, 0, s, n, a, x, b, y);
+}
+
+// Partial dot products: block b sums a fixed strided share of the elements
+// and reduces it in shared memory in a fixed tree, so the result is
+// deterministic; the host adds the partials in block order.
+__global__ void ilu0_dot_partial_k(int64_t n, const double *x, const double *y, double *partial) {
+  __shared__ double sh[ILU0_BLOCK];
+  int tid = threadIdx.x;
+  double s = 0.0;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + tid; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    s = rrt_ilu0_madd(s, x[i], y[i]);
+  sh[tid] = s;
+  __syncthreads();
+  for (int w = ILU0_BLOCK / 2; w > 0; w /= 2) {
+    if (tid < w) sh[tid] = sh[tid] + sh[tid + w];
+    __syncthreads();
+  }
+  if (tid == 0) partial[blockIdx.x] = sh[0];
+}
+
+RRT_KERNEL_API(rrt_k_ilu0_dot_partial)(rrt_stream s, int64_t n, const double *x, const double *y,
+                                       double *partial, int nblocks) {
+  RRT_LAUNCH(ilu0_dot_partial_k, (unsigned)nblocks, ILU0_BLOCK, 0, s, n, x, y, partial);
+}
+
+// Level analysis on the device (single pass per launch): a row whose
+// dependencies (columns before it in position for L, after it for U) all
+// have levels gets 1 + their maximum. Launched until nothing changes; the
+// number of launches is the number of levels. level[i] == 0: unknown.
+__global__ void ilu0_level_sweep_k(int64_t nrows, const int64_t *rowptr, const int32_t *col,
+                                   const int64_t *pos, int upper, int32_t *level, int *changed) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= nrows || level[i]) return;
+  int32_t lev = 0;
+  int64_t pi = pos[i];
+  for (int64_t e = rowptr[i]; e < rowptr[i + 1]; e++) {
+    int32_t c = col[e];
+    int64_t pc = pos[c];
+    if (upper ? pc <= pi : pc >= pi) continue;
+    int32_t lc = level[c];
+    // a dependency finished in this same launch (lc != 0 but written after
+    // we started) could shorten nothing: levels only grow launch by launch,
+    // so count only levels from earlier launches (negative = this launch)
+    if (lc <= 0) return;
+    if (lc > lev) lev = lc;
+  }
+  level[i] = -(lev + 1);
+  *changed = 1;
+}
+
+__global__ void ilu0_level_commit_k(int64_t nrows, int32_t *level) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < nrows && level[i] < 0) level[i] = -level[i];
+}
+
+RRT_KERNEL_API(rrt_k_ilu0_level_sweep)(rrt_stream s, int64_t nrows, const int64_t *rowptr,
+                                       const int32_t *col, const int64_t *pos, int upper,
+                                       int32_t *level, int *changed) {
+  if (upper < 0) RRT_LAUNCH(ilu0_level_commit_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, nrows, level);
+  RRT_LAUNCH(ilu0_level_sweep_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, nrows, rowptr, col, pos, upper,
+             level, changed);
+}

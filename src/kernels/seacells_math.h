@@ -1,0 +1,73 @@
+/* SEACells per-element arithmetic shared by the CPU code and the CUDA
+ * kernels (nvcc and the SIMT emulator), so that both backends compute the
+ * same bits: the same operations in the same order, no FMA contraction
+ * (-ffp-contract=off on the host, -fmad=false under nvcc). */
+#ifndef RRT_KERNELS_SEACELLS_MATH_H
+#define RRT_KERNELS_SEACELLS_MATH_H
+
+#include <math.h>
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define RRT_SC_HD static __host__ __device__ __forceinline__
+#elif defined(__cplusplus)
+#define RRT_SC_HD static inline __host__ __device__
+#else
+#define RRT_SC_HD static inline
+#endif
+
+/** Squared Euclidean distance, summed in dimension order. Both backends
+ *  rank neighbours and build the kernel from this value. */
+RRT_SC_HD double rrt_sc_sqdist(const double *x, const double *y, int d) {
+  double s = 0.0;
+  for (int k = 0; k < d; k++) {
+    double t = x[k] - y[k];
+    s = s + t * t;
+  }
+  return s;
+}
+
+/** Adaptive Gaussian kernel exp(-d2 / (s_i s_j)); identical points give 1
+ *  (also when a bandwidth is zero, which would otherwise be 0/0). */
+RRT_SC_HD double rrt_sc_kernel(double d2, double si, double sj) {
+  if (d2 <= 0.0) return 1.0;
+  double den = si * sj;
+  if (!(den > 0.0)) return 0.0;
+  return exp(-(d2 / den));
+}
+
+/** (d, i) comes before (e, j): smaller distance, then lower index. */
+RRT_SC_HD int rrt_sc_nn_less(double d, int64_t i, double e, int64_t j) {
+  return d < e || (d == e && i < j);
+}
+
+/** Frank-Wolfe step size 2 / (t + 2) of inner iteration t (t = 0 gives 1). */
+RRT_SC_HD double rrt_sc_fw_step(int t) { return 2.0 / ((double)t + 2.0); }
+
+/** One coordinate of x + f (e - x), where e is the chosen vertex (is_vertex)
+ *  or 0. With f = 1 the result is exactly the vertex. */
+RRT_SC_HD double rrt_sc_fw_move(double x, double f, int is_vertex) {
+  if (f == 1.0) return is_vertex ? 1.0 : 0.0;
+  return x + f * ((is_vertex ? 1.0 : 0.0) - x);
+}
+
+/** Gradient entry 2 (p - q) of both updates. */
+RRT_SC_HD double rrt_sc_grad(double p, double q) { return 2.0 * (p - q); }
+
+/** (g, i) beats (h, j) in an argmin: smaller value, then lower index; NaN never wins. */
+RRT_SC_HD int rrt_sc_argmin_better(double g, int64_t i, double h, int64_t j) {
+  if (g != g) return 0;
+  if (h != h) return 1;
+  return g < h || (g == h && i < j);
+}
+
+/* Sums across ranks of the k x k products are taken in 64-bit fixed point:
+ * integer addition is associative, so the result is the same bits for any
+ * number of ranks, threads or blocks. RRT_SC_FIX_SCALE = 2^40 keeps 1e-12
+ * absolute resolution for terms of order one (weights are in [0, 1]) and
+ * leaves 2^23 of headroom for the sum. */
+#define RRT_SC_FIX_SCALE 1099511627776.0
+RRT_SC_HD int64_t rrt_sc_to_fix(double v) { return (int64_t)llrint(v * RRT_SC_FIX_SCALE); }
+RRT_SC_HD double rrt_sc_from_fix(int64_t v) { return (double)v / RRT_SC_FIX_SCALE; }
+
+#endif

@@ -1,0 +1,31 @@
+# cmake -DCUOBJDUMP=<path or empty> -DARCHS=80,90 -DFILES="a;b" -P check_cuda_archs.cmake
+# Every file that holds device code must hold SASS for each sm_XX of ARCHS,
+# and at least one file must hold device code. With cuobjdump: the ELF list
+# of `cuobjdump --list-elf`. Without it (toolkits that ship only nvcc): the
+# "-arch sm_XX" ptxas option strings nvcc stores next to each ELF in the fatbin.
+string(REPLACE "," ";" archs "${ARCHS}")
+set(with_code 0)
+foreach(f IN LISTS FILES)
+  if(CUOBJDUMP)
+    execute_process(COMMAND ${CUOBJDUMP} --list-elf ${f} OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    set(how "cuobjdump --list-elf")
+  else()
+    file(STRINGS ${f} lines REGEX "-arch sm_[0-9]+")
+    string(REPLACE "-arch sm_" "sm_" out "${lines}")
+    set(how "fatbin option strings (no cuobjdump)")
+  endif()
+  if(NOT out MATCHES "sm_[0-9]+")
+    message(STATUS "${f}: no device code")
+    continue()
+  endif()
+  math(EXPR with_code "${with_code} + 1")
+  foreach(a IN LISTS archs)
+    if(NOT out MATCHES "sm_${a}([^0-9]|$)")
+      message(FATAL_ERROR "${f}: no sm_${a} code; ${how} says:\n${out}")
+    endif()
+  endforeach()
+  message(STATUS "${f}: sm_${ARCHS} present (${how})")
+endforeach()
+if(with_code EQUAL 0)
+  message(FATAL_ERROR "no device code in ${FILES}")
+endif()

@@ -1,0 +1,142 @@
+/* Test helpers of the ILU(0) area: a small serial IKJ ILU(0) reference (the
+ * independent source of truth the distributed factors must equal bit for
+ * bit), serial triangular solves and SpMV in the same summation order, and
+ * the distribution of a global CSR over the ranks. */
+#ifndef RRT_TESTS_ILU_REF_H
+#define RRT_TESTS_ILU_REF_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/mmio.h"
+#include "io/sparse_gen.h"
+#include "ringrt/ringrt.h"
+
+/* B = P A P^T with pos[old] = new; columns sorted. */
+static inline rrt_csr ref_permute(const rrt_csr *a, const int64_t *pos) {
+  int64_t *r = malloc(((size_t)a->nnz + 1) * sizeof(int64_t));
+  int64_t *c = malloc(((size_t)a->nnz + 1) * sizeof(int64_t));
+  for (int64_t i = 0; i < a->nrows; i++)
+    for (int64_t p = a->rowptr[i]; p < a->rowptr[i + 1]; p++) r[p] = pos[i], c[p] = pos[a->col[p]];
+  rrt_csr b;
+  rrt_csr_from_triplets(a->nrows, a->ncols, a->nnz, r, c, a->val, &b);
+  free(r), free(c);
+  return b;
+}
+
+/* Serial IKJ ILU(0) in place on b (natural order of b). Returns -1 on
+ * success, else the first row (of b) with a zero pivot. */
+static inline int64_t ref_ilu0(rrt_csr *b) {
+  int64_t n = b->nrows, first_zero = -1;
+  int64_t *where = malloc(((size_t)n + 1) * sizeof(int64_t)); /* column -> entry in row i */
+  int64_t *diag = malloc(((size_t)n + 1) * sizeof(int64_t));
+  for (int64_t j = 0; j < n; j++) where[j] = -1, diag[j] = -1;
+  for (int64_t i = 0; i < n; i++) {
+    for (int64_t p = b->rowptr[i]; p < b->rowptr[i + 1]; p++) {
+      where[b->col[p]] = p;
+      if (b->col[p] == i) diag[i] = p;
+    }
+    for (int64_t p = b->rowptr[i]; p < b->rowptr[i + 1] && b->col[p] < i; p++) {
+      int64_t k = b->col[p];
+      double l = b->val[p] / b->val[diag[k]];
+      b->val[p] = l;
+      for (int64_t q = diag[k] + 1; q < b->rowptr[k + 1]; q++)
+        if (where[b->col[q]] >= 0) {
+          double prod = l * b->val[q];
+          b->val[where[b->col[q]]] = b->val[where[b->col[q]]] - prod;
+        }
+    }
+    if (first_zero < 0 && diag[i] >= 0 && b->val[diag[i]] == 0.0) first_zero = i;
+    if (first_zero < 0 && diag[i] < 0) first_zero = i;
+    for (int64_t p = b->rowptr[i]; p < b->rowptr[i + 1]; p++) where[b->col[p]] = -1;
+  }
+  free(where), free(diag);
+  return first_zero;
+}
+
+/* z = U^-1 L^-1 r for the factored b (same summation order as the library). */
+static inline void ref_apply(const rrt_csr *b, const double *r, double *z) {
+  int64_t n = b->nrows;
+  double *y = malloc(((size_t)n + 1) * sizeof(double));
+  for (int64_t i = 0; i < n; i++) {
+    double s = r[i];
+    for (int64_t p = b->rowptr[i]; p < b->rowptr[i + 1] && b->col[p] < i; p++) {
+      double prod = b->val[p] * y[b->col[p]];
+      s = s - prod;
+    }
+    y[i] = s;
+  }
+  for (int64_t i = n - 1; i >= 0; i--) {
+    double s = y[i], d = 0.0;
+    for (int64_t p = b->rowptr[i]; p < b->rowptr[i + 1]; p++) {
+      if (b->col[p] == i) d = b->val[p];
+      if (b->col[p] > i) {
+        double prod = b->val[p] * z[b->col[p]];
+        s = s - prod;
+      }
+    }
+    z[i] = s / d;
+  }
+  free(y);
+}
+
+static inline void ref_spmv(const rrt_csr *a, const double *x, double *y) {
+  for (int64_t i = 0; i < a->nrows; i++) {
+    double s = 0.0;
+    for (int64_t p = a->rowptr[i]; p < a->rowptr[i + 1]; p++) {
+      double prod = a->val[p] * x[a->col[p]];
+      s = s + prod;
+    }
+    y[i] = s;
+  }
+}
+
+/* Entry (i, j) of a CSR, or NULL. */
+static inline const double *ref_entry(const rrt_csr *a, int64_t i, int64_t j) {
+  int64_t lo = a->rowptr[i], hi = a->rowptr[i + 1];
+  while (lo < hi) {
+    int64_t mid = (lo + hi) / 2;
+    if (a->col[mid] < j)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < a->rowptr[i + 1] && a->col[lo] == j ? &a->val[lo] : NULL;
+}
+
+/* Global problem: a Matrix Market file (name under RINGRT_SHARED_DATA/matrices)
+ * or a generator spec ("laplace2d:8"). */
+static inline int ref_load(const char *name, rrt_csr *a, char *err, size_t errlen) {
+  rrt_gen_spec spec;
+  char gerr[256];
+  if (!strchr(name, '.') && rrt_gen_parse(name, &spec, gerr, sizeof(gerr)) == 0)
+    return rrt_gen_block(&spec, 0, rrt_gen_order(&spec), a) == RRT_SUCCESS ? 0 : -1;
+  char path[1024];
+  snprintf(path, sizeof(path), "%s/matrices/%s", RINGRT_SHARED_DATA, name);
+  return rrt_mm_read(path, RRT_MM_PATTERN_LAPLACIAN, a, NULL, err, errlen) == RRT_SUCCESS ? 0 : -1;
+}
+
+/* This rank's rows of the nonzero-balanced partition. */
+static inline rrt_status ref_distribute(rrt_ctx_t ctx, const rrt_csr *a, rrt_sparse_t *A) {
+  int P = rrt_ctx_size(ctx), r = rrt_ctx_rank(ctx);
+  int64_t *off = malloc(((size_t)P + 1) * sizeof(int64_t));
+  rrt_sparse_partition(a->nrows, a->rowptr, P, off);
+  int64_t r0 = off[r], r1 = off[r + 1];
+  int64_t *rp = malloc(((size_t)(r1 - r0) + 1) * sizeof(int64_t));
+  for (int64_t i = r0; i <= r1; i++) rp[i - r0] = a->rowptr[i] - a->rowptr[r0];
+  rrt_status st = rrt_sparse_create(ctx, a->nrows, r0, r1 - r0, rp, a->col + a->rowptr[r0],
+                                    a->val + a->rowptr[r0], A);
+  free(rp), free(off);
+  return st;
+}
+
+/* Context from the environment; exit code 77 (skip) when the backend asked
+ * for (cuda) has no device, agreed on every rank. */
+static inline int ref_ctx(rrt_ctx_t *ctx) {
+  rrt_status st = rrt_ctx_create(MPI_COMM_WORLD, NULL, ctx);
+  if (st == RRT_ERR_NO_DEVICE || st == RRT_ERR_UNSUPPORTED) return 77;
+  return st == RRT_SUCCESS ? 0 : 1;
+}
+
+#endif

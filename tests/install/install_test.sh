@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Install into a temporary prefix, then build the example downstream program
+# with find_package(ringrt) (shared and static) and with pkg-config alone,
+# and run each under mpirun at np = 2.
+set -u
+build=$1 src=$2 mpirun=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+prefix=$tmp/prefix
+run2() { RINGRT_BACKEND=cpu "$mpirun" -np 2 --oversubscribe --bind-to none "$@"; }
+
+cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 || fail "install: $(tail "$tmp/install.log")"
+libdir=$(ls -d "$prefix"/lib*/ | head -n 1)
+for f in bin/ringrt bin/ringrt-run include/ringrt/ringrt.h include/ringrt/config.h; do
+  [ -e "$prefix/$f" ] || fail "missing $f"
+done
+for f in libringrt.a libringrt.so cmake/ringrt/ringrtConfig.cmake cmake/ringrt/ringrtConfigVersion.cmake pkgconfig/ringrt.pc; do
+  [ -e "$libdir/$f" ] || fail "missing $libdir$f"
+done
+soname=$(readelf -d "$libdir/libringrt.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+[[ "$soname" =~ ^libringrt\.so\.[0-9]+$ ]] || fail "SONAME is '$soname'"
+[ -e "$libdir/$soname" ] || fail "no $soname file"
+"$prefix/bin/ringrt" --version | grep -q '^ringrt ' || fail "installed ringrt --version"
+grep -q "RINGRT_VERSION " "$prefix/include/ringrt/config.h" || fail "no RINGRT_VERSION macro"
+
+for kind in shared static; do
+  static=OFF; [ $kind = static ] && static=ON
+  cmake -S "$src/examples/train_step" -B "$tmp/ex_$kind" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+    -DTRAIN_STEP_STATIC=$static >"$tmp/cfg_$kind.log" 2>&1 || fail "configure ($kind): $(tail -20 "$tmp/cfg_$kind.log")"
+  cmake --build "$tmp/ex_$kind" >"$tmp/build_$kind.log" 2>&1 || fail "build ($kind): $(tail -20 "$tmp/build_$kind.log")"
+  out=$(run2 "$tmp/ex_$kind/train_step" 64 2 2>&1) || fail "run ($kind): $out"
+  [[ "$out" == *"2 ranks"*"output finite"* ]] || fail "output ($kind): $out"
+  echo "find_package ($kind): $out"
+done
+
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+flags=$(pkg-config --cflags --libs ringrt) || fail "pkg-config ringrt"
+mpicc "$src/examples/train_step/train_step.c" $flags -lm -Wl,-rpath,"$libdir" -o "$tmp/ts_pc" ||
+  fail "pkg-config build"
+out=$(run2 "$tmp/ts_pc" 64 2 2>&1) || fail "run (pkg-config): $out"
+[[ "$out" == *"output finite"* ]] || fail "output (pkg-config): $out"
+echo "pkg-config: $out"
+echo "install_test: ok"

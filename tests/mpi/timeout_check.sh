@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Drive test_timeout: the job MUST fail, within LIMIT seconds, with a message
+# naming the operation, the peer, the step and the timeout.
+# Usage: timeout_check.sh LIMIT MPIEXEC [MPIEXEC ARGS...] -- EXE [ARGS...]
+# RINGRT_TIMEOUT and RINGRT_BACKEND come from the environment (CTest).
+set -u
+limit=$1
+shift
+launcher=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do launcher+=("$1"); shift; done
+shift
+err=$(mktemp)
+trap 'rm -f "$err"' EXIT
+start=$(date +%s)
+# The outer `timeout` only guards against a broken abort path hanging CTest.
+timeout -k 5 $((limit + 30)) "${launcher[@]}" "$@" 2>"$err"
+rc=$?
+elapsed=$(($(date +%s) - start))
+cat "$err" >&2
+echo "exit status $rc after ${elapsed} s (limit ${limit} s, RINGRT_TIMEOUT=${RINGRT_TIMEOUT:-unset})"
+if [ "$rc" -eq 77 ]; then
+  echo "skipped"
+  exit 77
+fi
+fail=0
+if [ "$rc" -eq 0 ]; then echo "FAIL: the job succeeded; a timeout abort was expected"; fail=1; fi
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then echo "FAIL: the job hung (killed by the guard)"; fail=1; fi
+if [ "$elapsed" -gt "$limit" ]; then echo "FAIL: took ${elapsed} s > ${limit} s"; fail=1; fi
+for pat in "rrt_ring_shift" "peer 1" "step 5" "timeout" "RINGRT_TIMEOUT"; do
+  if ! grep -q -- "$pat" "$err"; then echo "FAIL: stderr does not mention '$pat'"; fail=1; fi
+done
+[ "$fail" -eq 0 ] && echo "PASS"
+exit "$fail"
