@@ -115,18 +115,26 @@ static int parse(MPI_Comm comm, int argc, char **argv, attn_opts *o, rrt_app_com
         return 2;
       }
     } else if (strcmp(a, "--dtype") == 0) {
-      if (strcmp(next, "f32") == 0) o->dtype = RRT_DTYPE_F32;
-      else if (strcmp(next, "bf16") == 0) o->dtype = RRT_DTYPE_BF16;
-      else if (strcmp(next, "f16") == 0) o->dtype = RRT_DTYPE_F16;
+      if (strcmp(next, "f32") == 0)
+        o->dtype = RRT_DTYPE_F32;
+      else if (strcmp(next, "bf16") == 0)
+        o->dtype = RRT_DTYPE_BF16;
+      else if (strcmp(next, "f16") == 0)
+        o->dtype = RRT_DTYPE_F16;
       else {
         rrt_app_print0(comm, "ringrt attn: --dtype '%s' is not f32, bf16 or f16\n", next);
         return 2;
       }
-    } else if (strcmp(a, "--q") == 0) o->qf = next;
-    else if (strcmp(a, "--k") == 0) o->kf = next;
-    else if (strcmp(a, "--v") == 0) o->vf = next;
-    else if (strcmp(a, "--out") == 0) o->out = next;
-    else if (strcmp(a, "--lse") == 0) o->lse = next;
+    } else if (strcmp(a, "--q") == 0)
+      o->qf = next;
+    else if (strcmp(a, "--k") == 0)
+      o->kf = next;
+    else if (strcmp(a, "--v") == 0)
+      o->vf = next;
+    else if (strcmp(a, "--out") == 0)
+      o->out = next;
+    else if (strcmp(a, "--lse") == 0)
+      o->lse = next;
     else {
       rrt_app_print0(comm, "ringrt attn: unknown option '%s'\n", a);
       return 2;
@@ -184,8 +192,8 @@ static int load_inputs(attn_opts *o, rrt_npy in[3], int rank) {
 }
 
 /* This rank's shard of a global tensor (from a file, or generated). */
-static void *make_shard(const attn_opts *o, const rrt_attn_desc *d, int P, int r, int t,
-                        int heads, const rrt_npy *file) {
+static void *make_shard(const attn_opts *o, const rrt_attn_desc *d, int P, int r, int t, int heads,
+                        const rrt_npy *file) {
   const int64_t L = d->seq / P, D = d->head_dim;
   const size_t es = rrt_dtype_size(d->dtype);
   char *x = malloc((size_t)(d->batch * L * heads * D) * es + 1);
@@ -272,9 +280,11 @@ static int check_ref(const attn_opts *o, const rrt_attn_desc *d, const rrt_npy *
   const double scale = d->scale > 0 ? d->scale : 1.0 / sqrt((double)D);
   const int heads[3] = {(int)Hq, (int)Hkv, (int)Hkv};
   double *g[3];
-  for (int t = 0; t < 3; t++) g[t] = input_global(o, d, t, heads[t], files ? &files[t] : NULL);
+  for (int t = 0; t < 3; t++)
+    g[t] = input_global(o, d, t, heads[t], files ? &files[t] : NULL);
   if (!g[0] || !g[1] || !g[2]) {
-    for (int t = 0; t < 3; t++) free(g[t]);
+    for (int t = 0; t < 3; t++)
+      free(g[t]);
     return 1;
   }
   double max_abs = 0, lse_abs = 0, ref_max = 0;
@@ -288,7 +298,8 @@ static int check_ref(const attn_opts *o, const rrt_attn_desc *d, const rrt_npy *
     for (int64_t j = 0; j < nk; j++) {
       const double *kr = g[1] + ((b * S + j) * Hkv + hk) * D;
       double x = 0;
-      for (int64_t e = 0; e < D; e++) x += qv[e] * kr[e];
+      for (int64_t e = 0; e < D; e++)
+        x += qv[e] * kr[e];
       s[j] = x * scale;
       mx = s[j] > mx ? s[j] : mx;
     }
@@ -296,7 +307,8 @@ static int check_ref(const attn_opts *o, const rrt_attn_desc *d, const rrt_npy *
       const double *vr = g[2] + ((b * S + j) * Hkv + hk) * D;
       double p = exp(s[j] - mx);
       sum += p;
-      for (int64_t e = 0; e < D; e++) acc[e] += p * vr[e];
+      for (int64_t e = 0; e < D; e++)
+        acc[e] += p * vr[e];
     }
     for (int64_t e = 0; e < D; e++) {
       double ref = acc[e] / sum;
@@ -310,7 +322,8 @@ static int check_ref(const attn_opts *o, const rrt_attn_desc *d, const rrt_npy *
     free(s);
     free(acc);
   }
-  for (int t = 0; t < 3; t++) free(g[t]);
+  for (int t = 0; t < 3; t++)
+    free(g[t]);
   c->max_abs = max_abs;
   c->max_rel = ref_max > 0 ? max_abs / ref_max : max_abs;
   c->lse_abs = lse_abs;
@@ -329,7 +342,7 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
-  attn_opts o = {1, 1024, 8, 0, 64, 5, 1, 1, 0.0, 0, 0, RRT_ATTN_ZIGZAG, RRT_DTYPE_F32,
+  attn_opts o = {1,    1024, 8,    0,    64,  5, 1, 1, 0.0, 0, 0, RRT_ATTN_ZIGZAG, RRT_DTYPE_F32,
                  NULL, NULL, NULL, NULL, NULL};
   rrt_app_common c = {0};
   int pr = parse(comm, argc, argv, &o, &c);
@@ -345,7 +358,8 @@ int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
   if (o.qf) fail = load_inputs(&o, files, rank);
   MPI_Allreduce(MPI_IN_PLACE, &fail, 1, MPI_INT, MPI_MAX, comm);
   if (fail) {
-    for (int t = 0; t < 3; t++) rrt_npy_free(&files[t]);
+    for (int t = 0; t < 3; t++)
+      rrt_npy_free(&files[t]);
     return 1;
   }
   if (o.kv_heads == 0) o.kv_heads = o.heads;
@@ -395,7 +409,8 @@ int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
     if (rank == 0) fprintf(stderr, "ringrt attn: allocating inputs: %s\n", rrt_ctx_last_error(ctx));
     goto done;
   }
-  for (int t = 0; t < 3; t++) rrt_npy_free(&files[t]);
+  for (int t = 0; t < 3; t++)
+    rrt_npy_free(&files[t]);
 
   /* timed runs: per iteration the slowest rank's time */
   double comm_s = 0, exposed_s = 0, compute_s = 0;
@@ -419,8 +434,8 @@ int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
   MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, cc);
   MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_DOUBLE, MPI_MAX, cc);
   qsort(times, (size_t)o.iters, sizeof *times, cmp_double);
-  const double t_med = o.iters % 2 ? times[o.iters / 2]
-                                   : 0.5 * (times[o.iters / 2 - 1] + times[o.iters / 2]);
+  const double t_med =
+      o.iters % 2 ? times[o.iters / 2] : 0.5 * (times[o.iters / 2 - 1] + times[o.iters / 2]);
   const double flops = rrt_attn_flops(&d);
   const double hidden = sums[0] > 0 ? 1.0 - sums[1] / sums[0] : 1.0;
   const double per = 1.0 / ((double)o.iters * P);
@@ -454,8 +469,10 @@ int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
       }
       double work = (double)d.batch * d.heads_q * (double)d.seq * (double)d.seq * d.head_dim;
       if (o.check && work > 1e10) {
-        fprintf(stderr, "ringrt attn: --check skipped: the naive reference would take %.0e "
-                        "multiply-adds (limit 1e10)\n", work);
+        fprintf(stderr,
+                "ringrt attn: --check skipped: the naive reference would take %.0e "
+                "multiply-adds (limit 1e10)\n",
+                work);
       } else if (o.check) {
         if (o.qf) { /* inputs were freed after sharding: read them again */
           for (int t = 0; t < 3 && !io_fail; t++) {
@@ -508,11 +525,12 @@ int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
               "\"comm_exposed_s\":%.9g,\"compute_s\":%.9g,\"hidden_share\":%.6f",
               rrt_backend_name(rrt_ctx_backend(ctx)), P, (long long)d.batch, (long long)d.seq,
               d.heads_q, d.heads_kv, d.head_dim, rrt_dtype_name(d.dtype),
-              rrt_attn_layout_name(d.layout), d.causal ? "true" : "false", o.iters, o.warmup,
-              t_med, times[0], flops, flops / t_med * 1e-12, bytes, sums[0] * per, sums[1] * per,
+              rrt_attn_layout_name(d.layout), d.causal ? "true" : "false", o.iters, o.warmup, t_med,
+              times[0], flops, flops / t_med * 1e-12, bytes, sums[0] * per, sums[1] * per,
               sums[2] * per, hidden);
       if (checked)
-        fprintf(jf, ",\"check\":{\"max_abs\":%.6g,\"max_rel\":%.6g,\"lse_max_abs\":%.6g,\"pass\":%s}",
+        fprintf(jf,
+                ",\"check\":{\"max_abs\":%.6g,\"max_rel\":%.6g,\"lse_max_abs\":%.6g,\"pass\":%s}",
                 chk.max_abs, chk.max_rel, chk.lse_abs, chk.pass ? "true" : "false");
       fprintf(jf, "}\n");
       rrt_app_json_close(jf);

@@ -97,14 +97,14 @@ typedef struct rrt_attn_plan *rrt_attn_plan_t;
 
 /** Statistics of the last run of a plan (this rank). */
 typedef struct rrt_attn_stats {
-  double total_s;      /**< wall time of the run */
-  double compute_s;    /**< local attention + merge */
-  double comm_s;       /**< K/V ring transfers, post to observed completion */
+  double total_s;        /**< wall time of the run */
+  double compute_s;      /**< local attention + merge */
+  double comm_s;         /**< K/V ring transfers, post to observed completion */
   double comm_exposed_s; /**< part of comm_s not overlapped by compute */
-  double hidden_share; /**< 1 - comm_exposed_s / comm_s (1 when there is no comm) */
-  double bytes_sent;   /**< K/V bytes this rank sent */
-  double flops;        /**< unmasked work of this rank (4 * head_dim per pair) */
-  int steps;           /**< ring steps (= ranks) */
+  double hidden_share;   /**< 1 - comm_exposed_s / comm_s (1 when there is no comm) */
+  double bytes_sent;     /**< K/V bytes this rank sent */
+  double flops;          /**< unmasked work of this rank (4 * head_dim per pair) */
+  int steps;             /**< ring steps (= ranks) */
 } rrt_attn_stats;
 
 /** Create a plan (collective): validates `desc` on every rank, agrees on the

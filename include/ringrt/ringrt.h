@@ -9,6 +9,7 @@
 #include "ringrt/memory.h"
 #include "ringrt/transport.h"
 #include "ringrt/trace.h"
+#include "ringrt/attn.h"
 #include "ringrt/seacells.h"
 #include "ringrt/ilu.h" /* sparse matrices, ILU(0), Krylov */
 

@@ -30,24 +30,24 @@ typedef enum rrt_seacells_init {
 #define RRT_SEACELLS_OPTIONS_MAGIC 0x53454131u /* "SEA1" */
 
 typedef struct rrt_seacells_options {
-  size_t size;             /**< sizeof(rrt_seacells_options), set by the initializer */
-  unsigned magic;          /**< RRT_SEACELLS_OPTIONS_MAGIC */
-  int64_t n_metacells;     /**< archetypes; <= 0: max(1, n / 75) */
-  int knn;                 /**< neighbours per cell (default 15) */
-  uint64_t seed;           /**< for MAXMIN (default 0) */
-  rrt_seacells_init init;  /**< default CSSP */
+  size_t size;               /**< sizeof(rrt_seacells_options), set by the initializer */
+  unsigned magic;            /**< RRT_SEACELLS_OPTIONS_MAGIC */
+  int64_t n_metacells;       /**< archetypes; <= 0: max(1, n / 75) */
+  int knn;                   /**< neighbours per cell (default 15) */
+  uint64_t seed;             /**< for MAXMIN (default 0) */
+  rrt_seacells_init init;    /**< default CSSP */
   const int64_t *archetypes; /**< INIT_GIVEN: n_metacells global cell indices (same on all ranks) */
-  int min_iter;            /**< default 10 */
-  int max_iter;            /**< default 100 */
-  double eps;              /**< converged when |RSS_{t-1} - RSS_t| < eps * RSS_0 (default 1e-3) */
-  int fw_iter;             /**< inner Frank-Wolfe iterations per A / B update (default 50) */
-  int verbose;             /**< 1: a progress line per iteration on rank 0 (stderr) */
+  int min_iter;              /**< default 10 */
+  int max_iter;              /**< default 100 */
+  double eps;                /**< converged when |RSS_{t-1} - RSS_t| < eps * RSS_0 (default 1e-3) */
+  int fw_iter;               /**< inner Frank-Wolfe iterations per A / B update (default 50) */
+  int verbose;               /**< 1: a progress line per iteration on rank 0 (stderr) */
 } rrt_seacells_options;
 
-#define RRT_SEACELLS_OPTIONS_INITIALIZER                                                          \
-  {                                                                                               \
-    sizeof(rrt_seacells_options), RRT_SEACELLS_OPTIONS_MAGIC, 0, 15, 0, RRT_SEACELLS_INIT_CSSP,   \
-        NULL, 10, 100, 1e-3, 50, 0                                                                \
+#define RRT_SEACELLS_OPTIONS_INITIALIZER                                                           \
+  {                                                                                                \
+    sizeof(rrt_seacells_options), RRT_SEACELLS_OPTIONS_MAGIC, 0, 15, 0, RRT_SEACELLS_INIT_CSSP,    \
+        NULL, 10, 100, 1e-3, 50, 0                                                                 \
   }
 
 /** The global row range [*first, *first + *count) this rank must pass for

@@ -54,7 +54,8 @@ rrt_status rrt_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t by
 rrt_status rrt_request_test(rrt_request_t req, int *done);
 /** Wait (honouring the timeout) and free the request; NULL is fine. */
 rrt_status rrt_request_wait(rrt_request_t req);
-/** Free a completed request. */
+/** Free a request. One still in flight is waited for first (timeout
+ *  applies), since MPI/NCCL may still be using its buffers. NULL is fine. */
 void rrt_request_free(rrt_request_t req);
 
 /** One message of a grouped point-to-point exchange. */

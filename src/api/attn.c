@@ -38,19 +38,19 @@ struct rrt_attn_plan {
   rrt_ctx_t ctx;
   rrt_attn_desc d;
   int P, rank, is_cpu, is_cuda;
-  int64_t L;             /* local sequence length */
+  int64_t L; /* local sequence length */
   float scale;
-  size_t es;             /* storage element size */
-  size_t kv_elems;       /* elements of one of K, V on a rank */
-  size_t kv_bytes;       /* K + V message */
-  void *kvbuf[2];        /* backend memory: the two ring buffers */
-  float *o_acc;          /* backend f32 running output (dtype != f32) */
-  float *lse_acc;        /* backend f32 running LSE (when the caller passes none) */
+  size_t es;                /* storage element size */
+  size_t kv_elems;          /* elements of one of K, V on a rank */
+  size_t kv_bytes;          /* K + V message */
+  void *kvbuf[2];           /* backend memory: the two ring buffers */
+  float *o_acc;             /* backend f32 running output (dtype != f32) */
+  float *lse_acc;           /* backend f32 running LSE (when the caller passes none) */
   float *o_part, *lse_part; /* backend partial results (cuda/emu) */
-  float *q32, *kv32;     /* host f32 copies for the cpu kernel (dtype != f32) */
-  rrt_ring_step *steps;  /* this rank's P steps */
+  float *q32, *kv32;        /* host f32 copies for the cpu kernel (dtype != f32) */
+  rrt_ring_step *steps;     /* this rank's P steps */
   step_time *times;
-  rrt_event *ev;         /* cuda: 4 per step + 1 */
+  rrt_event *ev; /* cuda: 4 per step + 1 */
   rrt_attn_stats stats;
 };
 
@@ -62,18 +62,20 @@ static rrt_status check_same_desc(rrt_ctx_t ctx, const rrt_attn_desc *d) {
   double sc = d->scale;
   int64_t scale_bits;
   memcpy(&scale_bits, &sc, sizeof scale_bits);
-  int64_t v[9] = {d->batch,       d->seq,    d->heads_q,       d->heads_kv, d->head_dim,
-                  (int64_t)d->causal, (int64_t)d->layout, (int64_t)d->dtype, scale_bits};
+  int64_t v[9] = {d->batch,           d->seq,
+                  d->heads_q,         d->heads_kv,
+                  d->head_dim,        (int64_t)d->causal,
+                  (int64_t)d->layout, (int64_t)d->dtype,
+                  scale_bits};
   enum { N = 9 };
   int64_t both[2 * N], out[2 * N];
   for (int i = 0; i < N; i++) {
     both[i] = v[i];
     both[N + i] = -v[i];
   }
-  RRT_MPI_CHECK(ctx, OP_CREATE,
-                MPI_Allreduce(both, out, 2 * N, MPI_INT64_T, MPI_MAX, ctx->comm));
-  static const char *const names[N] = {"batch",    "seq",   "heads_q", "heads_kv", "head_dim",
-                                       "causal",   "layout", "dtype",  "scale"};
+  RRT_MPI_CHECK(ctx, OP_CREATE, MPI_Allreduce(both, out, 2 * N, MPI_INT64_T, MPI_MAX, ctx->comm));
+  static const char *const names[N] = {"batch",  "seq",    "heads_q", "heads_kv", "head_dim",
+                                       "causal", "layout", "dtype",   "scale"};
   for (int i = 0; i < N; i++)
     if (out[i] != -out[N + i])
       return rrt_error(ctx, RRT_ERR_INVALID_ARG, OP_CREATE,
@@ -92,12 +94,14 @@ static rrt_status plan_alloc(rrt_attn_plan_t p) {
   const size_t lse_elems = (size_t)d->batch * (size_t)d->heads_q * (size_t)p->L;
   p->steps = calloc((size_t)p->P, sizeof *p->steps);
   p->times = calloc((size_t)p->P, sizeof *p->times);
-  if (!p->steps || !p->times) return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, OP_CREATE, "plan arrays");
+  if (!p->steps || !p->times)
+    return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, OP_CREATE, "plan arrays");
   for (int s = 0; s < p->P; s++)
     if (rrt_ring_step_plan(d->layout, d->causal, d->seq, p->P, p->rank, s, &p->steps[s]) !=
         RRT_SUCCESS)
       return rrt_error(ctx, RRT_ERR_INTERNAL, OP_CREATE, "no schedule for step %d", s);
-  for (int i = 0; i < 2; i++) RRT_CHECK(rrt_malloc(ctx, p->kv_bytes, &p->kvbuf[i]));
+  for (int i = 0; i < 2; i++)
+    RRT_CHECK(rrt_malloc(ctx, p->kv_bytes, &p->kvbuf[i]));
   if (d->dtype != RRT_DTYPE_F32)
     RRT_CHECK(rrt_malloc(ctx, q_elems * sizeof(float), (void **)&p->o_acc));
   RRT_CHECK(rrt_malloc(ctx, lse_elems * sizeof(float), (void **)&p->lse_acc));
@@ -116,7 +120,8 @@ static rrt_status plan_alloc(rrt_attn_plan_t p) {
   if (p->is_cuda) {
     p->ev = calloc((size_t)(4 * p->P + 1), sizeof *p->ev);
     if (!p->ev) return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, OP_CREATE, "events");
-    for (int i = 0; i < 4 * p->P + 1; i++) RRT_CHECK(ctx->dev->event_create(&p->ev[i]));
+    for (int i = 0; i < 4 * p->P + 1; i++)
+      RRT_CHECK(ctx->dev->event_create(&p->ev[i]));
   }
   return RRT_SUCCESS;
 }
@@ -124,7 +129,8 @@ static rrt_status plan_alloc(rrt_attn_plan_t p) {
 rrt_status rrt_attn_plan_destroy(rrt_attn_plan_t p) {
   if (!p) return RRT_SUCCESS;
   rrt_ctx_t ctx = p->ctx;
-  for (int i = 0; i < 2; i++) rrt_free(ctx, p->kvbuf[i]);
+  for (int i = 0; i < 2; i++)
+    rrt_free(ctx, p->kvbuf[i]);
   rrt_free(ctx, p->o_acc);
   rrt_free(ctx, p->lse_acc);
   rrt_free(ctx, p->o_part);
@@ -146,7 +152,8 @@ rrt_status rrt_attn_plan_create(rrt_ctx_t ctx, const rrt_attn_desc *desc, rrt_at
   if (plan) *plan = NULL;
   char msg[256];
   rrt_status st = RRT_SUCCESS;
-  if (!plan) st = rrt_error(ctx, RRT_ERR_INVALID_ARG, OP_CREATE, "plan pointer is NULL");
+  if (!plan)
+    st = rrt_error(ctx, RRT_ERR_INVALID_ARG, OP_CREATE, "plan pointer is NULL");
   else if (rrt_attn_desc_check(desc, ctx->size, msg, sizeof msg) != RRT_SUCCESS)
     st = rrt_error(ctx, RRT_ERR_INVALID_ARG, OP_CREATE, "%s", msg);
   RRT_CHECK(rrt_agree(ctx, st));
@@ -164,7 +171,8 @@ rrt_status rrt_attn_plan_create(rrt_ctx_t ctx, const rrt_attn_desc *desc, rrt_at
     rrt_attn_seq_local(desc->layout, desc->seq, p->P, &p->L);
     p->scale = desc->scale > 0 ? (float)desc->scale : 1.0f / sqrtf((float)desc->head_dim);
     p->es = rrt_dtype_size(desc->dtype);
-    p->kv_elems = (size_t)desc->batch * (size_t)p->L * (size_t)desc->heads_kv * (size_t)desc->head_dim;
+    p->kv_elems =
+        (size_t)desc->batch * (size_t)p->L * (size_t)desc->heads_kv * (size_t)desc->head_dim;
     p->kv_bytes = 2 * p->kv_elems * p->es;
     st = plan_alloc(p);
   }
@@ -188,12 +196,14 @@ rrt_status rrt_attn_plan_stats(rrt_attn_plan_t p, rrt_attn_stats *stats) {
 
 static void to_f32(float *dst, const void *src, size_t n, rrt_dtype dt) {
 #pragma omp parallel for schedule(static)
-  for (size_t i = 0; i < n; i++) dst[i] = rrt_am_load(src, (int64_t)i, (int)dt);
+  for (size_t i = 0; i < n; i++)
+    dst[i] = rrt_am_load(src, (int64_t)i, (int)dt);
 }
 
 static void from_f32(void *dst, const float *src, size_t n, rrt_dtype dt) {
 #pragma omp parallel for schedule(static)
-  for (size_t i = 0; i < n; i++) rrt_am_store(dst, (int64_t)i, (int)dt, src[i]);
+  for (size_t i = 0; i < n; i++)
+    rrt_am_store(dst, (int64_t)i, (int)dt, src[i]);
 }
 
 /* Called by the first OpenMP thread between blocks of the CPU kernel: lets
@@ -231,21 +241,28 @@ static rrt_status compute_step(rrt_attn_plan_t p, int s, const void *q, const vo
       to_f32(p->kv32, kv, 2 * p->kv_elems, d->dtype);
       k32 = p->kv32;
     }
-    rrt_attn_cpu_args a = {d->batch, d->heads_q, d->heads_kv, d->head_dim, p->scale,
-                           q,        p->L,       k32,         k32 + p->kv_elems,
-                           p->L,     o_acc,      lse_acc,     progress_poll, ps};
+    rrt_attn_cpu_args a = {
+        d->batch,          d->heads_q, d->heads_kv, d->head_dim, p->scale,      q, p->L, k32,
+        k32 + p->kv_elems, p->L,       o_acc,       lse_acc,     progress_poll, ps};
     rrt_status rc = rrt_attn_fwd_cpu(&a, st->items, st->nitems);
     if (rc != RRT_SUCCESS) return rrt_error(ctx, rc, OP_RUN, "cpu kernel, step %d", s);
     return RRT_SUCCESS;
   }
-  rrt_attn_kargs ka = {q,        kv,    (const char *)kv + p->kv_elems * p->es,
-                       d->batch, p->L,  p->L,
-                       d->heads_q, d->heads_kv, d->head_dim,
-                       (int)d->dtype, p->scale};
+  rrt_attn_kargs ka = {q,
+                       kv,
+                       (const char *)kv + p->kv_elems * p->es,
+                       d->batch,
+                       p->L,
+                       p->L,
+                       d->heads_q,
+                       d->heads_kv,
+                       d->head_dim,
+                       (int)d->dtype,
+                       p->scale};
   for (int n = 0; n < st->nitems; n++) {
     const rrt_attn_item *it = &st->items[n];
-    rrt_status rc = RRT_KCALL(ctx->dev, rrt_k_attn_fwd, ctx->compute_stream, &ka, it, p->o_part,
-                              p->lse_part);
+    rrt_status rc =
+        RRT_KCALL(ctx->dev, rrt_k_attn_fwd, ctx->compute_stream, &ka, it, p->o_part, p->lse_part);
     if (rc == RRT_SUCCESS)
       rc = RRT_KCALL(ctx->dev, rrt_k_attn_merge, ctx->compute_stream, d->batch, d->heads_q,
                      d->head_dim, p->L, it->q_begin, it->q_len, p->o_part, p->lse_part, o_acc,
@@ -286,8 +303,10 @@ static rrt_status run(rrt_attn_plan_t p, const void *q, const void *k, const voi
   /* running state and the first ring buffer */
   const void *qk = q;
   if (p->is_cpu) {
-    for (size_t i = 0; i < q_elems; i++) o_acc[i] = 0.0f;
-    for (size_t i = 0; i < lse_elems; i++) lse_acc[i] = rrt_am_neg_inf();
+    for (size_t i = 0; i < q_elems; i++)
+      o_acc[i] = 0.0f;
+    for (size_t i = 0; i < lse_elems; i++)
+      lse_acc[i] = rrt_am_neg_inf();
     memcpy(p->kvbuf[0], k, half);
     memcpy((char *)p->kvbuf[0] + half, v, half);
     if (d->dtype != RRT_DTYPE_F32) {
@@ -296,8 +315,8 @@ static rrt_status run(rrt_attn_plan_t p, const void *q, const void *k, const voi
     }
   } else {
     rrt_copy_kind kind = p->is_cuda ? RRT_COPY_D2D : RRT_COPY_H2H;
-    RRT_CHECK(RRT_KCALL(dev, rrt_k_attn_init, cs, o_acc, (int64_t)q_elems, lse_acc,
-                        (int64_t)lse_elems));
+    RRT_CHECK(
+        RRT_KCALL(dev, rrt_k_attn_init, cs, o_acc, (int64_t)q_elems, lse_acc, (int64_t)lse_elems));
     RRT_CHECK(dev->memcpy_async(p->kvbuf[0], k, half, kind, cs));
     RRT_CHECK(dev->memcpy_async((char *)p->kvbuf[0] + half, v, half, kind, cs));
   }
@@ -390,8 +409,8 @@ rrt_status rrt_attn_plan_run(rrt_attn_plan_t p, const void *q, const void *k, co
   rrt_ctx_t ctx = p->ctx;
   rrt_status st = RRT_SUCCESS;
   if (!q || !k || !v || !o)
-    st = rrt_error(ctx, RRT_ERR_INVALID_ARG, OP_RUN, "NULL tensor (q %p, k %p, v %p, o %p)", q,
-                   k, v, o);
+    st = rrt_error(ctx, RRT_ERR_INVALID_ARG, OP_RUN, "NULL tensor (q %p, k %p, v %p, o %p)", q, k,
+                   v, o);
   RRT_CHECK(rrt_agree(ctx, st));
   return run(p, q, k, v, o, lse);
 }

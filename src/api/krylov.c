@@ -52,14 +52,18 @@ static rrt_status local_dot(rrt_ctx_t ctx, int64_t n, const double *x, const dou
     *out = s;
     return RRT_SUCCESS;
   }
+  /* one block per 1024 elements, at most RRT_ILU0_DOT_BLOCKS: the block
+   * count depends on n only, so the sum order is fixed */
+  int nb = (int)((n + 1023) / 1024);
+  nb = nb < 1 ? 1 : nb > RRT_ILU0_DOT_BLOCKS ? RRT_ILU0_DOT_BLOCKS : nb;
   double part[RRT_ILU0_DOT_BLOCKS], *d_part = NULL;
   RRT_CHECK(rrt_malloc(ctx, sizeof(part), (void **)&d_part));
-  rrt_status st = RRT_KCALL(ctx->dev, rrt_k_ilu0_dot_partial, ctx->compute_stream, n, x, y, d_part,
-                            RRT_ILU0_DOT_BLOCKS);
-  if (!st) st = rrt_memcpy_to_host(ctx, part, d_part, sizeof(part));
+  rrt_status st =
+      RRT_KCALL(ctx->dev, rrt_k_ilu0_dot_partial, ctx->compute_stream, n, x, y, d_part, nb);
+  if (!st) st = rrt_memcpy_to_host(ctx, part, d_part, (size_t)nb * sizeof(double));
   rrt_free(ctx, d_part);
   double s = 0.0;
-  for (int b = 0; b < RRT_ILU0_DOT_BLOCKS; b++) s += part[b];
+  for (int b = 0; b < nb; b++) s += part[b];
   *out = s;
   return st;
 }

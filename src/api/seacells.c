@@ -38,7 +38,8 @@ static rrt_status validate(sc_run *s, const double *x) {
   if (s->d < 1) return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "dims = %d", s->d);
   if (s->knn < 1) return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "knn = %d", s->knn);
   if (s->n > INT32_MAX)
-    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "%lld cells: at most 2^31-1", (long long)s->n);
+    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "%lld cells: at most 2^31-1",
+                     (long long)s->n);
   if (s->n < (int64_t)s->knn + 1)
     return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "%lld cells but knn = %d needs at least %d",
                      (long long)s->n, s->knn, s->knn + 1);
@@ -58,12 +59,14 @@ static rrt_status validate(sc_run *s, const double *x) {
       return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "given archetypes but the list is NULL");
     for (int j = 0; j < s->m; j++) {
       if (o->archetypes[j] < 0 || o->archetypes[j] >= s->n)
-        return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "archetype %d is cell %lld, outside 0..%lld",
-                         j, (long long)o->archetypes[j], (long long)s->n - 1);
+        return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op,
+                         "archetype %d is cell %lld, outside 0..%lld", j,
+                         (long long)o->archetypes[j], (long long)s->n - 1);
       for (int i = 0; i < j; i++)
         if (o->archetypes[i] == o->archetypes[j])
-          return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "archetypes %d and %d are both cell %lld",
-                           i, j, (long long)o->archetypes[j]);
+          return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op,
+                           "archetypes %d and %d are both cell %lld", i, j,
+                           (long long)o->archetypes[j]);
     }
   }
   return RRT_SUCCESS;
@@ -94,7 +97,8 @@ static rrt_status alloc_state(sc_run *s) {
   if (!b->nnz || !b->cell || !b->w || !b->first || !b->cnt || !b->ent_j || !b->ent_w ||
       !b->touched || !s->a_idx || !s->a_w || !s->a_nnz || !s->t1a || !s->t1b || !s->archetypes ||
       !s->rss)
-    return rrt_error(s->ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_run", "state for %d metacells", m);
+    return rrt_error(s->ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_run", "state for %d metacells",
+                     m);
   return RRT_SUCCESS;
 }
 
@@ -142,7 +146,8 @@ rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_seacells_run", "NULL argument");
   *result = NULL;
   struct rrt_seacells *h = calloc(1, sizeof *h);
-  if (!h) return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_run", "handle"));
+  if (!h)
+    return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_run", "handle"));
   sc_run *s = &h->s;
   s->ctx = ctx;
   s->opt = *opt;

@@ -53,7 +53,8 @@ rrt_status sc_allgatherv_host(sc_run *s, const void *send, size_t bytes, void **
   all[s->rank] = mine;
   RRT_CHECK_GOTO(sc_allreduce_host(s, all, (size_t)P, RRT_DTYPE_I64, RRT_OP_SUM), st, out);
   size_t sum = 0;
-  for (int r = 0; r < P; r++) counts[r] = (size_t)all[r], displs[r] = sum, sum += counts[r];
+  for (int r = 0; r < P; r++)
+    counts[r] = (size_t)all[r], displs[r] = sum, sum += counts[r];
   *recv = malloc(sum ? sum : 1);
   if (!*recv) {
     st = rrt_error(s->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "allgatherv of %zu bytes", sum);
@@ -95,7 +96,8 @@ rrt_status sc_alltoallv_host(sc_run *s, const void *send, const size_t *sendcoun
     st = rrt_error(s->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "alltoallv bookkeeping");
     goto out;
   }
-  for (int r = 0; r < P; r++) mat[(size_t)me * P + r] = sendcount[r];
+  for (int r = 0; r < P; r++)
+    mat[(size_t)me * P + r] = sendcount[r];
   RRT_CHECK_GOTO(sc_allreduce_host(s, mat, (size_t)P * P, RRT_DTYPE_I64, RRT_OP_SUM), st, out);
   size_t rtotal = 0, stotal = 0;
   for (int r = 0; r < P; r++) {
@@ -120,8 +122,7 @@ rrt_status sc_alltoallv_host(sc_run *s, const void *send, const size_t *sendcoun
   int ns = 0, nr = 0;
   size_t off = 0;
   for (int r = 0; r < P; r++) {
-    if (sendcount[r])
-      sends[ns++] = (rrt_p2p){r, (void *)(sbase + senddispl[r]), sendcount[r]};
+    if (sendcount[r]) sends[ns++] = (rrt_p2p){r, (void *)(sbase + senddispl[r]), sendcount[r]};
     if (recvcount[r]) recvs[nr++] = (rrt_p2p){r, rbase + off, recvcount[r]};
     off += recvcount[r];
   }
@@ -151,15 +152,17 @@ rrt_status sc_block_sum(sc_run *s, const double *vals, double *sum) {
     int64_t lo = b * pl->block - s->c0, hi = (b + 1) * pl->block - s->c0;
     if (hi > s->nl) hi = s->nl;
     double acc = 0.0;
-    for (int64_t i = lo; i < hi; i++) acc = acc + vals[i];
+    for (int64_t i = lo; i < hi; i++)
+      acc = acc + vals[i];
     part[b - b0] = acc;
   }
   size_t total = 0;
-  rrt_status st = sc_allgatherv_host(s, part, (size_t)(b1 - b0) * sizeof(double), (void **)&all,
-                                     &total);
+  rrt_status st =
+      sc_allgatherv_host(s, part, (size_t)(b1 - b0) * sizeof(double), (void **)&all, &total);
   if (st == RRT_SUCCESS) {
     double acc = 0.0; /* blocks arrive in rank order = block order */
-    for (size_t b = 0; b < total / sizeof(double); b++) acc = acc + all[b];
+    for (size_t b = 0; b < total / sizeof(double); b++)
+      acc = acc + all[b];
     *sum = acc;
   }
   free(part);

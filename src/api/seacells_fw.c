@@ -14,11 +14,13 @@
 #include "ringrt/trace.h"
 #include "ringrt/transport.h"
 
-#define OOM(s, what) rrt_error((s)->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: %s", what)
+#define OOM(s, what)                                                                               \
+  rrt_error((s)->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: %s", what)
 
 /* By-cell index of the replicated B: entries grouped by cell, archetypes ascending. */
 rrt_status sc_bmat_index(sc_bmat *b) {
-  for (int t = 0; t < b->nent; t++) b->cnt[b->touched[t]] = 0, b->first[b->touched[t]] = 0;
+  for (int t = 0; t < b->nent; t++)
+    b->cnt[b->touched[t]] = 0, b->first[b->touched[t]] = 0;
   int nt = 0, tot = 0;
   for (int j = 0; j < b->m; j++)
     for (int e = 0; e < b->nnz[j]; e++) {
@@ -54,50 +56,74 @@ rrt_status sc_b_from_archetypes(sc_run *s) {
   return sc_bmat_index(b);
 }
 
-/* Sum a local m x m fixed-point accumulator over ranks and convert. */
-static rrt_status reduce_fix(sc_run *s, int64_t *acc, double *out) {
-  size_t mm = (size_t)s->m * s->m;
-  RRT_CHECK(sc_allreduce_host(s, acc, mm, RRT_DTYPE_I64, RRT_OP_SUM));
-  for (size_t i = 0; i < mm; i++) out[i] = rrt_sc_from_fix(acc[i]);
-  return RRT_SUCCESS;
-}
+/* T1a = B^T K B without a cross-rank sum: the owners of the cells in the
+ * support of B compute their (K B) rows, an allgatherv replicates them (in
+ * cell order, whatever the rank count), and every rank sums them in that
+ * order, then symmetrises bit for bit ((T + T^T) / 2), which the A update
+ * relies on when it reads a row for a column. */
+typedef struct kbrec {
+  int32_t cell, j;
+  double v;
+} kbrec;
 
-/* T1a = B^T K B = P^T P with P = M B (row i: sum over M row i of M_ic B[c,:]).
- * P^T P is symmetric bit for bit, which the A update relies on. */
 rrt_status sc_update_t1a(sc_run *s) {
   int m = s->m;
-  int64_t *acc = calloc((size_t)m * m, sizeof(int64_t));
-  double *p = malloc((size_t)m * sizeof(double));
+  const sc_bmat *b = &s->b;
+  size_t cap = (size_t)b->m * b->cap * 4 + 16, nr = 0, tot = 0;
+  kbrec *rec = malloc(cap * sizeof(kbrec)), *all = NULL;
+  double *acc = malloc((size_t)m * sizeof(double)), *T = calloc((size_t)m * m, sizeof(double));
   int *list = malloc((size_t)m * sizeof(int));
   char *mark = calloc((size_t)m, 1);
   rrt_status st = RRT_SUCCESS;
-  if (!acc || !p || !list || !mark) {
+  if (!rec || !acc || !T || !list || !mark) {
     st = OOM(s, "B^T K B");
     goto out;
   }
-  const sc_bmat *b = &s->b;
   for (int64_t i = 0; i < s->nl; i++) {
+    if (b->cnt[s->c0 + i] == 0) continue;
     int nt = 0;
-    for (int64_t q = s->mrow.ptr[i]; q < s->mrow.ptr[i + 1]; q++) {
-      int32_t c = s->mrow.col[q];
+    for (int64_t p = s->krow.ptr[i]; p < s->krow.ptr[i + 1]; p++) {
+      int32_t c = s->krow.col[p];
       for (int32_t e = b->first[c]; e < b->first[c] + b->cnt[c]; e++) {
         int j = b->ent_j[e];
-        if (!mark[j]) mark[j] = 1, p[j] = 0.0, list[nt++] = j;
-        p[j] = p[j] + s->mrow.val[q] * b->ent_w[e];
+        if (!mark[j]) mark[j] = 1, acc[j] = 0.0, list[nt++] = j;
+        acc[j] = acc[j] + s->krow.val[p] * b->ent_w[e];
       }
     }
-    for (int u = 0; u < nt; u++)
-      for (int v = 0; v < nt; v++)
-        acc[(int64_t)list[u] * m + list[v]] += rrt_sc_to_fix(p[list[u]] * p[list[v]]);
-    for (int u = 0; u < nt; u++) mark[list[u]] = 0;
+    if (nr + (size_t)nt > cap) {
+      while (nr + (size_t)nt > cap)
+        cap *= 2;
+      kbrec *nrec = realloc(rec, cap * sizeof(kbrec));
+      if (!nrec) {
+        st = OOM(s, "B^T K B");
+        goto out;
+      }
+      rec = nrec;
+    }
+    for (int u = 0; u < nt; u++) {
+      rec[nr++] = (kbrec){(int32_t)(s->c0 + i), list[u], acc[list[u]]};
+      mark[list[u]] = 0;
+    }
   }
-  st = reduce_fix(s, acc, s->t1a);
+  RRT_CHECK_GOTO(sc_allgatherv_host(s, rec, nr * sizeof(kbrec), (void **)&all, &tot), st, out);
+  for (size_t r = 0; r < tot / sizeof(kbrec); r++) {
+    int32_t c = all[r].cell;
+    for (int32_t e = b->first[c]; e < b->first[c] + b->cnt[c]; e++) {
+      double *t = T + (int64_t)b->ent_j[e] * m + all[r].j;
+      *t = *t + b->ent_w[e] * all[r].v;
+    }
+  }
+  for (int l = 0; l < m; l++)
+    for (int j = 0; j < m; j++)
+      s->t1a[(int64_t)l * m + j] = 0.5 * (T[(int64_t)l * m + j] + T[(int64_t)j * m + l]);
 out:
+  free(rec);
+  free(all);
   free(acc);
-  free(p);
+  free(T);
   free(list);
   free(mark);
-  return st;
+  return rrt_agree(s->ctx, st);
 }
 
 /* Device copies for the emu/cuda path (K rows are uploaded once). */
@@ -115,7 +141,8 @@ static rrt_status up(sc_run *s, void **d, const void *h, size_t bytes) {
 
 static void dev_free(sc_run *s, sc_dev *d) {
   void **p = (void **)d;
-  for (size_t i = 0; i < sizeof *d / sizeof(void *); i++) rrt_free(s->ctx, p[i]);
+  for (size_t i = 0; i < sizeof *d / sizeof(void *); i++)
+    rrt_free(s->ctx, p[i]);
   memset(d, 0, sizeof *d);
 }
 
@@ -139,9 +166,9 @@ rrt_status sc_update_a(sc_run *s, int first) {
   double t0 = rrt_time_now();
   rrt_status st = RRT_SUCCESS;
   if (!s->use_device) {
-    rrt_sc_cpu_a_solve(s->nl, s->m, s->opt.fw_iter, s->capa, s->krow.ptr, s->krow.col,
-                       s->krow.val, s->b.first, s->b.cnt, s->b.ent_j, s->b.ent_w, s->t1a, first,
-                       s->a_idx, s->a_w, s->a_nnz);
+    rrt_sc_cpu_a_solve(s->nl, s->m, s->opt.fw_iter, s->capa, s->krow.ptr, s->krow.col, s->krow.val,
+                       s->b.first, s->b.cnt, s->b.ent_j, s->b.ent_w, s->t1a, first, s->a_idx,
+                       s->a_w, s->a_nnz);
   } else {
     sc_dev d;
     memset(&d, 0, sizeof d);
@@ -153,7 +180,8 @@ rrt_status sc_update_a(sc_run *s, int first) {
     RRT_CHECK_GOTO(up(s, &d.aidx, s->a_idx, na * sizeof(int32_t)), st, dout);
     RRT_CHECK_GOTO(up(s, &d.aw, s->a_w, na * sizeof(double)), st, dout);
     RRT_CHECK_GOTO(up(s, &d.annz, s->a_nnz, (size_t)s->nl * sizeof(int)), st, dout);
-    RRT_CHECK_GOTO(up(s, &d.scratch, NULL, (size_t)(grid + 1) * 3 * s->m * sizeof(double)), st, dout);
+    RRT_CHECK_GOTO(up(s, &d.scratch, NULL, (size_t)(grid + 1) * 3 * s->m * sizeof(double)), st,
+                   dout);
     st = RRT_KCALL(s->ctx->dev, rrt_k_sc_a_solve, s->ctx->compute_stream, s->nl, s->m,
                    s->opt.fw_iter, s->capa, d.kptr, d.kcol, d.kval, d.bfirst, d.bcnt, d.bent_j,
                    d.bent_w, d.t1, first, d.aidx, d.aw, d.annz, d.scratch);
@@ -164,7 +192,8 @@ rrt_status sc_update_a(sc_run *s, int first) {
     }
     RRT_CHECK_GOTO(rrt_memcpy_to_host(s->ctx, s->a_idx, d.aidx, na * sizeof(int32_t)), st, dout);
     RRT_CHECK_GOTO(rrt_memcpy_to_host(s->ctx, s->a_w, d.aw, na * sizeof(double)), st, dout);
-    RRT_CHECK_GOTO(rrt_memcpy_to_host(s->ctx, s->a_nnz, d.annz, (size_t)s->nl * sizeof(int)), st, dout);
+    RRT_CHECK_GOTO(rrt_memcpy_to_host(s->ctx, s->a_nnz, d.annz, (size_t)s->nl * sizeof(int)), st,
+                   dout);
   dout:
     dev_free(s, &d);
   }
@@ -173,7 +202,7 @@ rrt_status sc_update_a(sc_run *s, int first) {
 }
 
 /* K A^T rows for the local cells (A replicated as CSR by an allgatherv)
- * and T1b = A A^T in fixed point. */
+ * and T1b = A A^T from that replica, in cell order. */
 static rrt_status prepare_b(sc_run *s, sc_csr *kat) {
   int m = s->m;
   int64_t nl = s->nl;
@@ -183,36 +212,44 @@ static rrt_status prepare_b(sc_run *s, sc_csr *kat) {
     double w;
   } aent;
   int64_t nloc = 0;
-  for (int64_t i = 0; i < nl; i++) nloc += s->a_nnz[i];
+  for (int64_t i = 0; i < nl; i++)
+    nloc += s->a_nnz[i];
   aent *mine = malloc((size_t)(nloc + 1) * sizeof(aent)), *all = NULL;
   int32_t *cnt_all = NULL;
-  int64_t *acc = calloc((size_t)m * m, sizeof(int64_t)), *aptr = NULL;
+  int64_t *aptr = NULL;
   double *dense = malloc((size_t)m * sizeof(double));
   int *list = malloc((size_t)m * sizeof(int));
   char *mark = calloc((size_t)m, 1);
-  if (!mine || !acc || !dense || !list || !mark) {
+  if (!mine || !dense || !list || !mark) {
     st = OOM(s, "A replica");
     goto out;
   }
   int64_t q = 0;
   for (int64_t i = 0; i < nl; i++)
-    for (int e = 0; e < s->a_nnz[i]; e++) {
+    for (int e = 0; e < s->a_nnz[i]; e++)
       mine[q++] = (aent){s->a_idx[i * s->capa + e], 0, s->a_w[i * s->capa + e]};
-      for (int f = 0; f < s->a_nnz[i]; f++)
-        acc[(int64_t)s->a_idx[i * s->capa + e] * m + s->a_idx[i * s->capa + f]] +=
-            rrt_sc_to_fix(s->a_w[i * s->capa + e] * s->a_w[i * s->capa + f]);
-    }
-  RRT_CHECK_GOTO(reduce_fix(s, acc, s->t1b), st, out);
   size_t tot = 0;
-  RRT_CHECK_GOTO(sc_allgatherv_host(s, s->a_nnz, (size_t)nl * sizeof(int), (void **)&cnt_all, &tot), st, out);
-  RRT_CHECK_GOTO(sc_allgatherv_host(s, mine, (size_t)nloc * sizeof(aent), (void **)&all, &tot), st, out);
+  RRT_CHECK_GOTO(sc_allgatherv_host(s, s->a_nnz, (size_t)nl * sizeof(int), (void **)&cnt_all, &tot),
+                 st, out);
+  RRT_CHECK_GOTO(sc_allgatherv_host(s, mine, (size_t)nloc * sizeof(aent), (void **)&all, &tot), st,
+                 out);
   aptr = malloc((size_t)(s->n + 1) * sizeof(int64_t));
   if (!aptr) {
     st = OOM(s, "A replica");
     goto out;
   }
   aptr[0] = 0;
-  for (int64_t c = 0; c < s->n; c++) aptr[c + 1] = aptr[c] + cnt_all[c];
+  for (int64_t c = 0; c < s->n; c++)
+    aptr[c + 1] = aptr[c] + cnt_all[c];
+  /* T1b = A A^T summed over all cells in cell order (same bits on every
+   * rank and for any rank count; symmetric since products commute) */
+  memset(s->t1b, 0, (size_t)m * m * sizeof(double));
+  for (int64_t c = 0; c < s->n; c++)
+    for (int64_t e = aptr[c]; e < aptr[c + 1]; e++)
+      for (int64_t f = aptr[c]; f < aptr[c + 1]; f++) {
+        double *t = s->t1b + (int64_t)all[e].j * m + all[f].j;
+        *t = *t + all[e].w * all[f].w;
+      }
   /* K A^T row i = sum over the K row (ascending c) of K_ic A[:, c] */
   kat->rows = nl;
   kat->ptr = calloc((size_t)nl + 1, sizeof(int64_t));
@@ -234,7 +271,8 @@ static rrt_status prepare_b(sc_run *s, sc_csr *kat) {
       }
     }
     if (used + (size_t)nt > cap) {
-      while (used + (size_t)nt > cap) cap *= 2;
+      while (used + (size_t)nt > cap)
+        cap *= 2;
       int32_t *nc = realloc(kat->col, cap * sizeof(int32_t));
       double *nv = realloc(kat->val, cap * sizeof(double));
       if (nc) kat->col = nc;
@@ -255,7 +293,6 @@ out:
   free(mine);
   free(all);
   free(cnt_all);
-  free(acc);
   free(aptr);
   free(dense);
   free(list);
@@ -297,8 +334,8 @@ agree:
   for (int t = 0; st == RRT_SUCCESS && t < s->opt.fw_iter; t++) {
     /* local fused gradient + argmin, then the global min-loc (lowest cell on ties) */
     if (!s->use_device) {
-      rrt_sc_cpu_b_argmin(s->nl, s->c0, m, s->krow.ptr, s->krow.col, s->krow.val, b->first,
-                          b->cnt, b->ent_j, b->ent_w, kat.ptr, kat.col, kat.val, s->t1b, bv, bi);
+      rrt_sc_cpu_b_argmin(s->nl, s->c0, m, s->krow.ptr, s->krow.col, s->krow.val, b->first, b->cnt,
+                          b->ent_j, b->ent_w, kat.ptr, kat.col, kat.val, s->t1b, bv, bi);
     } else {
       st = up_b(s, &d);
       if (st == RRT_SUCCESS)
@@ -306,14 +343,15 @@ agree:
                        d.kptr, d.kcol, d.kval, d.bfirst, d.bcnt, d.bent_j, d.bent_w, d.katptr,
                        d.katcol, d.katval, d.t1, d.pv, d.pi, d.scratch, d.iscratch);
       if (st == RRT_SUCCESS)
-        st = RRT_KCALL(s->ctx->dev, rrt_k_sc_argmin_reduce, s->ctx->compute_stream, nparts, m,
-                       d.pv, d.pi, d.bv, d.bi);
+        st = RRT_KCALL(s->ctx->dev, rrt_k_sc_argmin_reduce, s->ctx->compute_stream, nparts, m, d.pv,
+                       d.pi, d.bv, d.bi);
       if (st == RRT_SUCCESS) st = rrt_memcpy_to_host(s->ctx, bv, d.bv, (size_t)m * sizeof(double));
       if (st == RRT_SUCCESS) st = rrt_memcpy_to_host(s->ctx, bi, d.bi, (size_t)m * sizeof(int64_t));
       st = rrt_agree(s->ctx, st);
       if (st != RRT_SUCCESS) break;
     }
-    for (int j = 0; j < m; j++) ml[j].value = bv[j], ml[j].index = bi[j];
+    for (int j = 0; j < m; j++)
+      ml[j].value = bv[j], ml[j].index = bi[j];
     st = rrt_allreduce_minloc(s->ctx, ml, (size_t)m);
     if (st != RRT_SUCCESS) break;
     double f = rrt_sc_fw_step(t);
@@ -328,7 +366,8 @@ agree:
       }
       if (!found) { /* insert keeping cells ascending */
         int p = nz++;
-        while (p > 0 && cells[p - 1] > amin) cells[p] = cells[p - 1], w[p] = w[p - 1], p--;
+        while (p > 0 && cells[p - 1] > amin)
+          cells[p] = cells[p - 1], w[p] = w[p - 1], p--;
         cells[p] = amin;
         w[p] = rrt_sc_fw_move(0.0, f, 1);
       }
@@ -371,13 +410,15 @@ rrt_status sc_compute_rss(sc_run *s, double *rss) {
     for (int e = 0; e < s->a_nnz[i]; e++) {
       cross = cross + kb[ai[e]] * aw[e];
       double r = 0.0;
-      for (int f = 0; f < s->a_nnz[i]; f++) r = r + s->t1a[(int64_t)ai[e] * m + ai[f]] * aw[f];
+      for (int f = 0; f < s->a_nnz[i]; f++)
+        r = r + s->t1a[(int64_t)ai[e] * m + ai[f]] * aw[f];
       quad = quad + aw[e] * r;
     }
     vals[i] = kii - 2.0 * cross + quad;
     for (int64_t p = s->krow.ptr[i]; p < s->krow.ptr[i + 1]; p++) {
       int32_t c = s->krow.col[p];
-      for (int32_t e = b->first[c]; e < b->first[c] + b->cnt[c]; e++) kb[b->ent_j[e]] = 0.0;
+      for (int32_t e = b->first[c]; e < b->first[c] + b->cnt[c]; e++)
+        kb[b->ent_j[e]] = 0.0;
     }
   }
   double sum = 0.0;

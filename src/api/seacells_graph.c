@@ -15,7 +15,8 @@
 #include "ringrt/trace.h"
 #include "ringrt/transport.h"
 
-#define OOM(s, what) rrt_error((s)->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: %s", what)
+#define OOM(s, what)                                                                               \
+  rrt_error((s)->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: %s", what)
 
 static rrt_status knn_ring(sc_run *s) {
   rrt_ctx_t ctx = s->ctx;
@@ -31,7 +32,8 @@ static rrt_status knn_ring(sc_run *s) {
   s->nbr = malloc((lk ? lk : 1) * sizeof(int32_t));
   s->nbr_d2 = malloc((lk ? lk : 1) * sizeof(double));
   if (!s->nbr || !s->nbr_d2) return OOM(s, "kNN lists");
-  for (size_t i = 0; i < lk; i++) s->nbr_d2[i] = INFINITY, s->nbr[i] = -1;
+  for (size_t i = 0; i < lk; i++)
+    s->nbr_d2[i] = INFINITY, s->nbr[i] = -1;
   RRT_CHECK_GOTO(rrt_malloc(ctx, blk, &buf[0]), st, out);
   RRT_CHECK_GOTO(rrt_malloc(ctx, blk, &buf[1]), st, out);
   RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, buf[0], s->x, (size_t)s->nl * d * sizeof(double)), st,
@@ -40,7 +42,8 @@ static rrt_status knn_ring(sc_run *s) {
     RRT_CHECK_GOTO(rrt_malloc(ctx, (size_t)s->nl * d * sizeof(double), &dq), st, out);
     RRT_CHECK_GOTO(rrt_malloc(ctx, lk * sizeof(double), &dbd), st, out);
     RRT_CHECK_GOTO(rrt_malloc(ctx, lk * sizeof(int32_t), &dbi), st, out);
-    RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, dq, s->x, (size_t)s->nl * d * sizeof(double)), st, out);
+    RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, dq, s->x, (size_t)s->nl * d * sizeof(double)), st,
+                   out);
     RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, dbd, s->nbr_d2, lk * sizeof(double)), st, out);
     RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, dbi, s->nbr, lk * sizeof(int32_t)), st, out);
   }
@@ -107,8 +110,9 @@ static rrt_status build_m(sc_run *s, double **sigma_all) {
   }
   /* bandwidths of every cell (n doubles) so both ends of an edge know both */
   size_t tot = 0;
-  RRT_CHECK_GOTO(sc_allgatherv_host(s, s->sigma, (size_t)nl * sizeof(double), (void **)sigma_all, &tot),
-                 st, done);
+  RRT_CHECK_GOTO(
+      sc_allgatherv_host(s, s->sigma, (size_t)nl * sizeof(double), (void **)sigma_all, &tot), st,
+      done);
   /* transposed edges go to the owner of the neighbour, grouped by owner */
   int64_t ne = 0;
   for (int r = 0; r < P; r++) {
@@ -123,7 +127,8 @@ static rrt_status build_m(sc_run *s, double **sigma_all) {
   }
   RRT_CHECK_GOTO(sc_alltoallv_host(s, out, scount, sdispl, (void **)&in, rcount), st, done);
   size_t nin = 0;
-  for (int r = 0; r < P; r++) nin += rcount[r] / sizeof(edge);
+  for (int r = 0; r < P; r++)
+    nin += rcount[r] / sizeof(edge);
   size_t nall = nin + (size_t)nl * k + (size_t)nl;
   all = malloc(nall * sizeof(edge));
   if (!all) {
@@ -131,7 +136,8 @@ static rrt_status build_m(sc_run *s, double **sigma_all) {
     goto done;
   }
   size_t na = 0;
-  for (size_t e = 0; e < nin; e++) all[na++] = in[e];
+  for (size_t e = 0; e < nin; e++)
+    all[na++] = in[e];
   for (int64_t i = 0; i < nl; i++) {
     all[na++] = (edge){(int32_t)(s->c0 + i), (int32_t)(s->c0 + i), 0.0};
     for (int e = 0; e < k; e++)
@@ -206,13 +212,15 @@ static rrt_status fetch_ghosts(sc_run *s, ghost_rows *g) {
   /* 1: the requests (ascending cells, hence grouped by owner) */
   for (int64_t i = 0, r = 0; r < P; r++) {
     sd[r] = (size_t)i * sizeof(int32_t);
-    while (i < nn && rrt_cell_blocks_owner(&s->plan, need[i]) == r) i++;
+    while (i < nn && rrt_cell_blocks_owner(&s->plan, need[i]) == r)
+      i++;
     sc[r] = (size_t)i * sizeof(int32_t) - sd[r];
   }
   RRT_CHECK_GOTO(sc_alltoallv_host(s, need, sc, sd, (void **)&req, rc), st, done);
   /* 2: row lengths, then 3: the entries, in the order requested */
   int64_t nreq = 0, nent = 0;
-  for (int r = 0; r < P; r++) nreq += (int64_t)(rc[r] / sizeof(int32_t));
+  for (int r = 0; r < P; r++)
+    nreq += (int64_t)(rc[r] / sizeof(int32_t));
   lens = malloc((size_t)(nreq + 1) * sizeof(int32_t));
   if (!lens) {
     st = OOM(s, "ghost rows");
@@ -257,7 +265,8 @@ static rrt_status fetch_ghosts(sc_run *s, ghost_rows *g) {
   g->rows.rows = nn;
   g->rows.ptr = malloc((size_t)(nn + 1) * sizeof(int64_t));
   int64_t tot = 0;
-  for (int64_t i = 0; i < nn; i++) tot += rlens[i];
+  for (int64_t i = 0; i < nn; i++)
+    tot += rlens[i];
   g->rows.col = malloc((size_t)(tot + 1) * sizeof(int32_t));
   g->rows.val = malloc((size_t)(tot + 1) * sizeof(double));
   if (!g->rows.ptr || !g->rows.col || !g->rows.val) {
@@ -265,8 +274,10 @@ static rrt_status fetch_ghosts(sc_run *s, ghost_rows *g) {
     goto done;
   }
   g->rows.ptr[0] = 0;
-  for (int64_t i = 0; i < nn; i++) g->rows.ptr[i + 1] = g->rows.ptr[i] + rlens[i];
-  for (int64_t p = 0; p < tot; p++) g->rows.col[p] = rent[p].col, g->rows.val[p] = rent[p].val;
+  for (int64_t i = 0; i < nn; i++)
+    g->rows.ptr[i + 1] = g->rows.ptr[i] + rlens[i];
+  for (int64_t p = 0; p < tot; p++)
+    g->rows.col[p] = rent[p].col, g->rows.val[p] = rent[p].val;
 done:
   free(need);
   free(req);
@@ -347,14 +358,16 @@ static rrt_status build_k(sc_run *s, const ghost_rows *g) {
             K->val[K->ptr[i] + q] = acc[list[q]];
           }
         }
-        for (int64_t q = 0; q < cnt; q++) mark[list[q]] = 0;
+        for (int64_t q = 0; q < cnt; q++)
+          mark[list[q]] = 0;
       }
       free(acc);
       free(list);
       free(mark);
     }
     if (pass == 0 && !fail) {
-      for (int64_t i = 0; i < nl; i++) K->ptr[i + 1] += K->ptr[i];
+      for (int64_t i = 0; i < nl; i++)
+        K->ptr[i + 1] += K->ptr[i];
       K->col = malloc((size_t)(K->ptr[nl] + 1) * sizeof(int32_t));
       K->val = malloc((size_t)(K->ptr[nl] + 1) * sizeof(double));
       if (!K->col || !K->val) fail = 1;
@@ -370,7 +383,8 @@ rrt_status sc_build_graph(sc_run *s) {
   int k = s->knn, kb = k / 2 > 0 ? k / 2 : 1; /* the (k/2)-th nearest neighbour */
   s->sigma = malloc((size_t)(s->nl + 1) * sizeof(double));
   if (!s->sigma) return rrt_agree(s->ctx, OOM(s, "bandwidths"));
-  for (int64_t i = 0; i < s->nl; i++) s->sigma[i] = sqrt(s->nbr_d2[i * k + kb - 1]);
+  for (int64_t i = 0; i < s->nl; i++)
+    s->sigma[i] = sqrt(s->nbr_d2[i * k + kb - 1]);
   double t1 = rrt_time_now();
   s->sec[SC_KNN] += t1 - t0;
   double *sigma_all = NULL;

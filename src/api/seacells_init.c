@@ -10,7 +10,8 @@
 #include "ringrt/trace.h"
 #include "ringrt/transport.h"
 
-#define OOM(s, what) rrt_error((s)->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: %s", what)
+#define OOM(s, what)                                                                               \
+  rrt_error((s)->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: %s", what)
 
 /* splitmix64: the seeded first cell, independent of the rank count */
 static uint64_t mix64(uint64_t z) {
@@ -33,12 +34,14 @@ static rrt_status argmax(sc_run *s, const double *score, int64_t *best) {
 
 static rrt_status init_maxmin(sc_run *s) {
   int d = s->d;
-  double *mind = malloc((size_t)(s->nl + 1) * sizeof(double)), *pt = malloc((size_t)d * sizeof(double));
+  double *mind = malloc((size_t)(s->nl + 1) * sizeof(double)),
+         *pt = malloc((size_t)d * sizeof(double));
   if (!mind || !pt) {
     free(mind), free(pt);
     return OOM(s, "max-min");
   }
-  for (int64_t i = 0; i < s->nl; i++) mind[i] = INFINITY;
+  for (int64_t i = 0; i < s->nl; i++)
+    mind[i] = INFINITY;
   int64_t p = (int64_t)(mix64(s->opt.seed) % (uint64_t)s->n);
   rrt_status st = RRT_SUCCESS;
   for (int j = 0; j < s->m && st == RRT_SUCCESS; j++) {
@@ -95,7 +98,8 @@ static rrt_status init_cssp(sc_run *s) {
   double *score = malloc((size_t)(nl + 1) * sizeof(double));
   double *o = calloc((size_t)n, sizeof(double)), *v = calloc((size_t)n, sizeof(double));
   int32_t *tl = malloc((size_t)n * sizeof(int32_t)), *vl = malloc((size_t)n * sizeof(int32_t));
-  char *mark = calloc((size_t)n, 1), *vmark = calloc((size_t)n, 1), *chosen = calloc((size_t)nl + 1, 1);
+  char *mark = calloc((size_t)n, 1), *vmark = calloc((size_t)n, 1),
+       *chosen = calloc((size_t)nl + 1, 1);
   spvec *w = calloc((size_t)m, sizeof(spvec));
   double *dots = malloc((size_t)m * sizeof(double));
   int32_t *rowc = NULL;
@@ -115,7 +119,8 @@ static rrt_status init_cssp(sc_run *s) {
     int64_t p;
     RRT_CHECK_GOTO(argmax(s, score, &p), st, out);
     if (p < 0 || p >= n) {
-      st = rrt_error(s->ctx, RRT_ERR_NUMERIC, "seacells", "CSSP found no column for archetype %d", j);
+      st = rrt_error(s->ctx, RRT_ERR_NUMERIC, "seacells", "CSSP found no column for archetype %d",
+                     j);
       goto out;
     }
     s->archetypes[j] = p;
@@ -140,7 +145,8 @@ static rrt_status init_cssp(sc_run *s) {
     RRT_CHECK_GOTO(sc_bcast_host(s, rowv, (size_t)len * sizeof(double), owner), st, out);
     /* delta = K e_p - sum_r w_r[p] w_r, into the dense scratch o */
     int64_t nt = 0;
-    for (int64_t q = 0; q < len; q++) mark[rowc[q]] = 1, o[rowc[q]] = rowv[q], tl[nt++] = rowc[q];
+    for (int64_t q = 0; q < len; q++)
+      mark[rowc[q]] = 1, o[rowc[q]] = rowv[q], tl[nt++] = rowc[q];
     for (int r = 0; r < j; r++) {
       double wp = sp_get(&w[r], (int32_t)p);
       if (wp == 0.0) continue;
@@ -171,7 +177,8 @@ static rrt_status init_cssp(sc_run *s) {
     int64_t nv = 0;
     for (int r = 0; r < j; r++) {
       double dsum = 0.0;
-      for (int64_t q = 0; q < w[r].nnz; q++) dsum = dsum + w[r].val[q] * o[w[r].idx[q]];
+      for (int64_t q = 0; q < w[r].nnz; q++)
+        dsum = dsum + w[r].val[q] * o[w[r].idx[q]];
       dots[r] = dsum;
       if (dsum == 0.0) continue;
       for (int64_t q = 0; q < w[r].nnz; q++) {
@@ -191,12 +198,15 @@ static rrt_status init_cssp(sc_run *s) {
       f[i] = f[i] - 2.0 * oi * (ko - vi) + oi * oi * onorm;
       g[i] = g[i] - oi * oi;
     }
-    for (int64_t q = 0; q < nt; q++) mark[tl[q]] = 0, o[tl[q]] = 0.0;
-    for (int64_t q = 0; q < nv; q++) vmark[vl[q]] = 0, v[vl[q]] = 0.0;
+    for (int64_t q = 0; q < nt; q++)
+      mark[tl[q]] = 0, o[tl[q]] = 0.0;
+    for (int64_t q = 0; q < nv; q++)
+      vmark[vl[q]] = 0, v[vl[q]] = 0.0;
   }
 out:
   if (w)
-    for (int r = 0; r < m; r++) free(w[r].idx), free(w[r].val);
+    for (int r = 0; r < m; r++)
+      free(w[r].idx), free(w[r].val);
   free(w);
   free(f), free(g), free(score), free(o), free(v), free(tl), free(vl);
   free(mark), free(vmark), free(chosen), free(dots), free(rowc), free(rowv);
@@ -208,7 +218,8 @@ rrt_status sc_init_archetypes(sc_run *s) {
   rrt_status st = RRT_SUCCESS;
   switch (s->opt.init) {
   case RRT_SEACELLS_INIT_GIVEN:
-    for (int j = 0; j < s->m; j++) s->archetypes[j] = s->opt.archetypes[j];
+    for (int j = 0; j < s->m; j++)
+      s->archetypes[j] = s->opt.archetypes[j];
     break;
   case RRT_SEACELLS_INIT_MAXMIN: st = init_maxmin(s); break;
   default: st = init_cssp(s); break;

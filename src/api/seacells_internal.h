@@ -6,7 +6,8 @@
  *   B replicated and sparse (column j: at most fw_iter cells) with a by-cell
  *   index of n entries; A local, at most min(m, fw_iter) weights per cell,
  *   replicated as CSR when the B update needs K A^T;
- *   k x k products (B^T K B, A A^T) replicated, summed in fixed point. */
+ *   k x k products (B^T K B, A A^T) replicated, summed on every rank in
+ *   global cell order from replicated sparse rows (no cross-rank sum). */
 #ifndef RRT_API_SEACELLS_INTERNAL_H
 #define RRT_API_SEACELLS_INTERNAL_H
 

@@ -23,8 +23,8 @@ RRT_DECLARE_KERNEL(rrt_k_sc_a_solve,
                    (rrt_stream stream, int64_t nl, int m, int fw_iter, int capa,
                     const int64_t *kptr, const int32_t *kcol, const double *kval,
                     const int32_t *bfirst, const int32_t *bcnt, const int32_t *bent_j,
-                    const double *bent_w, const double *t1a, int first, int32_t *a_idx,
-                    double *a_w, int *a_nnz, double *scratch))
+                    const double *bent_w, const double *t1a, int first, int32_t *a_idx, double *a_w,
+                    int *a_nnz, double *scratch))
 
 /* Number of thread blocks rrt_k_sc_b_argmin uses for nl cells (partials). */
 int rrt_sc_b_argmin_blocks(int64_t nl);

@@ -10,6 +10,7 @@
 #ifndef RRT_COMM_REQUEST_H
 #define RRT_COMM_REQUEST_H
 
+#include <limits.h>
 #include <mpi.h>
 #include <stddef.h>
 
@@ -102,6 +103,14 @@ rrt_status rrt_request_wait_release(rrt_request_t req);
  * that counts fit in an int; collectives use a derived datatype instead. */
 #define RRT_MPI_MAX_CHUNK ((size_t)1 << 30)
 
+/* Where int counts end and the block of the derived datatypes used beyond
+ * (collectives); the tests shrink both to run that path on small buffers. */
+typedef struct rrt_mpi_limits {
+  size_t max_count; /* largest byte count passed to MPI as an int */
+  size_t block;     /* block of the derived datatype above that */
+} rrt_mpi_limits;
+#define RRT_MPI_LIMITS_DEFAULT ((rrt_mpi_limits){(size_t)INT_MAX, (size_t)1 << 30})
+
 rrt_status rrt_mpi_post_ring(rrt_request_t req, const void *send, void *recv, size_t bytes,
                              size_t max_chunk);
 rrt_status rrt_mpi_post_p2p(rrt_request_t req, const rrt_p2p *sends, int nsends,
@@ -111,6 +120,11 @@ rrt_status rrt_mpi_post_allreduce(rrt_request_t req, const void *send, void *rec
 rrt_status rrt_mpi_post_allgatherv(rrt_request_t req, const void *send, size_t bytes, void *recv,
                                    const size_t *recv_bytes, const size_t *displs);
 rrt_status rrt_mpi_post_bcast(rrt_request_t req, void *buf, size_t bytes, int root);
+rrt_status rrt_mpi_post_allgatherv_ex(rrt_request_t req, const void *send, size_t bytes, void *recv,
+                                      const size_t *recv_bytes, const size_t *displs,
+                                      rrt_mpi_limits lim);
+rrt_status rrt_mpi_post_bcast_ex(rrt_request_t req, void *buf, size_t bytes, int root,
+                                 rrt_mpi_limits lim);
 
 /** Ring shift on host memory with an explicit chunk size (tests use a small
  *  one to exercise the path taken above INT_MAX bytes). */
@@ -126,6 +140,10 @@ rrt_status rrt_mpi_allreduce_minloc(rrt_ctx_t ctx, rrt_minloc *inout, size_t cou
 rrt_status rrt_mpi_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, void *recv,
                               const size_t *recv_bytes, const size_t *displs);
 rrt_status rrt_mpi_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root);
+rrt_status rrt_mpi_allgatherv_ex(rrt_ctx_t ctx, const void *send, size_t bytes, void *recv,
+                                 const size_t *recv_bytes, const size_t *displs,
+                                 rrt_mpi_limits lim);
+rrt_status rrt_mpi_bcast_ex(rrt_ctx_t ctx, void *buf, size_t bytes, int root, rrt_mpi_limits lim);
 rrt_status rrt_mpi_barrier(rrt_ctx_t ctx);
 rrt_status rrt_mpi_agree(rrt_ctx_t ctx, rrt_status local);
 
@@ -146,8 +164,8 @@ rrt_status rrt_staged_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root);
 #if RINGRT_HAVE_NCCL
 rrt_status rrt_nccl_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes, int step,
                                rrt_request_t *req);
-rrt_status rrt_nccl_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends,
-                              const rrt_p2p *recvs, int nrecvs, rrt_request_t *req);
+rrt_status rrt_nccl_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends, const rrt_p2p *recvs,
+                              int nrecvs, rrt_request_t *req);
 rrt_status rrt_nccl_allreduce(rrt_ctx_t ctx, const void *send, void *recv, size_t count,
                               rrt_dtype dtype, rrt_op op);
 rrt_status rrt_nccl_allgather(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes);

@@ -77,8 +77,9 @@ static rrt_status check_list(rrt_ctx_t ctx, const char *op, const char *what, co
       return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "%s[%d]: peer %d out of range [0, %d)", what,
                        i, list[i].peer, ctx->size);
     if (list[i].bytes && !list[i].buf)
-      return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "%s[%d] (peer %d): buffer is NULL with %zu bytes",
-                       what, i, list[i].peer, list[i].bytes);
+      return rrt_error(ctx, RRT_ERR_INVALID_ARG, op,
+                       "%s[%d] (peer %d): buffer is NULL with %zu bytes", what, i, list[i].peer,
+                       list[i].bytes);
   }
   return RRT_SUCCESS;
 }
@@ -93,7 +94,8 @@ rrt_status rrt_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends, const 
   RRT_CHECK(check_list(ctx, op, "recvs", recvs, nrecvs));
   switch (ctx->transport) {
   case RRT_TRANSPORT_MPI: return rrt_mpi_p2p_group(ctx, sends, nsends, recvs, nrecvs, req);
-  case RRT_TRANSPORT_MPI_STAGED: return rrt_staged_p2p_group(ctx, sends, nsends, recvs, nrecvs, req);
+  case RRT_TRANSPORT_MPI_STAGED:
+    return rrt_staged_p2p_group(ctx, sends, nsends, recvs, nrecvs, req);
   case RRT_TRANSPORT_NCCL:
 #if RINGRT_HAVE_NCCL
     return rrt_nccl_p2p_group(ctx, sends, nsends, recvs, nrecvs, req);
@@ -186,20 +188,19 @@ rrt_status rrt_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, void *r
   const char *op = "rrt_allgatherv";
   if (!ctx) return no_ctx(op);
   if (!recv_bytes || !displs)
-    return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "%s is NULL", !recv_bytes ? "recv_bytes" : "displs");
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "%s is NULL",
+                     !recv_bytes ? "recv_bytes" : "displs");
   if (recv_bytes[ctx->rank] != bytes)
-    return rrt_error(ctx, RRT_ERR_INVALID_ARG, op,
-                     "contributes %zu bytes but recv_bytes[%d] = %zu", bytes, ctx->rank,
-                     recv_bytes[ctx->rank]);
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "contributes %zu bytes but recv_bytes[%d] = %zu",
+                     bytes, ctx->rank, recv_bytes[ctx->rank]);
   if (bytes && !send)
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "send buffer is NULL with %zu bytes", bytes);
   for (int r = 0; r < ctx->size; r++) {
     if (recv_bytes[r] && !recv)
-      return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "recv buffer is NULL, recv_bytes[%d] = %zu",
-                       r, recv_bytes[r]);
+      return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "recv buffer is NULL, recv_bytes[%d] = %zu", r,
+                       recv_bytes[r]);
     if (displs[r] > SIZE_MAX - recv_bytes[r])
-      return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "displs[%d] + recv_bytes[%d] overflows", r,
-                       r);
+      return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "displs[%d] + recv_bytes[%d] overflows", r, r);
   }
   return gatherv_dispatch(ctx, op, send, bytes, recv, recv_bytes, displs);
 }
@@ -210,8 +211,8 @@ rrt_status rrt_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root) {
   if (!VALID_PEER(ctx, root))
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "root %d out of range [0, %d)", root, ctx->size);
   if (bytes && !buf)
-    return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "buffer is NULL with %zu bytes (root %d)",
-                     bytes, root);
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "buffer is NULL with %zu bytes (root %d)", bytes,
+                     root);
   switch (ctx->transport) {
   case RRT_TRANSPORT_MPI: return rrt_mpi_bcast(ctx, buf, bytes, root);
   case RRT_TRANSPORT_MPI_STAGED: return rrt_staged_bcast(ctx, buf, bytes, root);

@@ -30,24 +30,25 @@ static void *nonnull(rrt_request_t req, const void *p) {
 /* ---- datatypes ------------------------------------------------------------ */
 
 /* One element of `bytes` bytes (extent `bytes`), for collectives on blocks
- * larger than INT_MAX. For small blocks: MPI_BYTE x bytes. */
-static rrt_status bytes_type(rrt_request_t req, size_t bytes, MPI_Datatype *type, int *count) {
-  if (bytes <= (size_t)INT_MAX) {
+ * larger than an int count: q blocks of lim.block bytes plus the remainder.
+ * Up to lim.max_count bytes: MPI_BYTE x bytes. */
+static rrt_status bytes_type(rrt_request_t req, size_t bytes, rrt_mpi_limits lim,
+                             MPI_Datatype *type, int *count) {
+  if (bytes <= lim.max_count) {
     *type = MPI_BYTE;
     *count = (int)bytes;
     return RRT_SUCCESS;
   }
-  const size_t gib = (size_t)1 << 30;
-  size_t q = bytes / gib, rem = bytes % gib;
+  size_t q = bytes / lim.block, rem = bytes % lim.block;
   if (q > (size_t)INT_MAX)
     return rrt_error(req->ctx, RRT_ERR_INVALID_ARG, req->op, "%zu bytes is too large", bytes);
   MPI_Datatype block, blocks, t;
-  REQ_MPI_CHECK(req, MPI_Type_contiguous((int)gib, MPI_BYTE, &block));
+  REQ_MPI_CHECK(req, MPI_Type_contiguous((int)lim.block, MPI_BYTE, &block));
   REQ_MPI_CHECK(req, MPI_Type_contiguous((int)q, block, &blocks));
   MPI_Type_free(&block); /* derived types keep what they are built from */
   if (rem) {
     int lens[2] = {1, (int)rem};
-    MPI_Aint displs[2] = {0, (MPI_Aint)(q * gib)};
+    MPI_Aint displs[2] = {0, (MPI_Aint)(q * lim.block)};
     MPI_Datatype types[2] = {blocks, MPI_BYTE};
     REQ_MPI_CHECK(req, MPI_Type_create_struct(2, lens, displs, types, &t));
     MPI_Type_free(&blocks);
@@ -266,12 +267,13 @@ fail:
   return st;
 }
 
-rrt_status rrt_mpi_post_allgatherv(rrt_request_t req, const void *send, size_t bytes, void *recv,
-                                   const size_t *recv_bytes, const size_t *displs) {
+rrt_status rrt_mpi_post_allgatherv_ex(rrt_request_t req, const void *send, size_t bytes, void *recv,
+                                      const size_t *recv_bytes, const size_t *displs,
+                                      rrt_mpi_limits lim) {
   rrt_ctx_t ctx = req->ctx;
-  int P = ctx->size, fits = bytes <= (size_t)INT_MAX;
+  int P = ctx->size, fits = bytes <= lim.max_count;
   for (int r = 0; r < P && fits; r++)
-    fits = recv_bytes[r] <= (size_t)INT_MAX && displs[r] <= (size_t)INT_MAX;
+    fits = recv_bytes[r] <= lim.max_count && displs[r] <= lim.max_count;
   char *own = (char *)recv + displs[ctx->rank];
   if (fits) {
     int *ints = malloc(2 * (size_t)P * sizeof(int)); /* must live until completion */
@@ -284,8 +286,8 @@ rrt_status rrt_mpi_post_allgatherv(rrt_request_t req, const void *send, size_t b
     const void *s = (const char *)send == own ? MPI_IN_PLACE : nonnull(req, send);
     MPI_Request *slot = rrt_request_add_mpi(req, -1, RRT_DIR_COLL);
     if (!slot) return RRT_ERR_OUT_OF_MEMORY;
-    REQ_MPI_CHECK(req, MPI_Iallgatherv(s, (int)bytes, MPI_BYTE, nonnull(req, recv), ints,
-                                       ints + P, MPI_BYTE, ctx->comm, slot));
+    REQ_MPI_CHECK(req, MPI_Iallgatherv(s, (int)bytes, MPI_BYTE, nonnull(req, recv), ints, ints + P,
+                                       MPI_BYTE, ctx->comm, slot));
     return RRT_SUCCESS;
   }
   /* Some block or offset exceeds INT_MAX: one broadcast per rank, each
@@ -295,7 +297,7 @@ rrt_status rrt_mpi_post_allgatherv(rrt_request_t req, const void *send, size_t b
     if (recv_bytes[r] == 0) continue;
     MPI_Datatype t;
     int n;
-    RRT_CHECK(bytes_type(req, recv_bytes[r], &t, &n));
+    RRT_CHECK(bytes_type(req, recv_bytes[r], lim, &t, &n));
     MPI_Request *slot = rrt_request_add_mpi(req, r, RRT_DIR_COLL);
     if (!slot) return RRT_ERR_OUT_OF_MEMORY;
     REQ_MPI_CHECK(req, MPI_Ibcast((char *)recv + displs[r], n, t, r, ctx->comm, slot));
@@ -303,11 +305,18 @@ rrt_status rrt_mpi_post_allgatherv(rrt_request_t req, const void *send, size_t b
   return RRT_SUCCESS;
 }
 
-rrt_status rrt_mpi_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, void *recv,
-                              const size_t *recv_bytes, const size_t *displs) {
+rrt_status rrt_mpi_post_allgatherv(rrt_request_t req, const void *send, size_t bytes, void *recv,
+                                   const size_t *recv_bytes, const size_t *displs) {
+  return rrt_mpi_post_allgatherv_ex(req, send, bytes, recv, recv_bytes, displs,
+                                    RRT_MPI_LIMITS_DEFAULT);
+}
+
+rrt_status rrt_mpi_allgatherv_ex(rrt_ctx_t ctx, const void *send, size_t bytes, void *recv,
+                                 const size_t *recv_bytes, const size_t *displs,
+                                 rrt_mpi_limits lim) {
   rrt_request_t req;
   RRT_CHECK(rrt_request_create(ctx, "rrt_allgatherv", -1, -1, &req));
-  rrt_status st = rrt_mpi_post_allgatherv(req, send, bytes, recv, recv_bytes, displs);
+  rrt_status st = rrt_mpi_post_allgatherv_ex(req, send, bytes, recv, recv_bytes, displs, lim);
   if (st != RRT_SUCCESS) {
     rrt_request_release(req);
     return st;
@@ -315,26 +324,40 @@ rrt_status rrt_mpi_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, voi
   return rrt_request_wait_release(req);
 }
 
-rrt_status rrt_mpi_post_bcast(rrt_request_t req, void *buf, size_t bytes, int root) {
+rrt_status rrt_mpi_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, void *recv,
+                              const size_t *recv_bytes, const size_t *displs) {
+  return rrt_mpi_allgatherv_ex(ctx, send, bytes, recv, recv_bytes, displs, RRT_MPI_LIMITS_DEFAULT);
+}
+
+rrt_status rrt_mpi_post_bcast_ex(rrt_request_t req, void *buf, size_t bytes, int root,
+                                 rrt_mpi_limits lim) {
   if (bytes == 0) return RRT_SUCCESS;
   MPI_Datatype t;
   int n;
-  RRT_CHECK(bytes_type(req, bytes, &t, &n));
+  RRT_CHECK(bytes_type(req, bytes, lim, &t, &n));
   MPI_Request *slot = rrt_request_add_mpi(req, root, RRT_DIR_COLL);
   if (!slot) return RRT_ERR_OUT_OF_MEMORY;
   REQ_MPI_CHECK(req, MPI_Ibcast(buf, n, t, root, req->ctx->comm, slot));
   return RRT_SUCCESS;
 }
 
-rrt_status rrt_mpi_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root) {
+rrt_status rrt_mpi_post_bcast(rrt_request_t req, void *buf, size_t bytes, int root) {
+  return rrt_mpi_post_bcast_ex(req, buf, bytes, root, RRT_MPI_LIMITS_DEFAULT);
+}
+
+rrt_status rrt_mpi_bcast_ex(rrt_ctx_t ctx, void *buf, size_t bytes, int root, rrt_mpi_limits lim) {
   rrt_request_t req;
   RRT_CHECK(rrt_request_create(ctx, "rrt_bcast", root, -1, &req));
-  rrt_status st = rrt_mpi_post_bcast(req, buf, bytes, root);
+  rrt_status st = rrt_mpi_post_bcast_ex(req, buf, bytes, root, lim);
   if (st != RRT_SUCCESS) {
     rrt_request_release(req);
     return st;
   }
   return rrt_request_wait_release(req);
+}
+
+rrt_status rrt_mpi_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root) {
+  return rrt_mpi_bcast_ex(ctx, buf, bytes, root, RRT_MPI_LIMITS_DEFAULT);
 }
 
 rrt_status rrt_mpi_barrier(rrt_ctx_t ctx) {

@@ -108,9 +108,9 @@ static rrt_status record_done(rrt_request_t req) {
 
 static rrt_status local_copy(rrt_request_t req, void *dst, const void *src, size_t bytes) {
   if (bytes == 0 || dst == src) return RRT_SUCCESS;
-  return dev_check(req,
-                   req->ctx->dev->memcpy_async(dst, src, bytes, RRT_COPY_D2D, req->ctx->comm_stream),
-                   "the local device copy");
+  return dev_check(
+      req, req->ctx->dev->memcpy_async(dst, src, bytes, RRT_COPY_D2D, req->ctx->comm_stream),
+      "the local device copy");
 }
 
 /* Create, post with `body`, record the completion event; release on error. */
@@ -186,8 +186,8 @@ static rrt_status post_p2p(rrt_request_t req, const void *p) {
   return RRT_SUCCESS;
 }
 
-rrt_status rrt_nccl_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends,
-                              const rrt_p2p *recvs, int nrecvs, rrt_request_t *req) {
+rrt_status rrt_nccl_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends, const rrt_p2p *recvs,
+                              int nrecvs, rrt_request_t *req) {
   p2p_args a = {sends, recvs, nsends, nrecvs};
   *req = NULL;
   return run(ctx, "rrt_p2p_group", -1, -1, post_p2p, &a, req);
@@ -224,8 +224,8 @@ static rrt_status post_allreduce(rrt_request_t req, const void *p) {
     return rrt_error(req->ctx, RRT_ERR_INVALID_ARG, req->op, "unknown reduction op %d", (int)a->op);
   }
   if (a->count == 0) return RRT_SUCCESS;
-  NCCL_CHECK(req, ncclAllReduce(a->send, a->recv, a->count, t, o, comm_of(req->ctx),
-                                stream_of(req->ctx)));
+  NCCL_CHECK(
+      req, ncclAllReduce(a->send, a->recv, a->count, t, o, comm_of(req->ctx), stream_of(req->ctx)));
   return RRT_SUCCESS;
 }
 
@@ -269,7 +269,8 @@ static rrt_status post_allgatherv(rrt_request_t req, const void *p) {
       NCCL_GROUP_CHECK(req, ncclRecv((char *)a->recv + a->displs[r], a->recv_bytes[r], ncclUint8, r,
                                      comm_of(ctx), stream_of(ctx)));
     if (a->bytes)
-      NCCL_GROUP_CHECK(req, ncclSend(a->send, a->bytes, ncclUint8, r, comm_of(ctx), stream_of(ctx)));
+      NCCL_GROUP_CHECK(req,
+                       ncclSend(a->send, a->bytes, ncclUint8, r, comm_of(ctx), stream_of(ctx)));
   }
   NCCL_CHECK(req, ncclGroupEnd());
   return RRT_SUCCESS;

@@ -39,10 +39,9 @@ static rrt_status wait_producers(rrt_request_t req) {
 
 static rrt_status to_host(rrt_request_t req, void *host, const void *dev, size_t bytes) {
   if (bytes == 0) return RRT_SUCCESS;
-  return dev_check(req,
-                   req->ctx->dev->memcpy_async(host, dev, bytes, RRT_COPY_D2H,
-                                               req->ctx->comm_stream),
-                   "copying the send buffer to the host");
+  return dev_check(
+      req, req->ctx->dev->memcpy_async(host, dev, bytes, RRT_COPY_D2H, req->ctx->comm_stream),
+      "copying the send buffer to the host");
 }
 
 static rrt_status copies_done(rrt_request_t req) {
@@ -55,8 +54,8 @@ static rrt_status post_ring(rrt_request_t req, const void *send, void *recv, siz
   if (ctx->size == 1) {
     if (bytes && send != recv) {
       RRT_CHECK(wait_producers(req));
-      RRT_CHECK(dev_check(req, ctx->dev->memcpy_async(recv, send, bytes, RRT_COPY_D2D,
-                                                      ctx->comm_stream),
+      RRT_CHECK(dev_check(req,
+                          ctx->dev->memcpy_async(recv, send, bytes, RRT_COPY_D2D, ctx->comm_stream),
                           "the local copy"));
       RRT_CHECK(copies_done(req));
     }
@@ -76,8 +75,8 @@ rrt_status rrt_staged_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, si
                                  int step, rrt_request_t *out) {
   *out = NULL;
   rrt_request_t req;
-  RRT_CHECK(rrt_request_create(ctx, "rrt_ring_shift", (ctx->rank - 1 + ctx->size) % ctx->size,
-                               step, &req));
+  RRT_CHECK(rrt_request_create(ctx, "rrt_ring_shift", (ctx->rank - 1 + ctx->size) % ctx->size, step,
+                               &req));
   rrt_status st = post_ring(req, send, recv, bytes);
   if (st != RRT_SUCCESS) {
     rrt_request_release(req);
@@ -90,8 +89,10 @@ rrt_status rrt_staged_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, si
 static rrt_status post_p2p(rrt_request_t req, const rrt_p2p *sends, int nsends,
                            const rrt_p2p *recvs, int nrecvs) {
   size_t total = 0;
-  for (int i = 0; i < nsends; i++) total += sends[i].bytes;
-  for (int i = 0; i < nrecvs; i++) total += recvs[i].bytes;
+  for (int i = 0; i < nsends; i++)
+    total += sends[i].bytes;
+  for (int i = 0; i < nrecvs; i++)
+    total += recvs[i].bytes;
   char *host;
   RRT_CHECK(stage_alloc(req, total, &host));
   /* Host copies of the lists, pointing into the staging buffer; MPI needs
@@ -173,8 +174,8 @@ static rrt_status post_allgatherv(rrt_request_t req, const void *send, size_t by
   /* Copy back block by block: gaps between blocks in recv are not ours. */
   for (int r = 0; r < ctx->size; r++)
     if (recv_bytes[r])
-      RRT_CHECK(rrt_request_add_copy(req, (char *)recv + displs[r], host + displs[r],
-                                     recv_bytes[r]));
+      RRT_CHECK(
+          rrt_request_add_copy(req, (char *)recv + displs[r], host + displs[r], recv_bytes[r]));
   return RRT_SUCCESS;
 }
 

@@ -84,7 +84,7 @@ rrt_status rrt_request_poll(rrt_request_t req, int *done) {
 /* Name what is still pending, for the timeout message. */
 static void describe_pending(rrt_request_t req, char *buf, size_t len) {
   int peer = req->peer;
-  const char *what = "operation";
+  const char *what = "operation with", *peer_word = "peer";
   for (int i = 0; i < req->nmpi; i++) {
     if (req->mpi[i] == MPI_REQUEST_NULL) continue;
     int flag = 0;
@@ -95,19 +95,21 @@ static void describe_pending(rrt_request_t req, char *buf, size_t len) {
     } else if (req->mpi_dir[i] == RRT_DIR_SEND) {
       what = "send to";
     } else {
-      what = "collective (a rank did not join)";
+      what = "collective (some rank did not join)";
+      peer_word = "root";
     }
-    if (req->mpi_peer[i] >= 0) peer = req->mpi_peer[i];
+    peer = req->mpi_peer[i];
     break;
   }
   if (req->nmpi == 0 && req->event) what = "device-stream operation with";
   int n = 0;
   if (peer >= 0) {
-    n = snprintf(buf, len, "%s peer %d", what, peer);
+    n = snprintf(buf, len, "%s %s %d", what, peer_word, peer);
   } else {
-    n = snprintf(buf, len, "%s", what);
+    n = snprintf(buf, len, "%s", req->nmpi ? what : "operation");
   }
-  if (req->step >= 0 && n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " step %d", req->step);
+  if (req->step >= 0 && n >= 0 && (size_t)n < len)
+    snprintf(buf + n, len - (size_t)n, " step %d", req->step);
 }
 
 rrt_status rrt_request_wait_keep(rrt_request_t req) {
@@ -145,8 +147,9 @@ rrt_status rrt_request_wait_release(rrt_request_t req) {
 /* ---- public API ---------------------------------------------------------- */
 
 rrt_status rrt_request_test(rrt_request_t req, int *done) {
-  if (!done) return rrt_error(req ? req->ctx : NULL, RRT_ERR_INVALID_ARG, "rrt_request_test",
-                              "done is NULL");
+  if (!done)
+    return rrt_error(req ? req->ctx : NULL, RRT_ERR_INVALID_ARG, "rrt_request_test",
+                     "done is NULL");
   if (!req) {
     *done = 1;
     return RRT_SUCCESS;

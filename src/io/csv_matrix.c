@@ -13,19 +13,24 @@ static int split_fields(char *line, char ***fields, int *cap) {
   int n = 0;
   char *p = line;
   for (;;) {
-    while (*p == ' ') p++;
+    while (*p == ' ')
+      p++;
     char *start = p, *end;
     if (*p == '"') {
       start = ++p;
-      while (*p && *p != '"') p++;
+      while (*p && *p != '"')
+        p++;
       end = p;
       if (*p == '"') p++;
-      while (*p && !is_sep(*p)) p++;
+      while (*p && !is_sep(*p))
+        p++;
     } else {
-      while (*p && !is_sep(*p)) p++;
+      while (*p && !is_sep(*p))
+        p++;
       end = p;
     }
-    while (end > start && (end[-1] == ' ' || end[-1] == '\r')) end--;
+    while (end > start && (end[-1] == ' ' || end[-1] == '\r'))
+      end--;
     char sep = *p;
     *end = 0;
     if (n == *cap) {
@@ -87,9 +92,11 @@ rrt_status rrt_csv_read_matrix(const char *path, int header, rrt_csv_matrix *out
   while (getline(&line, &linecap, f) >= 0) {
     lineno++;
     size_t len = strlen(line);
-    while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+    while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+      line[--len] = 0;
     const char *t = line;
-    while (*t == ' ' || *t == '\t') t++;
+    while (*t == ' ' || *t == '\t')
+      t++;
     if (!*t || *t == '#') continue;
     int nf = split_fields(line, &fields, &fcap);
     if (nf < 0) goto oom;

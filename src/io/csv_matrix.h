@@ -19,9 +19,9 @@ extern "C" {
 
 typedef struct rrt_csv_matrix {
   int64_t rows, cols;
-  double *data;           /* rows * cols, row-major, malloc'd */
-  rrt_strings row_names;  /* count 0 when the file has no name column */
-  rrt_strings header;     /* count 0 without a header (else cols (+1) fields) */
+  double *data;          /* rows * cols, row-major, malloc'd */
+  rrt_strings row_names; /* count 0 when the file has no name column */
+  rrt_strings header;    /* count 0 without a header (else cols (+1) fields) */
 } rrt_csv_matrix;
 
 /** header: -1 detect, 0 none, 1 the first line is a header. Non-finite

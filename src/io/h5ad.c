@@ -112,9 +112,8 @@ rrt_status rrt_h5ad_matrix_shape(const char *path, const char *key, int64_t *row
   return st;
 }
 
-rrt_status rrt_h5ad_read_matrix_rows(const char *path, const char *key, int64_t row0,
-                                     int64_t nrows, double **out, int64_t *cols, char *err,
-                                     size_t errlen) {
+rrt_status rrt_h5ad_read_matrix_rows(const char *path, const char *key, int64_t row0, int64_t nrows,
+                                     double **out, int64_t *cols, char *err, size_t errlen) {
   h5_quiet q;
   quiet_begin(&q);
   *out = NULL;
@@ -162,7 +161,8 @@ done:
 
 void rrt_strings_free(rrt_strings *s) {
   if (!s) return;
-  for (int64_t i = 0; i < s->count; i++) free(s->items[i]);
+  for (int64_t i = 0; i < s->count; i++)
+    free(s->items[i]);
   free(s->items);
   s->items = NULL;
   s->count = 0;
@@ -199,7 +199,8 @@ static rrt_status read_string_dataset(hid_t f, const char *path, const char *dpa
       st = fail(RRT_ERR_IO, err, errlen, path, dpath, "cannot read strings");
       goto done;
     }
-    for (hsize_t i = 0; i < n; i++) out->items[i] = strdup(vl[i] ? vl[i] : "");
+    for (hsize_t i = 0; i < n; i++)
+      out->items[i] = strdup(vl[i] ? vl[i] : "");
 #if H5_VERSION_GE(1, 12, 0)
     H5Treclaim(mt, sp, H5P_DEFAULT, vl);
 #else
@@ -214,7 +215,8 @@ static rrt_status read_string_dataset(hid_t f, const char *path, const char *dpa
       st = fail(RRT_ERR_IO, err, errlen, path, dpath, "cannot read strings");
       goto done;
     }
-    for (hsize_t i = 0; i < n; i++) out->items[i] = strndup(fixed + i * (w + 1), w);
+    for (hsize_t i = 0; i < n; i++)
+      out->items[i] = strndup(fixed + i * (w + 1), w);
   }
   out->count = (int64_t)n;
   for (hsize_t i = 0; i < n; i++)
@@ -272,8 +274,7 @@ static int read_string_attr(hid_t obj, const char *name, char *out, size_t len) 
   return rc;
 }
 
-rrt_status rrt_h5ad_read_obs_names(const char *path, rrt_strings *names, char *err,
-                                   size_t errlen) {
+rrt_status rrt_h5ad_read_obs_names(const char *path, rrt_strings *names, char *err, size_t errlen) {
   h5_quiet q;
   quiet_begin(&q);
   names->count = 0;

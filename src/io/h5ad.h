@@ -28,9 +28,8 @@ rrt_status rrt_h5ad_matrix_shape(const char *path, const char *key, int64_t *row
 
 /** Read rows [row0, row0 + nrows) of the matrix as float64 (row-major,
  *  nrows * cols values). *out is malloc'd; free() it. */
-rrt_status rrt_h5ad_read_matrix_rows(const char *path, const char *key, int64_t row0,
-                                     int64_t nrows, double **out, int64_t *cols, char *err,
-                                     size_t errlen);
+rrt_status rrt_h5ad_read_matrix_rows(const char *path, const char *key, int64_t row0, int64_t nrows,
+                                     double **out, int64_t *cols, char *err, size_t errlen);
 
 /** A list of strings, each malloc'd; free with rrt_strings_free. */
 typedef struct rrt_strings {
@@ -41,13 +40,11 @@ typedef struct rrt_strings {
 void rrt_strings_free(rrt_strings *s);
 
 /** The obs index (cell names). */
-rrt_status rrt_h5ad_read_obs_names(const char *path, rrt_strings *names, char *err,
-                                   size_t errlen);
+rrt_status rrt_h5ad_read_obs_names(const char *path, rrt_strings *names, char *err, size_t errlen);
 
 /** A categorical obs column: codes (n values, -1 = missing) and categories. */
 rrt_status rrt_h5ad_read_categorical(const char *path, const char *column, int32_t **codes,
-                                     int64_t *n, rrt_strings *categories, char *err,
-                                     size_t errlen);
+                                     int64_t *n, rrt_strings *categories, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -47,10 +47,12 @@ static const char *dict_value(const char *hdr, const char *key) {
   const char *p = strstr(hdr, pat);
   if (!p) return NULL;
   p += strlen(pat);
-  while (*p && isspace((unsigned char)*p)) p++;
+  while (*p && isspace((unsigned char)*p))
+    p++;
   if (*p != ':') return NULL;
   p++;
-  while (*p && isspace((unsigned char)*p)) p++;
+  while (*p && isspace((unsigned char)*p))
+    p++;
   return p;
 }
 
@@ -86,7 +88,8 @@ static rrt_status parse_header(const char *path, const char *hdr, rrt_npy *out, 
   out->ndim = 0;
   out->count = 1;
   for (;;) {
-    while (*p && isspace((unsigned char)*p)) p++;
+    while (*p && isspace((unsigned char)*p))
+      p++;
     if (*p == ')') break;
     if (!isdigit((unsigned char)*p))
       return fail(RRT_ERR_IO, err, errlen, path, "malformed header: bad 'shape'");
@@ -96,14 +99,17 @@ static rrt_status parse_header(const char *path, const char *hdr, rrt_npy *out, 
     char *end;
     errno = 0;
     long long v = strtoll(p, &end, 10);
-    if (errno || v < 0) return fail(RRT_ERR_IO, err, errlen, path, "malformed header: bad dimension");
+    if (errno || v < 0)
+      return fail(RRT_ERR_IO, err, errlen, path, "malformed header: bad dimension");
     out->shape[out->ndim++] = v;
     if (v && out->count > (size_t)-1 / (size_t)v)
       return fail(RRT_ERR_IO, err, errlen, path, "shape too large");
     out->count *= (size_t)v;
     p = end;
-    while (*p && isspace((unsigned char)*p)) p++;
-    if (*p == ',') p++;
+    while (*p && isspace((unsigned char)*p))
+      p++;
+    if (*p == ',')
+      p++;
     else if (*p != ')')
       return fail(RRT_ERR_IO, err, errlen, path, "malformed header: bad 'shape'");
   }
@@ -211,10 +217,19 @@ rrt_status rrt_npy_write(const char *path, const char *descr, int ndim, const in
   size_t hlen = (size_t)n + pad + 1;
   FILE *f = fopen(path, "wb");
   if (!f) return fail(RRT_ERR_IO, err, errlen, path, "cannot create: %s", strerror(errno));
-  unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff),
+  unsigned char pre[10] = {0x93,
+                           'N',
+                           'U',
+                           'M',
+                           'P',
+                           'Y',
+                           1,
+                           0,
+                           (unsigned char)(hlen & 0xff),
                            (unsigned char)(hlen >> 8)};
   int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(dict, 1, (size_t)n, f) == (size_t)n;
-  for (size_t i = 0; ok && i < pad; i++) ok = fputc(' ', f) != EOF;
+  for (size_t i = 0; ok && i < pad; i++)
+    ok = fputc(' ', f) != EOF;
   ok = ok && fputc('\n', f) != EOF;
   ok = ok && (count == 0 || fwrite(data, el, count, f) == count);
   ok = (fclose(f) == 0) && ok;

@@ -73,10 +73,10 @@ RRT_AM_FN uint16_t rrt_f32_to_f16(float f) {
   uint32_t u = rrt_am_f2u(f);
   uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
   uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);   /* nan */
-  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);  /* rounds to >= 65520: inf */
-  if (a < 0x38800000u) {                                    /* below 2^-14: subnormal or zero */
-    if (a < 0x33000000u) return sign;                       /* below 2^-25: rounds to 0 */
+  if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);  /* nan */
+  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* rounds to >= 65520: inf */
+  if (a < 0x38800000u) {                                   /* below 2^-14: subnormal or zero */
+    if (a < 0x33000000u) return sign;                      /* below 2^-25: rounds to 0 */
     uint32_t e = a >> 23;
     uint32_t m = (a & 0x7fffffu) | 0x800000u;
     uint32_t shift = 126u - e; /* 14..24 */

@@ -61,13 +61,4 @@ RRT_SC_HD int rrt_sc_argmin_better(double g, int64_t i, double h, int64_t j) {
   return g < h || (g == h && i < j);
 }
 
-/* Sums across ranks of the k x k products are taken in 64-bit fixed point:
- * integer addition is associative, so the result is the same bits for any
- * number of ranks, threads or blocks. RRT_SC_FIX_SCALE = 2^40 keeps 1e-12
- * absolute resolution for terms of order one (weights are in [0, 1]) and
- * leaves 2^23 of headroom for the sum. */
-#define RRT_SC_FIX_SCALE 1099511627776.0
-RRT_SC_HD int64_t rrt_sc_to_fix(double v) { return (int64_t)llrint(v * RRT_SC_FIX_SCALE); }
-RRT_SC_HD double rrt_sc_from_fix(int64_t v) { return (double)v / RRT_SC_FIX_SCALE; }
-
 #endif

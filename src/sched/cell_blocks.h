@@ -20,9 +20,9 @@ extern "C" {
 #define RRT_CELL_BLOCK_DEFAULT 64
 
 typedef struct rrt_cell_blocks {
-  int64_t n;           /* cells */
-  int64_t block;       /* cells per reduction block (the last may be short) */
-  int64_t nblocks;     /* ceil(n / block) */
+  int64_t n;       /* cells */
+  int64_t block;   /* cells per reduction block (the last may be short) */
+  int64_t nblocks; /* ceil(n / block) */
   int nranks;
   int64_t *cell_start; /* nranks + 1 entries: rank r owns [cell_start[r], cell_start[r+1]) */
   int64_t *blk_start;  /* nranks + 1 entries: rank r owns blocks [blk_start[r], blk_start[r+1]) */

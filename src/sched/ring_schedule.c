@@ -21,7 +21,8 @@ rrt_status rrt_attn_layout_parse(const char *name, rrt_attn_layout *layout) {
 }
 
 rrt_status rrt_attn_seq_local(rrt_attn_layout layout, int64_t seq, int nranks, int64_t *seq_local) {
-  if (nranks < 1 || seq < 1 || (unsigned)layout >= RRT_ATTN_LAYOUT_COUNT) return RRT_ERR_INVALID_ARG;
+  if (nranks < 1 || seq < 1 || (unsigned)layout >= RRT_ATTN_LAYOUT_COUNT)
+    return RRT_ERR_INVALID_ARG;
   int64_t parts = layout == RRT_ATTN_ZIGZAG ? 2 * (int64_t)nranks : nranks;
   if (seq % parts != 0) return RRT_ERR_INVALID_ARG;
   *seq_local = seq / nranks;
@@ -36,10 +37,8 @@ int64_t rrt_attn_global_pos(rrt_attn_layout layout, int64_t seq, int nranks, int
     int64_t c = seq / (2 * (int64_t)nranks);
     return local < c ? rank * c + local : (2 * (int64_t)nranks - 1 - rank) * c + (local - c);
   }
-  case RRT_ATTN_STRIPE:
-    return local * nranks + rank;
-  default:
-    return rank * len + local;
+  case RRT_ATTN_STRIPE: return local * nranks + rank;
+  default: return rank * len + local;
   }
 }
 
@@ -97,8 +96,8 @@ static void add_item(rrt_ring_step *st, int64_t qb, int64_t ql, int64_t qp, int6
   st->pairs += rrt_attn_item_pairs(it);
 }
 
-rrt_status rrt_ring_step_plan(rrt_attn_layout layout, int causal, int64_t seq, int nranks,
-                              int rank, int step, rrt_ring_step *st) {
+rrt_status rrt_ring_step_plan(rrt_attn_layout layout, int causal, int64_t seq, int nranks, int rank,
+                              int step, rrt_ring_step *st) {
   int64_t len;
   if (rrt_attn_seq_local(layout, seq, nranks, &len) != RRT_SUCCESS) return RRT_ERR_INVALID_ARG;
   if (rank < 0 || rank >= nranks || step < 0 || step >= nranks) return RRT_ERR_INVALID_ARG;
@@ -135,8 +134,7 @@ rrt_status rrt_ring_step_plan(rrt_attn_layout layout, int causal, int64_t seq, i
      * a strict-or-not triangle on every step, masked by positions */
     add_item(st, 0, len, rank, P, 0, len, src, P, 1);
     break;
-  default:
-    return RRT_ERR_INVALID_ARG;
+  default: return RRT_ERR_INVALID_ARG;
   }
   return RRT_SUCCESS;
 }

@@ -25,16 +25,16 @@ extern "C" {
 
 /** The work of one (rank, step). */
 typedef struct rrt_ring_step {
-  int kv_src;   /**< rank whose K/V block this step uses: (rank - step) mod P */
-  int nitems;   /**< 0 when the whole step is masked (contiguous causal, later source) */
+  int kv_src; /**< rank whose K/V block this step uses: (rank - step) mod P */
+  int nitems; /**< 0 when the whole step is masked (contiguous causal, later source) */
   rrt_attn_item items[RRT_RING_MAX_ITEMS];
   int64_t pairs; /**< (query, key) pairs the mask keeps, per batch and head */
 } rrt_ring_step;
 
 /** Plan step `step` (0..nranks-1) of `rank`. RRT_ERR_INVALID_ARG when the
  *  sizes do not split as the layout requires or indices are out of range. */
-rrt_status rrt_ring_step_plan(rrt_attn_layout layout, int causal, int64_t seq, int nranks,
-                              int rank, int step, rrt_ring_step *out);
+rrt_status rrt_ring_step_plan(rrt_attn_layout layout, int causal, int64_t seq, int nranks, int rank,
+                              int step, rrt_ring_step *out);
 
 /** Pairs of an item that the mask keeps (q_len * k_len when not causal). */
 int64_t rrt_attn_item_pairs(const rrt_attn_item *item);

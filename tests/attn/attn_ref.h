@@ -41,14 +41,9 @@ static inline double ref_val(const rrt_attn_desc *d, int tensor, int heads, uint
   float v = amp * rrt_attn_data_value(seed, tensor, gi);
   uint16_t u;
   switch (d->dtype) {
-  case RRT_DTYPE_BF16:
-    u = rrt_f32_to_bf16(v);
-    return rrt_bf16_to_f32(u);
-  case RRT_DTYPE_F16:
-    u = rrt_f32_to_f16(v);
-    return rrt_f16_to_f32(u);
-  default:
-    return v;
+  case RRT_DTYPE_BF16: u = rrt_f32_to_bf16(v); return rrt_bf16_to_f32(u);
+  case RRT_DTYPE_F16: u = rrt_f32_to_f16(v); return rrt_f16_to_f32(u);
+  default: return v;
   }
 }
 
@@ -59,13 +54,14 @@ typedef struct ref_err {
 /* Compare rank r's outputs against a naive double reference computed here
  * for its own rows from the global inputs (independent of the layouts'
  * schedule: every key of the global sequence is visited in order). */
-static inline ref_err ref_compare(const rrt_attn_desc *d, int P, int r, uint64_t seed,
-                                  float qamp, const void *o, const float *lse) {
+static inline ref_err ref_compare(const rrt_attn_desc *d, int P, int r, uint64_t seed, float qamp,
+                                  const void *o, const float *lse) {
   ref_err err = {0, 0, 0};
   const int64_t L = d->seq / P, S = d->seq, D = d->head_dim;
   const int Hq = d->heads_q, Hkv = d->heads_kv, g = Hq / Hkv;
   const double scale = d->scale > 0 ? d->scale : 1.0 / sqrt((double)D);
-  double *k = malloc(sizeof(double) * (size_t)(S * D)), *v = malloc(sizeof(double) * (size_t)(S * D));
+  double *k = malloc(sizeof(double) * (size_t)(S * D)),
+         *v = malloc(sizeof(double) * (size_t)(S * D));
   double *qv = malloc(sizeof(double) * (size_t)D), *acc = malloc(sizeof(double) * (size_t)D);
   double *s = malloc(sizeof(double) * (size_t)S);
   for (int64_t b = 0; b < d->batch; b++)
@@ -78,12 +74,14 @@ static inline ref_err ref_compare(const rrt_attn_desc *d, int P, int r, uint64_t
       for (int h = hk * g; h < (hk + 1) * g; h++)
         for (int64_t l = 0; l < L; l++) {
           int64_t pos = rrt_attn_global_pos(d->layout, S, P, r, l);
-          for (int64_t e = 0; e < D; e++) qv[e] = ref_val(d, 0, Hq, seed, qamp, b, pos, h, e);
+          for (int64_t e = 0; e < D; e++)
+            qv[e] = ref_val(d, 0, Hq, seed, qamp, b, pos, h, e);
           int64_t nk = d->causal ? pos + 1 : S;
           double mx = -HUGE_VAL;
           for (int64_t j = 0; j < nk; j++) {
             double t = 0;
-            for (int64_t e = 0; e < D; e++) t += qv[e] * k[j * D + e];
+            for (int64_t e = 0; e < D; e++)
+              t += qv[e] * k[j * D + e];
             s[j] = t * scale;
             if (s[j] > mx) mx = s[j];
           }
@@ -92,7 +90,8 @@ static inline ref_err ref_compare(const rrt_attn_desc *d, int P, int r, uint64_t
           for (int64_t j = 0; j < nk; j++) {
             double p = exp(s[j] - mx);
             sum += p;
-            for (int64_t e = 0; e < D; e++) acc[e] += p * v[j * D + e];
+            for (int64_t e = 0; e < D; e++)
+              acc[e] += p * v[j * D + e];
           }
           double lref = mx + log(sum);
           double lgot = lse[(b * Hq + h) * L + l];

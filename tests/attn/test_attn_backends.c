@@ -39,7 +39,8 @@ static void run(rrt_ctx_t ctx, const rrt_attn_desc *d, void *const in[3], void *
   CHECK_OK(rrt_attn_fwd(ctx, d, b[0], b[1], b[2], bo, bl));
   CHECK_OK(rrt_memcpy_to_host(ctx, o, bo, nq * es));
   CHECK_OK(rrt_memcpy_to_host(ctx, lse, bl, nl * sizeof(float)));
-  for (int i = 0; i < 3; i++) rrt_free(ctx, b[i]);
+  for (int i = 0; i < 3; i++)
+    rrt_free(ctx, b[i]);
   rrt_free(ctx, bo);
   rrt_free(ctx, bl);
 }
@@ -94,7 +95,8 @@ int main(int argc, char **argv) {
     double tol = d.dtype == RRT_DTYPE_F32 ? 1e-5 : d.dtype == RRT_DTYPE_BF16 ? 7.9e-3 : 9.8e-4;
     double eo = 0, el = 0;
     for (size_t i = 0; i < nq; i++) {
-      double a = rrt_am_load(o1, (int64_t)i, (int)d.dtype), b = rrt_am_load(o2, (int64_t)i, (int)d.dtype);
+      double a = rrt_am_load(o1, (int64_t)i, (int)d.dtype),
+             b = rrt_am_load(o2, (int64_t)i, (int)d.dtype);
       double e = fabs(a - b);
       if (!(e <= eo)) eo = e == e ? e : HUGE_VAL;
     }
@@ -102,10 +104,12 @@ int main(int argc, char **argv) {
       double e = fabs((double)l1[i] - l2[i]);
       if (!(e <= el)) el = e == e ? e : HUGE_VAL;
     }
-    CHECK_MSG(eo <= tol && el <= 2e-5, "case %zu (%s %s causal %d D %d): |O diff| %.3g (tol %.3g) |LSE diff| %.3g",
-              c, rrt_attn_layout_name(d.layout), rrt_dtype_name(d.dtype), d.causal, d.head_dim, eo,
+    CHECK_MSG(eo <= tol && el <= 2e-5,
+              "case %zu (%s %s causal %d D %d): |O diff| %.3g (tol %.3g) |LSE diff| %.3g", c,
+              rrt_attn_layout_name(d.layout), rrt_dtype_name(d.dtype), d.causal, d.head_dim, eo,
               tol, el);
-    for (int i = 0; i < 3; i++) free(in[i]);
+    for (int i = 0; i < 3; i++)
+      free(in[i]);
     free(o1);
     free(o2);
     free(l1);

@@ -18,13 +18,12 @@ typedef struct cfg {
 
 /* seq = 2 * P * chunk: splits for every layout; local length 2 * chunk. */
 static const cfg full_cfgs[] = {
-    {1, 37, 2, 2, 64, RRT_DTYPE_F32},   /* ratio 1, length not a tile multiple */
-    {2, 20, 4, 2, 32, RRT_DTYPE_F32},   /* batch 2, ratio 2 */
-    {1, 33, 4, 1, 80, RRT_DTYPE_F32},   /* MQA, odd head_dim */
-    {1, 24, 8, 2, 128, RRT_DTYPE_F32},  /* ratio 4 */
-    {1, 150, 1, 1, 64, RRT_DTYPE_F32},  /* several key tiles per block */
-    {2, 21, 4, 2, 64, RRT_DTYPE_BF16},
-    {1, 27, 4, 1, 80, RRT_DTYPE_F16},
+    {1, 37, 2, 2, 64, RRT_DTYPE_F32},  /* ratio 1, length not a tile multiple */
+    {2, 20, 4, 2, 32, RRT_DTYPE_F32},  /* batch 2, ratio 2 */
+    {1, 33, 4, 1, 80, RRT_DTYPE_F32},  /* MQA, odd head_dim */
+    {1, 24, 8, 2, 128, RRT_DTYPE_F32}, /* ratio 4 */
+    {1, 150, 1, 1, 64, RRT_DTYPE_F32}, /* several key tiles per block */
+    {2, 21, 4, 2, 64, RRT_DTYPE_BF16},  {1, 27, 4, 1, 80, RRT_DTYPE_F16},
     {1, 16, 2, 2, 128, RRT_DTYPE_BF16},
 };
 static const cfg small_cfgs[] = {

@@ -49,8 +49,8 @@ static void check_layout(rrt_attn_layout lay, int P, int64_t S, int causal) {
             if (it->causal) CHECK(it->k_pos0 + j * it->k_stride == kp);
             int visible = !causal || kp <= qp;
             /* a full item must not contain masked pairs */
-            if (!it->causal) CHECK_MSG(visible, "full item holds masked pair q %ld k %ld",
-                                       (long)qp, (long)kp);
+            if (!it->causal)
+              CHECK_MSG(visible, "full item holds masked pair q %ld k %ld", (long)qp, (long)kp);
             if (it->causal && kp > qp) continue;
             kept++;
             hits[qp * S + kp]++;

@@ -17,11 +17,12 @@ static void write_raw(const char *path, const char *hdr_dict, const void *data, 
   FILE *f = fopen(path, "wb");
   size_t n = strlen(hdr_dict);
   size_t total = 10 + n + 1, pad = (64 - total % 64) % 64, hlen = n + pad + 1;
-  unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)hlen,
-                           (unsigned char)(hlen >> 8)};
+  unsigned char pre[10] = {
+      0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)hlen, (unsigned char)(hlen >> 8)};
   fwrite(pre, 1, 10, f);
   fwrite(hdr_dict, 1, n, f);
-  for (size_t i = 0; i < pad; i++) fputc(' ', f);
+  for (size_t i = 0; i < pad; i++)
+    fputc(' ', f);
   fputc('\n', f);
   if (bytes) fwrite(data, 1, bytes, f);
   fclose(f);
@@ -47,12 +48,14 @@ int main(void) {
   const char *descrs[] = {"<f4", "<f8", "<i4", "<i8", "<u2", "<f2", "|u1"};
   const size_t sizes[] = {4, 8, 4, 8, 2, 2, 1};
   unsigned char data[3 * 5 * 2 * 8];
-  for (size_t i = 0; i < sizeof data; i++) data[i] = (unsigned char)(i * 37 + 11);
+  for (size_t i = 0; i < sizeof data; i++)
+    data[i] = (unsigned char)(i * 37 + 11);
   for (int t = 0; t < 7; t++)
     for (int nd = 0; nd <= 3; nd++) {
       int64_t shape[3] = {3, 5, 2};
       size_t count = 1;
-      for (int i = 0; i < nd; i++) count *= (size_t)shape[i];
+      for (int i = 0; i < nd; i++)
+        count *= (size_t)shape[i];
       char p[512], err[512] = "";
       path_of(p, sizeof p, "rt.npy");
       CHECK_OK(rrt_npy_write(p, descrs[t], nd, shape, data, err, sizeof err));
@@ -60,7 +63,8 @@ int main(void) {
       CHECK_OK(rrt_npy_read(p, &a, err, sizeof err));
       CHECK(strcmp(a.descr, descrs[t]) == 0 && a.ndim == nd && a.count == count &&
             a.elsize == sizes[t]);
-      for (int i = 0; i < nd; i++) CHECK(a.shape[i] == shape[i]);
+      for (int i = 0; i < nd; i++)
+        CHECK(a.shape[i] == shape[i]);
       CHECK(a.data && memcmp(a.data, data, count * sizes[t]) == 0);
       rrt_npy_free(&a);
       /* header is 64-byte aligned as NumPy requires */

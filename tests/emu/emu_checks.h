@@ -155,6 +155,22 @@ static void emu_check_warps(const emu_target *t) {
     CHECK_MSG((int)bal[3 * w + 1] == any, "%s: any warp %d", t->label, w);
     CHECK_MSG((int)bal[3 * w + 2] == all, "%s: all warp %d", t->label, w);
   }
+  /* Partial masks: each half-warp on its own. */
+  int *dout = emu_put(t, NULL, sizeof xs);
+  CHECK_OK(RRT_KCALL(t->dev, emu_warp_masks, t->stream, dx, dout, BLOCKS, THREADS));
+  emu_get(t, xs, dout, sizeof xs);
+  for (int i = 0; i < N; i++) {
+    int base = i / 32 * 32, want = 0;
+    if (i % 32 < 16) {
+      for (int l = 0; l < 16; l++)
+        want += x[base + l];
+    } else {
+      for (int l = 16; l < 32; l++)
+        want |= (int)((unsigned)(x[base + l] & 1) << l);
+    }
+    CHECK_MSG(xs[i] == want, "%s: masked warp op lane %d: %d vs %d", t->label, i, xs[i], want);
+  }
+  t->dev->free(dout);
   t->dev->free(dx), t->dev->free(dxs), t->dev->free(ddn), t->dev->free(dsc);
   t->dev->free(dsg), t->dev->free(dbc), t->dev->free(dds), t->dev->free(dbal);
 }

@@ -73,6 +73,23 @@ RRT_KERNEL_API(emu_warp_ops)
   RRT_LAUNCH(k_warp_ops, blocks, threads, 0, s, x, xor_sum, down, scan, seg16, bcast, dsum, ballot);
 }
 
+__global__ void k_warp_masks(const int *x, int *out) {
+  int g = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x % 32, v = x[g], r = v;
+  if (lane < 16) {
+    for (int m = 8; m > 0; m >>= 1)
+      r += __shfl_xor_sync(0x0000ffffu, r, m, 16);
+  } else {
+    r = (int)__ballot_sync(0xffff0000u, v & 1);
+    __syncwarp(0xffff0000u);
+  }
+  __syncthreads();
+  out[g] = r;
+}
+
+RRT_KERNEL_API(emu_warp_masks)(rrt_stream s, const int *x, int *out, int blocks, int threads) {
+  RRT_LAUNCH(k_warp_masks, blocks, threads, 0, s, x, out);
+}
+
 /* float max through a compare-and-swap loop on the bit pattern */
 __device__ static float cas_max(float *p, float v) {
   int *addr = (int *)p, old = atomicCAS(addr, 0, 0), assumed;

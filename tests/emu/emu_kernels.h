@@ -33,6 +33,9 @@ RRT_DECLARE_KERNEL(emu_axpy, (rrt_stream s, int n, float a, const float *x, floa
 /* Multi-dimensional indices: 5 words per thread (see the kernel). */
 RRT_DECLARE_KERNEL(emu_index3d, (rrt_stream s, unsigned *out, unsigned gx, unsigned gy, unsigned gz,
                                  unsigned bx, unsigned by, unsigned bz))
+/* Warp collectives with partial masks in divergent halves of each warp:
+ * lanes 0-15 sum x over their half, lanes 16-31 ballot x & 1 over theirs. */
+RRT_DECLARE_KERNEL(emu_warp_masks, (rrt_stream s, const int *x, int *out, int blocks, int threads))
 /* 16-bit floats: f32 -> f16/bf16 bits (round to nearest even) for x[0..n),
  * and every f16/bf16 bit pattern 0..65535 back to f32. */
 RRT_DECLARE_KERNEL(emu_convert16, (rrt_stream s, const float *x, int n, unsigned short *h,

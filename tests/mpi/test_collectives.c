@@ -5,14 +5,15 @@
  * lowest index, NaNs that never win, -0 == +0), allgather, allgatherv with
  * empty contributions and gaps that must stay untouched, bcast from a
  * non-zero root, barrier, and argument errors. */
+#include "comm/request.h"
 #include "transport_test.h"
 
-#define GEN_F(r, i) ((double)(((i) * 7 + (r) * 13) % 23) - 11.0 + 0.5 * (r))
-#define GEN_I32(r, i) ((int32_t)(((i) * 7 + (r) * 13) % 23) - 11 + (r) * 1000)
+#define GEN_F(r, i) ((double)(((i)*7 + (r)*13) % 23) - 11.0 + 0.5 * (r))
+#define GEN_I32(r, i) ((int32_t)(((i)*7 + (r)*13) % 23) - 11 + (r)*1000)
 #define GEN_I64(r, i) (((int64_t)(r) + 1) * 3000000000LL * (((i) % 2) ? -1 : 1) + (int64_t)(i))
 
 #define DEFINE_REDUCE_TEST(T, DT, GEN)                                                             \
-  static void test_reduce_##T(rrt_ctx_t ctx, size_t n, int in_place) {                            \
+  static void test_reduce_##T(rrt_ctx_t ctx, size_t n, int in_place) {                             \
     int rank = rrt_ctx_rank(ctx), P = rrt_ctx_size(ctx);                                           \
     T *h = malloc(n * sizeof(T)), *ref = malloc(n * sizeof(T)), *out = malloc(n * sizeof(T));      \
     for (int op = RRT_OP_SUM; op <= RRT_OP_MAX; op++) {                                            \
@@ -27,7 +28,7 @@
         }                                                                                          \
       }                                                                                            \
       void *send = tt_upload(ctx, h, n * sizeof(T)), *recv = send;                                 \
-      if (!in_place) CHECK_OK(rrt_malloc(ctx, n * sizeof(T), &recv));                             \
+      if (!in_place) CHECK_OK(rrt_malloc(ctx, n * sizeof(T), &recv));                              \
       CHECK_OK(rrt_allreduce(ctx, send, recv, n, DT, (rrt_op)op));                                 \
       memset(out, 0, n * sizeof(T));                                                               \
       CHECK_OK(rrt_memcpy_to_host(ctx, out, recv, n * sizeof(T)));                                 \
@@ -61,13 +62,13 @@ DEFINE_REDUCE_TEST(int64_t, RRT_DTYPE_I64, GEN_I64)
 /* Entry k of rank r's contribution. */
 static rrt_minloc loc_gen(int k, int r, int P) {
   switch (k) {
-  case 0: return (rrt_minloc){1.0, 100 - r};                  /* all tie: highest rank's index wins */
-  case 1: return (rrt_minloc){r == P - 1 ? NAN : 5.0 + r, r}; /* NaN on the last rank never wins */
+  case 0: return (rrt_minloc){1.0, 100 - r}; /* all tie: highest rank's index wins */
+  case 1: return (rrt_minloc){r == P - 1 ? NAN : 5.0 + r, r};  /* NaN on the last rank never wins */
   case 2: return (rrt_minloc){r == P / 2 ? 7.0 : NAN, 10 + r}; /* only one non-NaN */
   case 3: return (rrt_minloc){-(double)(r % 2), 1000 + (P - r)}; /* ties among odd ranks */
-  case 4: return (rrt_minloc){(r % 2) ? -0.0 : 0.0, 50 - r};   /* -0 == +0: a tie */
-  case 5: return (rrt_minloc){NAN, 20 + (r * 7) % 5};          /* all NaN: lowest index */
-  default: return (rrt_minloc){-1e300 * (r + 1), r};           /* plain minimum: last rank */
+  case 4: return (rrt_minloc){(r % 2) ? -0.0 : 0.0, 50 - r};     /* -0 == +0: a tie */
+  case 5: return (rrt_minloc){NAN, 20 + (r * 7) % 5};            /* all NaN: lowest index */
+  default: return (rrt_minloc){-1e300 * (r + 1), r};             /* plain minimum: last rank */
   }
 }
 
@@ -75,7 +76,8 @@ static rrt_minloc loc_gen(int k, int r, int P) {
  * documented rule (written as a filter, not as the library's comparator). */
 static rrt_minloc loc_ref(int k, int P) {
   int any_number = 0;
-  for (int r = 0; r < P; r++) any_number |= !isnan(loc_gen(k, r, P).value);
+  for (int r = 0; r < P; r++)
+    any_number |= !isnan(loc_gen(k, r, P).value);
   double best = INFINITY;
   if (any_number)
     for (int r = 0; r < P; r++) {
@@ -94,7 +96,8 @@ static rrt_minloc loc_ref(int k, int P) {
 static void test_minloc(rrt_ctx_t ctx) {
   int rank = rrt_ctx_rank(ctx), P = rrt_ctx_size(ctx);
   rrt_minloc v[NLOC];
-  for (int k = 0; k < NLOC; k++) v[k] = loc_gen(k, rank, P);
+  for (int k = 0; k < NLOC; k++)
+    v[k] = loc_gen(k, rank, P);
   CHECK_OK(rrt_allreduce_minloc(ctx, v, NLOC));
   for (int k = 0; k < NLOC; k++) {
     rrt_minloc ref = loc_ref(k, P);
@@ -119,7 +122,8 @@ static void test_allgather(rrt_ctx_t ctx) {
   int rank = rrt_ctx_rank(ctx), P = rrt_ctx_size(ctx);
   const size_t b = 5;
   unsigned char h[5], *all = malloc(b * (size_t)P);
-  for (size_t i = 0; i < b; i++) h[i] = gpat(rank, i);
+  for (size_t i = 0; i < b; i++)
+    h[i] = gpat(rank, i);
   void *send = tt_upload(ctx, h, b), *recv = NULL;
   CHECK_OK(rrt_malloc(ctx, b * (size_t)P, &recv));
   CHECK_OK(rrt_allgather(ctx, send, recv, b));
@@ -145,7 +149,8 @@ static void test_allgatherv(rrt_ctx_t ctx) {
     total += cnt[r] + 1;
   }
   unsigned char *h = malloc(cnt[rank] + 1), *all = malloc(total);
-  for (size_t i = 0; i < cnt[rank]; i++) h[i] = gpat(rank, i);
+  for (size_t i = 0; i < cnt[rank]; i++)
+    h[i] = gpat(rank, i);
   void *send = cnt[rank] ? tt_upload(ctx, h, cnt[rank]) : NULL, *recv = NULL;
   CHECK_OK(rrt_malloc(ctx, total, &recv));
   CHECK_OK(rrt_memset(ctx, recv, 0xEE, total));
@@ -172,7 +177,8 @@ static void test_bcast(rrt_ctx_t ctx) {
   int rank = rrt_ctx_rank(ctx), P = rrt_ctx_size(ctx), root = P - 1;
   const size_t b = 1003;
   unsigned char *h = malloc(b);
-  for (size_t i = 0; i < b; i++) h[i] = rank == root ? gpat(root, i) : 0;
+  for (size_t i = 0; i < b; i++)
+    h[i] = rank == root ? gpat(root, i) : 0;
   void *d = tt_upload(ctx, h, b);
   CHECK_OK(rrt_bcast(ctx, d, b, root));
   CHECK_OK(rrt_memcpy_to_host(ctx, h, d, b));
@@ -187,6 +193,53 @@ static void test_bcast(rrt_ctx_t ctx) {
   CHECK(rrt_bcast(ctx, NULL, b, 0) == RRT_ERR_INVALID_ARG);
   CHECK_OK(rrt_free(ctx, d));
   free(h);
+}
+
+/* The path taken above INT_MAX bytes (one broadcast per block, each block
+ * one derived datatype of whole pieces plus a remainder), forced on small
+ * buffers by shrinking the limits: counts above 4 bytes are "too large",
+ * pieces are 8 bytes. Sizes 5 + 9r cover no whole piece, pieces plus
+ * remainders, and (r = 3) whole pieces only. Host memory: MPI transport. */
+static void test_large_count_path(rrt_ctx_t ctx) {
+  int rank = rrt_ctx_rank(ctx), P = rrt_ctx_size(ctx);
+  rrt_mpi_limits lim = {4, 8};
+  size_t *cnt = malloc((size_t)P * sizeof(size_t)), *dsp = malloc((size_t)P * sizeof(size_t));
+  size_t total = 0;
+  for (int r = 0; r < P; r++) {
+    cnt[r] = 5 + 9 * (size_t)r;
+    dsp[r] = total;
+    total += cnt[r] + 2;
+  }
+  unsigned char *send = malloc(cnt[rank]), *all = malloc(total);
+  for (size_t i = 0; i < cnt[rank]; i++)
+    send[i] = gpat(rank, i);
+  memset(all, 0xEE, total);
+  CHECK_OK(rrt_mpi_allgatherv_ex(ctx, send, cnt[rank], all, cnt, dsp, lim));
+  for (int r = 0; r < P; r++) {
+    size_t bad = cnt[r];
+    for (size_t i = 0; i < cnt[r] && bad == cnt[r]; i++)
+      if (all[dsp[r] + i] != gpat(r, i)) bad = i;
+    CHECK_MSG(bad == cnt[r], "large-count allgatherv block %d byte %zu", r, bad);
+    CHECK_MSG(all[dsp[r] + cnt[r]] == 0xEE && all[dsp[r] + cnt[r] + 1] == 0xEE,
+              "large-count allgatherv: gap after block %d overwritten", r);
+  }
+  const size_t sizes[2] = {1003, 16};
+  for (int k = 0; k < 2; k++) {
+    unsigned char *b = calloc(sizes[k], 1);
+    if (rank == P - 1)
+      for (size_t i = 0; i < sizes[k]; i++)
+        b[i] = gpat(P - 1, i);
+    CHECK_OK(rrt_mpi_bcast_ex(ctx, b, sizes[k], P - 1, lim));
+    size_t bad = sizes[k];
+    for (size_t i = 0; i < sizes[k] && bad == sizes[k]; i++)
+      if (b[i] != gpat(P - 1, i)) bad = i;
+    CHECK_MSG(bad == sizes[k], "large-count bcast of %zu bytes: byte %zu", sizes[k], bad);
+    free(b);
+  }
+  free(cnt);
+  free(dsp);
+  free(send);
+  free(all);
 }
 
 int main(int argc, char **argv) {
@@ -213,6 +266,7 @@ int main(int argc, char **argv) {
   test_allgather(ctx);
   test_allgatherv(ctx);
   test_bcast(ctx);
+  if (ctx->transport == RRT_TRANSPORT_MPI) test_large_count_path(ctx);
   CHECK_OK(rrt_barrier(ctx));
 
   CHECK(rrt_dtype_size(RRT_DTYPE_F64) == 8 && rrt_dtype_size(RRT_DTYPE_BF16) == 2);

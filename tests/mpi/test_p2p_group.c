@@ -39,7 +39,8 @@ int main(int argc, char **argv) {
     rrt_p2p sends[MAXMSG];
     for (int k = 0; k < nsend; k++) {
       unsigned char *h = malloc(mine[k].bytes + 1);
-      for (size_t i = 0; i < mine[k].bytes; i++) h[i] = pattern(rank, k + round, i);
+      for (size_t i = 0; i < mine[k].bytes; i++)
+        h[i] = pattern(rank, k + round, i);
       sends[k] = (rrt_p2p){mine[k].dst, tt_upload(ctx, h, mine[k].bytes), mine[k].bytes};
       free(h);
     }
@@ -74,7 +75,8 @@ int main(int argc, char **argv) {
       free(h);
       CHECK_OK(rrt_free(ctx, recvs[j].buf));
     }
-    for (int k = 0; k < nsend; k++) CHECK_OK(rrt_free(ctx, sends[k].buf));
+    for (int k = 0; k < nsend; k++)
+      CHECK_OK(rrt_free(ctx, sends[k].buf));
     free(recvs);
     free(src_of);
     free(k_of);
@@ -89,7 +91,8 @@ int main(int argc, char **argv) {
   char byte = 0;
   rrt_p2p bad_peer = {P, &byte, 1}, neg_peer = {-1, &byte, 1}, null_buf = {0, NULL, 8};
   CHECK(rrt_p2p_group(ctx, &bad_peer, 1, NULL, 0, &req) == RRT_ERR_INVALID_ARG);
-  CHECK(strstr(rrt_ctx_last_error(ctx), "rrt_p2p_group") && strstr(rrt_ctx_last_error(ctx), "peer"));
+  CHECK(strstr(rrt_ctx_last_error(ctx), "rrt_p2p_group") &&
+        strstr(rrt_ctx_last_error(ctx), "peer"));
   CHECK(rrt_p2p_group(ctx, NULL, 0, &neg_peer, 1, &req) == RRT_ERR_INVALID_ARG);
   CHECK(rrt_p2p_group(ctx, NULL, 0, &null_buf, 1, &req) == RRT_ERR_INVALID_ARG);
   CHECK(rrt_p2p_group(ctx, NULL, 2, NULL, 0, &req) == RRT_ERR_INVALID_ARG);

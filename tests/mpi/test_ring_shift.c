@@ -13,7 +13,8 @@ static unsigned char pattern(int q, size_t i) {
 }
 
 static void fill(unsigned char *h, int q, size_t n) {
-  for (size_t i = 0; i < n; i++) h[i] = pattern(q, i);
+  for (size_t i = 0; i < n; i++)
+    h[i] = pattern(q, i);
 }
 
 /* First mismatching position, or n. */
@@ -44,7 +45,8 @@ static void rotate(rrt_ctx_t ctx, size_t bytes, size_t chunk, int poll) {
     }
     if (poll) {
       int done = 0;
-      while (!done) CHECK_OK(rrt_request_test(req, &done));
+      while (!done)
+        CHECK_OK(rrt_request_test(req, &done));
       CHECK_OK(rrt_request_test(req, &done)); /* still valid after completion */
       CHECK(done == 1);
       rrt_request_free(req);
@@ -70,7 +72,8 @@ int main(int argc, char **argv) {
   if (rc) return rc;
 
   const size_t sizes[] = {0, 1, 7, 4093, (size_t)64 << 20};
-  for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) rotate(ctx, sizes[k], 0, 0);
+  for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
+    rotate(ctx, sizes[k], 0, 0);
   rotate(ctx, 4093, 0, 1); /* completion by polling */
   if (ctx->transport == RRT_TRANSPORT_MPI) {
     rotate(ctx, 4093, 1000, 0); /* 5 pieces per message, matched in order */

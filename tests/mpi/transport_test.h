@@ -34,11 +34,12 @@ static inline int tt_setup(int argc, char **argv, rrt_ctx_t *ctx) {
     MPI_Comm_size(node, &local);
     MPI_Comm_free(&node);
     /* NCCL refuses two ranks on one GPU; the staged transport does not care. */
-    const char *why = ndev == 0                              ? "no usable GPU"
+    const char *why = ndev == 0                                       ? "no usable GPU"
                       : (!staged && RINGRT_HAVE_NCCL && local > ndev) ? "NCCL needs a GPU per rank"
-                                                                     : NULL;
+                                                                      : NULL;
     if (why) {
-      if (rrt_test_rank_() == 0) printf("SKIP: backend cuda: %s (%d GPUs, %d local ranks)\n", why, ndev, local);
+      if (rrt_test_rank_() == 0)
+        printf("SKIP: backend cuda: %s (%d GPUs, %d local ranks)\n", why, ndev, local);
       MPI_Finalize();
       return RRT_TEST_SKIP;
     }
@@ -51,7 +52,8 @@ static inline int tt_setup(int argc, char **argv, rrt_ctx_t *ctx) {
     MPI_Finalize();
     return 1;
   }
-  if (staged && (*ctx)->transport == RRT_TRANSPORT_MPI) (*ctx)->transport = RRT_TRANSPORT_MPI_STAGED;
+  if (staged && (*ctx)->transport == RRT_TRANSPORT_MPI)
+    (*ctx)->transport = RRT_TRANSPORT_MPI_STAGED;
   if (rrt_ctx_rank(*ctx) == 0)
     printf("np %d backend %s transport %s\n", rrt_ctx_size(*ctx),
            rrt_backend_name(rrt_ctx_backend(*ctx)), rrt_transport_name(rrt_ctx_transport(*ctx)));

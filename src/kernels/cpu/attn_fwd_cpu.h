@@ -22,8 +22,8 @@ typedef struct rrt_attn_cpu_args {
   int64_t q_rows;
   const float *k, *v; /* [batch, kv_rows, heads_kv, head_dim] */
   int64_t kv_rows;
-  float *o;   /* running output [batch, q_rows, heads_q, head_dim], normalised */
-  float *lse; /* running LSE [batch, heads_q, q_rows]; -inf = nothing seen yet */
+  float *o;                 /* running output [batch, q_rows, heads_q, head_dim], normalised */
+  float *lse;               /* running LSE [batch, heads_q, q_rows]; -inf = nothing seen yet */
   void (*progress)(void *); /* optional: called by the first thread between blocks */
   void *progress_arg;
 } rrt_attn_cpu_args;

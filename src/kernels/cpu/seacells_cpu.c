@@ -25,13 +25,13 @@ static void topk_insert(double *bd, int32_t *bi, int k, double dd, int32_t id) {
 #define QT 128  /* query rows per GEMM tile */
 #define RT 1024 /* reference rows per GEMM tile */
 
-rrt_status rrt_sc_cpu_knn_tile(const double *q, int64_t nq, int64_t q0, const double *r,
-                               int64_t nr, int64_t r0, int d, int k, double *best_d,
-                               int32_t *best_i) {
+rrt_status rrt_sc_cpu_knn_tile(const double *q, int64_t nq, int64_t q0, const double *r, int64_t nr,
+                               int64_t r0, int d, int k, double *best_d, int32_t *best_i) {
   if (nq == 0 || nr == 0) return RRT_SUCCESS;
   double *rn = malloc((size_t)nr * sizeof(double));
   if (!rn) return RRT_ERR_OUT_OF_MEMORY;
-  for (int64_t j = 0; j < nr; j++) rn[j] = cblas_ddot(d, r + j * d, 1, r + j * d, 1);
+  for (int64_t j = 0; j < nr; j++)
+    rn[j] = cblas_ddot(d, r + j * d, 1, r + j * d, 1);
   int64_t ntiles = (nq + QT - 1) / QT;
   rrt_status st = RRT_SUCCESS;
 #pragma omp parallel
@@ -46,13 +46,14 @@ rrt_status rrt_sc_cpu_knn_tile(const double *q, int64_t nq, int64_t q0, const do
       if (!dot) continue;
       int64_t i0 = t * QT, ni = nq - i0 < QT ? nq - i0 : QT;
       double qn[QT];
-      for (int64_t i = 0; i < ni; i++) qn[i] = cblas_ddot(d, q + (i0 + i) * d, 1, q + (i0 + i) * d, 1);
+      for (int64_t i = 0; i < ni; i++)
+        qn[i] = cblas_ddot(d, q + (i0 + i) * d, 1, q + (i0 + i) * d, 1);
       for (int64_t j0 = 0; j0 < nr; j0 += RT) {
         int64_t nj = nr - j0 < RT ? nr - j0 : RT;
         /* BLAS threads stay at one inside the OpenMP region (OpenBLAS
          * detects the parallel region), which is what we want here. */
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)ni, (int)nj, d, 1.0,
-                    q + i0 * d, d, r + j0 * d, d, 0.0, dot, (int)nj);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)ni, (int)nj, d, 1.0, q + i0 * d,
+                    d, r + j0 * d, d, 0.0, dot, (int)nj);
         for (int64_t i = 0; i < ni; i++) {
           double *bd = best_d + (i0 + i) * k;
           int32_t *bi = best_i + (i0 + i) * k;
@@ -87,7 +88,8 @@ void rrt_sc_cpu_a_solve(int64_t nl, int m, int fw_iter, int capa, const int64_t 
 #pragma omp for schedule(dynamic, 16)
     for (int64_t i = 0; i < nl; i++) {
       /* t2 = row i of K B, summed over the K row in column order */
-      for (int j = 0; j < m; j++) t2[j] = 0.0, u[j] = 0.0, a[j] = 0.0;
+      for (int j = 0; j < m; j++)
+        t2[j] = 0.0, u[j] = 0.0, a[j] = 0.0;
       for (int64_t p = kptr[i]; p < kptr[i + 1]; p++) {
         int32_t c = kcol[p];
         for (int32_t e = bfirst[c]; e < bfirst[c] + bcnt[c]; e++)
@@ -100,7 +102,8 @@ void rrt_sc_cpu_a_solve(int64_t nl, int m, int fw_iter, int capa, const int64_t 
           double al = a_w[i * capa + e];
           a[l] = al;
           const double *row = t1a + (int64_t)l * m; /* T1a is symmetric bit for bit */
-          for (int j = 0; j < m; j++) u[j] = u[j] + row[j] * al;
+          for (int j = 0; j < m; j++)
+            u[j] = u[j] + row[j] * al;
         }
       }
       for (int t = 0; t < fw_iter; t++) {
@@ -135,7 +138,8 @@ void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, con
                          const int32_t *bent_j, const double *bent_w, const int64_t *katptr,
                          const int32_t *katcol, const double *katval, const double *t1b,
                          double *best_v, int64_t *best_i) {
-  for (int j = 0; j < m; j++) best_v[j] = INFINITY, best_i[j] = INT64_MAX;
+  for (int j = 0; j < m; j++)
+    best_v[j] = INFINITY, best_i[j] = INT64_MAX;
 #pragma omp parallel
   {
     double *kbg = malloc((size_t)m * 3 * sizeof(double));
@@ -143,7 +147,8 @@ void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, con
     int64_t *bi = malloc((size_t)m * sizeof(int64_t));
     int *touched = malloc((size_t)m * sizeof(int));
     char *mark = calloc((size_t)m, 1);
-    for (int j = 0; j < m; j++) kat[j] = 0.0, bv[j] = INFINITY, bi[j] = INT64_MAX;
+    for (int j = 0; j < m; j++)
+      kat[j] = 0.0, bv[j] = INFINITY, bi[j] = INT64_MAX;
 #pragma omp for schedule(dynamic, 16)
     for (int64_t i = 0; i < nl; i++) {
       int nt = 0;
@@ -155,19 +160,24 @@ void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, con
           kbg[j] = kbg[j] + kval[p] * bent_w[e];
         }
       }
-      for (int64_t p = katptr[i]; p < katptr[i + 1]; p++) kat[katcol[p]] = katval[p];
+      for (int64_t p = katptr[i]; p < katptr[i + 1]; p++)
+        kat[katcol[p]] = katval[p];
       for (int j = 0; j < m; j++) {
         double s = 0.0;
-        for (int t = 0; t < nt; t++) s = s + kbg[touched[t]] * t1b[(int64_t)touched[t] * m + j];
+        for (int t = 0; t < nt; t++)
+          s = s + kbg[touched[t]] * t1b[(int64_t)touched[t] * m + j];
         double g = rrt_sc_grad(s, kat[j]);
         if (rrt_sc_argmin_better(g, c0 + i, bv[j], bi[j])) bv[j] = g, bi[j] = c0 + i;
       }
-      for (int64_t p = katptr[i]; p < katptr[i + 1]; p++) kat[katcol[p]] = 0.0;
-      for (int t = 0; t < nt; t++) mark[touched[t]] = 0;
+      for (int64_t p = katptr[i]; p < katptr[i + 1]; p++)
+        kat[katcol[p]] = 0.0;
+      for (int t = 0; t < nt; t++)
+        mark[touched[t]] = 0;
     }
 #pragma omp critical
     for (int j = 0; j < m; j++)
-      if (rrt_sc_argmin_better(bv[j], bi[j], best_v[j], best_i[j])) best_v[j] = bv[j], best_i[j] = bi[j];
+      if (rrt_sc_argmin_better(bv[j], bi[j], best_v[j], best_i[j]))
+        best_v[j] = bv[j], best_i[j] = bi[j];
     free(kbg);
     free(bi);
     free(touched);

@@ -17,9 +17,8 @@ extern "C" {
  *  best_d/best_i (nq x k, start with +inf / -1). Distances are screened by
  *  a GEMM (|q|^2 + |r|^2 - 2 q.r) and the survivors recomputed exactly with
  *  rrt_sc_sqdist, so the lists hold exact values. */
-rrt_status rrt_sc_cpu_knn_tile(const double *q, int64_t nq, int64_t q0, const double *r,
-                               int64_t nr, int64_t r0, int d, int k, double *best_d,
-                               int32_t *best_i);
+rrt_status rrt_sc_cpu_knn_tile(const double *q, int64_t nq, int64_t q0, const double *r, int64_t nr,
+                               int64_t r0, int d, int k, double *best_d, int32_t *best_i);
 
 /** Frank-Wolfe update of the A columns of nl cells (one independent solve
  *  per cell): t2 = (K B) row, gradient 2 (T1a a - t2), fw_iter steps.

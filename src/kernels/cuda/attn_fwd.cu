@@ -33,11 +33,11 @@ __device__ inline int64_t item_kpos(const rrt_attn_item &it, int64_t j) {
 }
 
 template <int DPT, int BK>
-__global__ void attn_fwd_kernel(rrt_attn_kargs a, rrt_attn_item it, int64_t n_qtiles,
-                                float *o_part, float *lse_part) {
+__global__ void attn_fwd_kernel(rrt_attn_kargs a, rrt_attn_item it, int64_t n_qtiles, float *o_part,
+                                float *lse_part) {
   constexpr int DM = 4 * DPT; /* padded head dim of the shared tiles */
   RRT_DYN_SHARED(float, smem);
-  float *ks = smem;          /* [BK][DM] */
+  float *ks = smem;           /* [BK][DM] */
   float *vs = smem + BK * DM; /* [BK][DM] */
 
   const int tid = (int)threadIdx.x;
@@ -58,7 +58,7 @@ __global__ void attn_fwd_kernel(rrt_attn_kargs a, rrt_attn_item it, int64_t n_qt
 
   float qr[DPT], acc[DPT];
   const int64_t qoff = ((b * a.q_rows + it.q_begin + i) * a.heads_q + h) * (int64_t)D;
-RRT_UNROLL
+  RRT_UNROLL
   for (int u = 0; u < DPT; u++) {
     const int d = t4 + 4 * u;
     qr[u] = (active && d < D) ? rrt_am_load(a.q, qoff + d, a.dtype) : 0.0f;
@@ -79,7 +79,8 @@ RRT_UNROLL
       const int jj = e / DM, d = e % DM;
       float kv = 0.0f, vv = 0.0f;
       if (jj < nk && d < D) {
-        const int64_t off = ((b * a.kv_rows + it.k_begin + j0 + jj) * a.heads_kv + hk) * (int64_t)D + d;
+        const int64_t off =
+            ((b * a.kv_rows + it.k_begin + j0 + jj) * a.heads_kv + hk) * (int64_t)D + d;
         kv = rrt_am_load(a.k, off, a.dtype);
         vv = rrt_am_load(a.v, off, a.dtype);
       }
@@ -90,11 +91,12 @@ RRT_UNROLL
 
     float s[BK];
     float mx = rrt_am_neg_inf();
-RRT_UNROLL
+    RRT_UNROLL
     for (int jj = 0; jj < BK; jj++) {
       float part = 0.0f;
-RRT_UNROLL
-      for (int u = 0; u < DPT; u++) part += qr[u] * ks[jj * DM + t4 + 4 * u];
+      RRT_UNROLL
+      for (int u = 0; u < DPT; u++)
+        part += qr[u] * ks[jj * DM + t4 + 4 * u];
       part += __shfl_xor_sync(0xffffffffu, part, 1);
       part += __shfl_xor_sync(0xffffffffu, part, 2);
       const bool vis = jj < nk && (!masked || item_kpos(it, j0 + jj) <= qpos);
@@ -103,16 +105,17 @@ RRT_UNROLL
     }
     const float alpha = rrt_attn_rescale(&m, mx);
     float sum = 0.0f;
-RRT_UNROLL
+    RRT_UNROLL
     for (int jj = 0; jj < BK; jj++) {
       s[jj] = rrt_attn_prob(s[jj], m);
       sum += s[jj];
     }
     l = l * alpha + sum;
-RRT_UNROLL
+    RRT_UNROLL
     for (int u = 0; u < DPT; u++) {
       float x = acc[u] * alpha;
-      for (int jj = 0; jj < nk; jj++) x += s[jj] * vs[jj * DM + t4 + 4 * u];
+      for (int jj = 0; jj < nk; jj++)
+        x += s[jj] * vs[jj * DM + t4 + 4 * u];
       acc[u] = x;
     }
   }
@@ -121,7 +124,7 @@ RRT_UNROLL
   float inv_l;
   const float lse = rrt_attn_finish(m, l, &inv_l);
   float *o = o_part + ((b * it.q_len + i) * a.heads_q + h) * (int64_t)D;
-RRT_UNROLL
+  RRT_UNROLL
   for (int u = 0; u < DPT; u++) {
     const int d = t4 + 4 * u;
     if (d < D) o[d] = acc[u] * inv_l;
@@ -143,12 +146,14 @@ __global__ void attn_merge_kernel(int64_t batch, int heads_q, int head_dim, int6
   *lr = rrt_attn_merge_coef(*lr, lse_part[(b * heads_q + h) * q_len + i], &ca, &cb);
   float *orow = o + ((b * q_rows + q_begin + i) * heads_q + h) * (int64_t)head_dim;
   const float *prow = o_part + ((b * q_len + i) * heads_q + h) * (int64_t)head_dim;
-  for (int d = 0; d < head_dim; d++) orow[d] = orow[d] * ca + prow[d] * cb;
+  for (int d = 0; d < head_dim; d++)
+    orow[d] = orow[d] * ca + prow[d] * cb;
 }
 
 __global__ void attn_init_kernel(float *o, int64_t n_o, float *lse, int64_t n_lse) {
   const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < n_o || t < n_lse; t += stride) {
+  for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < n_o || t < n_lse;
+       t += stride) {
     if (t < n_o) o[t] = 0.0f;
     if (t < n_lse) lse[t] = rrt_am_neg_inf();
   }
@@ -168,8 +173,9 @@ inline unsigned grid_for(int64_t n, int threads) {
 
 } // namespace
 
-RRT_KERNEL_API(rrt_k_attn_fwd)(rrt_stream stream, const rrt_attn_kargs *a,
-                               const rrt_attn_item *item, float *o_part, float *lse_part) {
+RRT_KERNEL_API(rrt_k_attn_fwd)
+(rrt_stream stream, const rrt_attn_kargs *a, const rrt_attn_item *item, float *o_part,
+ float *lse_part) {
   const rrt_attn_kargs ka = *a;
   const rrt_attn_item it = *item;
   if (it.q_len <= 0) return RRT_SUCCESS;
@@ -186,16 +192,16 @@ RRT_KERNEL_API(rrt_k_attn_fwd)(rrt_stream stream, const rrt_attn_kargs *a,
     RRT_LAUNCH((attn_fwd_kernel<16, 64>), grid, kThreads, 2 * 64 * 64 * sizeof(float), stream, ka,
                it, nqt, o_part, lse_part);
   else if (ka.head_dim <= 128)
-    RRT_LAUNCH((attn_fwd_kernel<32, 32>), grid, kThreads, 2 * 32 * 128 * sizeof(float), stream,
-               ka, it, nqt, o_part, lse_part);
+    RRT_LAUNCH((attn_fwd_kernel<32, 32>), grid, kThreads, 2 * 32 * 128 * sizeof(float), stream, ka,
+               it, nqt, o_part, lse_part);
   else
-    RRT_LAUNCH((attn_fwd_kernel<64, 16>), grid, kThreads, 2 * 16 * 256 * sizeof(float), stream,
-               ka, it, nqt, o_part, lse_part);
+    RRT_LAUNCH((attn_fwd_kernel<64, 16>), grid, kThreads, 2 * 16 * 256 * sizeof(float), stream, ka,
+               it, nqt, o_part, lse_part);
 }
 
-RRT_KERNEL_API(rrt_k_attn_merge)(rrt_stream stream, int64_t batch, int heads_q, int head_dim,
-                                 int64_t q_rows, int64_t q_begin, int64_t q_len,
-                                 const float *o_part, const float *lse_part, float *o, float *lse) {
+RRT_KERNEL_API(rrt_k_attn_merge)
+(rrt_stream stream, int64_t batch, int heads_q, int head_dim, int64_t q_rows, int64_t q_begin,
+ int64_t q_len, const float *o_part, const float *lse_part, float *o, float *lse) {
   const int64_t n = batch * heads_q * q_len;
   if (n <= 0) return RRT_SUCCESS;
   const int64_t g = (n + 127) / 128;
@@ -204,15 +210,15 @@ RRT_KERNEL_API(rrt_k_attn_merge)(rrt_stream stream, int64_t batch, int heads_q, 
              q_begin, q_len, o_part, lse_part, o, lse);
 }
 
-RRT_KERNEL_API(rrt_k_attn_init)(rrt_stream stream, float *o, int64_t n_o, float *lse,
-                                int64_t n_lse) {
+RRT_KERNEL_API(rrt_k_attn_init)
+(rrt_stream stream, float *o, int64_t n_o, float *lse, int64_t n_lse) {
   const int64_t n = n_o > n_lse ? n_o : n_lse;
   if (n <= 0) return RRT_SUCCESS;
   RRT_LAUNCH(attn_init_kernel, grid_for(n, 256), 256, 0, stream, o, n_o, lse, n_lse);
 }
 
-RRT_KERNEL_API(rrt_k_attn_store)(rrt_stream stream, const float *in, void *out, int dtype,
-                                 int64_t n) {
+RRT_KERNEL_API(rrt_k_attn_store)
+(rrt_stream stream, const float *in, void *out, int dtype, int64_t n) {
   if (n <= 0) return RRT_SUCCESS;
   RRT_LAUNCH(attn_store_kernel, grid_for(n, 256), 256, 0, stream, in, out, dtype, n);
 }

@@ -15,11 +15,11 @@ extern "C" {
 
 /** Operands of one local attention launch (passed to the kernel by value). */
 typedef struct rrt_attn_kargs {
-  const void *q;        /* [batch, q_rows, heads_q, head_dim], storage dtype */
-  const void *k, *v;    /* [batch, kv_rows, heads_kv, head_dim], storage dtype */
+  const void *q;     /* [batch, q_rows, heads_q, head_dim], storage dtype */
+  const void *k, *v; /* [batch, kv_rows, heads_kv, head_dim], storage dtype */
   int64_t batch, q_rows, kv_rows;
   int heads_q, heads_kv, head_dim;
-  int dtype;            /* rrt_dtype: F32, BF16, F16 */
+  int dtype; /* rrt_dtype: F32, BF16, F16 */
   float scale;
 } rrt_attn_kargs;
 
@@ -37,12 +37,12 @@ RRT_DECLARE_KERNEL(rrt_k_attn_merge,
                     float *o, float *lse))
 
 /* Running state reset: o = 0 (n_o floats), lse = -inf (n_lse floats). */
-RRT_DECLARE_KERNEL(rrt_k_attn_init, (rrt_stream stream, float *o, int64_t n_o, float *lse,
-                                     int64_t n_lse))
+RRT_DECLARE_KERNEL(rrt_k_attn_init,
+                   (rrt_stream stream, float *o, int64_t n_o, float *lse, int64_t n_lse))
 
 /* out[i] = (dtype) in[i] with round-to-nearest-even. */
-RRT_DECLARE_KERNEL(rrt_k_attn_store, (rrt_stream stream, const float *in, void *out, int dtype,
-                                      int64_t n))
+RRT_DECLARE_KERNEL(rrt_k_attn_store,
+                   (rrt_stream stream, const float *in, void *out, int dtype, int64_t n))
 
 #ifdef __cplusplus
 }

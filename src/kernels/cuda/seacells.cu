@@ -33,9 +33,9 @@ __global__ void sc_knn_tile_kernel(const double *q, int64_t nq, int64_t q0, cons
   }
 }
 
-RRT_KERNEL_API(rrt_k_sc_knn_tile)(rrt_stream stream, const double *q, int64_t nq, int64_t q0,
-                                  const double *r, int64_t nr, int64_t r0, int d, int k,
-                                  double *best_d, int32_t *best_i) {
+RRT_KERNEL_API(rrt_k_sc_knn_tile)
+(rrt_stream stream, const double *q, int64_t nq, int64_t q0, const double *r, int64_t nr,
+ int64_t r0, int d, int k, double *best_d, int32_t *best_i) {
   if (nq == 0 || nr == 0) return RRT_SUCCESS;
   unsigned grid = (unsigned)((nq + SC_THREADS - 1) / SC_THREADS);
   RRT_LAUNCH(sc_knn_tile_kernel, grid, SC_THREADS, 0, stream, q, nq, q0, r, nr, r0, d, k, best_d,
@@ -50,8 +50,8 @@ __device__ static inline void sc_block_argmin(double *rv, int64_t *ri, double v,
   ri[threadIdx.x] = i;
   __syncthreads();
   for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if ((int)threadIdx.x < s &&
-        rrt_sc_argmin_better(rv[threadIdx.x + s], ri[threadIdx.x + s], rv[threadIdx.x], ri[threadIdx.x])) {
+    if ((int)threadIdx.x < s && rrt_sc_argmin_better(rv[threadIdx.x + s], ri[threadIdx.x + s],
+                                                     rv[threadIdx.x], ri[threadIdx.x])) {
       rv[threadIdx.x] = rv[threadIdx.x + s];
       ri[threadIdx.x] = ri[threadIdx.x + s];
     }
@@ -75,7 +75,8 @@ __global__ void sc_a_solve_kernel(int64_t nl, int m, int fw_iter, int capa, cons
   double *t2 = use_shared ? dyn : scratch + (int64_t)blockIdx.x * 3 * m;
   double *u = t2 + m, *a = t2 + 2 * m;
   for (int64_t i = blockIdx.x; i < nl; i += gridDim.x) {
-    for (int j = threadIdx.x; j < m; j += blockDim.x) t2[j] = 0.0, u[j] = 0.0, a[j] = 0.0;
+    for (int j = threadIdx.x; j < m; j += blockDim.x)
+      t2[j] = 0.0, u[j] = 0.0, a[j] = 0.0;
     __syncthreads();
     if (threadIdx.x == 0) { // K B row in K-column order, as on the CPU
       for (int64_t p = kptr[i]; p < kptr[i + 1]; p++) {
@@ -84,7 +85,8 @@ __global__ void sc_a_solve_kernel(int64_t nl, int m, int fw_iter, int capa, cons
           t2[bent_j[e]] = t2[bent_j[e]] + kval[p] * bent_w[e];
       }
       if (!first)
-        for (int e = 0; e < a_nnz[i]; e++) a[a_idx[i * capa + e]] = a_w[i * capa + e];
+        for (int e = 0; e < a_nnz[i]; e++)
+          a[a_idx[i * capa + e]] = a_w[i * capa + e];
     }
     __syncthreads();
     if (!first)
@@ -127,11 +129,11 @@ __global__ void sc_a_solve_kernel(int64_t nl, int m, int fw_iter, int capa, cons
   }
 }
 
-RRT_KERNEL_API(rrt_k_sc_a_solve)(rrt_stream stream, int64_t nl, int m, int fw_iter, int capa,
-                                 const int64_t *kptr, const int32_t *kcol, const double *kval,
-                                 const int32_t *bfirst, const int32_t *bcnt, const int32_t *bent_j,
-                                 const double *bent_w, const double *t1a, int first,
-                                 int32_t *a_idx, double *a_w, int *a_nnz, double *scratch) {
+RRT_KERNEL_API(rrt_k_sc_a_solve)
+(rrt_stream stream, int64_t nl, int m, int fw_iter, int capa, const int64_t *kptr,
+ const int32_t *kcol, const double *kval, const int32_t *bfirst, const int32_t *bcnt,
+ const int32_t *bent_j, const double *bent_w, const double *t1a, int first, int32_t *a_idx,
+ double *a_w, int *a_nnz, double *scratch) {
   if (nl == 0) return RRT_SUCCESS;
   size_t shmem = (size_t)3 * m * sizeof(double);
   int use_shared = shmem <= 40 * 1024;
@@ -144,10 +146,10 @@ RRT_KERNEL_API(rrt_k_sc_a_solve)(rrt_stream stream, int64_t nl, int m, int fw_it
 // ---- B update: fused gradient + argmin over each block's cells ----------
 __global__ void sc_b_argmin_kernel(int64_t nl, int64_t c0, int m, const int64_t *kptr,
                                    const int32_t *kcol, const double *kval, const int32_t *bfirst,
-                                   const int32_t *bcnt, const int32_t *bent_j,
-                                   const double *bent_w, const int64_t *katptr,
-                                   const int32_t *katcol, const double *katval, const double *t1b,
-                                   double *part_v, int64_t *part_i, double *scratch, int *iscratch) {
+                                   const int32_t *bcnt, const int32_t *bent_j, const double *bent_w,
+                                   const int64_t *katptr, const int32_t *katcol,
+                                   const double *katval, const double *t1b, double *part_v,
+                                   int64_t *part_i, double *scratch, int *iscratch) {
   __shared__ int nt_s;
   double *kbg = scratch + (int64_t)blockIdx.x * 3 * m, *kat = kbg + m;
   double *bv = part_v + (int64_t)blockIdx.x * m;
@@ -170,32 +172,34 @@ __global__ void sc_b_argmin_kernel(int64_t nl, int64_t c0, int m, const int64_t 
         }
       }
       nt_s = nt;
-      for (int64_t p = katptr[i]; p < katptr[i + 1]; p++) kat[katcol[p]] = katval[p];
+      for (int64_t p = katptr[i]; p < katptr[i + 1]; p++)
+        kat[katcol[p]] = katval[p];
     }
     __syncthreads();
     int nt = nt_s;
     for (int j = threadIdx.x; j < m; j += blockDim.x) {
       double s = 0.0;
-      for (int t = 0; t < nt; t++) s = s + kbg[touched[t]] * t1b[(int64_t)touched[t] * m + j];
+      for (int t = 0; t < nt; t++)
+        s = s + kbg[touched[t]] * t1b[(int64_t)touched[t] * m + j];
       double g = rrt_sc_grad(s, kat[j]);
       if (rrt_sc_argmin_better(g, c0 + i, bv[j], bi[j])) bv[j] = g, bi[j] = c0 + i;
     }
     __syncthreads();
     if (threadIdx.x == 0) {
-      for (int64_t p = katptr[i]; p < katptr[i + 1]; p++) kat[katcol[p]] = 0.0;
-      for (int t = 0; t < nt; t++) mark[touched[t]] = 0;
+      for (int64_t p = katptr[i]; p < katptr[i + 1]; p++)
+        kat[katcol[p]] = 0.0;
+      for (int t = 0; t < nt; t++)
+        mark[touched[t]] = 0;
     }
     __syncthreads();
   }
 }
 
-RRT_KERNEL_API(rrt_k_sc_b_argmin)(rrt_stream stream, int64_t nl, int64_t c0, int m,
-                                  const int64_t *kptr, const int32_t *kcol, const double *kval,
-                                  const int32_t *bfirst, const int32_t *bcnt, const int32_t *bent_j,
-                                  const double *bent_w, const int64_t *katptr,
-                                  const int32_t *katcol, const double *katval, const double *t1b,
-                                  double *part_v, int64_t *part_i, double *scratch,
-                                  int *iscratch) {
+RRT_KERNEL_API(rrt_k_sc_b_argmin)
+(rrt_stream stream, int64_t nl, int64_t c0, int m, const int64_t *kptr, const int32_t *kcol,
+ const double *kval, const int32_t *bfirst, const int32_t *bcnt, const int32_t *bent_j,
+ const double *bent_w, const int64_t *katptr, const int32_t *katcol, const double *katval,
+ const double *t1b, double *part_v, int64_t *part_i, double *scratch, int *iscratch) {
   int64_t nb = (nl + 63) / 64;
   unsigned grid = (unsigned)(nb < 1 ? 1 : nb > 1024 ? 1024 : nb);
   RRT_LAUNCH(sc_b_argmin_kernel, grid, SC_THREADS, 0, stream, nl, c0, m, kptr, kcol, kval, bfirst,
@@ -216,8 +220,9 @@ __global__ void sc_argmin_reduce_kernel(int nparts, int m, const double *part_v,
   best_i[j] = idx;
 }
 
-RRT_KERNEL_API(rrt_k_sc_argmin_reduce)(rrt_stream stream, int nparts, int m, const double *part_v,
-                                       const int64_t *part_i, double *best_v, int64_t *best_i) {
+RRT_KERNEL_API(rrt_k_sc_argmin_reduce)
+(rrt_stream stream, int nparts, int m, const double *part_v, const int64_t *part_i, double *best_v,
+ int64_t *best_i) {
   unsigned grid = (unsigned)((m + SC_THREADS - 1) / SC_THREADS);
   RRT_LAUNCH(sc_argmin_reduce_kernel, grid, SC_THREADS, 0, stream, nparts, m, part_v, part_i,
              best_v, best_i);

@@ -273,16 +273,20 @@ rrt_status Worker::run_block(uint64_t b) {
       live += __builtin_popcount(alive);
       /* A collective completes when every live lane of its mask waits at it. */
       for (unsigned todo = waiting; todo;) {
-        const Fiber &f = fibers[(size_t)(lo + __builtin_ctz(todo))];
-        unsigned group = (f.mask & alive) | (todo & -todo);
-        todo &= ~group;
-        if (group & ~waiting) continue; /* a lane of the mask is elsewhere: not yet */
+        const unsigned first = todo & -todo;
+        const Fiber &f = fibers[(size_t)(lo + __builtin_ctz(first))];
+        const unsigned group = (f.mask & alive) | first;
+        if (group & ~waiting) { /* a lane of the mask is elsewhere: not yet */
+          todo &= ~first;
+          continue;
+        }
         for (unsigned g = group; g; g &= g - 1) {
           const Fiber &o = fibers[(size_t)(lo + __builtin_ctz(g))];
           if (o.op != f.op || o.width != f.width || ((o.mask & alive) | (g & -g)) != group)
             return report_deadlock("lanes of one warp wait at different warp collectives", lo);
         }
         resolve_warp(lo, group);
+        todo &= ~group, waiting &= ~group;
         released = true;
       }
     }
