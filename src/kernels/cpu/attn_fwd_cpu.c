@@ -15,7 +15,7 @@
 
 #include "kernels/attn_math.h"
 
-enum { BQ = 64, BK = 128 };
+enum { BQ = 64, BK = 256 };
 
 /* p = exp(s - m) over a row, returns the sum. The exponentials cost as
  * much as the two products, so this loop is written to vectorise: 2^(x

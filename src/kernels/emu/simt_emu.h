@@ -2,7 +2,8 @@
  *
  * src/kernels/simt.h includes this header when a .cu file is compiled as
  * C++17 by the host compiler (not nvcc). The kernels then run on the CPU under
- * the executor of simt_executor.cpp: one fiber (ucontext) per CUDA thread,
+ * the executor of simt_executor.cpp: one fiber per CUDA thread (own stack,
+ * cooperative switches only at barriers and warp collectives),
  * the fibers of a block run cooperatively on one OS thread, the blocks of a
  * launch are spread over the OS threads of the stream (rrt_host_stream_threads;
  * NULL stream: 1) and run one after another on each. Speed is not a goal: the

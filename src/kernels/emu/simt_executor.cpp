@@ -1,21 +1,21 @@
 /* The SIMT executor of the emu backend (interface and supported subset:
  * simt_emu.h).
  *
- * One fiber (ucontext) per CUDA thread. A worker (one per OS thread, cached in
- * thread-local storage so that fiber stacks are reused across launches) runs
- * one block at a time: it resumes every ready fiber in turn until each one
- * exits or waits at a barrier or warp collective, then releases the warps
- * whose live lanes all wait at a warp collective (computing shuffle results),
- * or the whole block when every live thread waits at __syncthreads. If nothing
- * can be released, the block is deadlocked: reported, not hung. Blocks are
- * handed out to the OS threads of an OpenMP team from an atomic counter.
+ * One fiber per CUDA thread (a small assembly context switch on x86-64,
+ * ucontext elsewhere and under AddressSanitizer: swapcontext makes two
+ * system calls per switch, which dominated the emu tests of real kernels). A worker (one per OS
+ * thread, cached in thread-local storage so that fiber stacks are reused across launches) runs one
+ * block at a time: it resumes every ready fiber in turn until each one exits or waits at a barrier
+ * or warp collective, then releases the warps whose live lanes all wait at a warp collective
+ * (computing shuffle results), or the whole block when every live thread waits at __syncthreads. If
+ * nothing can be released, the block is deadlocked: reported, not hung. Blocks are handed out to
+ * the OS threads of an OpenMP team from an atomic counter.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -23,8 +23,92 @@
 
 #include "kernels/emu/simt_emu.h"
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RRT_EMU_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define RRT_EMU_ASAN 1
+#endif
+#if defined(__x86_64__) && defined(__linux__) && !defined(RRT_EMU_ASAN)
+#define RRT_EMU_FAST_SWITCH 1
+#endif
+
+#if RRT_EMU_FAST_SWITCH
+/* rrt_emu_switch(&save_sp, new_sp): push the callee-saved registers and the
+ * SSE/x87 control words, save the stack pointer, load the other one, and
+ * pop the same frame from it. Everything else is caller-saved in the SysV
+ * ABI, so this is a complete switch between two C++ call stacks. */
+extern "C" void rrt_emu_switch(void **save_sp, void *new_sp);
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".hidden rrt_emu_switch\n"
+        ".type rrt_emu_switch,@function\n"
+        "rrt_emu_switch:\n"
+        "  pushq %rbp\n"
+        "  pushq %rbx\n"
+        "  pushq %r12\n"
+        "  pushq %r13\n"
+        "  pushq %r14\n"
+        "  pushq %r15\n"
+        "  subq $8, %rsp\n"
+        "  stmxcsr (%rsp)\n"
+        "  fnstcw 4(%rsp)\n"
+        "  movq %rsp, (%rdi)\n"
+        "  movq %rsi, %rsp\n"
+        "  ldmxcsr (%rsp)\n"
+        "  fldcw 4(%rsp)\n"
+        "  addq $8, %rsp\n"
+        "  popq %r15\n"
+        "  popq %r14\n"
+        "  popq %r13\n"
+        "  popq %r12\n"
+        "  popq %rbx\n"
+        "  popq %rbp\n"
+        "  ret\n"
+        ".size rrt_emu_switch, .-rrt_emu_switch\n");
+#else
+#include <ucontext.h>
+#endif
+
 namespace rrt_emu {
 namespace {
+
+#if RRT_EMU_FAST_SWITCH
+struct Ctx {
+  void *sp;
+};
+inline void ctx_switch(Ctx &from, Ctx &to) { rrt_emu_switch(&from.sp, to.sp); }
+/* A new stack whose first switch "returns" into entry with the stack aligned
+ * as at a function entry; the frame mirrors what rrt_emu_switch pops. */
+void ctx_make(Ctx &c, char *stack, size_t bytes, void (*entry)()) {
+  uint64_t *sp = (uint64_t *)(((uintptr_t)(stack + bytes)) & ~(uintptr_t)15);
+  *--sp = 0;               /* entry's return address: it never returns */
+  *--sp = (uint64_t)entry; /* popped by ret */
+  for (int i = 0; i < 6; i++)
+    *--sp = 0; /* rbp rbx r12 r13 r14 r15 */
+  uint32_t mxcsr = __builtin_ia32_stmxcsr();
+  uint16_t fpucw = 0;
+  __asm__ volatile("fnstcw %0" : "=m"(fpucw));
+  *--sp = (uint64_t)mxcsr | ((uint64_t)fpucw << 32);
+  c.sp = sp;
+}
+#else
+struct Ctx {
+  ucontext_t uc;
+};
+inline void ctx_switch(Ctx &from, Ctx &to) { swapcontext(&from.uc, &to.uc); }
+/* Not inlined: getcontext returns twice, which would put the caller's loop
+ * variables at risk (-Wclobbered). */
+__attribute__((noinline)) void ctx_make(Ctx &c, char *stack, size_t bytes, void (*entry)()) {
+  getcontext(&c.uc);
+  c.uc.uc_stack.ss_sp = stack;
+  c.uc.uc_stack.ss_size = bytes;
+  c.uc.uc_link = nullptr;
+  makecontext(&c.uc, entry, 0);
+}
+#endif
 
 enum fiber_state { F_READY = 0, F_BLOCK, F_WARP, F_DONE };
 
@@ -35,7 +119,7 @@ constexpr unsigned kMaxGridX = 0x7fffffffu;
 constexpr size_t kMaxDynSmem = 227u * 1024u;
 
 struct Fiber {
-  ucontext_t uc;
+  Ctx ctx;
   uint3 tid;
   int state;
   int op;        /* pending collective (warp_op / block_op) */
@@ -60,7 +144,7 @@ struct Launch {
 };
 
 struct Worker {
-  ucontext_t sched;
+  Ctx sched;
   std::vector<Fiber> fibers;
   std::vector<Stack> stacks;
   size_t stack_bytes = 0; /* usable size of every stack in `stacks` */
@@ -113,18 +197,8 @@ void fiber_main() {
   w = t_current;
   Fiber &f = w->fibers[(size_t)w->cur];
   f.state = F_DONE;
-  swapcontext(&f.uc, &w->sched); /* never resumed */
+  ctx_switch(f.ctx, w->sched); /* never resumed */
   abort();
-}
-
-/* Separate and not inlined: getcontext returns twice, which would put the
- * caller's loop variables at risk (-Wclobbered). */
-__attribute__((noinline)) void make_fiber(ucontext_t &uc, char *stack, size_t bytes) {
-  getcontext(&uc);
-  uc.uc_stack.ss_sp = stack;
-  uc.uc_stack.ss_size = bytes;
-  uc.uc_link = nullptr;
-  makecontext(&uc, fiber_main, 0);
 }
 
 /* Park the running fiber until the scheduler releases it. */
@@ -136,7 +210,7 @@ uint64_t park(Worker *w, int state, int op, unsigned mask, uint64_t value, int p
   f.value = value;
   f.param = param;
   f.width = width;
-  swapcontext(&f.uc, &w->sched);
+  ctx_switch(f.ctx, w->sched);
   return f.result;
 }
 
@@ -248,13 +322,13 @@ rrt_status Worker::run_block(uint64_t b) {
     f.tid.x = (unsigned)i % l.block.x;
     f.tid.y = ((unsigned)i / l.block.x) % l.block.y;
     f.tid.z = (unsigned)i / (l.block.x * l.block.y);
-    make_fiber(f.uc, stacks[(size_t)i].map + page, stack_bytes);
+    ctx_make(f.ctx, stacks[(size_t)i].map + page, stack_bytes, fiber_main);
   }
   for (;;) {
     for (int i = 0; i < n; i++) {
       if (fibers[(size_t)i].state != F_READY) continue;
       cur = i;
-      swapcontext(&sched, &fibers[(size_t)i].uc);
+      ctx_switch(sched, fibers[(size_t)i].ctx);
     }
     cur = -1;
     /* Every fiber now waits or is done. */
