@@ -40,6 +40,8 @@ struct rrt_ilu0 {
 
 #define OPC "rrt_ilu0_create"
 
+static rrt_status upload(rrt_ctx_t ctx, void **dst, const void *src, size_t bytes);
+
 static rrt_status nomem(rrt_ctx_t ctx, const char *op) {
   return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, op, "out of memory");
 }
@@ -137,6 +139,42 @@ static rrt_status factor_order(rrt_ilu0_t M, int64_t *missing) {
     if (!diag && A->row_begin + i < *missing) *missing = A->row_begin + i;
   }
   return RRT_SUCCESS;
+}
+
+/* One rank on a GPU backend: the level analysis runs on the device, one
+ * sweep launch per level (a row is finished in the launch after all its
+ * dependencies were; see ilu0_level_sweep_k). */
+static rrt_status levels_device(rrt_ilu0_t M, int32_t *lev[2]) {
+  rrt_ctx_t ctx = M->ctx;
+  rrt_sparse_t A = M->A;
+  int64_t n = M->nloc;
+  int64_t *d_rowptr = NULL, *d_pos = NULL;
+  int32_t *d_col = NULL, *d_lev = NULL;
+  int *d_changed = NULL;
+  rrt_status st = upload(ctx, (void **)&d_rowptr, A->rowptr, ((size_t)n + 1) * sizeof(int64_t));
+  if (!st) st = upload(ctx, (void **)&d_col, A->col_ext, (size_t)A->nnz * sizeof(int32_t));
+  if (!st) st = upload(ctx, (void **)&d_pos, M->pos_ext, (size_t)n * sizeof(int64_t));
+  if (!st) st = rrt_malloc(ctx, ((size_t)n + 1) * sizeof(int32_t), (void **)&d_lev);
+  if (!st) st = rrt_malloc(ctx, sizeof(int), (void **)&d_changed);
+  for (int side = 0; side < 2 && !st; side++) {
+    st = rrt_memset(ctx, d_lev, 0, ((size_t)n + 1) * sizeof(int32_t));
+    for (int64_t round = 0; !st && round <= n; round++) {
+      int changed = 0;
+      st = rrt_memset(ctx, d_changed, 0, sizeof(int));
+      if (!st)
+        st = RRT_KCALL(ctx->dev, rrt_k_ilu0_level_sweep, ctx->compute_stream, n, d_rowptr, d_col,
+                       d_pos, side, d_lev, d_changed);
+      if (!st)
+        st = RRT_KCALL(ctx->dev, rrt_k_ilu0_level_sweep, ctx->compute_stream, n, d_rowptr, d_col,
+                       d_pos, -1, d_lev, d_changed);
+      if (!st) st = rrt_memcpy_to_host(ctx, &changed, d_changed, sizeof(int));
+      if (!changed) break;
+    }
+    if (!st) st = rrt_memcpy_to_host(ctx, lev[side], d_lev, (size_t)n * sizeof(int32_t));
+  }
+  rrt_free(ctx, d_rowptr), rrt_free(ctx, d_pos), rrt_free(ctx, d_col), rrt_free(ctx, d_lev);
+  rrt_free(ctx, d_changed);
+  return st;
 }
 
 /* Levels of L (side 0) and U (side 1): sweeps, with the levels of the ghost
@@ -385,8 +423,9 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
     int64_t *rows = malloc(((size_t)nreq + 1) * sizeof(int64_t));
     if (!rows) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
     for (int64_t t = 0; t < nreq; t++) rows[t] = rdata[2 * t];
-    /* 4. levels, across ranks */
-    st = levels(M, lev, nreq, rows, rsrc);
+    /* 4. levels, across ranks (one rank on a GPU backend: on the device) */
+    st = (ctx->size == 1 && !rrt_ilu_is_cpu(ctx)) ? levels_device(M, lev)
+                                                  : levels(M, lev, nreq, rows, rsrc);
     free(rows);
     if (st) goto fail;
   }

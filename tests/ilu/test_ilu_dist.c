@@ -49,6 +49,21 @@ static void check_matrix(rrt_ctx_t ctx, const char *name, rrt_ilu_ordering ord) 
   rrt_csr b = {0};
   int64_t zero = -2;
   if (st == RRT_SUCCESS) {
+    /* level counts against known values, and the histogram covers every row */
+    int nl = 0, nu = 0, N = 0;
+    rrt_ilu0_levels(M, &nl, &nu);
+    int64_t *h = malloc(((size_t)nl + (size_t)nu + 1) * sizeof(int64_t)), sum = 0;
+    rrt_ilu0_level_histogram(M, 0, h);
+    for (int l = 0; l < nl; l++) sum += h[l];
+    CHECK_MSG(sum == a.nrows, "%s: L histogram covers %lld of %lld rows", name, (long long)sum,
+              (long long)a.nrows);
+    free(h);
+    if (sscanf(name, "laplace2d:%d", &N) == 1 && ord == RRT_ILU_ORDER_NATURAL)
+      CHECK_MSG(nl == 2 * N - 1 && nu == 2 * N - 1, "%s: levels %d/%d", name, nl, nu);
+    if (sscanf(name, "laplace2d:%d", &N) == 1 && ord == RRT_ILU_ORDER_MULTICOLOR)
+      CHECK_MSG(nl == 2 && nu == 2, "%s multicolour: levels %d/%d", name, nl, nu);
+    if (sscanf(name, "laplace3d:%d", &N) == 1)
+      CHECK_MSG(nl == 3 * N - 2 && nu == 3 * N - 2, "%s: levels %d/%d", name, nl, nu);
     pos = all_positions(ctx, M, A);
     b = ref_permute(&a, pos);
     zero = ref_ilu0(&b);

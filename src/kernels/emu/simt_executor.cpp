@@ -41,7 +41,7 @@
  * pop the same frame from it. Everything else is caller-saved in the SysV
  * ABI, so this is a complete switch between two C++ call stacks. */
 extern "C" void rrt_emu_switch(void **save_sp, void *new_sp);
-__asm__(".text\n"
+__asm__(".pushsection .text\n"
         ".p2align 4\n"
         ".hidden rrt_emu_switch\n"
         ".type rrt_emu_switch,@function\n"
@@ -67,7 +67,8 @@ __asm__(".text\n"
         "  popq %rbx\n"
         "  popq %rbp\n"
         "  ret\n"
-        ".size rrt_emu_switch, .-rrt_emu_switch\n");
+        ".size rrt_emu_switch, .-rrt_emu_switch\n"
+        ".popsection\n");
 #else
 #include <ucontext.h>
 #endif
