@@ -9,7 +9,7 @@
 #include "kernels/ilu0_math.h"
 
 /* Below this many rows a level is not worth waking the thread team. */
-#define RRT_ILU0_OMP_MIN_ROWS 1000000000
+#define RRT_ILU0_OMP_MIN_ROWS 512
 
 void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, const int64_t *rowptr,
                               const int32_t *nl, const int32_t *piv, const int64_t *pair_ptr,
