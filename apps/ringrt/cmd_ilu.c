@@ -69,27 +69,37 @@ static int parse(MPI_Comm comm, int argc, char **argv, ilu_opts *o, rrt_app_comm
       return 2;
     }
     i++;
-    if (!strcmp(a, "--matrix")) o->matrix = next;
-    else if (!strcmp(a, "--generate")) o->generate = next;
-    else if (!strcmp(a, "--rhs")) o->rhs = next;
-    else if (!strcmp(a, "--factors-out")) o->factors_out = next;
-    else if (!strcmp(a, "--x-out")) o->x_out = next;
+    if (!strcmp(a, "--matrix"))
+      o->matrix = next;
+    else if (!strcmp(a, "--generate"))
+      o->generate = next;
+    else if (!strcmp(a, "--rhs"))
+      o->rhs = next;
+    else if (!strcmp(a, "--factors-out"))
+      o->factors_out = next;
+    else if (!strcmp(a, "--x-out"))
+      o->x_out = next;
     else if (!strcmp(a, "--pattern-values")) {
-      if (!strcmp(next, "ones")) o->pattern = RRT_MM_PATTERN_ONES;
-      else if (!strcmp(next, "laplacian")) o->pattern = RRT_MM_PATTERN_LAPLACIAN;
+      if (!strcmp(next, "ones"))
+        o->pattern = RRT_MM_PATTERN_ONES;
+      else if (!strcmp(next, "laplacian"))
+        o->pattern = RRT_MM_PATTERN_LAPLACIAN;
       else {
         rrt_app_print0(comm, "ringrt ilu: --pattern-values is ones or laplacian, not '%s'\n", next);
         return 2;
       }
     } else if (!strcmp(a, "--reorder")) {
       if (rrt_ilu_ordering_parse(next, &o->ordering)) {
-        rrt_app_print0(comm, "ringrt ilu: --reorder is natural, rcm or multicolor, not '%s'\n", next);
+        rrt_app_print0(comm, "ringrt ilu: --reorder is natural, rcm or multicolor, not '%s'\n",
+                       next);
         return 2;
       }
     } else if (!strcmp(a, "--solver")) {
-      if (!strcmp(next, "none")) o->no_solver = 1;
+      if (!strcmp(next, "none"))
+        o->no_solver = 1;
       else if (rrt_krylov_method_parse(next, &o->method)) {
-        rrt_app_print0(comm, "ringrt ilu: --solver is gmres, bicgstab, cg or none, not '%s'\n", next);
+        rrt_app_print0(comm, "ringrt ilu: --solver is gmres, bicgstab, cg or none, not '%s'\n",
+                       next);
         return 2;
       }
     } else if (!strcmp(a, "--tol")) {
@@ -158,7 +168,8 @@ static int load_local(const ilu_opts *o, int P, int rank, int64_t *n, int64_t *r
     *n = a.nrows;
     rrt_sparse_partition(a.nrows, a.rowptr, P, off);
     *r0 = off[rank];
-    int64_t m = off[rank + 1] - off[rank], b = a.rowptr[off[rank]], nz = a.rowptr[off[rank + 1]] - b;
+    int64_t m = off[rank + 1] - off[rank], b = a.rowptr[off[rank]],
+            nz = a.rowptr[off[rank + 1]] - b;
     loc->nrows = m, loc->ncols = a.ncols, loc->nnz = nz;
     loc->rowptr = malloc(((size_t)m + 1) * sizeof(int64_t));
     loc->col = malloc(((size_t)nz + 1) * sizeof(int64_t));
@@ -167,7 +178,8 @@ static int load_local(const ilu_opts *o, int P, int rank, int64_t *n, int64_t *r
       rc = 1;
       snprintf(err, errlen, "out of memory");
     } else {
-      for (int64_t i = 0; i <= m; i++) loc->rowptr[i] = a.rowptr[off[rank] + i] - b;
+      for (int64_t i = 0; i <= m; i++)
+        loc->rowptr[i] = a.rowptr[off[rank] + i] - b;
       memcpy(loc->col, a.col + b, (size_t)nz * sizeof(int64_t));
       memcpy(loc->val, a.val + b, (size_t)nz * sizeof(double));
     }
@@ -215,13 +227,15 @@ static double max_over(MPI_Comm comm, double v) {
 }
 
 /* Gather a local double array to rank 0 (global order): returns the global array on rank 0. */
-static double *gather0(MPI_Comm comm, const double *loc, int64_t m, int64_t total, int P, int rank) {
+static double *gather0(MPI_Comm comm, const double *loc, int64_t m, int64_t total, int P,
+                       int rank) {
   int *cnt = malloc((size_t)P * sizeof(int)), *dis = malloc((size_t)P * sizeof(int)), mine = (int)m;
   double *all = rank == 0 ? malloc(((size_t)total + 1) * sizeof(double)) : NULL;
   MPI_Gather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, 0, comm);
   if (rank == 0) {
     dis[0] = 0;
-    for (int p = 1; p < P; p++) dis[p] = dis[p - 1] + cnt[p - 1];
+    for (int p = 1; p < P; p++)
+      dis[p] = dis[p - 1] + cnt[p - 1];
   }
   MPI_Gatherv(loc, mine, MPI_DOUBLE, all, cnt, dis, MPI_DOUBLE, 0, comm);
   free(cnt), free(dis);
@@ -238,16 +252,19 @@ static int write_factors(MPI_Comm comm, rrt_ilu0_t M, const rrt_csr *loc, int64_
   /* columns and row pointers travel as doubles-sized int64 through the same helper */
   double *cols = gather0(comm, (const double *)loc->col, loc->nnz, nnz, P, rank);
   int64_t *len = malloc(((size_t)loc->nrows + 1) * sizeof(int64_t));
-  for (int64_t i = 0; i < loc->nrows; i++) len[i] = loc->rowptr[i + 1] - loc->rowptr[i];
+  for (int64_t i = 0; i < loc->nrows; i++)
+    len[i] = loc->rowptr[i + 1] - loc->rowptr[i];
   double *lens = gather0(comm, (const double *)len, loc->nrows, n, P, rank);
   int rc = 0;
   (void)r0;
   if (rank == 0) {
     rrt_csr a = {n, n, nnz, malloc(((size_t)n + 1) * sizeof(int64_t)), (int64_t *)cols, vals};
     a.rowptr[0] = 0;
-    for (int64_t i = 0; i < n; i++) a.rowptr[i + 1] = a.rowptr[i] + ((int64_t *)lens)[i];
-    rc = rrt_mm_write(path, &a, "ringrt ILU(0) factors: L (unit diagonal implied) and U in one "
-                                "pattern, original row/column order",
+    for (int64_t i = 0; i < n; i++)
+      a.rowptr[i + 1] = a.rowptr[i] + ((int64_t *)lens)[i];
+    rc = rrt_mm_write(path, &a,
+                      "ringrt ILU(0) factors: L (unit diagonal implied) and U in one "
+                      "pattern, original row/column order",
                       err, errlen) != RRT_SUCCESS;
     free(a.rowptr);
   }
@@ -313,7 +330,8 @@ int rrt_cmd_ilu(MPI_Comm comm, int argc, char **argv) {
   rrt_ilu0_levels(M, &nl, &nu);
   int64_t *hist = malloc(((size_t)nl + 1) * sizeof(int64_t)), hmin = INT64_MAX, hmax = 0;
   rrt_ilu0_level_histogram(M, 0, hist);
-  for (int l = 0; l < nl; l++) hmin = hist[l] < hmin ? hist[l] : hmin, hmax = hist[l] > hmax ? hist[l] : hmax;
+  for (int l = 0; l < nl; l++)
+    hmin = hist[l] < hmin ? hist[l] : hmin, hmax = hist[l] > hmax ? hist[l] : hmax;
   free(hist);
   /* vectors */
   size_t vb = ((size_t)loc.nrows + 1) * sizeof(double);
@@ -332,18 +350,21 @@ int rrt_cmd_ilu(MPI_Comm comm, int argc, char **argv) {
     }
     rrt_memcpy_to_backend(ctx, db, hb, (size_t)loc.nrows * sizeof(double));
   } else {
-    for (int64_t i = 0; i < loc.nrows; i++) hb[i] = 1.0;
+    for (int64_t i = 0; i < loc.nrows; i++)
+      hb[i] = 1.0;
     rrt_memcpy_to_backend(ctx, dx, hb, (size_t)loc.nrows * sizeof(double));
     rrt_sparse_spmv(A, dx, db);
   }
   /* kernel rates: repeated SpMV and apply */
   MPI_Barrier(comm);
   t0 = rrt_time_now();
-  for (long k = 0; k < o.repeat; k++) rrt_sparse_spmv(A, db, dt);
+  for (long k = 0; k < o.repeat; k++)
+    rrt_sparse_spmv(A, db, dt);
   double t_spmv = max_over(comm, rrt_time_now() - t0) / (double)o.repeat;
   MPI_Barrier(comm);
   t0 = rrt_time_now();
-  for (long k = 0; k < o.repeat; k++) rrt_ilu0_apply(M, db, dt);
+  for (long k = 0; k < o.repeat; k++)
+    rrt_ilu0_apply(M, db, dt);
   double t_apply = max_over(comm, rrt_time_now() - t0) / (double)o.repeat;
   double nnz = (double)rrt_sparse_global_nnz(A);
   double t_solve = 0.0, true_rel = NAN;
@@ -406,24 +427,27 @@ int rrt_cmd_ilu(MPI_Comm comm, int argc, char **argv) {
             (long long)hmin, (long long)hmax);
     fprintf(out, "  analysis    %.3f s\n  factor      %.4f s  %.3f GFLOP/s\n", t_analysis, t_factor,
             gf_fac);
-    fprintf(out, "  spmv        %.6f s  %.3f GFLOP/s\n  trisolve    %.6f s  %.3f GFLOP/s (L and U)\n",
+    fprintf(out,
+            "  spmv        %.6f s  %.3f GFLOP/s\n  trisolve    %.6f s  %.3f GFLOP/s (L and U)\n",
             t_spmv, gf_spmv, t_apply, gf_tri);
     if (!o.no_solver)
-      fprintf(out, "  solve       %s+ilu0  %d iterations  %.4f s  converged %s  true residual %.3e\n",
+      fprintf(out,
+              "  solve       %s+ilu0  %d iterations  %.4f s  converged %s  true residual %.3e\n",
               rrt_krylov_method_name(o.method), res.iterations, t_solve,
               res.converged ? "yes" : "no", true_rel);
   }
   FILE *js = rrt_app_json_open(&c, rank);
   if (js) {
-    fprintf(js,
-            "{\"command\": \"ilu\", \"problem\": \"%s\", \"n\": %lld, \"nnz\": %.0f, \"ranks\": %d, "
-            "\"backend\": \"%s\", \"ordering\": \"%s\", \"levels_l\": %d, \"levels_u\": %d, "
-            "\"analysis_s\": %.6g, \"factor_s\": %.6g, \"factor_gflops\": %.6g, "
-            "\"spmv_s\": %.6g, \"spmv_gflops\": %.6g, \"trisolve_s\": %.6g, "
-            "\"trisolve_gflops\": %.6g",
-            src, (long long)n, nnz, P, rrt_backend_name(rrt_ctx_backend(ctx)),
-            rrt_ilu_ordering_name(o.ordering), nl, nu, t_analysis, t_factor, gf_fac, t_spmv,
-            gf_spmv, t_apply, gf_tri);
+    fprintf(
+        js,
+        "{\"command\": \"ilu\", \"problem\": \"%s\", \"n\": %lld, \"nnz\": %.0f, \"ranks\": %d, "
+        "\"backend\": \"%s\", \"ordering\": \"%s\", \"levels_l\": %d, \"levels_u\": %d, "
+        "\"analysis_s\": %.6g, \"factor_s\": %.6g, \"factor_gflops\": %.6g, "
+        "\"spmv_s\": %.6g, \"spmv_gflops\": %.6g, \"trisolve_s\": %.6g, "
+        "\"trisolve_gflops\": %.6g",
+        src, (long long)n, nnz, P, rrt_backend_name(rrt_ctx_backend(ctx)),
+        rrt_ilu_ordering_name(o.ordering), nl, nu, t_analysis, t_factor, gf_fac, t_spmv, gf_spmv,
+        t_apply, gf_tri);
     if (!o.no_solver)
       fprintf(js,
               ", \"solver\": \"%s\", \"iterations\": %d, \"solve_s\": %.6g, \"converged\": %s, "

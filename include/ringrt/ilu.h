@@ -98,11 +98,11 @@ typedef struct rrt_krylov_options {
   { sizeof(rrt_krylov_options), RRT_KRYLOV_GMRES, 1e-8, 1000, 30, 0 }
 
 typedef struct rrt_krylov_result {
-  int iterations;   /**< iterations done (GMRES: inner iterations) */
-  int converged;    /**< 1 if the tolerance was reached */
-  double bnorm;     /**< ||b|| */
-  double rnorm;     /**< last residual norm the method tracked (unpreconditioned) */
-  double *history;  /**< residual norm per iteration, history[0] = initial; malloc'd */
+  int iterations;  /**< iterations done (GMRES: inner iterations) */
+  int converged;   /**< 1 if the tolerance was reached */
+  double bnorm;    /**< ||b|| */
+  double rnorm;    /**< last residual norm the method tracked (unpreconditioned) */
+  double *history; /**< residual norm per iteration, history[0] = initial; malloc'd */
   int history_len;
 } rrt_krylov_result;
 

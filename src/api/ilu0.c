@@ -19,26 +19,29 @@ struct rrt_ilu0 {
   rrt_ctx_t ctx;
   rrt_ilu0_options opt;
   int64_t nloc, next, nnz, nval;
-  int64_t *pos_ext;           /* position of every extended row */
-  int64_t *frowptr;           /* factor order: nloc + 1 */
-  int32_t *nl, *fcol;         /* L count per row; extended column per entry */
-  int64_t *fperm;             /* factor entry -> A's local entry */
-  int64_t *gofs;              /* ghost U rows in v: nnz + gofs[g] .. nnz + gofs[g + 1] */
+  int64_t *pos_ext;   /* position of every extended row */
+  int64_t *frowptr;   /* factor order: nloc + 1 */
+  int32_t *nl, *fcol; /* L count per row; extended column per entry */
+  int64_t *fperm;     /* factor entry -> A's local entry */
+  int64_t *gofs;      /* ghost U rows in v: nnz + gofs[g] .. nnz + gofs[g + 1] */
   int32_t *piv, *pair_dst, *pair_src;
   int64_t *pair_ptr;
-  int nlev[2];                /* L, U */
-  int64_t *hist[2];           /* global rows per level */
-  int64_t *levptr[2];         /* local rows per level: levptr[l-1] .. levptr[l] */
+  int nlev[2];        /* L, U */
+  int64_t *hist[2];   /* global rows per level */
+  int64_t *levptr[2]; /* local rows per level: levptr[l-1] .. levptr[l] */
   int32_t *levrows[2];
-  rrt_halo hf, hl, hu;        /* factor rows, L solve, U solve */
+  rrt_halo hf, hl, hu; /* factor rows, L solve, U solve */
   int64_t *d_rowptr, *d_pair_ptr;
   int32_t *d_nl, *d_col, *d_piv, *d_pair_dst, *d_pair_src, *d_lev[2];
   double *d_v, *d_y, *d_z;
-  double *h_v;                /* host staging of the first nnz values */
+  double *h_v;        /* host staging of the first nnz values */
+  int32_t *seq_order; /* cpu, one rank, small levels: rows by position, else NULL */
   double fflops, aflops;
 };
 
 #define OPC "rrt_ilu0_create"
+/* Average rows per level below which one cpu rank sweeps sequentially. */
+#define RRT_ILU0_SEQ_ROWS_PER_LEVEL 8192
 
 static rrt_status upload(rrt_ctx_t ctx, void **dst, const void *src, size_t bytes);
 
@@ -68,16 +71,21 @@ static rrt_status global_positions(rrt_ilu0_t M, int64_t **pos_out) {
     st = nomem(ctx, OPC);
     goto done;
   }
-  for (int p = 0; p < P; p++) cnt[p] = (int)(A->offsets[p + 1] - A->offsets[p]), dis[p] = (int)A->offsets[p];
-  for (int64_t i = 0; i < A->nloc; i++) len[i] = A->rowptr[i + 1] - A->rowptr[i];
-  if (MPI_Allgatherv(len, (int)A->nloc, MPI_INT64_T, rowptr + 1, cnt, dis, MPI_INT64_T, ctx->comm)) {
+  for (int p = 0; p < P; p++)
+    cnt[p] = (int)(A->offsets[p + 1] - A->offsets[p]), dis[p] = (int)A->offsets[p];
+  for (int64_t i = 0; i < A->nloc; i++)
+    len[i] = A->rowptr[i + 1] - A->rowptr[i];
+  if (MPI_Allgatherv(len, (int)A->nloc, MPI_INT64_T, rowptr + 1, cnt, dis, MPI_INT64_T,
+                     ctx->comm)) {
     st = mpi_fail(ctx, "MPI_Allgatherv of row lengths");
     goto done;
   }
   rowptr[0] = 0;
-  for (int64_t i = 0; i < n; i++) rowptr[i + 1] += rowptr[i];
+  for (int64_t i = 0; i < n; i++)
+    rowptr[i + 1] += rowptr[i];
   for (int p = 0; p < P; p++)
-    dis[p] = (int)rowptr[A->offsets[p]], cnt[p] = (int)(rowptr[A->offsets[p + 1]] - rowptr[A->offsets[p]]);
+    dis[p] = (int)rowptr[A->offsets[p]],
+    cnt[p] = (int)(rowptr[A->offsets[p + 1]] - rowptr[A->offsets[p]]);
   col = malloc(((size_t)rowptr[n] + 1) * sizeof(int64_t));
   if (!col) {
     st = nomem(ctx, OPC);
@@ -202,22 +210,29 @@ static rrt_status levels(rrt_ilu0_t M, int32_t *lev[2], int64_t nreq, const int6
       st = nomem(ctx, OPC);
       goto done;
     }
-    for (int64_t i = 0; i < M->nloc; i++) order[0][i] = (int32_t)i;
+    for (int64_t i = 0; i < M->nloc; i++)
+      order[0][i] = (int32_t)i;
     /* positions are a permutation; sort local rows by them (heap-free: shell sort) */
-    for (int64_t i = 0; i < M->nloc; i++) key[i] = M->pos_ext[i];
+    for (int64_t i = 0; i < M->nloc; i++)
+      key[i] = M->pos_ext[i];
     for (int64_t gap = M->nloc / 2; gap > 0; gap /= 2)
       for (int64_t i = gap; i < M->nloc; i++) {
         int32_t x = order[0][i];
         int64_t j = i;
-        while (j >= gap && key[order[0][j - gap]] > key[x]) order[0][j] = order[0][j - gap], j -= gap;
+        while (j >= gap && key[order[0][j - gap]] > key[x])
+          order[0][j] = order[0][j - gap], j -= gap;
         order[0][j] = x;
       }
-    for (int64_t i = 0; i < M->nloc; i++) order[1][i] = order[0][M->nloc - 1 - i];
+    for (int64_t i = 0; i < M->nloc; i++)
+      order[1][i] = order[0][M->nloc - 1 - i];
     free(key);
   }
-  for (int64_t t = 0; t < nreq; t++) scnt[req_src[t]] += 2;
-  for (int64_t g = 0; g < A->nghost; g++) rcnt[A->ghost_owner[g]] += 2;
-  for (int p = 0; p < P; p++) sdis[p + 1] = sdis[p] + scnt[p], rdis[p + 1] = rdis[p] + rcnt[p];
+  for (int64_t t = 0; t < nreq; t++)
+    scnt[req_src[t]] += 2;
+  for (int64_t g = 0; g < A->nghost; g++)
+    rcnt[A->ghost_owner[g]] += 2;
+  for (int p = 0; p < P; p++)
+    sdis[p + 1] = sdis[p] + scnt[p], rdis[p + 1] = rdis[p] + rcnt[p];
   int64_t *fr = malloc(((size_t)M->nloc + 1) * sizeof(int64_t));
   if (!fr) {
     st = nomem(ctx, OPC);
@@ -227,8 +242,8 @@ static rrt_status levels(rrt_ilu0_t M, int32_t *lev[2], int64_t nreq, const int6
   for (int round = 0;; round++) {
     int64_t unknown = 0, total = 0;
     for (int side = 0; side < 2; side++)
-      unknown += rrt_level_sweep(M->nloc, order[side], A->rowptr, A->col_ext, M->pos_ext, side,
-                                 lev[side]);
+      unknown +=
+          rrt_level_sweep(M->nloc, order[side], A->rowptr, A->col_ext, M->pos_ext, side, lev[side]);
     for (int64_t t = 0; t < nreq; t++) {
       int64_t r = req_row[t] - A->row_begin;
       reply[2 * t] = lev[0][r];
@@ -266,7 +281,8 @@ static rrt_status level_lists(rrt_ilu0_t M, int side, const int32_t *lev) {
   int mx = 0, gmx = 0;
   for (int64_t i = 0; i < M->nloc; i++)
     if (lev[i] > mx) mx = lev[i];
-  if (MPI_Allreduce(&mx, &gmx, 1, MPI_INT, MPI_MAX, ctx->comm)) return mpi_fail(ctx, "MPI_Allreduce");
+  if (MPI_Allreduce(&mx, &gmx, 1, MPI_INT, MPI_MAX, ctx->comm))
+    return mpi_fail(ctx, "MPI_Allreduce");
   M->nlev[side] = gmx;
   M->levptr[side] = calloc((size_t)gmx + 2, sizeof(int64_t));
   M->levrows[side] = malloc(((size_t)M->nloc + 1) * sizeof(int32_t));
@@ -276,15 +292,18 @@ static rrt_status level_lists(rrt_ilu0_t M, int side, const int32_t *lev) {
     free(loc);
     return nomem(ctx, OPC);
   }
-  for (int64_t i = 0; i < M->nloc; i++) loc[lev[i] - 1]++;
+  for (int64_t i = 0; i < M->nloc; i++)
+    loc[lev[i] - 1]++;
   if (MPI_Allreduce(loc, M->hist[side], gmx, MPI_INT64_T, MPI_SUM, ctx->comm)) {
     free(loc);
     return mpi_fail(ctx, "MPI_Allreduce of the histogram");
   }
   int64_t *ptr = M->levptr[side];
-  for (int l = 0; l < gmx; l++) ptr[l + 1] = ptr[l] + loc[l];
+  for (int l = 0; l < gmx; l++)
+    ptr[l + 1] = ptr[l] + loc[l];
   memcpy(loc, ptr, (size_t)gmx * sizeof(int64_t));
-  for (int64_t i = 0; i < M->nloc; i++) M->levrows[side][loc[lev[i] - 1]++] = (int32_t)i;
+  for (int64_t i = 0; i < M->nloc; i++)
+    M->levrows[side][loc[lev[i] - 1]++] = (int32_t)i;
   free(loc);
   return RRT_SUCCESS;
 }
@@ -299,7 +318,8 @@ static int64_t ext_global(const struct rrt_sparse *A, int64_t e) {
 static int *need_levels(const rrt_msg_plan *recv, int nlev, const int32_t *gneed, int64_t nloc) {
   int *need = malloc(((size_t)nlev + 1) * sizeof(int));
   if (!need) return NULL;
-  for (int l = 0; l <= nlev; l++) need[l] = INT_MAX;
+  for (int l = 0; l <= nlev; l++)
+    need[l] = INT_MAX;
   for (int m = 0; m < recv->nmsg; m++)
     for (int64_t t = recv->ptr[m]; t < recv->ptr[m + 1]; t++) {
       int v = gneed[recv->idx[t] - nloc];
@@ -313,7 +333,8 @@ static rrt_status expand_plan(const rrt_msg_plan *rows, const int64_t *start, co
                               int64_t base, rrt_msg_plan *out) {
   memset(out, 0, sizeof(*out));
   int64_t total = 0;
-  for (int64_t t = 0; t < rows->ptr[rows->nmsg]; t++) total += len[rows->idx[t] - base];
+  for (int64_t t = 0; t < rows->ptr[rows->nmsg]; t++)
+    total += len[rows->idx[t] - base];
   out->nmsg = rows->nmsg;
   out->level = malloc(((size_t)rows->nmsg + 1) * sizeof(int32_t));
   out->peer = malloc(((size_t)rows->nmsg + 1) * sizeof(int32_t));
@@ -327,7 +348,8 @@ static rrt_status expand_plan(const rrt_msg_plan *rows, const int64_t *start, co
     out->ptr[m] = w;
     for (int64_t t = rows->ptr[m]; t < rows->ptr[m + 1]; t++) {
       int64_t r = rows->idx[t] - base;
-      for (int64_t q = 0; q < len[r]; q++) out->idx[w++] = (int32_t)(start[r] + q);
+      for (int64_t q = 0; q < len[r]; q++)
+        out->idx[w++] = (int32_t)(start[r] + q);
     }
   }
   out->ptr[rows->nmsg] = w;
@@ -378,7 +400,8 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
   int64_t nloc = M->nloc, ng = A->nghost, nnz = M->nnz;
   int64_t *gpos = NULL, *rec = NULL, *rdata = NULL, *ulen_send = NULL, *ucol_send = NULL;
   int64_t *glen = NULL, *gcol = NULL, *pk = NULL;
-  int32_t *dest = NULL, *rsrc = NULL, *lev[2] = {NULL, NULL}, *gflag = NULL, *gneed[2] = {NULL, NULL};
+  int32_t *dest = NULL, *rsrc = NULL, *lev[2] = {NULL, NULL}, *gflag = NULL,
+          *gneed[2] = {NULL, NULL};
   int32_t *gcol_ext = NULL, *pp = NULL, *pi = NULL, *pl = NULL;
   int *need = NULL, *scnt = NULL, *sdis = NULL, *rcnt = NULL, *rdis = NULL;
   rrt_msg_plan sp[2] = {{0}}, rp[2] = {{0}}, fs = {0}, fr = {0};
@@ -388,10 +411,12 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
   M->pos_ext = malloc(((size_t)M->next + 1) * sizeof(int64_t));
   if (!M->pos_ext) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
   if (opt.ordering == RRT_ILU_ORDER_NATURAL) {
-    for (int64_t e = 0; e < M->next; e++) M->pos_ext[e] = ext_global(A, e);
+    for (int64_t e = 0; e < M->next; e++)
+      M->pos_ext[e] = ext_global(A, e);
   } else {
     RRT_CHECK_GOTO(global_positions(M, &gpos), st, fail);
-    for (int64_t e = 0; e < M->next; e++) M->pos_ext[e] = gpos[ext_global(A, e)];
+    for (int64_t e = 0; e < M->next; e++)
+      M->pos_ext[e] = gpos[ext_global(A, e)];
   }
   /* 2. factor order and the structural diagonal check (agreed) */
   int64_t missing;
@@ -422,16 +447,29 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
   {
     int64_t *rows = malloc(((size_t)nreq + 1) * sizeof(int64_t));
     if (!rows) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
-    for (int64_t t = 0; t < nreq; t++) rows[t] = rdata[2 * t];
+    for (int64_t t = 0; t < nreq; t++)
+      rows[t] = rdata[2 * t];
     /* 4. levels, across ranks (one rank on a GPU backend: on the device) */
     st = (ctx->size == 1 && !rrt_ilu_is_cpu(ctx)) ? levels_device(M, lev)
                                                   : levels(M, lev, nreq, rows, rsrc);
     free(rows);
     if (st) goto fail;
   }
-  for (int side = 0; side < 2; side++) RRT_CHECK_GOTO(level_lists(M, side, lev[side]), st, fail);
+  for (int side = 0; side < 2; side++)
+    RRT_CHECK_GOTO(level_lists(M, side, lev[side]), st, fail);
+  /* One rank on the cpu backend with small levels: a sequential sweep in
+   * elimination order is faster than level scheduling (memory order beats
+   * tiny parallel levels); large levels (multicolour) keep the threads. */
+  if (ctx->size == 1 && rrt_ilu_is_cpu(ctx) &&
+      (ctx->threads <= 1 || nloc < (int64_t)M->nlev[0] * RRT_ILU0_SEQ_ROWS_PER_LEVEL)) {
+    M->seq_order = malloc(((size_t)nloc + 1) * sizeof(int32_t));
+    if (!M->seq_order) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+    for (int64_t i = 0; i < nloc; i++)
+      M->seq_order[M->pos_ext[i]] = (int32_t)i;
+  }
   /* earliest local level reading each ghost */
-  for (int64_t g = 0; g < ng; g++) gneed[0][g] = gneed[1][g] = INT_MAX;
+  for (int64_t g = 0; g < ng; g++)
+    gneed[0][g] = gneed[1][g] = INT_MAX;
   for (int64_t i = 0; i < nloc; i++)
     for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
       int32_t e = A->col_ext[p];
@@ -457,11 +495,14 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
       utot += ulen_send[t];
       scnt[rsrc[t]]++;
     }
-    for (int64_t g = 0; g < ng; g++) rcnt[A->ghost_owner[g]]++;
-    for (int p = 0; p < P; p++) sdis[p + 1] = sdis[p] + scnt[p], rdis[p + 1] = rdis[p] + rcnt[p];
+    for (int64_t g = 0; g < ng; g++)
+      rcnt[A->ghost_owner[g]]++;
+    for (int p = 0; p < P; p++)
+      sdis[p + 1] = sdis[p] + scnt[p], rdis[p + 1] = rdis[p] + rcnt[p];
     if (MPI_Alltoallv(ulen_send, scnt, sdis, MPI_INT64_T, glen, rcnt, rdis, MPI_INT64_T, ctx->comm))
       RRT_CHECK_GOTO(mpi_fail(ctx, "MPI_Alltoallv of U row lengths"), st, fail);
-    for (int64_t g = 0; g < ng; g++) M->gofs[g + 1] = M->gofs[g] + glen[g];
+    for (int64_t g = 0; g < ng; g++)
+      M->gofs[g + 1] = M->gofs[g] + glen[g];
     ucol_send = malloc(((size_t)utot + 1) * sizeof(int64_t));
     gcol = malloc(((size_t)M->gofs[ng] + 1) * sizeof(int64_t));
     if (!ucol_send || !gcol) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
@@ -474,15 +515,19 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
         ucol_send[w++] = ext_global(A, M->fcol[M->frowptr[r] + M->nl[r] + q]);
       scnt[rsrc[t]] += (int)ulen_send[t];
     }
-    for (int64_t g = 0; g < ng; g++) rcnt[A->ghost_owner[g]] += (int)glen[g];
-    for (int p = 0; p < P; p++) sdis[p + 1] = sdis[p] + scnt[p], rdis[p + 1] = rdis[p] + rcnt[p];
+    for (int64_t g = 0; g < ng; g++)
+      rcnt[A->ghost_owner[g]] += (int)glen[g];
+    for (int p = 0; p < P; p++)
+      sdis[p + 1] = sdis[p] + scnt[p], rdis[p + 1] = rdis[p] + rcnt[p];
     if (MPI_Alltoallv(ucol_send, scnt, sdis, MPI_INT64_T, gcol, rcnt, rdis, MPI_INT64_T, ctx->comm))
       RRT_CHECK_GOTO(mpi_fail(ctx, "MPI_Alltoallv of U row columns"), st, fail);
     gcol_ext = malloc(((size_t)M->gofs[ng] + 1) * sizeof(int32_t));
     if (!gcol_ext) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
-    for (int64_t q = 0; q < M->gofs[ng]; q++) gcol_ext[q] = (int32_t)rrt_sparse_ext_index(A, gcol[q]);
+    for (int64_t q = 0; q < M->gofs[ng]; q++)
+      gcol_ext[q] = (int32_t)rrt_sparse_ext_index(A, gcol[q]);
     M->nval = nnz + M->gofs[ng];
-    if (M->nval > INT32_MAX / 2) RRT_CHECK_GOTO(rrt_error(ctx, RRT_ERR_UNSUPPORTED, OPC, "too many local values"), st, fail);
+    if (M->nval > INT32_MAX / 2)
+      RRT_CHECK_GOTO(rrt_error(ctx, RRT_ERR_UNSUPPORTED, OPC, "too many local values"), st, fail);
   }
 
   /* 6. pivots and update pairs (the IKJ schedule of every row) */
@@ -492,7 +537,8 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
     int64_t cap = nnz + 16, np = 0;
     M->pair_dst = malloc((size_t)cap * sizeof(int32_t));
     M->pair_src = malloc((size_t)cap * sizeof(int32_t));
-    if (!M->piv || !M->pair_ptr || !M->pair_dst || !M->pair_src) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+    if (!M->piv || !M->pair_ptr || !M->pair_dst || !M->pair_src)
+      RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
     double fl = 0.0;
     for (int64_t i = 0; i < nloc; i++) {
       int64_t b = M->frowptr[i], d = b + M->nl[i], end = M->frowptr[i + 1];
@@ -521,7 +567,8 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
           int32_t j = ucol[s - ubase];
           if (j < 0) continue;
           int64_t pj = M->pos_ext[j];
-          while (q < end && M->pos_ext[M->fcol[q]] < pj) q++;
+          while (q < end && M->pos_ext[M->fcol[q]] < pj)
+            q++;
           if (q < end && M->fcol[q] == j) {
             if (np == cap) {
               cap *= 2;
@@ -541,7 +588,8 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
       }
     }
     double al = 0.0;
-    for (int64_t i = 0; i < nloc; i++) al += 2.0 * (double)(M->frowptr[i + 1] - M->frowptr[i] - 1) + 1.0;
+    for (int64_t i = 0; i < nloc; i++)
+      al += 2.0 * (double)(M->frowptr[i + 1] - M->frowptr[i] - 1) + 1.0;
     double loc[2] = {fl, al}, glob[2];
     if (MPI_Allreduce(loc, glob, 2, MPI_DOUBLE, MPI_SUM, ctx->comm))
       RRT_CHECK_GOTO(mpi_fail(ctx, "MPI_Allreduce"), st, fail);
@@ -583,7 +631,8 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
       for (int64_t r = 0; r < nloc; r++)
         start[r] = M->frowptr[r] + M->nl[r], len[r] = M->frowptr[r + 1] - start[r];
       st = expand_plan(&sp[0], start, len, 0, &fs);
-      for (int64_t g = 0; g < ng && !st; g++) start[g] = nnz + M->gofs[g], len[g] = glen[g];
+      for (int64_t g = 0; g < ng && !st; g++)
+        start[g] = nnz + M->gofs[g], len[g] = glen[g];
       if (!st) st = expand_plan(&rp[0], start, len, nloc, &fr);
       free(start), free(len);
       if (st) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
@@ -599,18 +648,31 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
   }
 
   /* 8. backend copies */
-  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_rowptr, M->frowptr, ((size_t)nloc + 1) * sizeof(int64_t)), st, fail);
+  RRT_CHECK_GOTO(
+      upload(ctx, (void **)&M->d_rowptr, M->frowptr, ((size_t)nloc + 1) * sizeof(int64_t)), st,
+      fail);
   RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_nl, M->nl, (size_t)nloc * sizeof(int32_t)), st, fail);
   RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_col, M->fcol, (size_t)nnz * sizeof(int32_t)), st, fail);
   RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_piv, M->piv, (size_t)nnz * sizeof(int32_t)), st, fail);
-  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_pair_ptr, M->pair_ptr, ((size_t)nnz + 1) * sizeof(int64_t)), st, fail);
-  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_pair_dst, M->pair_dst, (size_t)M->pair_ptr[nnz] * sizeof(int32_t)), st, fail);
-  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_pair_src, M->pair_src, (size_t)M->pair_ptr[nnz] * sizeof(int32_t)), st, fail);
+  RRT_CHECK_GOTO(
+      upload(ctx, (void **)&M->d_pair_ptr, M->pair_ptr, ((size_t)nnz + 1) * sizeof(int64_t)), st,
+      fail);
+  RRT_CHECK_GOTO(
+      upload(ctx, (void **)&M->d_pair_dst, M->pair_dst, (size_t)M->pair_ptr[nnz] * sizeof(int32_t)),
+      st, fail);
+  RRT_CHECK_GOTO(
+      upload(ctx, (void **)&M->d_pair_src, M->pair_src, (size_t)M->pair_ptr[nnz] * sizeof(int32_t)),
+      st, fail);
   for (int side = 0; side < 2; side++)
-    RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_lev[side], M->levrows[side], (size_t)nloc * sizeof(int32_t)), st, fail);
-  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)M->nval + 1) * sizeof(double), (void **)&M->d_v), st, fail);
-  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)M->next + 1) * sizeof(double), (void **)&M->d_y), st, fail);
-  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)M->next + 1) * sizeof(double), (void **)&M->d_z), st, fail);
+    RRT_CHECK_GOTO(
+        upload(ctx, (void **)&M->d_lev[side], M->levrows[side], (size_t)nloc * sizeof(int32_t)), st,
+        fail);
+  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)M->nval + 1) * sizeof(double), (void **)&M->d_v), st,
+                 fail);
+  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)M->next + 1) * sizeof(double), (void **)&M->d_y), st,
+                 fail);
+  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)M->next + 1) * sizeof(double), (void **)&M->d_z), st,
+                 fail);
   M->h_v = malloc(((size_t)nnz + 1) * sizeof(double));
   if (!M->h_v) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
 
@@ -619,7 +681,8 @@ fail:
   free(pk), free(dest), free(rsrc), free(lev[0]), free(lev[1]), free(gflag), free(gneed[0]);
   free(gneed[1]), free(gcol_ext), free(pp), free(pi), free(pl), free(need), free(scnt);
   free(sdis), free(rcnt), free(rdis);
-  for (int side = 0; side < 2; side++) rrt_msg_plan_free(&sp[side]), rrt_msg_plan_free(&rp[side]);
+  for (int side = 0; side < 2; side++)
+    rrt_msg_plan_free(&sp[side]), rrt_msg_plan_free(&rp[side]);
   rrt_msg_plan_free(&fs), rrt_msg_plan_free(&fr);
   /* every failure above is either agreed (singular) or a local resource
    * problem: agree so no rank goes on to a factorisation the others skip */
@@ -639,6 +702,7 @@ rrt_status rrt_ilu0_destroy(rrt_ilu0_t M) {
   rrt_halo_free(ctx, &M->hf), rrt_halo_free(ctx, &M->hl), rrt_halo_free(ctx, &M->hu);
   free(M->pos_ext), free(M->frowptr), free(M->nl), free(M->fcol), free(M->fperm), free(M->gofs);
   free(M->piv), free(M->pair_dst), free(M->pair_src), free(M->pair_ptr), free(M->h_v);
+  free(M->seq_order);
   for (int s = 0; s < 2; s++) {
     free(M->hist[s]), free(M->levptr[s]), free(M->levrows[s]);
     rrt_free(ctx, M->d_lev[s]);
@@ -658,24 +722,34 @@ rrt_status rrt_ilu0_factor(rrt_ilu0_t M) {
   rrt_ctx_t ctx = M->ctx;
   rrt_sparse_t A = M->A;
   double t0 = rrt_phase_begin(ctx);
-  for (int64_t f = 0; f < M->nnz; f++) M->h_v[f] = A->val[M->fperm[f]];
-  rrt_status st = rrt_memcpy_to_backend(ctx, M->d_v, M->h_v, (size_t)M->nnz * sizeof(double));
-  for (int l = 1; l <= M->nlev[0] && !st; l++) {
+  /* host memory backends (cpu, emu) fill and read the values in place */
+  int host = !ctx->dev->is_cuda;
+  double *hv = host ? M->d_v : M->h_v;
+  for (int64_t f = 0; f < M->nnz; f++)
+    hv[f] = A->val[M->fperm[f]];
+  rrt_status st = host
+                      ? RRT_SUCCESS
+                      : rrt_memcpy_to_backend(ctx, M->d_v, M->h_v, (size_t)M->nnz * sizeof(double));
+  if (M->seq_order && !st)
+    rrt_ilu0_cpu_factor_seq(M->seq_order, M->nloc, M->d_rowptr, M->d_nl, M->d_piv, M->d_pair_ptr,
+                            M->d_pair_dst, M->d_pair_src, M->d_v, M->opt.boost, M->opt.boost_tol,
+                            M->opt.boost_value);
+  for (int l = 1; l <= M->nlev[0] && !st && !M->seq_order; l++) {
     st = rrt_halo_wait_needed(ctx, &M->hf, l, M->d_v);
     int64_t a = M->levptr[0][l - 1], b = M->levptr[0][l];
     if (!st && b > a)
-      st = RRT_ILU_DISPATCH(
-          ctx,
-          rrt_ilu0_cpu_factor_rows(M->d_lev[0] + a, b - a, M->d_rowptr, M->d_nl, M->d_piv,
-                                   M->d_pair_ptr, M->d_pair_dst, M->d_pair_src, M->d_v,
-                                   M->opt.boost, M->opt.boost_tol, M->opt.boost_value),
-          rrt_k_ilu0_factor_rows, M->d_lev[0] + a, b - a, M->d_rowptr, M->d_nl, M->d_piv,
-          M->d_pair_ptr, M->d_pair_dst, M->d_pair_src, M->d_v, M->opt.boost, M->opt.boost_tol,
-          M->opt.boost_value);
+      st = RRT_ILU_DISPATCH(ctx,
+                            rrt_ilu0_cpu_factor_rows(M->d_lev[0] + a, b - a, M->d_rowptr, M->d_nl,
+                                                     M->d_piv, M->d_pair_ptr, M->d_pair_dst,
+                                                     M->d_pair_src, M->d_v, M->opt.boost,
+                                                     M->opt.boost_tol, M->opt.boost_value),
+                            rrt_k_ilu0_factor_rows, M->d_lev[0] + a, b - a, M->d_rowptr, M->d_nl,
+                            M->d_piv, M->d_pair_ptr, M->d_pair_dst, M->d_pair_src, M->d_v,
+                            M->opt.boost, M->opt.boost_tol, M->opt.boost_value);
     if (!st) st = rrt_halo_post(ctx, &M->hf, l, M->d_v);
   }
   if (!st) st = rrt_halo_wait_all(ctx, &M->hf, M->d_v);
-  if (!st) st = rrt_memcpy_to_host(ctx, M->h_v, M->d_v, (size_t)M->nnz * sizeof(double));
+  if (!st && !host) st = rrt_memcpy_to_host(ctx, M->h_v, M->d_v, (size_t)M->nnz * sizeof(double));
   /* a transport or kernel failure here cannot be agreed safely only if a
    * peer is stuck; the transport aborts on timeout, so agreeing is safe */
   st = rrt_agree(ctx, st);
@@ -684,7 +758,7 @@ rrt_status rrt_ilu0_factor(rrt_ilu0_t M) {
    * the serial one, whatever garbage follows it; agree on it everywhere. */
   int64_t bad[2] = {INT64_MAX, INT64_MAX}; /* zero, non-finite: position */
   for (int64_t i = 0; i < M->nloc; i++) {
-    double u = M->h_v[M->frowptr[i] + M->nl[i]];
+    double u = hv[M->frowptr[i] + M->nl[i]];
     int64_t p = M->pos_ext[i];
     if (u == 0.0 && p < bad[0]) bad[0] = p;
     if (!isfinite(u) && p < bad[1]) bad[1] = p;
@@ -717,6 +791,11 @@ rrt_status rrt_ilu0_factor(rrt_ilu0_t M) {
 rrt_status rrt_ilu0_apply(rrt_ilu0_t M, const double *r, double *z) {
   rrt_ctx_t ctx = M->ctx;
   double t0 = rrt_phase_begin(ctx);
+  if (M->seq_order) {
+    rrt_ilu0_cpu_apply_seq(M->seq_order, M->nloc, M->d_rowptr, M->d_nl, M->d_col, M->d_v, r, M->d_y,
+                           z);
+    return rrt_phase_end(ctx, "ilu0.apply", t0);
+  }
   for (int l = 1; l <= M->nlev[0]; l++) {
     RRT_CHECK(rrt_halo_wait_needed(ctx, &M->hl, l, M->d_y));
     int64_t a = M->levptr[0][l - 1], b = M->levptr[0][l];
@@ -733,11 +812,12 @@ rrt_status rrt_ilu0_apply(rrt_ilu0_t M, const double *r, double *z) {
     RRT_CHECK(rrt_halo_wait_needed(ctx, &M->hu, l, M->d_z));
     int64_t a = M->levptr[1][l - 1], b = M->levptr[1][l];
     if (b > a)
-      RRT_CHECK(RRT_ILU_DISPATCH(ctx,
-                                 rrt_ilu0_cpu_usolve_rows(M->d_lev[1] + a, b - a, M->d_rowptr,
-                                                          M->d_nl, M->d_col, M->d_v, M->d_y, M->d_z),
-                                 rrt_k_ilu0_usolve_rows, M->d_lev[1] + a, b - a, M->d_rowptr,
-                                 M->d_nl, M->d_col, M->d_v, M->d_y, M->d_z));
+      RRT_CHECK(
+          RRT_ILU_DISPATCH(ctx,
+                           rrt_ilu0_cpu_usolve_rows(M->d_lev[1] + a, b - a, M->d_rowptr, M->d_nl,
+                                                    M->d_col, M->d_v, M->d_y, M->d_z),
+                           rrt_k_ilu0_usolve_rows, M->d_lev[1] + a, b - a, M->d_rowptr, M->d_nl,
+                           M->d_col, M->d_v, M->d_y, M->d_z));
     RRT_CHECK(rrt_halo_post(ctx, &M->hu, l, M->d_z));
   }
   RRT_CHECK(rrt_halo_wait_all(ctx, &M->hu, M->d_z));
@@ -754,14 +834,16 @@ void rrt_ilu0_levels(rrt_ilu0_t M, int *levels_l, int *levels_u) {
 
 rrt_status rrt_ilu0_level_histogram(rrt_ilu0_t M, int which, int64_t *counts) {
   if (which != 0 && which != 1)
-    return rrt_error(M->ctx, RRT_ERR_INVALID_ARG, "rrt_ilu0_level_histogram", "which must be 0 or 1");
+    return rrt_error(M->ctx, RRT_ERR_INVALID_ARG, "rrt_ilu0_level_histogram",
+                     "which must be 0 or 1");
   memcpy(counts, M->hist[which], (size_t)M->nlev[which] * sizeof(int64_t));
   return RRT_SUCCESS;
 }
 
 rrt_status rrt_ilu0_get_factors(rrt_ilu0_t M, double *vals) {
   RRT_CHECK(rrt_memcpy_to_host(M->ctx, M->h_v, M->d_v, (size_t)M->nnz * sizeof(double)));
-  for (int64_t f = 0; f < M->nnz; f++) vals[M->fperm[f]] = M->h_v[f];
+  for (int64_t f = 0; f < M->nnz; f++)
+    vals[M->fperm[f]] = M->h_v[f];
   return RRT_SUCCESS;
 }
 
@@ -778,9 +860,13 @@ const char *rrt_ilu_ordering_name(rrt_ilu_ordering o) {
 }
 
 rrt_status rrt_ilu_ordering_parse(const char *name, rrt_ilu_ordering *o) {
-  if (!strcmp(name, "natural")) *o = RRT_ILU_ORDER_NATURAL;
-  else if (!strcmp(name, "rcm")) *o = RRT_ILU_ORDER_RCM;
-  else if (!strcmp(name, "multicolor") || !strcmp(name, "multicolour")) *o = RRT_ILU_ORDER_MULTICOLOR;
-  else return RRT_ERR_INVALID_ARG;
+  if (!strcmp(name, "natural"))
+    *o = RRT_ILU_ORDER_NATURAL;
+  else if (!strcmp(name, "rcm"))
+    *o = RRT_ILU_ORDER_RCM;
+  else if (!strcmp(name, "multicolor") || !strcmp(name, "multicolour"))
+    *o = RRT_ILU_ORDER_MULTICOLOR;
+  else
+    return RRT_ERR_INVALID_ARG;
   return RRT_SUCCESS;
 }

@@ -30,7 +30,8 @@ rrt_status rrt_vec_axpby(rrt_ctx_t ctx, int64_t n, double a, const double *x, do
   if (rrt_ilu_is_cpu(ctx)) {
     if (b == 0.0) {
 #pragma omp parallel for schedule(static) if (n > 65536)
-      for (int64_t i = 0; i < n; i++) y[i] = a * x[i];
+      for (int64_t i = 0; i < n; i++)
+        y[i] = a * x[i];
     } else {
 #pragma omp parallel for schedule(static) if (n > 65536)
       for (int64_t i = 0; i < n; i++) {
@@ -44,11 +45,13 @@ rrt_status rrt_vec_axpby(rrt_ctx_t ctx, int64_t n, double a, const double *x, do
 }
 
 /* Local part of a dot product, summed in a fixed order. */
-static rrt_status local_dot(rrt_ctx_t ctx, int64_t n, const double *x, const double *y, double *out) {
+static rrt_status local_dot(rrt_ctx_t ctx, int64_t n, const double *x, const double *y,
+                            double *out) {
   if (rrt_ilu_is_cpu(ctx)) {
     double s = 0.0;
 #pragma omp parallel for reduction(+ : s) schedule(static) if (n > 65536)
-    for (int64_t i = 0; i < n; i++) s += x[i] * y[i];
+    for (int64_t i = 0; i < n; i++)
+      s += x[i] * y[i];
     *out = s;
     return RRT_SUCCESS;
   }
@@ -63,7 +66,8 @@ static rrt_status local_dot(rrt_ctx_t ctx, int64_t n, const double *x, const dou
   if (!st) st = rrt_memcpy_to_host(ctx, part, d_part, (size_t)nb * sizeof(double));
   rrt_free(ctx, d_part);
   double s = 0.0;
-  for (int b = 0; b < nb; b++) s += part[b];
+  for (int b = 0; b < nb; b++)
+    s += part[b];
   *out = s;
   return st;
 }
@@ -86,8 +90,10 @@ rrt_status rrt_vec_dot(rrt_ctx_t ctx, int64_t n, const double *x, const double *
 }
 
 /* out[j] = (X[j], y), j < k, with one allreduce. */
-static rrt_status vec_mdot(rrt_ctx_t ctx, int64_t n, int k, double **X, const double *y, double *out) {
-  for (int j = 0; j < k; j++) RRT_CHECK(local_dot(ctx, n, X[j], y, &out[j]));
+static rrt_status vec_mdot(rrt_ctx_t ctx, int64_t n, int k, double **X, const double *y,
+                           double *out) {
+  for (int j = 0; j < k; j++)
+    RRT_CHECK(local_dot(ctx, n, X[j], y, &out[j]));
   return allreduce_host(ctx, out, k);
 }
 
@@ -150,7 +156,8 @@ static rrt_status alloc_vecs(rrt_ctx_t ctx, int64_t n, int k, double **v) {
 }
 
 static void free_vecs(rrt_ctx_t ctx, int k, double **v) {
-  for (int j = 0; j < k; j++) rrt_free(ctx, v[j]);
+  for (int j = 0; j < k; j++)
+    rrt_free(ctx, v[j]);
 }
 
 /* ---- GMRES(m) -------------------------------------------------------------------- */
@@ -190,7 +197,8 @@ static rrt_status gmres(solver *s, const double *b, double *x) {
       RRT_CHECK_GOTO(rrt_sparse_spmv(s->A, z, w), st, done);
       /* classical Gram-Schmidt, twice */
       RRT_CHECK_GOTO(vec_mdot(ctx, n, j + 1, V, w, h), st, done);
-      for (int i = 0; i <= j; i++) RRT_CHECK_GOTO(rrt_vec_axpby(ctx, n, -h[i], V[i], 1.0, w), st, done);
+      for (int i = 0; i <= j; i++)
+        RRT_CHECK_GOTO(rrt_vec_axpby(ctx, n, -h[i], V[i], 1.0, w), st, done);
       RRT_CHECK_GOTO(vec_mdot(ctx, n, j + 1, V, w, h2), st, done);
       for (int i = 0; i <= j; i++) {
         RRT_CHECK_GOTO(rrt_vec_axpby(ctx, n, -h2[i], V[i], 1.0, w), st, done);
@@ -213,7 +221,8 @@ static rrt_status gmres(solver *s, const double *b, double *x) {
       h[j + 1] = 0.0;
       g[j + 1] = -sn[j] * g[j];
       g[j] = cs[j] * g[j];
-      for (int i = 0; i <= j; i++) H[(size_t)j * (m + 1) + i] = h[i];
+      for (int i = 0; i <= j; i++)
+        H[(size_t)j * (m + 1) + i] = h[i];
       it++;
       RRT_CHECK_GOTO(record(s, fabs(g[j + 1])), st, done);
       if (fabs(g[j + 1]) <= target || hn == 0.0) {
@@ -224,11 +233,13 @@ static rrt_status gmres(solver *s, const double *b, double *x) {
     /* y = R^-1 g, x += M^-1 (V y) */
     for (int i = j - 1; i >= 0; i--) {
       double t = g[i];
-      for (int k = i + 1; k < j; k++) t -= H[(size_t)k * (m + 1) + i] * y[k];
+      for (int k = i + 1; k < j; k++)
+        t -= H[(size_t)k * (m + 1) + i] * y[k];
       y[i] = t / H[(size_t)i * (m + 1) + i];
     }
     RRT_CHECK_GOTO(rrt_vec_axpby(ctx, n, y[0], V[0], 0.0, u), st, done);
-    for (int i = 1; i < j; i++) RRT_CHECK_GOTO(rrt_vec_axpby(ctx, n, y[i], V[i], 1.0, u), st, done);
+    for (int i = 1; i < j; i++)
+      RRT_CHECK_GOTO(rrt_vec_axpby(ctx, n, y[i], V[i], 1.0, u), st, done);
     RRT_CHECK_GOTO(precond(s, u, z), st, done);
     RRT_CHECK_GOTO(rrt_vec_axpby(ctx, n, 1.0, z, 1.0, x), st, done);
     /* restart from the true residual */
@@ -254,7 +265,8 @@ static rrt_status bicgstab(solver *s, const double *b, double *x) {
   double target = s->opt->rtol * s->res->bnorm;
   double *v[8];
   rrt_status st = alloc_vecs(ctx, n, 8, v);
-  double *r = v[0], *rh = v[1], *p = v[2], *vv = v[3], *ph = v[4], *sv = v[5], *sh = v[6], *t = v[7];
+  double *r = v[0], *rh = v[1], *p = v[2], *vv = v[3], *ph = v[4], *sv = v[5], *sh = v[6],
+         *t = v[7];
   double rho = 1.0, alpha = 1.0, omega = 1.0, rnorm = 0.0;
   int it = 0;
   if (st) goto done;
@@ -380,9 +392,9 @@ rrt_status rrt_krylov_solve(rrt_sparse_t A, rrt_ilu0_t M, const rrt_krylov_optio
     result->converged = 1;
     return record(&s, 0.0);
   }
-  rrt_status st = opt.method == RRT_KRYLOV_GMRES ? gmres(&s, b, x)
+  rrt_status st = opt.method == RRT_KRYLOV_GMRES      ? gmres(&s, b, x)
                   : opt.method == RRT_KRYLOV_BICGSTAB ? bicgstab(&s, b, x)
-                                                       : cg(&s, b, x);
+                                                      : cg(&s, b, x);
   if (st) return st;
   return rrt_phase_end(ctx, "krylov.solve", t0);
 }
@@ -399,9 +411,13 @@ const char *rrt_krylov_method_name(rrt_krylov_method m) {
 }
 
 rrt_status rrt_krylov_method_parse(const char *name, rrt_krylov_method *m) {
-  if (!strcmp(name, "gmres")) *m = RRT_KRYLOV_GMRES;
-  else if (!strcmp(name, "bicgstab")) *m = RRT_KRYLOV_BICGSTAB;
-  else if (!strcmp(name, "cg")) *m = RRT_KRYLOV_CG;
-  else return RRT_ERR_INVALID_ARG;
+  if (!strcmp(name, "gmres"))
+    *m = RRT_KRYLOV_GMRES;
+  else if (!strcmp(name, "bicgstab"))
+    *m = RRT_KRYLOV_BICGSTAB;
+  else if (!strcmp(name, "cg"))
+    *m = RRT_KRYLOV_CG;
+  else
+    return RRT_ERR_INVALID_ARG;
   return RRT_SUCCESS;
 }

@@ -48,11 +48,11 @@ static rrt_status validate(rrt_ctx_t ctx, int64_t n, int64_t row_begin, int64_t 
                            const int64_t *rowptr, const int64_t *cols, const double *vals) {
   if (n < 0 || row_begin < 0 || nrows < 0 || row_begin + nrows > n || !rowptr ||
       (nrows && (!cols || !vals)))
-    return rrt_error(ctx, RRT_ERR_INVALID_ARG, OP,
-                     "bad block: n %lld, row_begin %lld, nrows %lld", (long long)n,
-                     (long long)row_begin, (long long)nrows);
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, OP, "bad block: n %lld, row_begin %lld, nrows %lld",
+                     (long long)n, (long long)row_begin, (long long)nrows);
   if (rowptr[0] != 0)
-    return rrt_error(ctx, RRT_ERR_INVALID_ARG, OP, "rowptr[0] is %lld, not 0", (long long)rowptr[0]);
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, OP, "rowptr[0] is %lld, not 0",
+                     (long long)rowptr[0]);
   for (int64_t i = 0; i < nrows; i++) {
     if (rowptr[i + 1] < rowptr[i])
       return rrt_error(ctx, RRT_ERR_INVALID_ARG, OP, "rowptr decreases at global row %lld",
@@ -63,9 +63,10 @@ static rrt_status validate(rrt_ctx_t ctx, int64_t n, int64_t row_begin, int64_t 
                          "global row %lld: column %lld out of range [0, %lld)",
                          (long long)(row_begin + i), (long long)cols[p], (long long)n);
       if (p > rowptr[i] && cols[p] <= cols[p - 1])
-        return rrt_error(ctx, RRT_ERR_INVALID_ARG, OP,
-                         "global row %lld: columns not sorted strictly increasing (%lld after %lld)",
-                         (long long)(row_begin + i), (long long)cols[p], (long long)cols[p - 1]);
+        return rrt_error(
+            ctx, RRT_ERR_INVALID_ARG, OP,
+            "global row %lld: columns not sorted strictly increasing (%lld after %lld)",
+            (long long)(row_begin + i), (long long)cols[p], (long long)cols[p - 1]);
     }
   }
   if (rowptr[nrows] > INT32_MAX / 2)
@@ -145,8 +146,10 @@ rrt_status rrt_sparse_create(rrt_ctx_t ctx, int64_t n, int64_t row_begin, int64_
     st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, OP, "out of memory");
     goto fail;
   }
-  for (int64_t g = 0; g < w; g++) A->ghost_owner[g] = dest[g] = rrt_partition_owner(A->offsets, P, A->ghost[g]);
-  for (int64_t p = 0; p < A->nnz; p++) A->col_ext[p] = (int32_t)rrt_sparse_ext_index(A, cols[p]);
+  for (int64_t g = 0; g < w; g++)
+    A->ghost_owner[g] = dest[g] = rrt_partition_owner(A->offsets, P, A->ghost[g]);
+  for (int64_t p = 0; p < A->nnz; p++)
+    A->col_ext[p] = (int32_t)rrt_sparse_ext_index(A, cols[p]);
   /* SpMV halo: ask owners for the ghosts; both sides sort by global index */
   int64_t nr = 0;
   RRT_CHECK_GOTO(rrt_exchange_records(ctx, w, dest, A->ghost, 1, &nr, &rdata, &rsrc), st, fail);
@@ -157,19 +160,30 @@ rrt_status rrt_sparse_create(rrt_ctx_t ctx, int64_t n, int64_t row_begin, int64_
     st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, OP, "out of memory");
     goto fail;
   }
-  for (int64_t t = 0; t < nr; t++) pp[t] = rsrc[t], pi[t] = (int32_t)(rdata[t] - row_begin), pk[t] = rdata[t];
+  for (int64_t t = 0; t < nr; t++)
+    pp[t] = rsrc[t], pi[t] = (int32_t)(rdata[t] - row_begin), pk[t] = rdata[t];
   RRT_CHECK_GOTO(rrt_msg_plan_build(nr, pp, pi, NULL, pk, &sp), st, fail);
-  for (int64_t g = 0; g < w; g++) pp[g] = A->ghost_owner[g], pi[g] = (int32_t)(A->nloc + g), pk[g] = A->ghost[g];
+  for (int64_t g = 0; g < w; g++)
+    pp[g] = A->ghost_owner[g], pi[g] = (int32_t)(A->nloc + g), pk[g] = A->ghost[g];
   RRT_CHECK_GOTO(rrt_msg_plan_build(w, pp, pi, NULL, pk, &rp), st, fail);
   RRT_CHECK_GOTO(rrt_halo_init(ctx, &A->halo, &sp, &rp, 0, NULL), st, fail);
   /* backend copies */
-  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)nrows + 1) * sizeof(int64_t), (void **)&A->d_rowptr), st, fail);
-  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)A->nnz + 1) * sizeof(int32_t), (void **)&A->d_col_ext), st, fail);
-  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)A->nnz + 1) * sizeof(double), (void **)&A->d_val), st, fail);
-  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)(nrows + w) + 1) * sizeof(double), (void **)&A->d_xext), st, fail);
-  RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, A->d_rowptr, A->rowptr, ((size_t)nrows + 1) * sizeof(int64_t)), st, fail);
-  RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, A->d_col_ext, A->col_ext, (size_t)A->nnz * sizeof(int32_t)), st, fail);
-  RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, A->d_val, A->val, (size_t)A->nnz * sizeof(double)), st, fail);
+  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)nrows + 1) * sizeof(int64_t), (void **)&A->d_rowptr), st,
+                 fail);
+  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)A->nnz + 1) * sizeof(int32_t), (void **)&A->d_col_ext),
+                 st, fail);
+  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)A->nnz + 1) * sizeof(double), (void **)&A->d_val), st,
+                 fail);
+  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)(nrows + w) + 1) * sizeof(double), (void **)&A->d_xext),
+                 st, fail);
+  RRT_CHECK_GOTO(
+      rrt_memcpy_to_backend(ctx, A->d_rowptr, A->rowptr, ((size_t)nrows + 1) * sizeof(int64_t)), st,
+      fail);
+  RRT_CHECK_GOTO(
+      rrt_memcpy_to_backend(ctx, A->d_col_ext, A->col_ext, (size_t)A->nnz * sizeof(int32_t)), st,
+      fail);
+  RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, A->d_val, A->val, (size_t)A->nnz * sizeof(double)), st,
+                 fail);
   A->spmv_flops = 2.0 * (double)A->nnz_global;
   free(all), free(req), free(rdata), free(dest), free(rsrc), free(pi), free(pp), free(pk);
   *out = A;
@@ -205,7 +219,8 @@ rrt_status rrt_sparse_spmv(rrt_sparse_t A, const double *x, double *y) {
   RRT_CHECK(rrt_vec_copy(ctx, A->d_xext, x, A->nloc));
   RRT_CHECK(rrt_halo_post(ctx, &A->halo, 0, x));
   RRT_CHECK(rrt_halo_wait_all(ctx, &A->halo, A->d_xext));
-  RRT_CHECK(RRT_ILU_DISPATCH(ctx, rrt_ilu0_cpu_spmv(A->nloc, A->d_rowptr, A->d_col_ext, A->d_val, A->d_xext, y),
-                             rrt_k_ilu0_spmv, A->nloc, A->d_rowptr, A->d_col_ext, A->d_val, A->d_xext, y));
+  RRT_CHECK(RRT_ILU_DISPATCH(
+      ctx, rrt_ilu0_cpu_spmv(A->nloc, A->d_rowptr, A->d_col_ext, A->d_val, A->d_xext, y),
+      rrt_k_ilu0_spmv, A->nloc, A->d_rowptr, A->d_col_ext, A->d_val, A->d_xext, y));
   return rrt_phase_end(ctx, "sparse.spmv", t0);
 }

@@ -21,8 +21,10 @@ rrt_status rrt_exchange_records(rrt_ctx_t ctx, int64_t nitems, const int32_t *de
     st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_sparse", "out of memory for plan records");
     goto done;
   }
-  for (int64_t t = 0; t < nitems; t++) scnt[dest[t]] += k;
-  for (int p = 0; p < P; p++) sdis[p + 1] = sdis[p] + scnt[p];
+  for (int64_t t = 0; t < nitems; t++)
+    scnt[dest[t]] += k;
+  for (int p = 0; p < P; p++)
+    sdis[p + 1] = sdis[p] + scnt[p];
   {
     int *fill = malloc((size_t)P * sizeof(int));
     if (!fill) {
@@ -40,7 +42,8 @@ rrt_status rrt_exchange_records(rrt_ctx_t ctx, int64_t nitems, const int32_t *de
     st = rrt_error(ctx, RRT_ERR_MPI, "rrt_sparse", "MPI_Alltoall of plan sizes failed");
     goto done;
   }
-  for (int p = 0; p < P; p++) rdis[p + 1] = rdis[p] + rcnt[p];
+  for (int p = 0; p < P; p++)
+    rdis[p + 1] = rdis[p] + rcnt[p];
   rbuf = malloc(((size_t)rdis[P] + 1) * sizeof(int64_t));
   src = malloc(((size_t)rdis[P] / (size_t)k + 1) * sizeof(int32_t));
   if (!rbuf || !src) {
@@ -53,7 +56,8 @@ rrt_status rrt_exchange_records(rrt_ctx_t ctx, int64_t nitems, const int32_t *de
     goto done;
   }
   for (int p = 0; p < P; p++)
-    for (int t = rdis[p] / k; t < rdis[p + 1] / k; t++) src[t] = p;
+    for (int t = rdis[p] / k; t < rdis[p + 1] / k; t++)
+      src[t] = p;
   *nrecv = rdis[P] / k;
   *rdata = rbuf;
   *rsrc = src;
@@ -68,8 +72,10 @@ done:
 static int *level_ranges(const rrt_msg_plan *p, int nlev) {
   int *lev = calloc((size_t)nlev + 2, sizeof(int));
   if (!lev) return NULL;
-  for (int m = 0; m < p->nmsg; m++) lev[p->level[m] + 1]++;
-  for (int l = 0; l <= nlev; l++) lev[l + 1] += lev[l];
+  for (int m = 0; m < p->nmsg; m++)
+    lev[p->level[m] + 1]++;
+  for (int l = 0; l <= nlev; l++)
+    lev[l + 1] += lev[l];
   return lev;
 }
 
@@ -93,7 +99,8 @@ rrt_status rrt_halo_init(rrt_ctx_t ctx, rrt_halo *h, rrt_msg_plan *send, rrt_msg
   h->req = calloc((size_t)nlev + 1, sizeof(rrt_request_t));
   if (!h->send_lev || !h->recv_lev || !h->need || !h->req)
     return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_halo", "out of memory");
-  for (int l = 0; l <= nlev; l++) h->need[l] = need ? need[l] : l + 1;
+  for (int l = 0; l <= nlev; l++)
+    h->need[l] = need ? need[l] : l + 1;
   int64_t ns = h->send.ptr[h->send.nmsg], nr = h->recv.ptr[h->recv.nmsg];
   RRT_CHECK(to_backend(ctx, (void **)&h->d_send_idx, h->send.idx, (size_t)ns * sizeof(int32_t)));
   RRT_CHECK(to_backend(ctx, (void **)&h->d_recv_idx, h->recv.idx, (size_t)nr * sizeof(int32_t)));
@@ -124,8 +131,9 @@ rrt_status rrt_halo_post(rrt_ctx_t ctx, rrt_halo *h, int level, const double *sr
   if (s0 == s1 && r0 == r1) return RRT_SUCCESS;
   int64_t a = h->send.ptr[s0], b = h->send.ptr[s1];
   if (b > a) {
-    RRT_CHECK(RRT_ILU_DISPATCH(ctx, rrt_ilu0_cpu_gather(h->send.idx + a, b - a, src, h->d_send_buf + a),
-                               rrt_k_ilu0_gather, h->d_send_idx + a, b - a, src, h->d_send_buf + a));
+    RRT_CHECK(
+        RRT_ILU_DISPATCH(ctx, rrt_ilu0_cpu_gather(h->send.idx + a, b - a, src, h->d_send_buf + a),
+                         rrt_k_ilu0_gather, h->d_send_idx + a, b - a, src, h->d_send_buf + a));
     /* the transport may run on another stream: the packed buffer must be complete */
     if (ctx->dev->stream_sync) RRT_CHECK(ctx->dev->stream_sync(ctx->compute_stream));
   }
@@ -153,8 +161,9 @@ static rrt_status finish_level(rrt_ctx_t ctx, rrt_halo *h, int l, double *dst) {
   RRT_CHECK(st);
   int64_t a = h->recv.ptr[h->recv_lev[l]], b = h->recv.ptr[h->recv_lev[l + 1]];
   if (b > a)
-    RRT_CHECK(RRT_ILU_DISPATCH(ctx, rrt_ilu0_cpu_scatter(h->recv.idx + a, b - a, h->d_recv_buf + a, dst),
-                               rrt_k_ilu0_scatter, h->d_recv_idx + a, b - a, h->d_recv_buf + a, dst));
+    RRT_CHECK(
+        RRT_ILU_DISPATCH(ctx, rrt_ilu0_cpu_scatter(h->recv.idx + a, b - a, h->d_recv_buf + a, dst),
+                         rrt_k_ilu0_scatter, h->d_recv_idx + a, b - a, h->d_recv_buf + a, dst));
   return RRT_SUCCESS;
 }
 
@@ -170,7 +179,8 @@ rrt_status rrt_halo_wait_needed(rrt_ctx_t ctx, rrt_halo *h, int level, double *d
 }
 
 rrt_status rrt_halo_wait_all(rrt_ctx_t ctx, rrt_halo *h, double *dst) {
-  for (int l = 0; l <= h->nlev; l++) RRT_CHECK(finish_level(ctx, h, l, dst));
+  for (int l = 0; l <= h->nlev; l++)
+    RRT_CHECK(finish_level(ctx, h, l, dst));
   h->lo = 0;
   return RRT_SUCCESS;
 }

@@ -33,18 +33,17 @@ RRT_DECLARE_KERNEL(rrt_k_ilu0_usolve_rows,
                    (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *rowptr,
                     const int32_t *nl, const int32_t *col, const double *v, const double *y,
                     double *z))
-RRT_DECLARE_KERNEL(rrt_k_ilu0_spmv, (rrt_stream s, int64_t nrows, const int64_t *rowptr,
-                                     const int32_t *col, const double *a, const double *x,
-                                     double *y))
+RRT_DECLARE_KERNEL(rrt_k_ilu0_spmv,
+                   (rrt_stream s, int64_t nrows, const int64_t *rowptr, const int32_t *col,
+                    const double *a, const double *x, double *y))
 RRT_DECLARE_KERNEL(rrt_k_ilu0_gather,
                    (rrt_stream s, const int32_t *idx, int64_t n, const double *src, double *buf))
 RRT_DECLARE_KERNEL(rrt_k_ilu0_scatter,
                    (rrt_stream s, const int32_t *idx, int64_t n, const double *buf, double *dst))
 RRT_DECLARE_KERNEL(rrt_k_ilu0_axpby,
                    (rrt_stream s, int64_t n, double a, const double *x, double b, double *y))
-RRT_DECLARE_KERNEL(rrt_k_ilu0_dot_partial,
-                   (rrt_stream s, int64_t n, const double *x, const double *y, double *partial,
-                    int nblocks))
+RRT_DECLARE_KERNEL(rrt_k_ilu0_dot_partial, (rrt_stream s, int64_t n, const double *x,
+                                            const double *y, double *partial, int nblocks))
 RRT_DECLARE_KERNEL(rrt_k_ilu0_level_sweep,
                    (rrt_stream s, int64_t nrows, const int64_t *rowptr, const int32_t *col,
                     const int64_t *pos, int upper, int32_t *level, int *changed))
@@ -61,13 +60,13 @@ RRT_DECLARE_KERNEL(rrt_k_ilu0_level_sweep,
  * them (need[l]). */
 typedef struct rrt_halo {
   rrt_msg_plan send, recv;
-  int nlev;                  /* levels 0..nlev */
-  int *send_lev, *recv_lev;  /* nlev + 2: message ranges per level */
-  int *need;                 /* nlev + 1: level before which level l's receives are needed */
+  int nlev;                 /* levels 0..nlev */
+  int *send_lev, *recv_lev; /* nlev + 2: message ranges per level */
+  int *need;                /* nlev + 1: level before which level l's receives are needed */
   int32_t *d_send_idx, *d_recv_idx;
   double *d_send_buf, *d_recv_buf;
-  rrt_request_t *req;        /* nlev + 1 outstanding requests */
-  int lo;                    /* levels below lo have no receive left to wait for */
+  rrt_request_t *req; /* nlev + 1 outstanding requests */
+  int lo;             /* levels below lo have no receive left to wait for */
 } rrt_halo;
 
 /** Build the device side of a halo from two host plans (taken over). need
@@ -94,9 +93,9 @@ struct rrt_sparse {
   double *val;
   /* extended columns: < nloc local, nloc + g for ghost g (sorted by global) */
   int64_t nghost;
-  int64_t *ghost;       /* global index of each ghost */
+  int64_t *ghost; /* global index of each ghost */
   int32_t *ghost_owner;
-  int32_t *col_ext;     /* host, nnz */
+  int32_t *col_ext; /* host, nnz */
   /* backend copies for SpMV */
   int64_t *d_rowptr;
   int32_t *d_col_ext;

@@ -91,6 +91,12 @@ static rrt_status create_local(rrt_ctx_t ctx, const rrt_ctx_config *cfg) {
   RRT_CHECK(rrt_trace_state_create(ctx));
   RRT_CHECK(ctx->dev->stream_create(&ctx->compute_stream, 0));
   RRT_CHECK(ctx->dev->stream_create(&ctx->comm_stream, 1));
+  /* Host streams carry the emulator's OS thread count (the bound cores by
+   * default, since stream_create reads the OpenMP count set above). */
+  if (ctx->env.emu_threads > 0) {
+    RRT_CHECK(ctx->dev->stream_set_threads(ctx->compute_stream, ctx->env.emu_threads));
+    RRT_CHECK(ctx->dev->stream_set_threads(ctx->comm_stream, ctx->env.emu_threads));
+  }
   return RRT_SUCCESS;
 }
 

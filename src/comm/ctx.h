@@ -25,7 +25,7 @@ struct rrt_ctx {
   rrt_transport transport;   /* resolved */
   const rrt_device_ops *dev; /* device layer of the backend */
   int device;                /* CUDA ordinal, -1 for none */
-  rrt_stream compute_stream; /* cuda: cudaStream_t; host/emu: NULL (synchronous) */
+  rrt_stream compute_stream; /* cuda: cudaStream_t; host: synchronous, carries emu threads */
   rrt_stream comm_stream;    /* cuda: high-priority stream for transfers */
   void *nccl_comm;           /* ncclComm_t when transport == NCCL */
   double timeout_s;

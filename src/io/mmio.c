@@ -40,8 +40,10 @@ rrt_status rrt_csr_from_triplets(int64_t nrows, int64_t ncols, int64_t count, co
     free(ptr), free(fill), free(c), free(v);
     return RRT_ERR_OUT_OF_MEMORY;
   }
-  for (int64_t t = 0; t < count; t++) ptr[rows[t] + 1]++;
-  for (int64_t i = 0; i < nrows; i++) ptr[i + 1] += ptr[i];
+  for (int64_t t = 0; t < count; t++)
+    ptr[rows[t] + 1]++;
+  for (int64_t i = 0; i < nrows; i++)
+    ptr[i + 1] += ptr[i];
   memcpy(fill, ptr, ((size_t)nrows + 1) * sizeof(int64_t));
   /* Stable bucket by row keeps the file order of duplicates, so their sum is
    * taken in file order (deterministic). */
@@ -112,7 +114,8 @@ static int next_line(mm_reader *r) {
 }
 
 static int blank(const char *s) {
-  while (*s && isspace((unsigned char)*s)) s++;
+  while (*s && isspace((unsigned char)*s))
+    s++;
   return *s == 0;
 }
 
@@ -130,11 +133,13 @@ static int next_data_line(mm_reader *r) {
 static int split(char *s, char **fields, int max) {
   int n = 0;
   for (;;) {
-    while (*s && isspace((unsigned char)*s)) s++;
+    while (*s && isspace((unsigned char)*s))
+      s++;
     if (!*s) return n;
     if (n == max) return -1;
     fields[n++] = s;
-    while (*s && !isspace((unsigned char)*s)) s++;
+    while (*s && !isspace((unsigned char)*s))
+      s++;
     if (*s) *s++ = 0;
   }
 }
@@ -164,7 +169,8 @@ typedef enum { S_GENERAL, S_SYMMETRIC, S_SKEW } mm_sym;
 static rrt_status parse_header(mm_reader *r, int *coordinate, mm_field *field, mm_sym *sym,
                                char *err, size_t errlen) {
   int got = next_line(r);
-  if (got == 0) return fail(err, errlen, RRT_ERR_IO, "%s:1: empty file (no %%%%MatrixMarket header)", r->path);
+  if (got == 0)
+    return fail(err, errlen, RRT_ERR_IO, "%s:1: empty file (no %%%%MatrixMarket header)", r->path);
   if (got < 0) return fail(err, errlen, RRT_ERR_IO, "%s:%ld: line too long", r->path, r->line);
   char copy[sizeof(r->buf)];
   memcpy(copy, r->buf, sizeof(copy));
@@ -274,8 +280,8 @@ rrt_status rrt_mm_read(const char *path, rrt_mm_pattern_values pattern, rrt_csr 
     goto done;
   }
   if (nent > (nrows * ncols) || (nrows && nent / 2 > INT64_MAX / 4)) {
-    st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: %lld entries cannot fit a %lld x %lld matrix",
-              path, size_line, (long long)nent, (long long)nrows, (long long)ncols);
+    st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: %lld entries cannot fit a %lld x %lld matrix", path,
+              size_line, (long long)nent, (long long)nrows, (long long)ncols);
     goto done;
   }
   size_t cap = (size_t)(sym == S_GENERAL ? nent : 2 * nent) + 1;
@@ -362,7 +368,8 @@ rrt_status rrt_mm_read(const char *path, rrt_mm_pattern_values pattern, rrt_csr 
     }
   }
   if (field == F_PATTERN && pattern == RRT_MM_PATTERN_LAPLACIAN)
-    for (int64_t t = 0; t < m; t++) vv[t] = ri[t] == ci[t] ? 0.0 : -1.0;
+    for (int64_t t = 0; t < m; t++)
+      vv[t] = ri[t] == ci[t] ? 0.0 : -1.0;
   if ((st = rrt_csr_from_triplets(nrows, ncols, m, ri, ci, vv, out))) {
     fail(err, errlen, st, "%s: out of memory", path);
     goto done;
@@ -431,8 +438,8 @@ rrt_status rrt_mm_read_vector(const char *path, double **x, int64_t *n, char *er
   int64_t sz[3];
   if ((st = parse_size(r, coordinate ? 3 : 2, sz, err, errlen))) goto done;
   if (sz[1] != 1) {
-    st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: a vector has one column, found %lld", path,
-              r->line, (long long)sz[1]);
+    st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: a vector has one column, found %lld", path, r->line,
+              (long long)sz[1]);
     goto done;
   }
   int64_t len = sz[0], nent = coordinate ? sz[2] : sz[0];
@@ -460,8 +467,8 @@ rrt_status rrt_mm_read_vector(const char *path, double **x, int64_t *n, char *er
       goto done;
     }
     if (coordinate && (parse_i64(f[0], &i) || parse_i64(f[1], &j) || i < 1 || i > len || j != 1)) {
-      st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: bad or out-of-range index '%s %s'", path,
-                r->line, f[0], f[1]);
+      st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: bad or out-of-range index '%s %s'", path, r->line,
+                f[0], f[1]);
       goto done;
     }
     if (parse_f64(vs, &val)) {

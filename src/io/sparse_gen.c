@@ -18,8 +18,8 @@ int rrt_gen_parse(const char *text, rrt_gen_spec *spec, char *err, size_t errlen
   } else if (sscanf(text, "convdiff2d:%lld,%lf%c", &N, &pe, &tail) == 2) {
     spec->kind = RRT_GEN_CONVDIFF2D;
   } else {
-    snprintf(err, errlen,
-             "bad problem '%s' (laplace2d:N, laplace3d:N or convdiff2d:N,PECLET)", text);
+    snprintf(err, errlen, "bad problem '%s' (laplace2d:N, laplace3d:N or convdiff2d:N,PECLET)",
+             text);
     return -1;
   }
   if (N < 1 || N > (spec->kind == RRT_GEN_LAPLACE3D ? 2000000LL : 3000000000LL)) {
@@ -69,7 +69,8 @@ int64_t *rrt_gen_rowptr(const rrt_gen_spec *s) {
   int64_t c[7];
   double v[7];
   p[0] = 0;
-  for (int64_t g = 0; g < n; g++) p[g + 1] = p[g] + row_stencil(s, g, c, v);
+  for (int64_t g = 0; g < n; g++)
+    p[g + 1] = p[g] + row_stencil(s, g, c, v);
   return p;
 }
 
@@ -88,8 +89,8 @@ rrt_status rrt_gen_block(const rrt_gen_spec *s, int64_t r0, int64_t r1, rrt_csr 
   }
   out->rowptr[0] = 0;
   for (int64_t i = 0; i < m; i++)
-    out->rowptr[i + 1] = out->rowptr[i] +
-                         row_stencil(s, r0 + i, out->col + out->rowptr[i], out->val + out->rowptr[i]);
+    out->rowptr[i + 1] = out->rowptr[i] + row_stencil(s, r0 + i, out->col + out->rowptr[i],
+                                                      out->val + out->rowptr[i]);
   out->nrows = m;
   out->ncols = n;
   out->nnz = out->rowptr[m];

@@ -14,7 +14,11 @@
 extern "C" {
 #endif
 
-typedef enum rrt_gen_kind { RRT_GEN_LAPLACE2D = 0, RRT_GEN_LAPLACE3D, RRT_GEN_CONVDIFF2D } rrt_gen_kind;
+typedef enum rrt_gen_kind {
+  RRT_GEN_LAPLACE2D = 0,
+  RRT_GEN_LAPLACE3D,
+  RRT_GEN_CONVDIFF2D
+} rrt_gen_kind;
 
 typedef struct rrt_gen_spec {
   rrt_gen_kind kind;

@@ -11,7 +11,8 @@ void rrt_partition_nnz(int64_t n, const int64_t *rowptr, int nparts, int64_t *of
   for (int p = 1; p < nparts; p++) {
     /* Row i goes to part p-1 while its midpoint (2*rowptr[i] + len) / 2 is
      * below p * nnz / nparts; compare in integers (x 2 nparts). */
-    while (i < n && (rowptr[i] + rowptr[i + 1]) * (int64_t)nparts < 2 * (int64_t)p * nnz) i++;
+    while (i < n && (rowptr[i] + rowptr[i + 1]) * (int64_t)nparts < 2 * (int64_t)p * nnz)
+      i++;
     offsets[p] = i;
   }
   offsets[nparts] = n;
@@ -47,7 +48,8 @@ rrt_status rrt_graph_symmetrize(int64_t n, const int64_t *rowptr, const int64_t 
   for (int64_t i = 0; i < n; i++)
     for (int64_t p = rowptr[i]; p < rowptr[i + 1]; p++)
       if (col[p] != i) cnt[i + 1]++, cnt[col[p] + 1]++;
-  for (int64_t i = 0; i < n; i++) cnt[i + 1] += cnt[i];
+  for (int64_t i = 0; i < n; i++)
+    cnt[i + 1] += cnt[i];
   memcpy(fill, cnt, ((size_t)n + 1) * sizeof(int64_t));
   for (int64_t i = 0; i < n; i++)
     for (int64_t p = rowptr[i]; p < rowptr[i + 1]; p++)
@@ -90,7 +92,8 @@ static int64_t bfs(int64_t root, const int64_t *sptr, const int64_t *scol, char 
       }
       tmp[b] = x;
     }
-    for (int64_t a = 0; a < k; a++) queue[(*qn)++] = tmp[a];
+    for (int64_t a = 0; a < k; a++)
+      queue[(*qn)++] = tmp[a];
   }
   return start;
 }
@@ -115,18 +118,21 @@ rrt_status rrt_order_rcm(int64_t n, const int64_t *sptr, const int64_t *scol, in
       if (sptr[x + 1] - sptr[x] < sptr[root + 1] - sptr[root]) root = x;
     }
     for (int round = 0; round < 2; round++) {
-      for (int64_t a = q0; a < qn; a++) seen[queue[a]] = 0;
+      for (int64_t a = q0; a < qn; a++)
+        seen[queue[a]] = 0;
       qn = q0;
       bfs(root, sptr, scol, seen, queue, &qn, tmp);
       int64_t last = queue[qn - 1];
       if (last == root) break;
       root = last;
     }
-    for (int64_t a = q0; a < qn; a++) seen[queue[a]] = 0;
+    for (int64_t a = q0; a < qn; a++)
+      seen[queue[a]] = 0;
     qn = q0;
     bfs(root, sptr, scol, seen, queue, &qn, tmp);
   }
-  for (int64_t a = 0; a < n; a++) pos[queue[a]] = n - 1 - a; /* reversed */
+  for (int64_t a = 0; a < n; a++)
+    pos[queue[a]] = n - 1 - a; /* reversed */
   free(seen), free(queue), free(tmp);
   return RRT_SUCCESS;
 }
@@ -139,13 +145,15 @@ rrt_status rrt_order_multicolor(int64_t n, const int64_t *sptr, const int64_t *s
     free(color), free(mark);
     return RRT_ERR_OUT_OF_MEMORY;
   }
-  for (int64_t c = 0; c < n + 2; c++) mark[c] = -1;
+  for (int64_t c = 0; c < n + 2; c++)
+    mark[c] = -1;
   int nc = 0;
   for (int64_t i = 0; i < n; i++) {
     for (int64_t p = sptr[i]; p < sptr[i + 1]; p++)
       if (scol[p] < i) mark[color[scol[p]]] = i;
     int32_t c = 0;
-    while (mark[c] == i) c++;
+    while (mark[c] == i)
+      c++;
     color[i] = c;
     if (c + 1 > nc) nc = c + 1;
   }
@@ -155,9 +163,12 @@ rrt_status rrt_order_multicolor(int64_t n, const int64_t *sptr, const int64_t *s
     free(color), free(mark);
     return RRT_ERR_OUT_OF_MEMORY;
   }
-  for (int64_t i = 0; i < n; i++) start[color[i] + 1]++;
-  for (int c = 0; c < nc; c++) start[c + 1] += start[c];
-  for (int64_t i = 0; i < n; i++) pos[i] = start[color[i]]++;
+  for (int64_t i = 0; i < n; i++)
+    start[color[i] + 1]++;
+  for (int c = 0; c < nc; c++)
+    start[c + 1] += start[c];
+  for (int64_t i = 0; i < n; i++)
+    pos[i] = start[color[i]]++;
   *ncolors = nc;
   free(start), free(color), free(mark);
   return RRT_SUCCESS;

@@ -56,8 +56,8 @@ typedef struct rrt_msg_plan {
   int nmsg;
   int32_t *level; /* level after which the message goes (0: no levels) */
   int32_t *peer;
-  int64_t *ptr;   /* nmsg + 1 offsets into idx */
-  int32_t *idx;   /* local rows (send plans) or ghost slots (receive plans) */
+  int64_t *ptr; /* nmsg + 1 offsets into idx */
+  int32_t *idx; /* local rows (send plans) or ghost slots (receive plans) */
 } rrt_msg_plan;
 
 /** Build a plan from `count` items (peer, idx, level or NULL for 0, key). */

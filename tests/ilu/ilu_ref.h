@@ -18,7 +18,8 @@ static inline rrt_csr ref_permute(const rrt_csr *a, const int64_t *pos) {
   int64_t *r = malloc(((size_t)a->nnz + 1) * sizeof(int64_t));
   int64_t *c = malloc(((size_t)a->nnz + 1) * sizeof(int64_t));
   for (int64_t i = 0; i < a->nrows; i++)
-    for (int64_t p = a->rowptr[i]; p < a->rowptr[i + 1]; p++) r[p] = pos[i], c[p] = pos[a->col[p]];
+    for (int64_t p = a->rowptr[i]; p < a->rowptr[i + 1]; p++)
+      r[p] = pos[i], c[p] = pos[a->col[p]];
   rrt_csr b;
   rrt_csr_from_triplets(a->nrows, a->ncols, a->nnz, r, c, a->val, &b);
   free(r), free(c);
@@ -31,7 +32,8 @@ static inline int64_t ref_ilu0(rrt_csr *b) {
   int64_t n = b->nrows, first_zero = -1;
   int64_t *where = malloc(((size_t)n + 1) * sizeof(int64_t)); /* column -> entry in row i */
   int64_t *diag = malloc(((size_t)n + 1) * sizeof(int64_t));
-  for (int64_t j = 0; j < n; j++) where[j] = -1, diag[j] = -1;
+  for (int64_t j = 0; j < n; j++)
+    where[j] = -1, diag[j] = -1;
   for (int64_t i = 0; i < n; i++) {
     for (int64_t p = b->rowptr[i]; p < b->rowptr[i + 1]; p++) {
       where[b->col[p]] = p;
@@ -49,7 +51,8 @@ static inline int64_t ref_ilu0(rrt_csr *b) {
     }
     if (first_zero < 0 && diag[i] >= 0 && b->val[diag[i]] == 0.0) first_zero = i;
     if (first_zero < 0 && diag[i] < 0) first_zero = i;
-    for (int64_t p = b->rowptr[i]; p < b->rowptr[i + 1]; p++) where[b->col[p]] = -1;
+    for (int64_t p = b->rowptr[i]; p < b->rowptr[i + 1]; p++)
+      where[b->col[p]] = -1;
   }
   free(where), free(diag);
   return first_zero;
@@ -124,7 +127,8 @@ static inline rrt_status ref_distribute(rrt_ctx_t ctx, const rrt_csr *a, rrt_spa
   rrt_sparse_partition(a->nrows, a->rowptr, P, off);
   int64_t r0 = off[r], r1 = off[r + 1];
   int64_t *rp = malloc(((size_t)(r1 - r0) + 1) * sizeof(int64_t));
-  for (int64_t i = r0; i <= r1; i++) rp[i - r0] = a->rowptr[i] - a->rowptr[r0];
+  for (int64_t i = r0; i <= r1; i++)
+    rp[i - r0] = a->rowptr[i] - a->rowptr[r0];
   rrt_status st = rrt_sparse_create(ctx, a->nrows, r0, r1 - r0, rp, a->col + a->rowptr[r0],
                                     a->val + a->rowptr[r0], A);
   free(rp), free(off);

@@ -22,7 +22,8 @@ static int64_t *all_positions(rrt_ctx_t ctx, rrt_ilu0_t M, rrt_sparse_t A) {
   rrt_ilu0_get_positions(M, loc);
   MPI_Allgather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, MPI_COMM_WORLD);
   dis[0] = 0;
-  for (int p = 1; p < P; p++) dis[p] = dis[p - 1] + cnt[p - 1];
+  for (int p = 1; p < P; p++)
+    dis[p] = dis[p - 1] + cnt[p - 1];
   MPI_Allgatherv(loc, mine, MPI_INT64_T, pos, cnt, dis, MPI_INT64_T, MPI_COMM_WORLD);
   free(loc), free(cnt), free(dis);
   return pos;
@@ -54,7 +55,8 @@ static void check_matrix(rrt_ctx_t ctx, const char *name, rrt_ilu_ordering ord) 
     rrt_ilu0_levels(M, &nl, &nu);
     int64_t *h = malloc(((size_t)nl + (size_t)nu + 1) * sizeof(int64_t)), sum = 0;
     rrt_ilu0_level_histogram(M, 0, h);
-    for (int l = 0; l < nl; l++) sum += h[l];
+    for (int l = 0; l < nl; l++)
+      sum += h[l];
     CHECK_MSG(sum == a.nrows, "%s: L histogram covers %lld of %lld rows", name, (long long)sum,
               (long long)a.nrows);
     free(h);
@@ -117,8 +119,10 @@ static void check_matrix(rrt_ctx_t ctx, const char *name, rrt_ilu_ordering ord) 
         double *zb = malloc((size_t)n * sizeof(double)), *yref = malloc((size_t)n * sizeof(double));
         double *loc = malloc(((size_t)nloc + 1) * sizeof(double));
         double *dr, *dz;
-        for (int64_t i = 0; i < n; i++) r[i] = 1.0 + (double)((i * 7919) % 13) / 8.0;
-        for (int64_t i = 0; i < n; i++) rb[pos[i]] = r[i];
+        for (int64_t i = 0; i < n; i++)
+          r[i] = 1.0 + (double)((i * 7919) % 13) / 8.0;
+        for (int64_t i = 0; i < n; i++)
+          rb[pos[i]] = r[i];
         ref_apply(&b, rb, zb);
         ref_spmv(&a, r, yref);
         rrt_malloc(ctx, ((size_t)nloc + 1) * sizeof(double), (void **)&dr);
@@ -127,10 +131,12 @@ static void check_matrix(rrt_ctx_t ctx, const char *name, rrt_ilu_ordering ord) 
         CHECK_OK(rrt_ilu0_apply(M, dr, dz));
         rrt_memcpy_to_host(ctx, loc, dz, (size_t)nloc * sizeof(double));
         int64_t badz = 0, bady = 0;
-        for (int64_t i = 0; i < nloc; i++) badz += !bits_equal(loc[i], zb[pos[r0 + i]]);
+        for (int64_t i = 0; i < nloc; i++)
+          badz += !bits_equal(loc[i], zb[pos[r0 + i]]);
         CHECK_OK(rrt_sparse_spmv(A, dr, dz));
         rrt_memcpy_to_host(ctx, loc, dz, (size_t)nloc * sizeof(double));
-        for (int64_t i = 0; i < nloc; i++) bady += !bits_equal(loc[i], yref[r0 + i]);
+        for (int64_t i = 0; i < nloc; i++)
+          bady += !bits_equal(loc[i], yref[r0 + i]);
         CHECK_MSG(badz == 0, "%s (%s): %lld apply entries differ", name, rrt_ilu_ordering_name(ord),
                   (long long)badz);
         CHECK_MSG(bady == 0, "%s: %lld SpMV entries differ", name, (long long)bady);
@@ -140,10 +146,12 @@ static void check_matrix(rrt_ctx_t ctx, const char *name, rrt_ilu_ordering ord) 
         const double *v;
         rrt_sparse_local_csr(A, NULL, NULL, &v);
         double *nv = malloc(((size_t)rp[nloc] + 1) * sizeof(double));
-        for (int64_t p = 0; p < rp[nloc]; p++) nv[p] = v[p] * 0.75;
+        for (int64_t p = 0; p < rp[nloc]; p++)
+          nv[p] = v[p] * 0.75;
         CHECK_OK(rrt_sparse_set_values(A, nv));
         free(nv);
-        for (int64_t p = 0; p < a.nnz; p++) a.val[p] *= 0.75;
+        for (int64_t p = 0; p < a.nnz; p++)
+          a.val[p] *= 0.75;
         rrt_csr_free(&b);
         b = ref_permute(&a, pos);
         CHECK(ref_ilu0(&b) < 0);
@@ -168,16 +176,17 @@ int main(int argc, char **argv) {
     return rc;
   }
   int small = argc > 1 && !strcmp(argv[1], "small");
-  static const char *full[] = {"gk_ani1.mtx", "gk_ani1_nonsymm.mtx", "gk_isai_a.mtx",
-                               "gk_trefethen20b.mtx", "ss_cage5.mtx", "ss_can24.mtx",
-                               "ss_LFAT5.mtx", "ss_494_bus.mtx", "gk_nos6.mtx", "gk_1138_bus.mtx",
-                               "gk_mahindas.mtx", "pe_m0505.mtx", "laplace2d:13",
-                               "laplace3d:5", "convdiff2d:11,40", NULL};
-  static const char *emu[] = {"gk_ani1_nonsymm.mtx", "ss_cage5.mtx", "ss_can24.mtx",
-                              "gk_trefethen20b.mtx", "pe_m0505.mtx", "laplace2d:7",
-                              "convdiff2d:6,30", NULL};
+  static const char *full[] = {
+      "gk_ani1.mtx",  "gk_ani1_nonsymm.mtx", "gk_isai_a.mtx",    "gk_trefethen20b.mtx",
+      "ss_cage5.mtx", "ss_can24.mtx",        "ss_LFAT5.mtx",     "ss_494_bus.mtx",
+      "gk_nos6.mtx",  "gk_1138_bus.mtx",     "gk_mahindas.mtx",  "pe_m0505.mtx",
+      "laplace2d:13", "laplace3d:5",         "convdiff2d:11,40", NULL};
+  static const char *emu[] = {
+      "gk_ani1_nonsymm.mtx", "ss_cage5.mtx", "ss_can24.mtx",    "gk_trefethen20b.mtx",
+      "pe_m0505.mtx",        "laplace2d:7",  "convdiff2d:6,30", NULL};
   const char **list = small ? emu : full;
-  for (int k = 0; list[k]; k++) check_matrix(ctx, list[k], RRT_ILU_ORDER_NATURAL);
+  for (int k = 0; list[k]; k++)
+    check_matrix(ctx, list[k], RRT_ILU_ORDER_NATURAL);
   /* reorderings change the factors but the promise holds for each */
   static const char *reord_full[] = {"gk_ani1_nonsymm.mtx", "ss_494_bus.mtx", "laplace2d:13",
                                      "convdiff2d:11,40", NULL};

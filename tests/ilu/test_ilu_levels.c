@@ -14,16 +14,20 @@
 static int sweep_levels(const rrt_csr *a, const int64_t *pos, int upper, int32_t *lev) {
   int64_t n = a->nrows;
   int32_t *col = malloc(((size_t)a->nnz + 1) * sizeof(int32_t));
-  int32_t *order = malloc(((size_t)n + 1) * sizeof(int32_t));
-  int64_t *p = malloc(((size_t)n + 1) * sizeof(int64_t));
-  for (int64_t e = 0; e < a->nnz; e++) col[e] = (int32_t)a->col[e];
-  for (int64_t i = 0; i < n; i++) p[i] = pos ? pos[i] : i;
-  for (int64_t i = 0; i < n; i++) order[upper ? n - 1 - p[i] : p[i]] = (int32_t)i;
+  int32_t *order = calloc((size_t)n + 1, sizeof(int32_t));
+  int64_t *p = calloc((size_t)n + 1, sizeof(int64_t));
+  for (int64_t e = 0; e < a->nnz; e++)
+    col[e] = (int32_t)a->col[e];
+  for (int64_t i = 0; i < n; i++)
+    p[i] = pos ? pos[i] : i;
+  for (int64_t i = 0; i < n; i++)
+    order[upper ? n - 1 - p[i] : p[i]] = (int32_t)i;
   memset(lev, 0, (size_t)n * sizeof(int32_t));
   int64_t left = rrt_level_sweep(n, order, a->rowptr, col, p, upper, lev);
   CHECK(left == 0);
   int mx = 0;
-  for (int64_t i = 0; i < n; i++) mx = lev[i] > mx ? lev[i] : mx;
+  for (int64_t i = 0; i < n; i++)
+    mx = lev[i] > mx ? lev[i] : mx;
   free(col), free(order), free(p);
   return mx;
 }
@@ -31,17 +35,20 @@ static int sweep_levels(const rrt_csr *a, const int64_t *pos, int upper, int32_t
 /* Levels straight from the definition, by fixed-point iteration. */
 static int naive_levels(const rrt_csr *a, const int64_t *pos, int32_t *lev) {
   int64_t n = a->nrows;
-  for (int64_t i = 0; i < n; i++) lev[i] = 1;
+  for (int64_t i = 0; i < n; i++)
+    lev[i] = 1;
   for (int changed = 1; changed;) {
     changed = 0;
     for (int64_t i = 0; i < n; i++)
       for (int64_t p = a->rowptr[i]; p < a->rowptr[i + 1]; p++) {
         int64_t k = a->col[p];
-        if ((pos ? pos[k] : k) < (pos ? pos[i] : i) && lev[k] + 1 > lev[i]) lev[i] = lev[k] + 1, changed = 1;
+        if ((pos ? pos[k] : k) < (pos ? pos[i] : i) && lev[k] + 1 > lev[i])
+          lev[i] = lev[k] + 1, changed = 1;
       }
   }
   int mx = 0;
-  for (int64_t i = 0; i < n; i++) mx = lev[i] > mx ? lev[i] : mx;
+  for (int64_t i = 0; i < n; i++)
+    mx = lev[i] > mx ? lev[i] : mx;
   return mx;
 }
 
@@ -58,8 +65,10 @@ static int is_perm(const int64_t *pos, int64_t n) {
   char *seen = calloc((size_t)n, 1);
   int ok = 1;
   for (int64_t i = 0; i < n; i++) {
-    if (pos[i] < 0 || pos[i] >= n || seen[pos[i]]) ok = 0;
-    else seen[pos[i]] = 1;
+    if (pos[i] < 0 || pos[i] >= n || seen[pos[i]])
+      ok = 0;
+    else
+      seen[pos[i]] = 1;
   }
   free(seen);
   return ok;
@@ -112,14 +121,17 @@ int main(void) {
   {
     int64_t rp[101];
     rp[0] = 0;
-    for (int i = 0; i < 100; i++) rp[i + 1] = rp[i] + (i < 10 ? 50 : 1); /* heavy head */
+    for (int i = 0; i < 100; i++)
+      rp[i + 1] = rp[i] + (i < 10 ? 50 : 1); /* heavy head */
     int64_t off[5];
     rrt_partition_nnz(100, rp, 4, off);
     CHECK(off[0] == 0 && off[4] == 100);
-    for (int p = 0; p < 4; p++) CHECK(off[p] <= off[p + 1]);
+    for (int p = 0; p < 4; p++)
+      CHECK(off[p] <= off[p + 1]);
     for (int p = 0; p < 4; p++) {
       int64_t nz = rp[off[p + 1]] - rp[off[p]];
-      CHECK_MSG(nz >= 590 / 4 - 50 && nz <= 590 / 4 + 50, "part %d has %lld nonzeros", p, (long long)nz);
+      CHECK_MSG(nz >= 590 / 4 - 50 && nz <= 590 / 4 + 50, "part %d has %lld nonzeros", p,
+                (long long)nz);
     }
     CHECK(rrt_partition_owner(off, 4, 0) == 0);
     CHECK(rrt_partition_owner(off, 4, 99) == 3);
@@ -127,7 +139,8 @@ int main(void) {
   }
   /* message plans: sorted by (level, peer), items by key, both sides alike */
   {
-    int32_t peer[6] = {2, 1, 2, 1, 0, 2}, idx[6] = {10, 11, 12, 13, 14, 15}, level[6] = {1, 1, 1, 0, 3, 1};
+    int32_t peer[6] = {2, 1, 2, 1, 0, 2}, idx[6] = {10, 11, 12, 13, 14, 15},
+            level[6] = {1, 1, 1, 0, 3, 1};
     int64_t key[6] = {50, 40, 30, 20, 10, 5};
     rrt_msg_plan p;
     CHECK(rrt_msg_plan_build(6, peer, idx, level, key, &p) == RRT_SUCCESS);

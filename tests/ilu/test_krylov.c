@@ -23,7 +23,8 @@ static int solve(rrt_ctx_t ctx, const char *name, rrt_krylov_method method, int 
   int64_t n = a.nrows;
   double *ones = malloc((size_t)n * sizeof(double)), *b = malloc((size_t)n * sizeof(double));
   double *x = malloc((size_t)n * sizeof(double)), *ax = malloc((size_t)n * sizeof(double));
-  for (int64_t i = 0; i < n; i++) ones[i] = 1.0 + 0.5 * sin((double)i);
+  for (int64_t i = 0; i < n; i++)
+    ones[i] = 1.0 + 0.5 * sin((double)i);
   ref_spmv(&a, ones, b);
   rrt_sparse_t A = NULL;
   rrt_ilu0_t M = NULL;
@@ -51,17 +52,20 @@ static int solve(rrt_ctx_t ctx, const char *name, rrt_krylov_method method, int 
             res.rnorm / res.bnorm);
   CHECK(res.history_len >= 1 && res.history[0] > 0.0);
   /* true residual, independently: gather x, serial SpMV */
-  int P = rrt_ctx_size(ctx), *cnt = malloc((size_t)P * sizeof(int)), *dis = malloc((size_t)P * sizeof(int));
+  int P = rrt_ctx_size(ctx), *cnt = malloc((size_t)P * sizeof(int)),
+      *dis = malloc((size_t)P * sizeof(int));
   int mine = (int)nloc;
   double *xl = malloc((size_t)(nloc + 1) * sizeof(double));
   rrt_memcpy_to_host(ctx, xl, dx, (size_t)nloc * sizeof(double));
   MPI_Allgather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, MPI_COMM_WORLD);
   dis[0] = 0;
-  for (int p = 1; p < P; p++) dis[p] = dis[p - 1] + cnt[p - 1];
+  for (int p = 1; p < P; p++)
+    dis[p] = dis[p - 1] + cnt[p - 1];
   MPI_Allgatherv(xl, mine, MPI_DOUBLE, x, cnt, dis, MPI_DOUBLE, MPI_COMM_WORLD);
   ref_spmv(&a, x, ax);
   double rr = 0.0, bb = 0.0;
-  for (int64_t i = 0; i < n; i++) rr += (b[i] - ax[i]) * (b[i] - ax[i]), bb += b[i] * b[i];
+  for (int64_t i = 0; i < n; i++)
+    rr += (b[i] - ax[i]) * (b[i] - ax[i]), bb += b[i] * b[i];
   double rel = sqrt(rr / bb);
   /* 1e-8 is the solver's criterion on the same quantity; the margin covers
    * only the different summation order of the norms */

@@ -11,48 +11,77 @@
 /* Below this many rows a level is not worth waking the thread team. */
 #define RRT_ILU0_OMP_MIN_ROWS 512
 
+static inline void factor_row(int32_t i, const int64_t *rowptr, const int32_t *nl,
+                              const int32_t *piv, const int64_t *pair_ptr, const int32_t *pair_dst,
+                              const int32_t *pair_src, double *v, int boost, double tol,
+                              double value) {
+  int64_t b = rowptr[i], d = b + nl[i];
+  for (int64_t e = b; e < d; e++) {
+    double l = rrt_ilu0_div(v[e], v[piv[e]]);
+    v[e] = l;
+    for (int64_t p = pair_ptr[e]; p < pair_ptr[e + 1]; p++)
+      v[pair_dst[p]] = rrt_ilu0_update(v[pair_dst[p]], l, v[pair_src[p]]);
+  }
+  v[d] = rrt_ilu0_boost(v[d], boost, tol, value);
+}
+
 void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, const int64_t *rowptr,
                               const int32_t *nl, const int32_t *piv, const int64_t *pair_ptr,
                               const int32_t *pair_dst, const int32_t *pair_src, double *v,
                               int boost, double tol, double value) {
-#pragma omp parallel for schedule(static) if (nrows >= RRT_ILU0_OMP_MIN_ROWS)
-  for (int64_t t = 0; t < nrows; t++) {
-    int32_t i = rows[t];
-    int64_t b = rowptr[i], d = b + nl[i];
-    for (int64_t e = b; e < d; e++) {
-      double l = rrt_ilu0_div(v[e], v[piv[e]]);
-      v[e] = l;
-      for (int64_t p = pair_ptr[e]; p < pair_ptr[e + 1]; p++)
-        v[pair_dst[p]] = rrt_ilu0_update(v[pair_dst[p]], l, v[pair_src[p]]);
-    }
-    v[d] = rrt_ilu0_boost(v[d], boost, tol, value);
+  /* small levels: no parallel region at all (even a disabled one costs) */
+  if (nrows < RRT_ILU0_OMP_MIN_ROWS) {
+    for (int64_t t = 0; t < nrows; t++)
+      factor_row(rows[t], rowptr, nl, piv, pair_ptr, pair_dst, pair_src, v, boost, tol, value);
+    return;
   }
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < nrows; t++)
+    factor_row(rows[t], rowptr, nl, piv, pair_ptr, pair_dst, pair_src, v, boost, tol, value);
+}
+
+static inline void lsolve_row(int32_t i, const int64_t *rowptr, const int32_t *nl,
+                              const int32_t *col, const double *v, const double *r, double *y) {
+  int64_t b = rowptr[i], d = b + nl[i];
+  double s = r[i];
+  for (int64_t e = b; e < d; e++)
+    s = rrt_ilu0_update(s, v[e], y[col[e]]);
+  y[i] = s;
 }
 
 void rrt_ilu0_cpu_lsolve_rows(const int32_t *rows, int64_t nrows, const int64_t *rowptr,
                               const int32_t *nl, const int32_t *col, const double *v,
                               const double *r, double *y) {
-#pragma omp parallel for schedule(static) if (nrows >= RRT_ILU0_OMP_MIN_ROWS)
-  for (int64_t t = 0; t < nrows; t++) {
-    int32_t i = rows[t];
-    int64_t b = rowptr[i], d = b + nl[i];
-    double s = r[i];
-    for (int64_t e = b; e < d; e++) s = rrt_ilu0_update(s, v[e], y[col[e]]);
-    y[i] = s;
+  if (nrows < RRT_ILU0_OMP_MIN_ROWS) {
+    for (int64_t t = 0; t < nrows; t++)
+      lsolve_row(rows[t], rowptr, nl, col, v, r, y);
+    return;
   }
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < nrows; t++)
+    lsolve_row(rows[t], rowptr, nl, col, v, r, y);
+}
+
+static inline void usolve_row(int32_t i, const int64_t *rowptr, const int32_t *nl,
+                              const int32_t *col, const double *v, const double *y, double *z) {
+  int64_t d = rowptr[i] + nl[i], e1 = rowptr[i + 1];
+  double s = y[i];
+  for (int64_t e = d + 1; e < e1; e++)
+    s = rrt_ilu0_update(s, v[e], z[col[e]]);
+  z[i] = rrt_ilu0_div(s, v[d]);
 }
 
 void rrt_ilu0_cpu_usolve_rows(const int32_t *rows, int64_t nrows, const int64_t *rowptr,
                               const int32_t *nl, const int32_t *col, const double *v,
                               const double *y, double *z) {
-#pragma omp parallel for schedule(static) if (nrows >= RRT_ILU0_OMP_MIN_ROWS)
-  for (int64_t t = 0; t < nrows; t++) {
-    int32_t i = rows[t];
-    int64_t d = rowptr[i] + nl[i], e1 = rowptr[i + 1];
-    double s = y[i];
-    for (int64_t e = d + 1; e < e1; e++) s = rrt_ilu0_update(s, v[e], z[col[e]]);
-    z[i] = rrt_ilu0_div(s, v[d]);
+  if (nrows < RRT_ILU0_OMP_MIN_ROWS) {
+    for (int64_t t = 0; t < nrows; t++)
+      usolve_row(rows[t], rowptr, nl, col, v, y, z);
+    return;
   }
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < nrows; t++)
+    usolve_row(rows[t], rowptr, nl, col, v, y, z);
 }
 
 void rrt_ilu0_cpu_spmv(int64_t nrows, const int64_t *rowptr, const int32_t *col, const double *a,
@@ -60,15 +89,38 @@ void rrt_ilu0_cpu_spmv(int64_t nrows, const int64_t *rowptr, const int32_t *col,
 #pragma omp parallel for schedule(static) if (nrows >= RRT_ILU0_OMP_MIN_ROWS)
   for (int64_t i = 0; i < nrows; i++) {
     double s = 0.0;
-    for (int64_t e = rowptr[i]; e < rowptr[i + 1]; e++) s = rrt_ilu0_madd(s, a[e], x[col[e]]);
+    for (int64_t e = rowptr[i]; e < rowptr[i + 1]; e++)
+      s = rrt_ilu0_madd(s, a[e], x[col[e]]);
     y[i] = s;
   }
 }
 
 void rrt_ilu0_cpu_gather(const int32_t *idx, int64_t n, const double *src, double *buf) {
-  for (int64_t t = 0; t < n; t++) buf[t] = src[idx[t]];
+  for (int64_t t = 0; t < n; t++)
+    buf[t] = src[idx[t]];
 }
 
 void rrt_ilu0_cpu_scatter(const int32_t *idx, int64_t n, const double *buf, double *dst) {
-  for (int64_t t = 0; t < n; t++) dst[idx[t]] = buf[t];
+  for (int64_t t = 0; t < n; t++)
+    dst[idx[t]] = buf[t];
+}
+
+/* Whole-rank sweeps in elimination order, one thread: for a single rank with
+ * small levels this beats level scheduling (rows are visited in memory
+ * order instead of level by level), with the same per-row arithmetic. */
+void rrt_ilu0_cpu_factor_seq(const int32_t *order, int64_t nrows, const int64_t *rowptr,
+                             const int32_t *nl, const int32_t *piv, const int64_t *pair_ptr,
+                             const int32_t *pair_dst, const int32_t *pair_src, double *v, int boost,
+                             double tol, double value) {
+  for (int64_t t = 0; t < nrows; t++)
+    factor_row(order[t], rowptr, nl, piv, pair_ptr, pair_dst, pair_src, v, boost, tol, value);
+}
+
+void rrt_ilu0_cpu_apply_seq(const int32_t *order, int64_t nrows, const int64_t *rowptr,
+                            const int32_t *nl, const int32_t *col, const double *v, const double *r,
+                            double *y, double *z) {
+  for (int64_t t = 0; t < nrows; t++)
+    lsolve_row(order[t], rowptr, nl, col, v, r, y);
+  for (int64_t t = nrows - 1; t >= 0; t--)
+    usolve_row(order[t], rowptr, nl, col, v, y, z);
 }

@@ -35,6 +35,16 @@ void rrt_ilu0_cpu_usolve_rows(const int32_t *rows, int64_t nrows, const int64_t 
 void rrt_ilu0_cpu_spmv(int64_t nrows, const int64_t *rowptr, const int32_t *col, const double *a,
                        const double *x, double *y);
 
+/** One rank, one thread: factor / apply all rows in elimination order
+ *  (order = local rows by position). */
+void rrt_ilu0_cpu_factor_seq(const int32_t *order, int64_t nrows, const int64_t *rowptr,
+                             const int32_t *nl, const int32_t *piv, const int64_t *pair_ptr,
+                             const int32_t *pair_dst, const int32_t *pair_src, double *v, int boost,
+                             double tol, double value);
+void rrt_ilu0_cpu_apply_seq(const int32_t *order, int64_t nrows, const int64_t *rowptr,
+                            const int32_t *nl, const int32_t *col, const double *v, const double *r,
+                            double *y, double *z);
+
 /** buf[t] = src[idx[t]] and dst[idx[t]] = buf[t]. */
 void rrt_ilu0_cpu_gather(const int32_t *idx, int64_t n, const double *src, double *buf);
 void rrt_ilu0_cpu_scatter(const int32_t *idx, int64_t n, const double *buf, double *dst);

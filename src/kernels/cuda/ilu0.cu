@@ -32,11 +32,10 @@ __global__ void ilu0_factor_rows_k(const int32_t *rows, int64_t nrows, const int
   v[d] = rrt_ilu0_boost(v[d], boost, tol, value);
 }
 
-RRT_KERNEL_API(rrt_k_ilu0_factor_rows)(rrt_stream s, const int32_t *rows, int64_t nrows,
-                                       const int64_t *rowptr, const int32_t *nl, const int32_t *piv,
-                                       const int64_t *pair_ptr, const int32_t *pair_dst,
-                                       const int32_t *pair_src, double *v, int boost, double tol,
-                                       double value) {
+RRT_KERNEL_API(rrt_k_ilu0_factor_rows)
+(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *rowptr, const int32_t *nl,
+ const int32_t *piv, const int64_t *pair_ptr, const int32_t *pair_dst, const int32_t *pair_src,
+ double *v, int boost, double tol, double value) {
   RRT_LAUNCH(ilu0_factor_rows_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, rowptr, nl, piv,
              pair_ptr, pair_dst, pair_src, v, boost, tol, value);
 }
@@ -49,13 +48,14 @@ __global__ void ilu0_lsolve_rows_k(const int32_t *rows, int64_t nrows, const int
   int32_t i = rows[t];
   int64_t b = rowptr[i], d = b + nl[i];
   double s = r[i];
-  for (int64_t e = b; e < d; e++) s = rrt_ilu0_update(s, v[e], y[col[e]]);
+  for (int64_t e = b; e < d; e++)
+    s = rrt_ilu0_update(s, v[e], y[col[e]]);
   y[i] = s;
 }
 
-RRT_KERNEL_API(rrt_k_ilu0_lsolve_rows)(rrt_stream s, const int32_t *rows, int64_t nrows,
-                                       const int64_t *rowptr, const int32_t *nl, const int32_t *col,
-                                       const double *v, const double *r, double *y) {
+RRT_KERNEL_API(rrt_k_ilu0_lsolve_rows)
+(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *rowptr, const int32_t *nl,
+ const int32_t *col, const double *v, const double *r, double *y) {
   RRT_LAUNCH(ilu0_lsolve_rows_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, rowptr, nl, col,
              v, r, y);
 }
@@ -68,13 +68,14 @@ __global__ void ilu0_usolve_rows_k(const int32_t *rows, int64_t nrows, const int
   int32_t i = rows[t];
   int64_t d = rowptr[i] + nl[i], e1 = rowptr[i + 1];
   double s = y[i];
-  for (int64_t e = d + 1; e < e1; e++) s = rrt_ilu0_update(s, v[e], z[col[e]]);
+  for (int64_t e = d + 1; e < e1; e++)
+    s = rrt_ilu0_update(s, v[e], z[col[e]]);
   z[i] = rrt_ilu0_div(s, v[d]);
 }
 
-RRT_KERNEL_API(rrt_k_ilu0_usolve_rows)(rrt_stream s, const int32_t *rows, int64_t nrows,
-                                       const int64_t *rowptr, const int32_t *nl, const int32_t *col,
-                                       const double *v, const double *y, double *z) {
+RRT_KERNEL_API(rrt_k_ilu0_usolve_rows)
+(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *rowptr, const int32_t *nl,
+ const int32_t *col, const double *v, const double *y, double *z) {
   RRT_LAUNCH(ilu0_usolve_rows_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, rowptr, nl, col,
              v, y, z);
 }
@@ -84,12 +85,14 @@ __global__ void ilu0_spmv_k(int64_t nrows, const int64_t *rowptr, const int32_t 
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= nrows) return;
   double s = 0.0;
-  for (int64_t e = rowptr[i]; e < rowptr[i + 1]; e++) s = rrt_ilu0_madd(s, a[e], x[col[e]]);
+  for (int64_t e = rowptr[i]; e < rowptr[i + 1]; e++)
+    s = rrt_ilu0_madd(s, a[e], x[col[e]]);
   y[i] = s;
 }
 
-RRT_KERNEL_API(rrt_k_ilu0_spmv)(rrt_stream s, int64_t nrows, const int64_t *rowptr,
-                                const int32_t *col, const double *a, const double *x, double *y) {
+RRT_KERNEL_API(rrt_k_ilu0_spmv)
+(rrt_stream s, int64_t nrows, const int64_t *rowptr, const int32_t *col, const double *a,
+ const double *x, double *y) {
   RRT_LAUNCH(ilu0_spmv_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, nrows, rowptr, col, a, x, y);
 }
 
@@ -98,8 +101,8 @@ __global__ void ilu0_gather_k(const int32_t *idx, int64_t n, const double *src, 
   if (t < n) buf[t] = src[idx[t]];
 }
 
-RRT_KERNEL_API(rrt_k_ilu0_gather)(rrt_stream s, const int32_t *idx, int64_t n, const double *src,
-                                  double *buf) {
+RRT_KERNEL_API(rrt_k_ilu0_gather)
+(rrt_stream s, const int32_t *idx, int64_t n, const double *src, double *buf) {
   RRT_LAUNCH(ilu0_gather_k, ilu0_grid(n), ILU0_BLOCK, 0, s, idx, n, src, buf);
 }
 
@@ -108,8 +111,8 @@ __global__ void ilu0_scatter_k(const int32_t *idx, int64_t n, const double *buf,
   if (t < n) dst[idx[t]] = buf[t];
 }
 
-RRT_KERNEL_API(rrt_k_ilu0_scatter)(rrt_stream s, const int32_t *idx, int64_t n, const double *buf,
-                                   double *dst) {
+RRT_KERNEL_API(rrt_k_ilu0_scatter)
+(rrt_stream s, const int32_t *idx, int64_t n, const double *buf, double *dst) {
   RRT_LAUNCH(ilu0_scatter_k, ilu0_grid(n), ILU0_BLOCK, 0, s, idx, n, buf, dst);
 }
 
@@ -123,8 +126,8 @@ __global__ void ilu0_axpby_k(int64_t n, double a, const double *x, double b, dou
     y[i] = rrt_ilu0_madd(rrt_ilu0_madd(0.0, b, y[i]), a, x[i]);
 }
 
-RRT_KERNEL_API(rrt_k_ilu0_axpby)(rrt_stream s, int64_t n, double a, const double *x, double b,
-                                 double *y) {
+RRT_KERNEL_API(rrt_k_ilu0_axpby)
+(rrt_stream s, int64_t n, double a, const double *x, double b, double *y) {
   RRT_LAUNCH(ilu0_axpby_k, ilu0_grid(n), ILU0_BLOCK, 0, s, n, a, x, b, y);
 }
 
@@ -135,7 +138,8 @@ __global__ void ilu0_dot_partial_k(int64_t n, const double *x, const double *y, 
   __shared__ double sh[ILU0_BLOCK];
   int tid = threadIdx.x;
   double s = 0.0;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + tid; i < n; i += (int64_t)gridDim.x * blockDim.x)
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + tid; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
     s = rrt_ilu0_madd(s, x[i], y[i]);
   sh[tid] = s;
   __syncthreads();
@@ -146,8 +150,8 @@ __global__ void ilu0_dot_partial_k(int64_t n, const double *x, const double *y, 
   if (tid == 0) partial[blockIdx.x] = sh[0];
 }
 
-RRT_KERNEL_API(rrt_k_ilu0_dot_partial)(rrt_stream s, int64_t n, const double *x, const double *y,
-                                       double *partial, int nblocks) {
+RRT_KERNEL_API(rrt_k_ilu0_dot_partial)
+(rrt_stream s, int64_t n, const double *x, const double *y, double *partial, int nblocks) {
   RRT_LAUNCH(ilu0_dot_partial_k, (unsigned)nblocks, ILU0_BLOCK, 0, s, n, x, y, partial);
 }
 
@@ -181,9 +185,9 @@ __global__ void ilu0_level_commit_k(int64_t nrows, int32_t *level) {
   if (i < nrows && level[i] < 0) level[i] = -level[i];
 }
 
-RRT_KERNEL_API(rrt_k_ilu0_level_sweep)(rrt_stream s, int64_t nrows, const int64_t *rowptr,
-                                       const int32_t *col, const int64_t *pos, int upper,
-                                       int32_t *level, int *changed) {
+RRT_KERNEL_API(rrt_k_ilu0_level_sweep)
+(rrt_stream s, int64_t nrows, const int64_t *rowptr, const int32_t *col, const int64_t *pos,
+ int upper, int32_t *level, int *changed) {
   if (upper < 0) RRT_LAUNCH(ilu0_level_commit_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, nrows, level);
   RRT_LAUNCH(ilu0_level_sweep_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, nrows, rowptr, col, pos, upper,
              level, changed);
