@@ -42,8 +42,8 @@ static float *filled(size_t n, int salt) {
 
 /* one call of the shape; trans_b: C = A B^T (B stored N x K) */
 static void call(int m, int n, int k, int trans_b, const float *a, const float *b, float *c) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
-              k, b, trans_b ? k : n, 0.0f, c, n);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, k,
+              b, trans_b ? k : n, 0.0f, c, n);
 }
 
 static void report(const char *name, int m, int n, int k, double *g, int reps) {

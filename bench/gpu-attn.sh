@@ -1,75 +1,215 @@
-#!/bin/sh
-# GPU ring attention benchmark (issue 3), for one machine with a GPU; under
-# 8 minutes on one H100/H200. Prints:
-#  1. the gpu-labelled attention tests (ctest -L attn -L gpu);
-#  2. `ringrt attn --backend cuda` local attention (np=1), bf16, D = 64 and 128,
-#     S = 4096 and 16384, causal and not: JSON lines with time and TFLOP/s;
-#  3. torch.nn.functional.scaled_dot_product_attention TFLOP/s on the same
-#     shapes and GPU, when torch is importable;
-#  4. a 4-rank causal zigzag ring on the one GPU: NCCL (distinct NCCL_HOSTID
-#     per rank, NCCL_SOCKET_IFNAME=lo) and the MPI-staged transport.
-# Paste the output into docs/gpu-results.md with the date and commit.
-# usage: bench/gpu-attn.sh [BUILD_DIR]   (default: build)
-set -u
+#!/usr/bin/env bash
+# GPU ring attention benchmark (issue 3) for one machine with one GPU; the
+# whole script stays under ~8 minutes (GPU_ATTN_BUDGET_S, default 450 s;
+# steps that no longer fit are skipped and say so). Prints:
+#  0. what the machine has (GPU, nvcc, MPI, NCCL, torch) and builds ringrt with
+#     CUDA into BUILD_DIR if it is not built yet (needs MPI: without it only
+#     the torch numbers can be taken);
+#  1. the gpu-labelled attention tests (ctest -L attn -L gpu), with the default
+#     transport and again with the MPI-staged one (RINGRT_NCCL=0);
+#  2. `ringrt attn --backend cuda`, np=1, bf16, H=16, D = 64 and 128,
+#     S = 4096 and 16384, causal and not: one JSON line each (time, TFLOP/s);
+#  3. torch.nn.functional.scaled_dot_product_attention on the same shapes and
+#     GPU (when torch with CUDA imports), and a side-by-side table;
+#  4. a 4-rank causal zigzag ring on the one GPU (bf16, S=16384, H=16, D=128):
+#     NCCL with a distinct NCCL_HOSTID per rank over NCCL_SOCKET_IFNAME=lo,
+#     and the MPI-staged transport; np=1 on the same shape for reference;
+#     then a 4-rank --check at a size the naive reference affords.
+# The log goes to stdout, to bench/results/gpu-attn-<UTC date>.log and, when
+# $OUT is set (the device runner), to $OUT/. Paste it into docs/gpu-results.md
+# with the date and commit.
+#
+# usage: bench/gpu-attn.sh [BUILD_DIR]        (default build-gpu)
+set -u -o pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$root/build}
-app=$build/apps/ringrt
-[ -x "$app" ] || { echo "no $app: build first (cmake -S . -B build -G Ninja && ninja -C build)"; exit 1; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
-echo "# gpu-attn.sh $(date -u +%Y-%m-%dT%H:%MZ) commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || echo "nvidia-smi: none"
+cd "$root" || exit 1
+build=${1:-build-gpu}
+budget=${GPU_ATTN_BUDGET_S:-450}
+start=$SECONDS
+mkdir -p bench/results
+log=bench/results/gpu-attn-$(date -u +%Y%m%dT%H%MZ).log
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none RINGRT_TIMEOUT=${RINGRT_TIMEOUT:-60}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
-echo "## gpu tests"
-(cd "$build" && timeout 240 ctest -L attn -L gpu --output-on-failure 2>&1 | tail -15)
+# seconds left, and a step limit that never runs past the budget
+left() { echo $((budget - (SECONDS - start))); }
+lim() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
+fits() { # fits SECONDS NAME: is there time for a step that needs about SECONDS?
+  if [ "$(left)" -lt "$1" ]; then
+    echo "SKIPPED ($2): $(left) s of the ${budget} s budget left"
+    return 1
+  fi
+}
 
-echo "## local attention, cuda backend, np=1 (JSON)"
-for dim in 64 128; do
-  for seq in 4096 16384; do
-    for causal in "" "--causal"; do
-      timeout 60 mpirun -np 1 --bind-to none "$app" attn --backend cuda --dtype bf16 --batch 1 \
-        --heads 16 --dim $dim --seq $seq $causal --iters 5 --warmup 2 --quiet --json - ||
-        echo "{\"error\":\"run failed\",\"dim\":$dim,\"seq\":$seq,\"causal\":\"$causal\"}"
-    done
-  done
-done
-
-echo "## torch sdpa, same shapes"
-if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-  timeout 120 python3 - <<'PY'
-import json, torch
-f = torch.nn.functional.scaled_dot_product_attention
-for dim in (64, 128):
-    for seq in (4096, 16384):
-        for causal in (False, True):
-            q, k, v = (torch.randn(1, 16, seq, dim, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-            for _ in range(2): f(q, k, v, is_causal=causal)
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            ts = []
-            for _ in range(5):
-                s.record(); f(q, k, v, is_causal=causal); e.record(); torch.cuda.synchronize()
-                ts.append(s.elapsed_time(e) * 1e-3)
-            t = sorted(ts)[2]
-            fl = 4 * dim * 16 * (seq * (seq + 1) / 2 if causal else seq * seq)
-            print(json.dumps({"torch_sdpa": True, "dim": dim, "seq": seq, "causal": causal,
-                              "time_s": t, "tflops": fl / t * 1e-12}))
-PY
+main() {
+echo "# gpu-attn.sh $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+have_gpu=0
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+  have_gpu=1
+  nvidia-smi --query-gpu=name,memory.total,driver_version,compute_cap --format=csv,noheader
 else
-  echo "torch with CUDA not importable: no comparison"
+  echo "no GPU (nvidia-smi missing or failing): the cuda runs below will fail or skip"
+fi
+cc_arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '.')
+nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
+echo "nvcc: ${nvcc:-none} $([ -n "$nvcc" ] && "$nvcc" --version | tail -1)"
+have_mpi=0
+if command -v mpirun >/dev/null && command -v mpicc >/dev/null; then
+  have_mpi=1
+  echo "mpi: $(mpirun --version 2>/dev/null | head -1)"
+else
+  echo "mpi: none (no mpirun/mpicc): ringrt needs MPI to build and run; only torch below"
+fi
+py=$(command -v python3 || true)
+have_torch=0
+if [ -n "$py" ] && "$py" -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+  have_torch=1
+  echo "torch: $("$py" -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda)')"
+else
+  echo "torch: not importable with CUDA: no SDPA comparison"
 fi
 
-echo "## 4-rank ring on one GPU (causal zigzag, bf16, S=16384, H=16, D=128)"
+app=$build/apps/ringrt
+have_app=0
+if [ -x "$app" ]; then
+  have_app=1
+elif [ "$have_mpi" = 1 ] && [ -n "$nvcc" ] && fits 60 "build"; then
+  echo "## build ($build, CUDA arch ${cc_arch:-80;90})"
+  t0=$SECONDS
+  if timeout "$(lim 300)" cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DRINGRT_CUDA=ON ${cc_arch:+-DCMAKE_CUDA_ARCHITECTURES=$cc_arch} \
+    -DCMAKE_CUDA_COMPILER="$nvcc" >"$tmp/configure.log" 2>&1 &&
+    timeout "$(lim 300)" cmake --build "$build" -j "$(nproc)" >"$tmp/build.log" 2>&1; then
+    have_app=1
+    grep -E "^-- ringrt:" "$tmp/configure.log"
+    echo "built in $((SECONDS - t0)) s"
+  else
+    echo "BUILD FAILED after $((SECONDS - t0)) s:"
+    tail -25 "$tmp/configure.log" "$tmp/build.log" 2>/dev/null
+  fi
+fi
+[ "$have_app" = 1 ] && [ "$have_mpi" = 0 ] && have_app=0
+
+echo "## 1. gpu tests"
+if [ "$have_app" = 1 ] && fits 60 "gpu tests"; then
+  (cd "$build" && timeout "$(lim 150)" ctest -L attn -L gpu --output-on-failure --timeout 120 2>&1 |
+    tail -15)
+  if fits 60 "gpu tests, MPI transport"; then
+    echo "### again with the MPI-staged transport (RINGRT_NCCL=0)"
+    (cd "$build" && RINGRT_NCCL=0 timeout "$(lim 150)" ctest -L attn -L gpu --output-on-failure \
+      --timeout 120 2>&1 | tail -6)
+  fi
+else
+  echo "not run (no ringrt build)"
+fi
+
+shapes="64:4096 64:16384 128:4096 128:16384"
+echo "## 2. local attention, cuda backend, np=1, bf16, H=16 (JSON)"
+: >"$tmp/ringrt.jsonl"
+if [ "$have_app" = 1 ] && [ "$have_gpu" = 1 ]; then
+  for sd in $shapes; do
+    dim=${sd%%:*} seq=${sd##*:}
+    for causal in "" "--causal"; do
+      fits 15 "ringrt D=$dim S=$seq $causal" || continue
+      timeout "$(lim 60)" mpirun -np 1 --bind-to none "$app" attn --backend cuda --dtype bf16 \
+        --batch 1 --heads 16 --dim "$dim" --seq "$seq" $causal --iters 10 --warmup 3 --quiet \
+        --json - 2>"$tmp/err" | grep '^{' | tee -a "$tmp/ringrt.jsonl" ||
+        echo "{\"error\":\"run failed: $(tail -1 "$tmp/err" | tr -d '"')\",\"dim\":$dim,\"seq\":$seq,\"causal\":\"$causal\"}"
+    done
+  done
+else
+  echo "not run (no ringrt build or no GPU)"
+fi
+
+echo "## 3. torch SDPA, same shapes (JSON), then side by side"
+: >"$tmp/torch.jsonl"
+if [ "$have_torch" = 1 ] && fits 30 "torch"; then
+  timeout "$(lim 150)" "$py" - "$shapes" <<'PY' | tee "$tmp/torch.jsonl"
+import json, statistics, sys, torch
+f = torch.nn.functional.scaled_dot_product_attention
+for sd in sys.argv[1].split():
+    dim, seq = (int(x) for x in sd.split(":"))
+    for causal in (False, True):
+        q, k, v = (torch.randn(1, 16, seq, dim, device="cuda", dtype=torch.bfloat16)
+                   for _ in range(3))
+        for _ in range(3):
+            f(q, k, v, is_causal=causal)
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        ts = []
+        for _ in range(10):
+            s.record(); f(q, k, v, is_causal=causal); e.record(); torch.cuda.synchronize()
+            ts.append(s.elapsed_time(e) * 1e-3)
+        t = statistics.median(ts)
+        fl = 4 * dim * 16 * (seq * (seq + 1) / 2 if causal else seq * seq)
+        print(json.dumps({"torch_sdpa": torch.__version__, "dim": dim, "seq": seq,
+                          "causal": causal, "time_s": t, "tflops": fl / t * 1e-12}), flush=True)
+PY
+else
+  echo "not run (torch with CUDA not importable, or no time left)"
+fi
+if [ -n "$py" ]; then
+  "$py" - "$tmp/ringrt.jsonl" "$tmp/torch.jsonl" <<'PY'
+import json, sys
+def rows(p):
+    try:
+        return [json.loads(l) for l in open(p) if l.startswith("{")]
+    except OSError:
+        return []
+r = {(j["dim"], j["seq"], j["causal"] in (True, "true")): j for j in rows(sys.argv[1])}
+t = {(j["dim"], j["seq"], j["causal"]): j for j in rows(sys.argv[2])}
+print("%4s %6s %6s | %14s | %14s | %s" % ("D", "S", "causal", "ringrt TFLOP/s", "torch TFLOP/s",
+                                         "ringrt/torch"))
+for key in sorted(set(r) | set(t)):
+    a, b = r.get(key, {}).get("tflops"), t.get(key, {}).get("tflops")
+    print("%4d %6d %6s | %14s | %14s | %s" % (key[0], key[1], key[2],
+          "%.1f" % a if a else "-", "%.1f" % b if b else "-",
+          "%.2f" % (a / b) if a and b else "-"))
+PY
+fi
+
+echo "## 4. 4-rank ring on the one GPU (causal zigzag, bf16, S=16384, H=16, D=128)"
 ring="attn --backend cuda --dtype bf16 --heads 16 --dim 128 --seq 16384 --causal --layout zigzag --iters 5 --warmup 2 --quiet --json -"
-cat >"$build/nccl_hostid.sh" <<'W'
+if [ "$have_app" = 1 ] && [ "$have_gpu" = 1 ]; then
+  # Several ranks on one GPU: NCCL refuses duplicate GPUs within a host, so
+  # every rank claims its own host id and they talk over sockets on lo.
+  cat >"$tmp/nccl_hostid.sh" <<'W'
 #!/bin/sh
-export NCCL_HOSTID="ringrt-bench-${OMPI_COMM_WORLD_RANK:-0}"
+export NCCL_HOSTID="ringrt-bench-${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}"
 exec "$@"
 W
-chmod +x "$build/nccl_hostid.sh"
-NCCL_SOCKET_IFNAME=lo timeout 120 mpirun -np 4 --oversubscribe --bind-to none -x NCCL_SOCKET_IFNAME \
-  "$build/nccl_hostid.sh" "$app" $ring || echo '{"error":"nccl ring failed"}'
-RINGRT_NCCL=0 timeout 120 mpirun -np 4 --oversubscribe --bind-to none -x RINGRT_NCCL \
-  "$app" $ring || echo '{"error":"mpi-staged ring failed"}'
-echo "## check at a size the naive reference affords"
-timeout 120 mpirun -np 4 --oversubscribe --bind-to none -x NCCL_SOCKET_IFNAME=lo "$build/nccl_hostid.sh" \
-  "$app" attn --backend cuda --dtype bf16 --heads 4 --kv-heads 2 --dim 128 --seq 2048 --causal \
-  --layout zigzag --check --iters 1 --warmup 0 || echo "check run failed"
+  chmod +x "$tmp/nccl_hostid.sh"
+  if fits 20 "np=1 reference"; then
+    echo "### np=1"
+    timeout "$(lim 60)" mpirun -np 1 --bind-to none "$app" $ring 2>&1 | tail -3 ||
+      echo '{"error":"np=1 run failed"}'
+  fi
+  if fits 30 "nccl ring"; then
+    echo "### np=4, NCCL (NCCL_HOSTID per rank, NCCL_SOCKET_IFNAME=lo, NCCL_IB_DISABLE=1)"
+    NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1 timeout "$(lim 120)" mpirun -np 4 --oversubscribe \
+      --bind-to none -x NCCL_SOCKET_IFNAME -x NCCL_IB_DISABLE -x RINGRT_TIMEOUT \
+      "$tmp/nccl_hostid.sh" "$app" $ring 2>&1 | tail -5 || echo '{"error":"nccl ring failed"}'
+  fi
+  if fits 30 "mpi-staged ring"; then
+    echo "### np=4, MPI-staged transport (RINGRT_NCCL=0)"
+    RINGRT_NCCL=0 timeout "$(lim 120)" mpirun -np 4 --oversubscribe --bind-to none \
+      -x RINGRT_NCCL -x RINGRT_TIMEOUT "$app" $ring 2>&1 | tail -5 ||
+      echo '{"error":"mpi-staged ring failed"}'
+  fi
+  if fits 30 "check"; then
+    echo "### np=4 --check against the double-precision reference (S=2048, GQA 4/2, D=128)"
+    NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1 timeout "$(lim 120)" mpirun -np 4 --oversubscribe \
+      --bind-to none -x NCCL_SOCKET_IFNAME -x NCCL_IB_DISABLE -x RINGRT_TIMEOUT \
+      "$tmp/nccl_hostid.sh" "$app" attn --backend cuda --dtype bf16 --heads 4 --kv-heads 2 \
+      --dim 128 --seq 2048 --causal --layout zigzag --check --iters 1 --warmup 0 2>&1 | tail -5 ||
+      echo "check run failed"
+  fi
+else
+  echo "not run (no ringrt build or no GPU)"
+fi
+echo "# done in $((SECONDS - start)) s; log $log"
+}
+
+main 2>&1 | tee "$log"
+if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then cp "$log" "$OUT/"; fi

@@ -27,6 +27,70 @@ static int ends_with(const char *s, const char *suf) {
   return a >= b && !strcmp(s + a - b, suf);
 }
 
+/* Share of the most common label per metacell, averaged over the non-empty
+ * metacells (cells with a missing label, code -1, count in the size only). */
+static double mean_purity(const int64_t *assign, const int32_t *codes, int64_t n, int64_t m,
+                          int64_t ncat) {
+  int64_t *h = calloc((size_t)m * (ncat + 1), sizeof(int64_t)), *size = calloc((size_t)m, 8);
+  double purity = 0.0;
+  int64_t used = 0;
+  for (int64_t i = 0; h && size && i < n; i++) {
+    if (assign[i] < 0) continue;
+    size[assign[i]]++;
+    if (codes[i] >= 0 && codes[i] < ncat) h[assign[i] * (ncat + 1) + codes[i]]++;
+  }
+  for (int64_t j = 0; h && size && j < m; j++) {
+    int64_t best = 0;
+    for (int64_t k = 0; k < ncat; k++)
+      if (h[j * (ncat + 1) + k] > best) best = h[j * (ncat + 1) + k];
+    if (size[j]) purity += (double)best / size[j], used++;
+  }
+  free(h), free(size);
+  return used ? purity / used : 0.0;
+}
+
+/* Baseline: the purity of random groups with the metacells' sizes (the
+ * labels shuffled over the cells, seeded), averaged over `reps` shuffles. */
+static double random_purity(const int64_t *assign, const int32_t *codes, int64_t n, int64_t m,
+                            int64_t ncat, uint64_t seed, int reps) {
+  int32_t *perm = malloc((size_t)(n + 1) * sizeof(int32_t));
+  if (!perm) return NAN;
+  uint64_t z = seed ^ 0x5ea5eedull;
+  double acc = 0.0;
+  for (int r = 0; r < reps; r++) {
+    memcpy(perm, codes, (size_t)n * sizeof(int32_t));
+    for (int64_t i = n - 1; i > 0; i--) { /* Fisher-Yates with splitmix64 */
+      z += 0x9e3779b97f4a7c15ull;
+      uint64_t v = z;
+      v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ull;
+      v = (v ^ (v >> 27)) * 0x94d049bb133111ebull;
+      v ^= v >> 31;
+      int64_t k = (int64_t)(v % (uint64_t)(i + 1));
+      int32_t t = perm[i];
+      perm[i] = perm[k], perm[k] = t;
+    }
+    acc += mean_purity(assign, perm, n, m, ncat);
+  }
+  free(perm);
+  return acc / reps;
+}
+
+static void json_num(FILE *f, double v) {
+  if (isfinite(v))
+    fprintf(f, "%.6g", v);
+  else
+    fputs("null", f);
+}
+
+/* Mean of the finite values (NaN marks an undefined metric). */
+static double finite_mean(const double *v, int64_t m) {
+  double s = 0.0;
+  int64_t c = 0;
+  for (int64_t j = 0; j < m; j++)
+    if (isfinite(v[j])) s += v[j], c++;
+  return c ? s / c : NAN;
+}
+
 /* Read this rank's rows. Returns 0 or fills err. */
 static rrt_status read_input(const char *path, const char *key, rrt_ctx_t ctx, int64_t *n, int *d,
                              double **x, int64_t *first, int64_t *count, char *err, size_t len) {
@@ -193,10 +257,17 @@ int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
   }
   st = rrt_seacells_run(ctx, n, d, x, &o, &s);
   if (st != RRT_SUCCESS) {
-    if (rank == 0) fprintf(stderr, "ringrt seacells: %s\n", rrt_ctx_last_error(ctx));
+    /* every rank reports: the run agreed on the failure, so all of them exit */
+    fprintf(stderr, "ringrt seacells: %s\n", rrt_ctx_last_error(ctx)); /* names the rank */
     goto done;
   }
   int64_t m = rrt_seacells_n_metacells(s);
+  double *comp = malloc((size_t)m * sizeof(double)), *sep = malloc((size_t)m * sizeof(double));
+  if (!comp || !sep || rrt_seacells_metrics(ctx, s, x, comp, sep) != RRT_SUCCESS) {
+    if (rank == 0) fprintf(stderr, "ringrt seacells: metrics: %s\n", rrt_ctx_last_error(ctx));
+    free(comp), free(sep);
+    goto done;
+  }
   int64_t *assign = malloc((size_t)(count + 1) * sizeof(int64_t)),
           *all = malloc((size_t)n * sizeof(int64_t));
   int64_t *ti = malloc((size_t)(count * 5 + 1) * sizeof(int64_t)),
@@ -218,21 +289,12 @@ int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
     int64_t *size = calloc((size_t)m, sizeof(int64_t));
     for (int64_t i = 0; i < n; i++)
       if (all[i] >= 0) size[all[i]]++;
-    double purity = 0.0;
-    if (codes) { /* share of the most common label per metacell, averaged over metacells */
-      int64_t *h = calloc((size_t)m * (cats.count + 1), sizeof(int64_t));
-      for (int64_t i = 0; i < n; i++)
-        if (all[i] >= 0 && codes[i] >= 0) h[all[i] * (cats.count + 1) + codes[i]]++;
-      int64_t used = 0;
-      for (int64_t j = 0; j < m; j++) {
-        int64_t best = 0;
-        for (int64_t k = 0; k < cats.count; k++)
-          if (h[j * (cats.count + 1) + k] > best) best = h[j * (cats.count + 1) + k];
-        if (size[j]) purity += (double)best / size[j], used++;
-      }
-      purity = used ? purity / used : 0.0;
-      free(h);
+    double purity = 0.0, rpurity = 0.0;
+    if (codes) {
+      purity = mean_purity(all, codes, n, m, cats.count);
+      rpurity = random_purity(all, codes, n, m, cats.count, o.seed, 20);
     }
+    double mcomp = finite_mean(comp, m), msep = finite_mean(sep, m);
     if (out) {
       FILE *f = fopen(out, "w");
       if (!f) {
@@ -274,7 +336,22 @@ int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
       for (int64_t j = 0; j < m; j++)
         fprintf(js, "%s%lld", j ? ", " : "", (long long)size[j]);
       fprintf(js, "]");
-      if (codes) fprintf(js, ", \"labels\": \"%s\", \"mean_purity\": %.6f", labels, purity);
+      if (codes)
+        fprintf(js,
+                ", \"labels\": \"%s\", \"mean_purity\": %.6f, \"random_purity\": %.6f, "
+                "\"random_purity_seed\": %llu, \"random_purity_reps\": 20",
+                labels, purity, rpurity, (unsigned long long)o.seed);
+      fprintf(js, ", \"mean_compactness\": ");
+      json_num(js, mcomp);
+      fprintf(js, ", \"mean_separation\": ");
+      json_num(js, msep);
+      fprintf(js, ", \"compactness\": [");
+      for (int64_t j = 0; j < m; j++)
+        fprintf(js, "%s", j ? ", " : ""), json_num(js, comp[j]);
+      fprintf(js, "], \"separation\": [");
+      for (int64_t j = 0; j < m; j++)
+        fprintf(js, "%s", j ? ", " : ""), json_num(js, sep[j]);
+      fprintf(js, "]");
       fprintf(js, ", \"seconds\": {");
       const char *ph[] = {"knn", "kernel", "init", "update_a", "update_b", "rss"};
       for (int p = 0; p < 6; p++)
@@ -282,10 +359,21 @@ int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
       fprintf(js, "}}\n");
       rrt_app_json_close(js);
     }
-    if (!com.quiet && codes) fprintf(stderr, "seacells: mean purity of %s: %.4f\n", labels, purity);
+    if (!com.quiet) {
+      fprintf(stderr, "seacells: %lld metacells, %d iterations%s, RSS %.6g -> %.6g\n", (long long)m,
+              rrt_seacells_iterations(s), rrt_seacells_converged(s) ? "" : " (not converged)",
+              rrt_seacells_rss(s, NULL)[0], rrt_seacells_rss(s, NULL)[rrt_seacells_iterations(s)]);
+      fprintf(stderr, "seacells: mean compactness %.4g, mean separation %.4g (input coordinates)\n",
+              mcomp, msep);
+      if (codes)
+        fprintf(stderr,
+                "seacells: mean purity of %s: %.4f (random groups of the same sizes: %.4f)\n",
+                labels, purity, rpurity);
+    }
     free(size);
   }
   free(assign), free(all), free(ti), free(tia), free(tw), free(twa), free(cnt), free(dis);
+  free(comp), free(sep);
   rc = 0;
 done:
   rrt_seacells_destroy(s);

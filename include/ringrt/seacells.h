@@ -83,6 +83,17 @@ const int64_t *rrt_seacells_archetypes(rrt_seacells_t s);
 rrt_status rrt_seacells_local_assignments(rrt_seacells_t s, int top, int64_t *assign,
                                           int64_t *top_idx, double *top_w);
 
+/** Quality of the hard assignments on the input coordinates, as the
+ *  reference SEACells evaluation defines them (collective). Per metacell:
+ *  compactness = mean over components of the variance (n - 1 denominator)
+ *  of its cells' coordinates (NaN with fewer than 2 cells); separation =
+ *  Euclidean distance from its centroid to the nearest other non-empty
+ *  metacell's centroid (NaN when empty or alone). `x`: this rank's rows as
+ *  passed to rrt_seacells_run. Both arrays have n_metacells values, the
+ *  same on every rank (up to the order of the cross-rank sums). */
+rrt_status rrt_seacells_metrics(rrt_ctx_t ctx, rrt_seacells_t s, const double *x,
+                                double *compactness, double *separation);
+
 /** Seconds spent in the phases "knn", "kernel", "init", "update_a", "update_b",
  *  "rss" on this rank (0 for an unknown name). */
 double rrt_seacells_seconds(rrt_seacells_t s, const char *phase);

@@ -19,11 +19,16 @@ struct rrt_ilu0 {
   rrt_ctx_t ctx;
   rrt_ilu0_options opt;
   int64_t nloc, next, nnz, nval;
-  int64_t *pos_ext;   /* position of every extended row */
-  int64_t *frowptr;   /* factor order: nloc + 1 */
-  int32_t *nl, *fcol; /* L count per row; extended column per entry */
-  int64_t *fperm;     /* factor entry -> A's local entry */
-  int64_t *gofs;      /* ghost U rows in v: nnz + gofs[g] .. nnz + gofs[g + 1] */
+  int64_t *pos_ext; /* position of every extended row */
+  /* Factor storage (value indices): the L parts of all local rows first
+   * (row i: lptr[i] .. lptr[i+1]), then the diagonal and U parts (row i:
+   * diagonal at uptr[i], U from uptr[i] + 1 to uptr[i+1]), then the U rows
+   * of ghost rows. Within a part, entries in elimination-order position.
+   * Keeping L and U apart halves the memory each triangular solve streams. */
+  int64_t *lptr, *uptr; /* nloc + 1 each */
+  int32_t *fcol;        /* extended column per value index */
+  int64_t *fperm;       /* value index -> A's local entry */
+  int64_t *gofs;        /* ghost U rows in v: nnz + gofs[g] .. nnz + gofs[g + 1] */
   int32_t *piv, *pair_dst, *pair_src;
   int64_t *pair_ptr;
   int nlev[2];        /* L, U */
@@ -31,11 +36,11 @@ struct rrt_ilu0 {
   int64_t *levptr[2]; /* local rows per level: levptr[l-1] .. levptr[l] */
   int32_t *levrows[2];
   rrt_halo hf, hl, hu; /* factor rows, L solve, U solve */
-  int64_t *d_rowptr, *d_pair_ptr;
-  int32_t *d_nl, *d_col, *d_piv, *d_pair_dst, *d_pair_src, *d_lev[2];
-  double *d_v, *d_y, *d_z;
-  double *h_v;        /* host staging of the first nnz values */
-  int32_t *seq_order; /* cpu, one rank, small levels: rows by position, else NULL */
+  int64_t *d_lptr, *d_uptr, *d_pair_ptr;
+  int32_t *d_col, *d_piv, *d_pair_dst, *d_pair_src, *d_lev[2];
+  double *d_v, *d_y, *d_z, *d_dinv; /* d_dinv: 1 / u_ii per local row */
+  double *h_v;                      /* host staging of the first nnz values */
+  int32_t *seq_order;               /* cpu, one rank, small levels: rows by position, else NULL */
   double fflops, aflops;
 };
 
@@ -115,37 +120,54 @@ done:
 
 /* ---- analysis ----------------------------------------------------------------- */
 
-/* Sort the entries of each row by position; nl = entries before the diagonal. */
+/* The factor storage: per row, the entries sorted by position, L parts of
+ * all rows first, then diagonal and U parts (see struct rrt_ilu0). */
 static rrt_status factor_order(rrt_ilu0_t M, int64_t *missing) {
   rrt_sparse_t A = M->A;
+  int64_t nloc = M->nloc;
   *missing = INT64_MAX;
-  M->frowptr = malloc(((size_t)M->nloc + 1) * sizeof(int64_t));
-  M->nl = malloc(((size_t)M->nloc + 1) * sizeof(int32_t));
+  M->lptr = malloc(((size_t)nloc + 1) * sizeof(int64_t));
+  M->uptr = malloc(((size_t)nloc + 1) * sizeof(int64_t));
   M->fcol = malloc(((size_t)M->nnz + 1) * sizeof(int32_t));
   M->fperm = malloc(((size_t)M->nnz + 1) * sizeof(int64_t));
-  if (!M->frowptr || !M->nl || !M->fcol || !M->fperm) return nomem(M->ctx, OPC);
-  memcpy(M->frowptr, A->rowptr, ((size_t)M->nloc + 1) * sizeof(int64_t));
-  for (int64_t i = 0; i < M->nloc; i++) {
-    int64_t b = A->rowptr[i], e = A->rowptr[i + 1];
-    for (int64_t p = b; p < e; p++) {
-      /* insertion by position: stable, and a no-op for the natural order */
-      int64_t q = p, pp = M->pos_ext[A->col_ext[p]];
-      while (q > b && M->pos_ext[M->fcol[q - 1]] > pp) {
-        M->fcol[q] = M->fcol[q - 1];
-        M->fperm[q] = M->fperm[q - 1];
+  int64_t maxlen = 0;
+  for (int64_t i = 0; i < nloc; i++)
+    if (A->rowptr[i + 1] - A->rowptr[i] > maxlen) maxlen = A->rowptr[i + 1] - A->rowptr[i];
+  int64_t *tmp = malloc(((size_t)maxlen + 1) * sizeof(int64_t));
+  if (!M->lptr || !M->uptr || !M->fcol || !M->fperm || !tmp) {
+    free(tmp);
+    return nomem(M->ctx, OPC);
+  }
+  M->lptr[0] = 0;
+  for (int64_t i = 0; i < nloc; i++) {
+    int64_t nl = 0;
+    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+      nl += M->pos_ext[A->col_ext[p]] < M->pos_ext[i];
+    M->lptr[i + 1] = M->lptr[i] + nl;
+  }
+  M->uptr[0] = M->lptr[nloc];
+  for (int64_t i = 0; i < nloc; i++)
+    M->uptr[i + 1] = M->uptr[i] + (A->rowptr[i + 1] - A->rowptr[i]) - (M->lptr[i + 1] - M->lptr[i]);
+  for (int64_t i = 0; i < nloc; i++) {
+    int64_t b = A->rowptr[i], len = A->rowptr[i + 1] - b, nl = M->lptr[i + 1] - M->lptr[i];
+    /* insertion by position: stable, and a no-op for the natural order */
+    for (int64_t p = 0; p < len; p++) {
+      int64_t q = p, pp = M->pos_ext[A->col_ext[b + p]];
+      while (q > 0 && M->pos_ext[A->col_ext[tmp[q - 1]]] > pp) {
+        tmp[q] = tmp[q - 1];
         q--;
       }
-      M->fcol[q] = A->col_ext[p];
-      M->fperm[q] = p;
+      tmp[q] = b + p;
     }
-    int32_t nl = 0, diag = 0;
-    for (int64_t p = b; p < e; p++) {
-      if (M->fcol[p] == i) diag = 1;
-      if (M->pos_ext[M->fcol[p]] < M->pos_ext[i]) nl++;
+    for (int64_t p = 0; p < len; p++) {
+      int64_t v = p < nl ? M->lptr[i] + p : M->uptr[i] + (p - nl);
+      M->fcol[v] = A->col_ext[tmp[p]];
+      M->fperm[v] = tmp[p];
     }
-    M->nl[i] = nl;
-    if (!diag && A->row_begin + i < *missing) *missing = A->row_begin + i;
+    if (len == nl || M->fcol[M->uptr[i]] != i)
+      if (A->row_begin + i < *missing) *missing = A->row_begin + i;
   }
+  free(tmp);
   return RRT_SUCCESS;
 }
 
@@ -491,7 +513,7 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
     int64_t utot = 0;
     for (int64_t t = 0; t < nreq; t++) {
       int64_t r = rdata[2 * t] - A->row_begin;
-      ulen_send[t] = (rdata[2 * t + 1] & 1) ? M->frowptr[r + 1] - M->frowptr[r] - M->nl[r] : 0;
+      ulen_send[t] = (rdata[2 * t + 1] & 1) ? M->uptr[r + 1] - M->uptr[r] : 0;
       utot += ulen_send[t];
       scnt[rsrc[t]]++;
     }
@@ -512,7 +534,7 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
     for (int64_t t = 0; t < nreq; t++) {
       int64_t r = rdata[2 * t] - A->row_begin;
       for (int64_t q = 0; q < ulen_send[t]; q++)
-        ucol_send[w++] = ext_global(A, M->fcol[M->frowptr[r] + M->nl[r] + q]);
+        ucol_send[w++] = ext_global(A, M->fcol[M->uptr[r] + q]);
       scnt[rsrc[t]] += (int)ulen_send[t];
     }
     for (int64_t g = 0; g < ng; g++)
@@ -530,29 +552,40 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
       RRT_CHECK_GOTO(rrt_error(ctx, RRT_ERR_UNSUPPORTED, OPC, "too many local values"), st, fail);
   }
 
-  /* 6. pivots and update pairs (the IKJ schedule of every row) */
+  /* 6. pivots and update pairs (the IKJ schedule of every row): for the L
+   * entry e = l_ik, the U entries u_kj of row k (local or ghost) matched
+   * with the entries of row i after e in position order */
   {
-    M->piv = malloc(((size_t)nnz + 1) * sizeof(int32_t));
-    M->pair_ptr = calloc((size_t)nnz + 1, sizeof(int64_t));
+    int64_t nlv = M->lptr[nloc], maxlen = 0;
+    for (int64_t i = 0; i < nloc; i++)
+      if (A->rowptr[i + 1] - A->rowptr[i] > maxlen) maxlen = A->rowptr[i + 1] - A->rowptr[i];
+    M->piv = malloc(((size_t)nlv + 1) * sizeof(int32_t));
+    M->pair_ptr = calloc((size_t)nlv + 1, sizeof(int64_t));
     int64_t cap = nnz + 16, np = 0;
     M->pair_dst = malloc((size_t)cap * sizeof(int32_t));
     M->pair_src = malloc((size_t)cap * sizeof(int32_t));
-    if (!M->piv || !M->pair_ptr || !M->pair_dst || !M->pair_src)
+    int64_t *ridx = malloc(((size_t)maxlen + 1) * sizeof(int64_t));
+    if (!M->piv || !M->pair_ptr || !M->pair_dst || !M->pair_src || !ridx) {
+      free(ridx);
       RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+    }
     double fl = 0.0;
-    for (int64_t i = 0; i < nloc; i++) {
-      int64_t b = M->frowptr[i], d = b + M->nl[i], end = M->frowptr[i + 1];
-      for (int64_t e = b; e < end; e++) {
-        M->piv[e] = -1;
-        M->pair_ptr[e + 1] = np;
-        if (e >= d) continue;
+    for (int64_t i = 0; i < nloc && !st; i++) {
+      /* value indices of row i in position order: L part, then D and U */
+      int64_t nl = M->lptr[i + 1] - M->lptr[i], end = 0;
+      for (int64_t v = M->lptr[i]; v < M->lptr[i + 1]; v++)
+        ridx[end++] = v;
+      for (int64_t v = M->uptr[i]; v < M->uptr[i + 1]; v++)
+        ridx[end++] = v;
+      for (int64_t t = 0; t < nl; t++) {
+        int64_t e = ridx[t];
         int32_t k = M->fcol[e];
         int64_t s0, s1, dk; /* U entries of row k: value indices s0 .. s1, diagonal dk */
         const int32_t *ucol;
         int64_t ubase;
         if (k < nloc) {
-          dk = M->frowptr[k] + M->nl[k];
-          s0 = dk + 1, s1 = M->frowptr[k + 1];
+          dk = M->uptr[k];
+          s0 = dk + 1, s1 = M->uptr[k + 1];
           ucol = M->fcol, ubase = 0;
         } else {
           int64_t g = k - nloc;
@@ -562,23 +595,26 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
         }
         M->piv[e] = (int32_t)dk;
         fl += 1.0;
-        int64_t q = e + 1;
+        int64_t q = t + 1;
         for (int64_t s = s0; s < s1 && q < end; s++) {
           int32_t j = ucol[s - ubase];
           if (j < 0) continue;
           int64_t pj = M->pos_ext[j];
-          while (q < end && M->pos_ext[M->fcol[q]] < pj)
+          while (q < end && M->pos_ext[M->fcol[ridx[q]]] < pj)
             q++;
-          if (q < end && M->fcol[q] == j) {
+          if (q < end && M->fcol[ridx[q]] == j) {
             if (np == cap) {
               cap *= 2;
               int32_t *a = realloc(M->pair_dst, (size_t)cap * sizeof(int32_t));
               if (a) M->pair_dst = a;
               int32_t *bb = realloc(M->pair_src, (size_t)cap * sizeof(int32_t));
               if (bb) M->pair_src = bb;
-              if (!a || !bb) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+              if (!a || !bb) {
+                st = nomem(ctx, OPC);
+                break;
+              }
             }
-            M->pair_dst[np] = (int32_t)q;
+            M->pair_dst[np] = (int32_t)ridx[q];
             M->pair_src[np] = (int32_t)s;
             np++;
             fl += 2.0;
@@ -587,9 +623,11 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
         M->pair_ptr[e + 1] = np;
       }
     }
+    free(ridx);
+    if (st) goto fail;
     double al = 0.0;
     for (int64_t i = 0; i < nloc; i++)
-      al += 2.0 * (double)(M->frowptr[i + 1] - M->frowptr[i] - 1) + 1.0;
+      al += 2.0 * (double)(A->rowptr[i + 1] - A->rowptr[i] - 1) + 1.0;
     double loc[2] = {fl, al}, glob[2];
     if (MPI_Allreduce(loc, glob, 2, MPI_DOUBLE, MPI_SUM, ctx->comm))
       RRT_CHECK_GOTO(mpi_fail(ctx, "MPI_Allreduce"), st, fail);
@@ -629,7 +667,7 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
         RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
       }
       for (int64_t r = 0; r < nloc; r++)
-        start[r] = M->frowptr[r] + M->nl[r], len[r] = M->frowptr[r + 1] - start[r];
+        start[r] = M->uptr[r], len[r] = M->uptr[r + 1] - M->uptr[r];
       st = expand_plan(&sp[0], start, len, 0, &fs);
       for (int64_t g = 0; g < ng && !st; g++)
         start[g] = nnz + M->gofs[g], len[g] = glen[g];
@@ -648,21 +686,22 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
   }
 
   /* 8. backend copies */
-  RRT_CHECK_GOTO(
-      upload(ctx, (void **)&M->d_rowptr, M->frowptr, ((size_t)nloc + 1) * sizeof(int64_t)), st,
-      fail);
-  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_nl, M->nl, (size_t)nloc * sizeof(int32_t)), st, fail);
+  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_lptr, M->lptr, ((size_t)nloc + 1) * sizeof(int64_t)),
+                 st, fail);
+  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_uptr, M->uptr, ((size_t)nloc + 1) * sizeof(int64_t)),
+                 st, fail);
   RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_col, M->fcol, (size_t)nnz * sizeof(int32_t)), st, fail);
-  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_piv, M->piv, (size_t)nnz * sizeof(int32_t)), st, fail);
-  RRT_CHECK_GOTO(
-      upload(ctx, (void **)&M->d_pair_ptr, M->pair_ptr, ((size_t)nnz + 1) * sizeof(int64_t)), st,
-      fail);
-  RRT_CHECK_GOTO(
-      upload(ctx, (void **)&M->d_pair_dst, M->pair_dst, (size_t)M->pair_ptr[nnz] * sizeof(int32_t)),
-      st, fail);
-  RRT_CHECK_GOTO(
-      upload(ctx, (void **)&M->d_pair_src, M->pair_src, (size_t)M->pair_ptr[nnz] * sizeof(int32_t)),
-      st, fail);
+  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_piv, M->piv, (size_t)M->lptr[nloc] * sizeof(int32_t)),
+                 st, fail);
+  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_pair_ptr, M->pair_ptr,
+                        ((size_t)M->lptr[nloc] + 1) * sizeof(int64_t)),
+                 st, fail);
+  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_pair_dst, M->pair_dst,
+                        (size_t)M->pair_ptr[M->lptr[nloc]] * sizeof(int32_t)),
+                 st, fail);
+  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_pair_src, M->pair_src,
+                        (size_t)M->pair_ptr[M->lptr[nloc]] * sizeof(int32_t)),
+                 st, fail);
   for (int side = 0; side < 2; side++)
     RRT_CHECK_GOTO(
         upload(ctx, (void **)&M->d_lev[side], M->levrows[side], (size_t)nloc * sizeof(int32_t)), st,
@@ -672,6 +711,8 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
   RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)M->next + 1) * sizeof(double), (void **)&M->d_y), st,
                  fail);
   RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)M->next + 1) * sizeof(double), (void **)&M->d_z), st,
+                 fail);
+  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)nloc + 1) * sizeof(double), (void **)&M->d_dinv), st,
                  fail);
   M->h_v = malloc(((size_t)nnz + 1) * sizeof(double));
   if (!M->h_v) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
@@ -700,16 +741,17 @@ rrt_status rrt_ilu0_destroy(rrt_ilu0_t M) {
   if (!M) return RRT_SUCCESS;
   rrt_ctx_t ctx = M->ctx;
   rrt_halo_free(ctx, &M->hf), rrt_halo_free(ctx, &M->hl), rrt_halo_free(ctx, &M->hu);
-  free(M->pos_ext), free(M->frowptr), free(M->nl), free(M->fcol), free(M->fperm), free(M->gofs);
+  free(M->pos_ext), free(M->lptr), free(M->uptr), free(M->fcol), free(M->fperm), free(M->gofs);
   free(M->piv), free(M->pair_dst), free(M->pair_src), free(M->pair_ptr), free(M->h_v);
   free(M->seq_order);
   for (int s = 0; s < 2; s++) {
     free(M->hist[s]), free(M->levptr[s]), free(M->levrows[s]);
     rrt_free(ctx, M->d_lev[s]);
   }
-  rrt_free(ctx, M->d_rowptr), rrt_free(ctx, M->d_pair_ptr), rrt_free(ctx, M->d_nl);
+  rrt_free(ctx, M->d_lptr), rrt_free(ctx, M->d_pair_ptr), rrt_free(ctx, M->d_uptr);
   rrt_free(ctx, M->d_col), rrt_free(ctx, M->d_piv), rrt_free(ctx, M->d_pair_dst);
   rrt_free(ctx, M->d_pair_src), rrt_free(ctx, M->d_v), rrt_free(ctx, M->d_y), rrt_free(ctx, M->d_z);
+  rrt_free(ctx, M->d_dinv);
   free(M);
   return RRT_SUCCESS;
 }
@@ -731,21 +773,21 @@ rrt_status rrt_ilu0_factor(rrt_ilu0_t M) {
                       ? RRT_SUCCESS
                       : rrt_memcpy_to_backend(ctx, M->d_v, M->h_v, (size_t)M->nnz * sizeof(double));
   if (M->seq_order && !st)
-    rrt_ilu0_cpu_factor_seq(M->seq_order, M->nloc, M->d_rowptr, M->d_nl, M->d_piv, M->d_pair_ptr,
-                            M->d_pair_dst, M->d_pair_src, M->d_v, M->opt.boost, M->opt.boost_tol,
-                            M->opt.boost_value);
+    rrt_ilu0_cpu_factor_seq(M->seq_order, M->nloc, M->d_lptr, M->d_uptr, M->d_piv, M->d_pair_ptr,
+                            M->d_pair_dst, M->d_pair_src, M->d_v, M->d_dinv, M->opt.boost,
+                            M->opt.boost_tol, M->opt.boost_value);
   for (int l = 1; l <= M->nlev[0] && !st && !M->seq_order; l++) {
     st = rrt_halo_wait_needed(ctx, &M->hf, l, M->d_v);
     int64_t a = M->levptr[0][l - 1], b = M->levptr[0][l];
     if (!st && b > a)
       st = RRT_ILU_DISPATCH(ctx,
-                            rrt_ilu0_cpu_factor_rows(M->d_lev[0] + a, b - a, M->d_rowptr, M->d_nl,
+                            rrt_ilu0_cpu_factor_rows(M->d_lev[0] + a, b - a, M->d_lptr, M->d_uptr,
                                                      M->d_piv, M->d_pair_ptr, M->d_pair_dst,
-                                                     M->d_pair_src, M->d_v, M->opt.boost,
+                                                     M->d_pair_src, M->d_v, M->d_dinv, M->opt.boost,
                                                      M->opt.boost_tol, M->opt.boost_value),
-                            rrt_k_ilu0_factor_rows, M->d_lev[0] + a, b - a, M->d_rowptr, M->d_nl,
+                            rrt_k_ilu0_factor_rows, M->d_lev[0] + a, b - a, M->d_lptr, M->d_uptr,
                             M->d_piv, M->d_pair_ptr, M->d_pair_dst, M->d_pair_src, M->d_v,
-                            M->opt.boost, M->opt.boost_tol, M->opt.boost_value);
+                            M->d_dinv, M->opt.boost, M->opt.boost_tol, M->opt.boost_value);
     if (!st) st = rrt_halo_post(ctx, &M->hf, l, M->d_v);
   }
   if (!st) st = rrt_halo_wait_all(ctx, &M->hf, M->d_v);
@@ -758,7 +800,7 @@ rrt_status rrt_ilu0_factor(rrt_ilu0_t M) {
    * the serial one, whatever garbage follows it; agree on it everywhere. */
   int64_t bad[2] = {INT64_MAX, INT64_MAX}; /* zero, non-finite: position */
   for (int64_t i = 0; i < M->nloc; i++) {
-    double u = hv[M->frowptr[i] + M->nl[i]];
+    double u = hv[M->uptr[i]];
     int64_t p = M->pos_ext[i];
     if (u == 0.0 && p < bad[0]) bad[0] = p;
     if (!isfinite(u) && p < bad[1]) bad[1] = p;
@@ -792,8 +834,8 @@ rrt_status rrt_ilu0_apply(rrt_ilu0_t M, const double *r, double *z) {
   rrt_ctx_t ctx = M->ctx;
   double t0 = rrt_phase_begin(ctx);
   if (M->seq_order) {
-    rrt_ilu0_cpu_apply_seq(M->seq_order, M->nloc, M->d_rowptr, M->d_nl, M->d_col, M->d_v, r, M->d_y,
-                           z);
+    rrt_ilu0_cpu_apply_seq(M->seq_order, M->nloc, M->d_lptr, M->d_uptr, M->d_col, M->d_v, M->d_dinv,
+                           r, M->d_y, z);
     return rrt_phase_end(ctx, "ilu0.apply", t0);
   }
   for (int l = 1; l <= M->nlev[0]; l++) {
@@ -801,10 +843,10 @@ rrt_status rrt_ilu0_apply(rrt_ilu0_t M, const double *r, double *z) {
     int64_t a = M->levptr[0][l - 1], b = M->levptr[0][l];
     if (b > a)
       RRT_CHECK(RRT_ILU_DISPATCH(ctx,
-                                 rrt_ilu0_cpu_lsolve_rows(M->d_lev[0] + a, b - a, M->d_rowptr,
-                                                          M->d_nl, M->d_col, M->d_v, r, M->d_y),
-                                 rrt_k_ilu0_lsolve_rows, M->d_lev[0] + a, b - a, M->d_rowptr,
-                                 M->d_nl, M->d_col, M->d_v, r, M->d_y));
+                                 rrt_ilu0_cpu_lsolve_rows(M->d_lev[0] + a, b - a, M->d_lptr,
+                                                          M->d_uptr, M->d_col, M->d_v, r, M->d_y),
+                                 rrt_k_ilu0_lsolve_rows, M->d_lev[0] + a, b - a, M->d_lptr,
+                                 M->d_uptr, M->d_col, M->d_v, r, M->d_y));
     RRT_CHECK(rrt_halo_post(ctx, &M->hl, l, M->d_y));
   }
   RRT_CHECK(rrt_halo_wait_all(ctx, &M->hl, M->d_y));
@@ -814,10 +856,10 @@ rrt_status rrt_ilu0_apply(rrt_ilu0_t M, const double *r, double *z) {
     if (b > a)
       RRT_CHECK(
           RRT_ILU_DISPATCH(ctx,
-                           rrt_ilu0_cpu_usolve_rows(M->d_lev[1] + a, b - a, M->d_rowptr, M->d_nl,
-                                                    M->d_col, M->d_v, M->d_y, M->d_z),
-                           rrt_k_ilu0_usolve_rows, M->d_lev[1] + a, b - a, M->d_rowptr, M->d_nl,
-                           M->d_col, M->d_v, M->d_y, M->d_z));
+                           rrt_ilu0_cpu_usolve_rows(M->d_lev[1] + a, b - a, M->d_lptr, M->d_uptr,
+                                                    M->d_col, M->d_v, M->d_dinv, M->d_y, M->d_z),
+                           rrt_k_ilu0_usolve_rows, M->d_lev[1] + a, b - a, M->d_lptr, M->d_uptr,
+                           M->d_col, M->d_v, M->d_dinv, M->d_y, M->d_z));
     RRT_CHECK(rrt_halo_post(ctx, &M->hu, l, M->d_z));
   }
   RRT_CHECK(rrt_halo_wait_all(ctx, &M->hu, M->d_z));

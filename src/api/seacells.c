@@ -11,10 +11,6 @@
 #include "ringrt/trace.h"
 #include "ringrt/transport.h"
 
-struct rrt_seacells {
-  sc_run s;
-};
-
 rrt_status rrt_seacells_partition(rrt_ctx_t ctx, int64_t n, int64_t *first, int64_t *count) {
   if (!ctx || !first || !count || n < 0)
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_seacells_partition", "bad arguments (n = %lld)",
@@ -72,7 +68,7 @@ static rrt_status validate(sc_run *s, const double *x) {
   return RRT_SUCCESS;
 }
 
-static rrt_status alloc_state(sc_run *s) {
+rrt_status sc_alloc_state(sc_run *s) {
   int m = s->m, cap = s->opt.fw_iter + 1;
   sc_bmat *b = &s->b;
   b->m = m;
@@ -128,7 +124,7 @@ static rrt_status iterate(sc_run *s) {
   return RRT_SUCCESS;
 }
 
-static void run_free(sc_run *s) {
+void sc_run_free(sc_run *s) {
   sc_bmat *b = &s->b;
   free(b->nnz), free(b->cell), free(b->w), free(b->first), free(b->cnt), free(b->ent_j);
   free(b->ent_w), free(b->touched);
@@ -171,13 +167,13 @@ rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
   } else {
     st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_run", "plan");
   }
-  if (st == RRT_SUCCESS) st = alloc_state(s);
+  if (st == RRT_SUCCESS) st = sc_alloc_state(s);
   st = rrt_agree(ctx, st);
   if (st == RRT_SUCCESS) st = sc_build_graph(s);
   if (st == RRT_SUCCESS) st = sc_init_archetypes(s);
   if (st == RRT_SUCCESS) st = iterate(s);
   if (st != RRT_SUCCESS) {
-    run_free(s);
+    sc_run_free(s);
     free(h);
     return st;
   }
@@ -189,7 +185,7 @@ rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
 
 void rrt_seacells_destroy(rrt_seacells_t h) {
   if (!h) return;
-  run_free(&h->s);
+  sc_run_free(&h->s);
   free(h);
 }
 

@@ -166,9 +166,15 @@ rrt_status sc_update_a(sc_run *s, int first) {
   double t0 = rrt_time_now();
   rrt_status st = RRT_SUCCESS;
   if (!s->use_device) {
-    rrt_sc_cpu_a_solve(s->nl, s->m, s->opt.fw_iter, s->capa, s->krow.ptr, s->krow.col, s->krow.val,
-                       s->b.first, s->b.cnt, s->b.ent_j, s->b.ent_w, s->t1a, first, s->a_idx,
-                       s->a_w, s->a_nnz);
+    rrt_sc_rows rows;
+    if (rrt_sc_cpu_sparse_rows(s->m, s->t1a, &rows) != RRT_SUCCESS) {
+      st = OOM(s, "T1a rows");
+    } else {
+      rrt_sc_cpu_a_solve(s->nl, s->m, s->opt.fw_iter, s->capa, s->krow.ptr, s->krow.col,
+                         s->krow.val, s->b.first, s->b.cnt, s->b.ent_j, s->b.ent_w, s->t1a, &rows,
+                         first, s->a_idx, s->a_w, s->a_nnz);
+      rrt_sc_rows_free(&rows);
+    }
   } else {
     sc_dev d;
     memset(&d, 0, sizeof d);
@@ -314,6 +320,9 @@ rrt_status sc_update_b(sc_run *s) {
   if (!ml || !bv || !bi) st = OOM(s, "B update");
   if (st == RRT_SUCCESS) st = prepare_b(s, &kat);
   int nparts = rrt_sc_b_argmin_blocks(s->nl);
+  rrt_sc_rows t1b_rows = {NULL, NULL, NULL};
+  if (st == RRT_SUCCESS && !s->use_device && rrt_sc_cpu_sparse_rows(m, s->t1b, &t1b_rows))
+    st = OOM(s, "T1b rows");
   if (st == RRT_SUCCESS && s->use_device) {
     size_t nz = (size_t)kat.ptr[s->nl];
     RRT_CHECK_GOTO(up_k(s, &d), st, agree);
@@ -335,7 +344,7 @@ agree:
     /* local fused gradient + argmin, then the global min-loc (lowest cell on ties) */
     if (!s->use_device) {
       rrt_sc_cpu_b_argmin(s->nl, s->c0, m, s->krow.ptr, s->krow.col, s->krow.val, b->first, b->cnt,
-                          b->ent_j, b->ent_w, kat.ptr, kat.col, kat.val, s->t1b, bv, bi);
+                          b->ent_j, b->ent_w, kat.ptr, kat.col, kat.val, &t1b_rows, bv, bi);
     } else {
       st = up_b(s, &d);
       if (st == RRT_SUCCESS)
@@ -376,6 +385,7 @@ agree:
     sc_bmat_index(b);
   }
   dev_free(s, &d);
+  rrt_sc_rows_free(&t1b_rows);
   sc_csr_free(&kat);
   free(ml);
   free(bv);

@@ -71,6 +71,11 @@ typedef struct sc_run {
   double sec[6];
 } sc_run;
 
+/* The public handle (rrt_seacells_t) is the run state. */
+struct rrt_seacells {
+  sc_run s;
+};
+
 enum { SC_KNN = 0, SC_KERNEL, SC_INIT, SC_UPDATE_A, SC_UPDATE_B, SC_RSS };
 
 /* Host-memory collectives for every backend (cuda: staged through device
@@ -87,6 +92,11 @@ rrt_status sc_alltoallv_host(sc_run *s, const void *send, const size_t *sendcoun
 /* Sum over all cells of per-cell values, taken per fixed block in cell order
  * and then over blocks in order: the same bits for any rank count. */
 rrt_status sc_block_sum(sc_run *s, const double *local_vals, double *sum);
+
+/* State arrays for s->m metacells (seacells.c); sc_run_free frees
+ * everything a run allocated (the tests drive the pieces one by one). */
+rrt_status sc_alloc_state(sc_run *s);
+void sc_run_free(sc_run *s);
 
 /* Graph (seacells_graph.c): kNN by the ring, bandwidths, union kernel rows
  * of M, ghost rows, K rows. */

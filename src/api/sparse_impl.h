@@ -21,18 +21,18 @@ extern "C" {
 
 /* ---- kernels: nvcc / emulator builds of src/kernels/cuda/ilu0.cu ---------- */
 RRT_DECLARE_KERNEL(rrt_k_ilu0_factor_rows,
-                   (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *rowptr,
-                    const int32_t *nl, const int32_t *piv, const int64_t *pair_ptr,
-                    const int32_t *pair_dst, const int32_t *pair_src, double *v, int boost,
-                    double tol, double value))
+                   (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lptr,
+                    const int64_t *uptr, const int32_t *piv, const int64_t *pair_ptr,
+                    const int32_t *pair_dst, const int32_t *pair_src, double *v, double *dinv,
+                    int boost, double tol, double value))
 RRT_DECLARE_KERNEL(rrt_k_ilu0_lsolve_rows,
-                   (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *rowptr,
-                    const int32_t *nl, const int32_t *col, const double *v, const double *r,
+                   (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lptr,
+                    const int64_t *uptr, const int32_t *col, const double *v, const double *r,
                     double *y))
 RRT_DECLARE_KERNEL(rrt_k_ilu0_usolve_rows,
-                   (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *rowptr,
-                    const int32_t *nl, const int32_t *col, const double *v, const double *y,
-                    double *z))
+                   (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lptr,
+                    const int64_t *uptr, const int32_t *col, const double *v, const double *dinv,
+                    const double *y, double *z))
 RRT_DECLARE_KERNEL(rrt_k_ilu0_spmv,
                    (rrt_stream s, int64_t nrows, const int64_t *rowptr, const int32_t *col,
                     const double *a, const double *x, double *y))

@@ -35,6 +35,15 @@ RRT_ILU_HD double rrt_ilu0_update(double a, double l, double u) {
 #endif
 }
 
+/** Rounded product (z_i = s * (1 / u_ii) in the U solve). */
+RRT_ILU_HD double rrt_ilu0_mul(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
 /** Opt-in pivot boost (as cuSPARSE's csrilu02_numericBoost): |p| <= tol -> value. */
 RRT_ILU_HD double rrt_ilu0_boost(double pivot, int boost, double tol, double value) {
   return (boost && fabs(pivot) <= tol) ? value : pivot;

@@ -58,7 +58,9 @@ static inline int64_t ref_ilu0(rrt_csr *b) {
   return first_zero;
 }
 
-/* z = U^-1 L^-1 r for the factored b (same summation order as the library). */
+/* z = U^-1 L^-1 r for the factored b, in the library's documented order:
+ * L terms in increasing column, U terms in decreasing column, then times
+ * the correctly rounded reciprocal of the pivot. */
 static inline void ref_apply(const rrt_csr *b, const double *r, double *z) {
   int64_t n = b->nrows;
   double *y = malloc(((size_t)n + 1) * sizeof(double));
@@ -72,14 +74,15 @@ static inline void ref_apply(const rrt_csr *b, const double *r, double *z) {
   }
   for (int64_t i = n - 1; i >= 0; i--) {
     double s = y[i], d = 0.0;
-    for (int64_t p = b->rowptr[i]; p < b->rowptr[i + 1]; p++) {
+    for (int64_t p = b->rowptr[i + 1] - 1; p >= b->rowptr[i]; p--) {
       if (b->col[p] == i) d = b->val[p];
       if (b->col[p] > i) {
         double prod = b->val[p] * z[b->col[p]];
         s = s - prod;
       }
     }
-    z[i] = s / d;
+    double dinv = 1.0 / d;
+    z[i] = s * dinv;
   }
   free(y);
 }

@@ -16,14 +16,15 @@ typedef struct sc_ref {
   double rss[128];
 } sc_ref;
 
-static double ref_d2(const double *x, int d, int i, int j) {
+static inline double ref_d2(const double *x, int d, int i, int j) {
   double s = 0;
   for (int k = 0; k < d; k++)
     s += (x[i * d + k] - x[j * d + k]) * (x[i * d + k] - x[j * d + k]);
   return s;
 }
 
-static double *ref_mm(const double *A, const double *B, int r, int q, int c) { /* r x q * q x c */
+static inline double *ref_mm(const double *A, const double *B, int r, int q,
+                             int c) { /* r x q * q x c */
   double *C = calloc((size_t)r * c, sizeof(double));
   for (int i = 0; i < r; i++)
     for (int l = 0; l < q; l++)
@@ -33,7 +34,7 @@ static double *ref_mm(const double *A, const double *B, int r, int q, int c) { /
   return C;
 }
 
-static double *ref_tr(const double *A, int r, int c) {
+static inline double *ref_tr(const double *A, int r, int c) {
   double *T = malloc((size_t)r * c * sizeof(double));
   for (int i = 0; i < r; i++)
     for (int j = 0; j < c; j++)
@@ -41,7 +42,7 @@ static double *ref_tr(const double *A, int r, int c) {
   return T;
 }
 
-static double ref_rss(const double *M, const double *B, const double *A, int n, int m) {
+static inline double ref_rss(const double *M, const double *B, const double *A, int n, int m) {
   double *MB = ref_mm(M, B, n, n, m), *R = ref_mm(MB, A, n, m, n), s = 0;
   for (int i = 0; i < n * n; i++)
     s += (M[i] - R[i]) * (M[i] - R[i]);
@@ -50,8 +51,8 @@ static double ref_rss(const double *M, const double *B, const double *A, int n, 
 }
 
 /* A (m x n) update: gradient 2 (B^T K B A - B^T K), per column argmin. */
-static void ref_update_a(const double *K, const double *B, double *A, int n, int m, int T,
-                         int zero) {
+static inline void ref_update_a(const double *K, const double *B, double *A, int n, int m, int T,
+                                int zero) {
   double *KB = ref_mm(K, B, n, n, m), *Bt = ref_tr(B, n, m), *t1 = ref_mm(Bt, KB, m, n, m);
   if (zero) memset(A, 0, sizeof(double) * n * m);
   for (int t = 0; t < T; t++) {
@@ -72,7 +73,7 @@ static void ref_update_a(const double *K, const double *B, double *A, int n, int
 }
 
 /* B (n x m) update: gradient 2 (K B A A^T - K A^T), per column argmin. */
-static void ref_update_b(const double *K, double *B, const double *A, int n, int m, int T) {
+static inline void ref_update_b(const double *K, double *B, const double *A, int n, int m, int T) {
   double *At = ref_tr(A, m, n), *AAt = ref_mm(A, At, m, n, m), *KAt = ref_mm(K, At, n, n, m);
   for (int t = 0; t < T; t++) {
     double *KB = ref_mm(K, B, n, n, m), *G = ref_mm(KB, AAt, n, m, m), f = 2.0 / (t + 2.0);
@@ -92,7 +93,7 @@ static void ref_update_b(const double *K, double *B, const double *A, int n, int
 }
 
 /* Greedy CSSP on a dense PSD K (Farahat et al.). */
-static void ref_cssp(const double *K, int n, int m, int *arch) {
+static inline void ref_cssp(const double *K, int n, int m, int *arch) {
   double *f = calloc(n, sizeof(double)), *g = calloc(n, sizeof(double));
   double *W = calloc((size_t)m * n, sizeof(double)), *o = malloc(n * sizeof(double));
   char *chosen = calloc(n, 1);
@@ -137,11 +138,11 @@ static void ref_cssp(const double *K, int n, int m, int *arch) {
   free(f), free(g), free(W), free(o), free(chosen);
 }
 
-/* The whole run. arch_in: given archetypes, or NULL for CSSP. */
-static void sc_reference(const double *x, int n, int d, int m, int knn, int fw, int min_iter,
-                         int max_iter, double eps, const int *arch_in, sc_ref *out) {
-  int *nbr = malloc((size_t)n * knn * sizeof(int));
-  double *nd = malloc((size_t)n * knn * sizeof(double)), *sig = malloc(n * sizeof(double));
+/* Dense graph: kNN (nbr, nd: n x knn, (d2, index) order), bandwidths sig
+ * (distance to the (knn/2)-th neighbour) and the union kernel M (n x n,
+ * malloc'd, M_ii = 1). */
+static inline double *ref_graph(const double *x, int n, int d, int knn, int *nbr, double *nd,
+                                double *sig) {
   for (int i = 0; i < n; i++) {
     for (int e = 0; e < knn; e++)
       nd[i * knn + e] = INFINITY, nbr[i * knn + e] = n;
@@ -168,6 +169,15 @@ static void sc_reference(const double *x, int n, int d, int m, int knn, int fw, 
       M[i * n + j] = M[j * n + i] = v;
     }
   }
+  return M;
+}
+
+/* The whole run. arch_in: given archetypes, or NULL for CSSP. */
+static inline void sc_reference(const double *x, int n, int d, int m, int knn, int fw, int min_iter,
+                                int max_iter, double eps, const int *arch_in, sc_ref *out) {
+  int *nbr = malloc((size_t)n * knn * sizeof(int));
+  double *nd = malloc((size_t)n * knn * sizeof(double)), *sig = malloc(n * sizeof(double));
+  double *M = ref_graph(x, n, d, knn, nbr, nd, sig);
   double *K = ref_mm(M, M, n, n, n);
   out->n = n, out->m = m;
   out->arch = malloc(m * sizeof(int));
@@ -202,10 +212,10 @@ static void sc_reference(const double *x, int n, int d, int m, int knn, int fw, 
   free(nbr), free(nd), free(sig), free(M), free(K), free(B), free(A);
 }
 
-static void sc_ref_free(sc_ref *r) { free(r->arch), free(r->assign); }
+static inline void sc_ref_free(sc_ref *r) { free(r->arch), free(r->assign); }
 
 /* Gaussian blobs: `centres` clusters in d dims, well separated when spread small. */
-static double *sc_blobs(int n, int d, int centres, double spread, unsigned seed) {
+static inline double *sc_blobs(int n, int d, int centres, double spread, unsigned seed) {
   double *x = malloc((size_t)n * d * sizeof(double));
   unsigned long long st = seed * 2654435761ull + 1;
   for (int i = 0; i < n; i++) {

@@ -1,181 +1,212 @@
 /* CPU local attention (flash-attention style, on the host).
  *
- * Per (batch, head, block of BQ query rows): walk the item's keys in tiles
- * of BK, S = scale * Q K^T by sgemm, mask by global positions, online
- * softmax per row, acc += P V by sgemm. Tiles the causal mask hides are
- * skipped (with monotone positions, the first hidden tile ends the walk).
- * The finished block result is merged into the running (o, lse) with the
- * shared LSE merge (kernels/attn_math.h). */
+ * Once per call (one ring step), K is transposed to [batch, head_kv, D, key]
+ * and, unless head_dim is a multiple of 16 (then V is read in place), V padded
+ * to [batch, head_kv, key, Dp] (Dp = head_dim rounded up to 16);
+ * every query block of every query head sharing that KV head reads them.
+ * Then per (batch, head, block of BQ query rows): walk the item's keys in
+ * tiles of BK, S = Q K^T (Q pre-scaled by scale * log2 e, so scores are in
+ * log2 units), mask by global positions, online softmax per row (exp2),
+ * acc = alpha * acc + P V. Tiles the causal mask hides are skipped (with
+ * monotone positions, the first hidden tile ends the walk). The finished
+ * block result is merged into the running (o, lse) with the shared LSE merge
+ * (kernels/attn_math.h).
+ *
+ * The two products are register-tiled C (GCC vector extensions) in
+ * attn_fwd_cpu_tile.h, built for AVX-512, AVX2+FMA and the baseline and
+ * picked at run time (RINGRT_CPU_ISA=avx512|avx2|base forces one, for tests
+ * and comparisons). */
 #include "kernels/cpu/attn_fwd_cpu.h"
 
-#include <cblas.h>
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels/attn_math.h"
 
-enum { BQ = 64, BK = 256 };
+/* BQ rows per query block (a multiple of ROWS_ALIGN, the common multiple of
+ * every instance's register-tile heights), BK keys per tile. With D = 64 a
+ * block's working set (Q 24 KiB, S 96 KiB, acc 24 KiB, K and V tiles 64 KiB
+ * each) stays in a 1-2 MiB L2. */
+enum { BQ = 96, BK = 256, ROWS_ALIGN = 24, DP_ALIGN = 16 };
 
-/* p = exp(s - m) over a row, returns the sum. The exponentials cost as
- * much as the two products, so this loop is written to vectorise: 2^(x
- * log2 e) split into 2^n * 2^f, |f| <= 1/2, with a degree-7 Taylor
- * polynomial for 2^f (relative error < 2e-8, below f32 rounding). Scores
- * here are <= m, so x <= 0; masked (-inf) and underflowing (< -87.3)
- * entries give exactly 0. Built for AVX2 and baseline, picked at load time. */
-__attribute__((target_clones("avx2", "default"), optimize("no-trapping-math"))) static float
-exp_row(float *s, int n, float m) {
-  float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-  for (int j = 0; j < n; j++) {
-    float x0 = s[j] - m;
-    /* x0 >= -87.3 is false for -inf and for NaN (-inf - -inf) */
-    float x = x0 >= -87.3f ? x0 : -87.3f;
-    float t = x * 1.44269504088896341f;
-    float r = (t + 12582912.0f) - 12582912.0f; /* round to nearest integer */
-    float f = (t - r) * 0.693147180559945309f; /* in [-ln2/2, ln2/2] */
-    float p = 1.0f / 5040.0f;
-    p = p * f + 1.0f / 720.0f;
-    p = p * f + 1.0f / 120.0f;
-    p = p * f + 1.0f / 24.0f;
-    p = p * f + 1.0f / 6.0f;
-    p = p * f + 0.5f;
-    p = p * f + 1.0f;
-    p = p * f + 1.0f;
-    union {
-      int i;
-      float f;
-    } sc;
-    sc.i = ((int)r + 127) << 23;
-    float e = p * sc.f;
-    e = x0 >= -87.3f ? e : 0.0f;
-    s[j] = e;
-    sum += e;
-  }
-  return sum;
-}
-
-/* Largest of s[0..n) (-inf when n = 0 or everything is masked). */
-__attribute__((target_clones("avx2", "default"), optimize("no-trapping-math"))) static float
-row_max(const float *s, int n) {
-  float mx = rrt_am_neg_inf();
-#pragma omp simd reduction(max : mx)
-  for (int j = 0; j < n; j++)
-    mx = s[j] > mx ? s[j] : mx;
-  return mx;
-}
+typedef struct packed_kv {
+  float *kt; /* [batch, heads_kv, D, ldkt]: K transposed, columns past kv_rows zero */
+  float *vp; /* [batch, heads_kv, kv_rows, dp]: V, columns past D zero; NULL: V in place */
+  int64_t ldkt;
+  int64_t ldv; /* distance of V rows: dp, or heads_kv * D in place */
+  int dp;
+} packed_kv;
 
 typedef struct scratch {
+  float *qs;  /* [BQ][D] scaled query rows (rows past nq zero) */
   float *s;   /* [BQ][BK] scores, then probabilities */
-  float *acc; /* [BQ][D] unnormalised output */
-  float m[BQ], l[BQ];
+  float *acc; /* [BQ][dp] unnormalised output */
+  float m[BQ], l[BQ], alpha[BQ];
+  int vis[BQ]; /* keys of the current tile each row sees */
 } scratch;
 
-/* One (batch, head, query block) of one item. */
-static void attn_block(const rrt_attn_cpu_args *a, const rrt_attn_item *it, int64_t b, int h,
-                       int64_t qb, scratch *w) {
-  const int D = a->head_dim, Hq = a->heads_q, Hkv = a->heads_kv;
-  const int hk = h / (Hq / Hkv);
-  const int64_t i0 = qb * BQ; /* first row, relative to the item */
-  const int nq = (int)(it->q_len - i0 < BQ ? it->q_len - i0 : BQ);
-  const int ldq = Hq * D, ldk = Hkv * D;
-  const float *q = a->q + ((b * a->q_rows + it->q_begin + i0) * Hq + h) * (int64_t)D;
-  const float *kbase = a->k + ((b * a->kv_rows + it->k_begin) * Hkv + hk) * (int64_t)D;
-  const float *vbase = a->v + ((b * a->kv_rows + it->k_begin) * Hkv + hk) * (int64_t)D;
-  const int64_t qpos_first = it->q_pos0 + i0 * it->q_stride;
-  const int64_t qpos_last = it->q_pos0 + (i0 + nq - 1) * it->q_stride;
+/* rrt_attn_rescale for a running max in log2 units: exp2(m_old - m_new),
+ * 0 while the row has seen only masked scores (never NaN). */
+static inline float rescale2(float *m, float tile_max) {
+  float m_old = *m;
+  float m_new = m_old > tile_max ? m_old : tile_max;
+  *m = m_new;
+  if (m_new == rrt_am_neg_inf()) return 0.0f;
+  return exp2f(m_old - m_new);
+}
 
-  for (int i = 0; i < nq; i++) {
-    w->m[i] = rrt_am_neg_inf();
-    w->l[i] = 0.0f;
-  }
-  memset(w->acc, 0, sizeof(float) * (size_t)nq * (size_t)D);
+/* ---- the instances ---- */
+#if defined(__clang__)
+#pragma clang fp contract(fast)
+#define T_OPT unused /* a harmless filler */
+#else
+#define T_OPT optimize("fp-contract=fast", "no-trapping-math")
+#endif
 
-  for (int64_t j0 = 0; j0 < it->k_len; j0 += BK) {
-    const int nk = (int)(it->k_len - j0 < BK ? it->k_len - j0 : BK);
-    const int64_t kpos_first = it->k_pos0 + j0 * it->k_stride;
-    const int64_t kpos_last = it->k_pos0 + (j0 + nk - 1) * it->k_stride;
-    if (it->causal && kpos_first > qpos_last) break; /* this and every later tile hidden */
-    const int masked = it->causal && kpos_last > qpos_first;
-    const float *k = kbase + j0 * ldk;
-    const float *v = vbase + j0 * ldk;
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define RRT_ATTN_X86 1
+#define T_SFX avx512
+#define T_ATTR __attribute__((target("avx512f,avx512vl,avx512dq,avx2,fma"), T_OPT))
+#define T_W 16
+#define T_RQK 8
+#define T_RPV 6
+#define T_CV 4
+#include "kernels/cpu/attn_fwd_cpu_tile.h"
+#undef T_SFX
+#undef T_ATTR
+#undef T_W
+#undef T_RQK
+#undef T_RPV
+#undef T_CV
 
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, D, a->scale, q, ldq, k, ldk, 0.0f,
-                w->s, BK);
-    for (int i = 0; i < nq; i++) {
-      float *s = w->s + (size_t)i * BK;
-      int vis = nk; /* visible keys of this row: a prefix (positions increase) */
-      if (masked) {
-        int64_t d = qpos_first + i * it->q_stride - kpos_first;
-        int64_t c = d < 0 ? 0 : d / it->k_stride + 1;
-        vis = c < nk ? (int)c : nk;
-      }
-      float alpha = rrt_attn_rescale(&w->m[i], row_max(s, vis));
-      float sum = exp_row(s, vis, w->m[i]);
-      for (int j = vis; j < nk; j++)
-        s[j] = 0.0f; /* masked keys: probability 0 */
-      w->l[i] = w->l[i] * alpha + sum;
-      if (alpha != 1.0f) {
-        float *acc = w->acc + (size_t)i * D;
-        for (int d = 0; d < D; d++)
-          acc[d] *= alpha;
-      }
-    }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, D, nk, 1.0f, w->s, BK, v, ldk, 1.0f,
-                w->acc, D);
-  }
+#define T_SFX avx2
+#define T_ATTR __attribute__((target("avx2,fma"), T_OPT))
+#define T_W 8
+#define T_RQK 6
+#define T_RPV 6
+#define T_CV 2
+#include "kernels/cpu/attn_fwd_cpu_tile.h"
+#undef T_SFX
+#undef T_ATTR
+#undef T_W
+#undef T_RQK
+#undef T_RPV
+#undef T_CV
+#endif
 
-  /* finish and merge into the running state */
-  for (int i = 0; i < nq; i++) {
-    int64_t row = it->q_begin + i0 + i;
-    float inv_l;
-    float blse = rrt_attn_finish(w->m[i], w->l[i], &inv_l);
-    float *lse = a->lse + (b * Hq + h) * a->q_rows + row;
-    float *o = a->o + ((b * a->q_rows + row) * Hq + h) * (int64_t)D;
-    const float *acc = w->acc + (size_t)i * D;
-    float ca, cb;
-    *lse = rrt_attn_merge_coef(*lse, blse, &ca, &cb);
-    cb *= inv_l;
+#define T_SFX base
+#define T_ATTR __attribute__((T_OPT))
+#define T_W 4
+#define T_RQK 6
+#define T_RPV 6
+#define T_CV 2
+#include "kernels/cpu/attn_fwd_cpu_tile.h"
+#undef T_SFX
+#undef T_ATTR
+#undef T_W
+#undef T_RQK
+#undef T_RPV
+#undef T_CV
+
+typedef void (*block_fn)(const rrt_attn_cpu_args *, const packed_kv *, const rrt_attn_item *,
+                         int64_t, int, int64_t, scratch *);
+
+static block_fn pick_block(void) {
+  const char *force = getenv("RINGRT_CPU_ISA");
+#if RRT_ATTN_X86
+  __builtin_cpu_init();
+  int avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+               __builtin_cpu_supports("avx512dq");
+  int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (force && strcmp(force, "base") == 0) return attn_block_base;
+  if (force && strcmp(force, "avx2") == 0 && avx2) return attn_block_avx2;
+  if (avx512 && !(force && strcmp(force, "avx2") == 0)) return attn_block_avx512;
+  if (avx2) return attn_block_avx2;
+#else
+  (void)force;
+#endif
+  return attn_block_base;
+}
+
+static void *alloc64(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64); }
+
+/* Transpose K and pad V for (batch, kv head, chunk of 64 keys) t. */
+static void pack_chunk(const rrt_attn_cpu_args *a, const packed_kv *pk, int64_t t, int64_t nchunk) {
+  const int D = a->head_dim, Hkv = a->heads_kv, dp = pk->dp;
+  const int64_t bh = t / nchunk, j0 = t % nchunk * 64, b = bh / Hkv, hk = bh % Hkv;
+  const int64_t j1 = j0 + 64 < a->kv_rows ? j0 + 64 : a->kv_rows;
+  const int64_t ldk = (int64_t)Hkv * D;
+  const float *k = a->k + (b * a->kv_rows * Hkv + hk) * (int64_t)D;
+  const float *v = a->v + (b * a->kv_rows * Hkv + hk) * (int64_t)D;
+  float *kt = pk->kt + bh * D * pk->ldkt;
+  float *vp = pk->vp ? pk->vp + bh * a->kv_rows * dp : NULL;
+  for (int d = 0; d < D; d++)
+    for (int64_t j = j0; j < j1; j++)
+      kt[d * pk->ldkt + j] = k[j * ldk + d];
+  if (j1 == a->kv_rows) /* last chunk: zero the padding columns */
     for (int d = 0; d < D; d++)
-      o[d] = o[d] * ca + acc[d] * cb;
+      for (int64_t j = j1; j < pk->ldkt; j++)
+        kt[d * pk->ldkt + j] = 0.0f;
+  for (int64_t j = j0; j < j1 && vp; j++) {
+    memcpy(vp + j * dp, v + j * ldk, sizeof(float) * (size_t)D);
+    for (int d = D; d < dp; d++)
+      vp[j * dp + d] = 0.0f;
   }
 }
 
 rrt_status rrt_attn_fwd_cpu(const rrt_attn_cpu_args *a, const rrt_attn_item *items, int nitems) {
   if (nitems <= 0) return RRT_SUCCESS;
-  int fail = 0;
-  /* BLAS calls are small and made from every OpenMP thread: keep OpenBLAS
-   * from starting its own threads underneath ours. */
-  int blas_threads = openblas_get_num_threads();
-  if (blas_threads > 1) openblas_set_num_threads(1);
-#pragma omp parallel
+  const int D = a->head_dim;
+  packed_kv pk;
+  pk.dp = (D + DP_ALIGN - 1) / DP_ALIGN * DP_ALIGN;
+  pk.ldkt = (a->kv_rows + 15) / 16 * 16 + 16; /* + 16: room for a partial vector, no 2^k stride */
+  const int64_t nbh = a->batch * a->heads_kv, nchunk = (a->kv_rows + 63) / 64;
+  pk.kt = alloc64(sizeof(float) * (size_t)(nbh * D * pk.ldkt));
+  const int v_inplace = D == pk.dp;
+  pk.vp = v_inplace ? NULL : alloc64(sizeof(float) * (size_t)(nbh * a->kv_rows * pk.dp));
+  pk.ldv = v_inplace ? (int64_t)a->heads_kv * D : pk.dp;
+  const block_fn block = pick_block();
+  const int pk_ok = pk.kt && (pk.vp || v_inplace);
+  int fail = !pk_ok;
+
+#pragma omp parallel if (pk_ok)
   {
     scratch w;
-    w.s = malloc(sizeof(float) * BQ * BK);
-    w.acc = malloc(sizeof(float) * BQ * (size_t)a->head_dim);
-    int ok = w.s && w.acc;
+    w.qs = alloc64(sizeof(float) * BQ * (size_t)D);
+    w.s = alloc64(sizeof(float) * BQ * BK);
+    w.acc = alloc64(sizeof(float) * BQ * (size_t)pk.dp);
+    const int ok = pk_ok && w.qs && w.s && w.acc;
     if (!ok) {
 #pragma omp atomic write
       fail = 1;
     }
+    /* every thread meets every worksharing loop; failures only skip bodies */
+#pragma omp for schedule(static)
+    for (int64_t t = 0; t < nbh * nchunk; t++)
+      if (pk_ok) pack_chunk(a, &pk, t, nchunk);
     for (int n = 0; n < nitems; n++) {
       const rrt_attn_item *it = &items[n];
       const int64_t nqb = (it->q_len + BQ - 1) / BQ;
       const int64_t ntask = a->batch * a->heads_q * nqb;
-      /* causal blocks differ in cost: hand them out dynamically */
+      /* causal blocks differ in cost: hand them out dynamically, the last
+       * query blocks (which see the most keys) first so the tail is short */
 #pragma omp for schedule(dynamic, 1)
       for (int64_t t = 0; t < ntask; t++) {
-        if (!ok) continue;
-        int64_t qb = t % nqb;
+        if (!ok) continue; /* the call fails; other threads finish their share */
+        int64_t qb = nqb - 1 - t % nqb;
         int h = (int)((t / nqb) % a->heads_q);
         int64_t b = t / (nqb * a->heads_q);
-        attn_block(a, it, b, h, qb, &w);
+        block(a, &pk, it, b, h, qb, &w);
         if (a->progress && omp_get_thread_num() == 0) a->progress(a->progress_arg);
       }
     }
+    free(w.qs);
     free(w.s);
     free(w.acc);
   }
-  if (blas_threads > 1) openblas_set_num_threads(blas_threads);
+  free(pk.kt);
+  free(pk.vp);
   return fail ? RRT_ERR_OUT_OF_MEMORY : RRT_SUCCESS;
 }

@@ -1,12 +1,20 @@
 /* CPU kernels of ILU(0): factor the rows of one level, triangular solves of
  * one level, SpMV, gather/scatter for messages. Index conventions (shared
  * with src/kernels/cuda/ilu0.cu):
- *   rowptr   local rows' entries in factor order (by position of the column:
- *            L part, then the diagonal, then the U part); nl[i] = L count
+ *   lptr     L part of row i: value indices lptr[i] .. lptr[i+1] (by position)
+ *   uptr     diagonal of row i at uptr[i], its U part uptr[i]+1 .. uptr[i+1]
+ *            (L parts of all rows come first, then the D+U parts)
  *   col      extended column (< nloc: local row, >= nloc: ghost row)
- *   piv[e]   value index of the pivot u_kk of the L entry e's column k
+ *   piv[e]   (L entries e only) value index of the pivot u_kk of the L entry e's column k
  *   pair_*   for L entry e, the updates v[dst] -= v[e] * v[src]
- *   v        local factor values followed by the U rows of ghost rows. */
+ *   v        local factor values followed by the U rows of ghost rows
+ *   dinv     1 / u_ii per local row (correctly rounded), written by the
+ *            factorisation; the U solve multiplies by it (no division on
+ *            the solve's dependency chain, as PETSc and cuSPARSE do)
+ * The solves subtract the terms farthest from the diagonal first: L in
+ * increasing, U in decreasing position, so the unknown computed last (the
+ * neighbour in the elimination order) enters last and the dependency chain
+ * between consecutive rows is one multiply-subtract, not the whole row. */
 #ifndef RRT_KERNELS_CPU_ILU0_CPU_H
 #define RRT_KERNELS_CPU_ILU0_CPU_H
 
@@ -16,20 +24,20 @@
 extern "C" {
 #endif
 
-void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, const int64_t *rowptr,
-                              const int32_t *nl, const int32_t *piv, const int64_t *pair_ptr,
+void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, const int64_t *lptr,
+                              const int64_t *uptr, const int32_t *piv, const int64_t *pair_ptr,
                               const int32_t *pair_dst, const int32_t *pair_src, double *v,
-                              int boost, double tol, double value);
+                              double *dinv, int boost, double tol, double value);
 
 /** y[i] = r[i] - sum_L l_ik y[k] for the listed rows (y extended). */
-void rrt_ilu0_cpu_lsolve_rows(const int32_t *rows, int64_t nrows, const int64_t *rowptr,
-                              const int32_t *nl, const int32_t *col, const double *v,
+void rrt_ilu0_cpu_lsolve_rows(const int32_t *rows, int64_t nrows, const int64_t *lptr,
+                              const int64_t *uptr, const int32_t *col, const double *v,
                               const double *r, double *y);
 
-/** z[i] = (y[i] - sum_U u_ij z[j]) / u_ii for the listed rows (z extended). */
-void rrt_ilu0_cpu_usolve_rows(const int32_t *rows, int64_t nrows, const int64_t *rowptr,
-                              const int32_t *nl, const int32_t *col, const double *v,
-                              const double *y, double *z);
+/** z[i] = (y[i] - sum_U u_ij z[j]) * dinv[i] for the listed rows (z extended). */
+void rrt_ilu0_cpu_usolve_rows(const int32_t *rows, int64_t nrows, const int64_t *lptr,
+                              const int64_t *uptr, const int32_t *col, const double *v,
+                              const double *dinv, const double *y, double *z);
 
 /** y[i] = sum a[e] x[col[e]], i < nrows (x extended). */
 void rrt_ilu0_cpu_spmv(int64_t nrows, const int64_t *rowptr, const int32_t *col, const double *a,
@@ -37,13 +45,13 @@ void rrt_ilu0_cpu_spmv(int64_t nrows, const int64_t *rowptr, const int32_t *col,
 
 /** One rank, one thread: factor / apply all rows in elimination order
  *  (order = local rows by position). */
-void rrt_ilu0_cpu_factor_seq(const int32_t *order, int64_t nrows, const int64_t *rowptr,
-                             const int32_t *nl, const int32_t *piv, const int64_t *pair_ptr,
-                             const int32_t *pair_dst, const int32_t *pair_src, double *v, int boost,
-                             double tol, double value);
-void rrt_ilu0_cpu_apply_seq(const int32_t *order, int64_t nrows, const int64_t *rowptr,
-                            const int32_t *nl, const int32_t *col, const double *v, const double *r,
-                            double *y, double *z);
+void rrt_ilu0_cpu_factor_seq(const int32_t *order, int64_t nrows, const int64_t *lptr,
+                             const int64_t *uptr, const int32_t *piv, const int64_t *pair_ptr,
+                             const int32_t *pair_dst, const int32_t *pair_src, double *v,
+                             double *dinv, int boost, double tol, double value);
+void rrt_ilu0_cpu_apply_seq(const int32_t *order, int64_t nrows, const int64_t *lptr,
+                            const int64_t *uptr, const int32_t *col, const double *v,
+                            const double *dinv, const double *r, double *y, double *z);
 
 /** buf[t] = src[idx[t]] and dst[idx[t]] = buf[t]. */
 void rrt_ilu0_cpu_gather(const int32_t *idx, int64_t n, const double *src, double *buf);

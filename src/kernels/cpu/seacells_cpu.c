@@ -77,81 +77,162 @@ rrt_status rrt_sc_cpu_knn_tile(const double *q, int64_t nq, int64_t q0, const do
   return st;
 }
 
+rrt_status rrt_sc_cpu_sparse_rows(int m, const double *dense, rrt_sc_rows *rows) {
+  int64_t nz = 0;
+  for (int64_t q = 0; q < (int64_t)m * m; q++)
+    nz += dense[q] != 0.0;
+  rows->ptr = malloc(((size_t)m + 1) * sizeof(int64_t));
+  rows->col = malloc((size_t)(nz + 1) * sizeof(int32_t));
+  rows->val = malloc((size_t)(nz + 1) * sizeof(double));
+  if (!rows->ptr || !rows->col || !rows->val) {
+    rrt_sc_rows_free(rows);
+    return RRT_ERR_OUT_OF_MEMORY;
+  }
+  nz = 0;
+  rows->ptr[0] = 0;
+  for (int l = 0; l < m; l++) {
+    for (int j = 0; j < m; j++)
+      if (dense[(int64_t)l * m + j] != 0.0)
+        rows->col[nz] = j, rows->val[nz++] = dense[(int64_t)l * m + j];
+    rows->ptr[l + 1] = nz;
+  }
+  return RRT_SUCCESS;
+}
+
+void rrt_sc_rows_free(rrt_sc_rows *rows) {
+  free(rows->ptr);
+  free(rows->col);
+  free(rows->val);
+  rows->ptr = NULL, rows->col = NULL, rows->val = NULL;
+}
+
+/* Per-thread scratch of the A solve: dense m-vectors that stay zero outside
+ * the cell's working set `set` (reset after each cell). */
+typedef struct a_scratch {
+  double *t2, *u, *a;
+  int32_t *set;
+  char *in, *row_in;
+} a_scratch;
+
+static void a_add(a_scratch *w, int *ns, int32_t j) {
+  if (!w->in[j]) w->in[j] = 1, w->set[(*ns)++] = j;
+}
+
+/* Archetypes whose u entry can become nonzero once row l of T1a enters. */
+static void a_add_row(a_scratch *w, int *ns, const rrt_sc_rows *r, int32_t l) {
+  if (w->row_in[l]) return;
+  w->row_in[l] = 1;
+  for (int64_t q = r->ptr[l]; q < r->ptr[l + 1]; q++)
+    a_add(w, ns, r->col[q]);
+}
+
+static int i32_asc(const void *x, const void *y) {
+  int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+  return a < b ? -1 : a > b;
+}
+
 void rrt_sc_cpu_a_solve(int64_t nl, int m, int fw_iter, int capa, const int64_t *kptr,
                         const int32_t *kcol, const double *kval, const int32_t *bfirst,
                         const int32_t *bcnt, const int32_t *bent_j, const double *bent_w,
-                        const double *t1a, int first, int32_t *a_idx, double *a_w, int *a_nnz) {
+                        const double *t1a, const rrt_sc_rows *t1a_rows, int first, int32_t *a_idx,
+                        double *a_w, int *a_nnz) {
 #pragma omp parallel
   {
-    double *t2 = malloc((size_t)m * 3 * sizeof(double));
-    double *u = t2 + m, *a = t2 + 2 * m;
-#pragma omp for schedule(dynamic, 16)
+    a_scratch w;
+    w.t2 = calloc((size_t)m * 3, sizeof(double));
+    w.u = w.t2 + m, w.a = w.t2 + 2 * m;
+    w.set = malloc((size_t)m * sizeof(int32_t));
+    w.in = calloc((size_t)m * 2, 1);
+    w.row_in = w.in + m;
+#pragma omp for schedule(dynamic, 64)
     for (int64_t i = 0; i < nl; i++) {
+      int ns = 0;
       /* t2 = row i of K B, summed over the K row in column order */
-      for (int j = 0; j < m; j++)
-        t2[j] = 0.0, u[j] = 0.0, a[j] = 0.0;
       for (int64_t p = kptr[i]; p < kptr[i + 1]; p++) {
         int32_t c = kcol[p];
-        for (int32_t e = bfirst[c]; e < bfirst[c] + bcnt[c]; e++)
-          t2[bent_j[e]] = t2[bent_j[e]] + kval[p] * bent_w[e];
+        for (int32_t e = bfirst[c]; e < bfirst[c] + bcnt[c]; e++) {
+          a_add(&w, &ns, bent_j[e]);
+          w.t2[bent_j[e]] = w.t2[bent_j[e]] + kval[p] * bent_w[e];
+        }
       }
-      /* u = T1a a for the current column (sparse a, ascending archetype) */
+      /* u = T1a a for the current column (ascending archetype); the zero
+       * entries of T1a add +0 to a non-negative sum, so skipping them keeps
+       * the dense loop's bits */
       if (!first) {
         for (int e = 0; e < a_nnz[i]; e++) {
-          int l = a_idx[i * capa + e];
+          int32_t l = a_idx[i * capa + e];
           double al = a_w[i * capa + e];
-          a[l] = al;
-          const double *row = t1a + (int64_t)l * m; /* T1a is symmetric bit for bit */
-          for (int j = 0; j < m; j++)
-            u[j] = u[j] + row[j] * al;
+          w.a[l] = al;
+          a_add(&w, &ns, l);
+          a_add_row(&w, &ns, t1a_rows, l);
+          for (int64_t q = t1a_rows->ptr[l]; q < t1a_rows->ptr[l + 1]; q++)
+            w.u[t1a_rows->col[q]] = w.u[t1a_rows->col[q]] + t1a_rows->val[q] * al;
         }
       }
+      int z = 0; /* lowest archetype outside the set: gradient exactly 0 there */
       for (int t = 0; t < fw_iter; t++) {
-        int amin = 0;
-        double gbest = rrt_sc_grad(u[0], t2[0]);
-        for (int j = 1; j < m; j++) {
-          double g = rrt_sc_grad(u[j], t2[j]);
-          if (rrt_sc_argmin_better(g, j, gbest, amin)) gbest = g, amin = j;
+        while (z < m && w.in[z])
+          z++;
+        int amin = -1;
+        double gbest = 0.0;
+        if (z < m) amin = z, gbest = rrt_sc_grad(0.0, 0.0);
+        for (int q = 0; q < ns; q++) {
+          int32_t j = w.set[q];
+          double g = rrt_sc_grad(w.u[j], w.t2[j]);
+          if (amin < 0 || rrt_sc_argmin_better(g, j, gbest, amin)) gbest = g, amin = j;
         }
+        a_add(&w, &ns, amin);
+        a_add_row(&w, &ns, t1a_rows, amin);
         double f = rrt_sc_fw_step(t);
         const double *row = t1a + (int64_t)amin * m;
-        for (int j = 0; j < m; j++) {
-          a[j] = rrt_sc_fw_move(a[j], f, j == amin);
-          u[j] = f == 1.0 ? row[j] : u[j] + f * (row[j] - u[j]);
+        for (int q = 0; q < ns; q++) {
+          int32_t j = w.set[q];
+          w.a[j] = rrt_sc_fw_move(w.a[j], f, j == amin);
+          w.u[j] = f == 1.0 ? row[j] : w.u[j] + f * (row[j] - w.u[j]);
         }
       }
+      qsort(w.set, (size_t)ns, sizeof(int32_t), i32_asc);
       int nz = 0;
-      for (int j = 0; j < m && nz < capa; j++)
-        if (a[j] != 0.0) {
+      for (int q = 0; q < ns; q++) {
+        int32_t j = w.set[q];
+        if (w.a[j] != 0.0 && nz < capa) {
           a_idx[i * capa + nz] = j;
-          a_w[i * capa + nz] = a[j];
+          a_w[i * capa + nz] = w.a[j];
           nz++;
         }
+        w.t2[j] = 0.0, w.u[j] = 0.0, w.a[j] = 0.0, w.in[j] = 0, w.row_in[j] = 0;
+      }
       a_nnz[i] = nz;
     }
-    free(t2);
+    free(w.t2);
+    free(w.set);
+    free(w.in);
   }
 }
 
 void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, const int32_t *kcol,
                          const double *kval, const int32_t *bfirst, const int32_t *bcnt,
                          const int32_t *bent_j, const double *bent_w, const int64_t *katptr,
-                         const int32_t *katcol, const double *katval, const double *t1b,
+                         const int32_t *katcol, const double *katval, const rrt_sc_rows *t1b_rows,
                          double *best_v, int64_t *best_i) {
   for (int j = 0; j < m; j++)
     best_v[j] = INFINITY, best_i[j] = INT64_MAX;
 #pragma omp parallel
   {
-    double *kbg = malloc((size_t)m * 3 * sizeof(double));
-    double *kat = kbg + m, *bv = kbg + 2 * m;
+    double *kbg = calloc((size_t)m * 4, sizeof(double));
+    double *kat = kbg + m, *bv = kbg + 2 * m, *sv = kbg + 3 * m;
     int64_t *bi = malloc((size_t)m * sizeof(int64_t));
-    int *touched = malloc((size_t)m * sizeof(int));
-    char *mark = calloc((size_t)m, 1);
+    int32_t *touched = malloc((size_t)m * 3 * sizeof(int32_t));
+    int32_t *slist = touched + m, *pend = touched + 2 * m;
+    char *mark = calloc((size_t)m * 2, 1), *smark = mark + m;
+    int npend = m; /* archetypes still without a zero-gradient cell in this range */
     for (int j = 0; j < m; j++)
-      kat[j] = 0.0, bv[j] = INFINITY, bi[j] = INT64_MAX;
-#pragma omp for schedule(dynamic, 16)
+      bv[j] = INFINITY, bi[j] = INT64_MAX, pend[j] = j;
+      /* static: each thread's cells are one ascending range (the zero rule) */
+#pragma omp for schedule(static)
     for (int64_t i = 0; i < nl; i++) {
-      int nt = 0;
+      int nt = 0, ns = 0;
+      int64_t gi = c0 + i;
       for (int64_t p = kptr[i]; p < kptr[i + 1]; p++) {
         int32_t c = kcol[p];
         for (int32_t e = bfirst[c]; e < bfirst[c] + bcnt[c]; e++) {
@@ -160,17 +241,43 @@ void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, con
           kbg[j] = kbg[j] + kval[p] * bent_w[e];
         }
       }
+      /* s = (K Bg)_i T1b over the nonzeros, in touched order per entry */
+      for (int t = 0; t < nt; t++) {
+        int32_t l = touched[t];
+        double kv = kbg[l];
+        for (int64_t q = t1b_rows->ptr[l]; q < t1b_rows->ptr[l + 1]; q++) {
+          int32_t j = t1b_rows->col[q];
+          if (!smark[j]) smark[j] = 1, sv[j] = 0.0, slist[ns++] = j;
+          sv[j] = sv[j] + kv * t1b_rows->val[q];
+        }
+      }
       for (int64_t p = katptr[i]; p < katptr[i + 1]; p++)
         kat[katcol[p]] = katval[p];
-      for (int j = 0; j < m; j++) {
-        double s = 0.0;
-        for (int t = 0; t < nt; t++)
-          s = s + kbg[touched[t]] * t1b[(int64_t)touched[t] * m + j];
-        double g = rrt_sc_grad(s, kat[j]);
-        if (rrt_sc_argmin_better(g, c0 + i, bv[j], bi[j])) bv[j] = g, bi[j] = c0 + i;
+      for (int q = 0; q < ns; q++) {
+        int32_t j = slist[q];
+        double g = rrt_sc_grad(sv[j], kat[j]);
+        if (rrt_sc_argmin_better(g, gi, bv[j], bi[j])) bv[j] = g, bi[j] = gi;
+      }
+      for (int64_t p = katptr[i]; p < katptr[i + 1]; p++) {
+        int32_t j = katcol[p];
+        if (smark[j]) continue;
+        double g = rrt_sc_grad(0.0, kat[j]);
+        if (rrt_sc_argmin_better(g, gi, bv[j], bi[j])) bv[j] = g, bi[j] = gi;
+      }
+      for (int q = 0; q < npend;) { /* the first cell of the range where g_ij = 0 exactly */
+        int32_t j = pend[q];
+        if (smark[j] || kat[j] != 0.0) {
+          q++;
+          continue;
+        }
+        double g = rrt_sc_grad(0.0, 0.0);
+        if (rrt_sc_argmin_better(g, gi, bv[j], bi[j])) bv[j] = g, bi[j] = gi;
+        pend[q] = pend[--npend];
       }
       for (int64_t p = katptr[i]; p < katptr[i + 1]; p++)
         kat[katcol[p]] = 0.0;
+      for (int q = 0; q < ns; q++)
+        smark[slist[q]] = 0;
       for (int t = 0; t < nt; t++)
         mark[touched[t]] = 0;
     }

@@ -15,69 +15,73 @@ static inline unsigned ilu0_grid(int64_t n) {
   return (unsigned)(g > 0 ? g : 1);
 }
 
-__global__ void ilu0_factor_rows_k(const int32_t *rows, int64_t nrows, const int64_t *rowptr,
-                                   const int32_t *nl, const int32_t *piv, const int64_t *pair_ptr,
+__global__ void ilu0_factor_rows_k(const int32_t *rows, int64_t nrows, const int64_t *lptr,
+                                   const int64_t *uptr, const int32_t *piv, const int64_t *pair_ptr,
                                    const int32_t *pair_dst, const int32_t *pair_src, double *v,
-                                   int boost, double tol, double value) {
+                                   double *dinv, int boost, double tol, double value) {
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= nrows) return;
   int32_t i = rows[t];
-  int64_t b = rowptr[i], d = b + nl[i];
-  for (int64_t e = b; e < d; e++) {
+  int64_t d = uptr[i];
+  for (int64_t e = lptr[i]; e < lptr[i + 1]; e++) {
     double l = rrt_ilu0_div(v[e], v[piv[e]]);
     v[e] = l;
     for (int64_t p = pair_ptr[e]; p < pair_ptr[e + 1]; p++)
       v[pair_dst[p]] = rrt_ilu0_update(v[pair_dst[p]], l, v[pair_src[p]]);
   }
   v[d] = rrt_ilu0_boost(v[d], boost, tol, value);
+  dinv[i] = rrt_ilu0_div(1.0, v[d]);
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_factor_rows)
-(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *rowptr, const int32_t *nl,
+(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lptr, const int64_t *uptr,
  const int32_t *piv, const int64_t *pair_ptr, const int32_t *pair_dst, const int32_t *pair_src,
- double *v, int boost, double tol, double value) {
-  RRT_LAUNCH(ilu0_factor_rows_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, rowptr, nl, piv,
-             pair_ptr, pair_dst, pair_src, v, boost, tol, value);
+ double *v, double *dinv, int boost, double tol, double value) {
+  RRT_LAUNCH(ilu0_factor_rows_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, lptr, uptr, piv,
+             pair_ptr, pair_dst, pair_src, v, dinv, boost, tol, value);
 }
 
-__global__ void ilu0_lsolve_rows_k(const int32_t *rows, int64_t nrows, const int64_t *rowptr,
-                                   const int32_t *nl, const int32_t *col, const double *v,
+__global__ void ilu0_lsolve_rows_k(const int32_t *rows, int64_t nrows, const int64_t *lptr,
+                                   const int64_t *uptr, const int32_t *col, const double *v,
                                    const double *r, double *y) {
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= nrows) return;
   int32_t i = rows[t];
-  int64_t b = rowptr[i], d = b + nl[i];
   double s = r[i];
-  for (int64_t e = b; e < d; e++)
+  (void)uptr; /* the uniform (lptr, uptr) signature; L needs only lptr */
+  for (int64_t e = lptr[i]; e < lptr[i + 1]; e++)
     s = rrt_ilu0_update(s, v[e], y[col[e]]);
   y[i] = s;
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_lsolve_rows)
-(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *rowptr, const int32_t *nl,
+(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lptr, const int64_t *uptr,
  const int32_t *col, const double *v, const double *r, double *y) {
-  RRT_LAUNCH(ilu0_lsolve_rows_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, rowptr, nl, col,
+  RRT_LAUNCH(ilu0_lsolve_rows_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, lptr, uptr, col,
              v, r, y);
 }
 
-__global__ void ilu0_usolve_rows_k(const int32_t *rows, int64_t nrows, const int64_t *rowptr,
-                                   const int32_t *nl, const int32_t *col, const double *v,
-                                   const double *y, double *z) {
+// U entries in decreasing position, times the reciprocal pivot (the same
+// order and operations as the CPU kernel, see ilu0_cpu.h).
+__global__ void ilu0_usolve_rows_k(const int32_t *rows, int64_t nrows, const int64_t *lptr,
+                                   const int64_t *uptr, const int32_t *col, const double *v,
+                                   const double *dinv, const double *y, double *z) {
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= nrows) return;
   int32_t i = rows[t];
-  int64_t d = rowptr[i] + nl[i], e1 = rowptr[i + 1];
+  int64_t d = uptr[i];
   double s = y[i];
-  for (int64_t e = d + 1; e < e1; e++)
+  (void)lptr;
+  for (int64_t e = uptr[i + 1] - 1; e > d; e--)
     s = rrt_ilu0_update(s, v[e], z[col[e]]);
-  z[i] = rrt_ilu0_div(s, v[d]);
+  z[i] = rrt_ilu0_mul(s, dinv[i]);
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_usolve_rows)
-(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *rowptr, const int32_t *nl,
- const int32_t *col, const double *v, const double *y, double *z) {
-  RRT_LAUNCH(ilu0_usolve_rows_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, rowptr, nl, col,
-             v, y, z);
+(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lptr, const int64_t *uptr,
+ const int32_t *col, const double *v, const double *dinv, const double *y, double *z) {
+  RRT_LAUNCH(ilu0_usolve_rows_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, lptr, uptr, col,
+             v, dinv, y, z);
 }
 
 __global__ void ilu0_spmv_k(int64_t nrows, const int64_t *rowptr, const int32_t *col,
@@ -188,6 +192,7 @@ __global__ void ilu0_level_commit_k(int64_t nrows, int32_t *level) {
 RRT_KERNEL_API(rrt_k_ilu0_level_sweep)
 (rrt_stream s, int64_t nrows, const int64_t *rowptr, const int32_t *col, const int64_t *pos,
  int upper, int32_t *level, int *changed) {
+  // upper < 0: commit only (RRT_LAUNCH returns)
   if (upper < 0) RRT_LAUNCH(ilu0_level_commit_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, nrows, level);
   RRT_LAUNCH(ilu0_level_sweep_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, nrows, rowptr, col, pos, upper,
              level, changed);

@@ -1,0 +1,94 @@
+/* SEACells quality metrics on the input coordinates, as the reference
+ * SEACells evaluation (SEACells.evaluate) defines them: compactness = the
+ * mean over components of the variance of a metacell's cells (pandas var,
+ * n - 1 denominator); separation = the distance from a metacell's centroid
+ * to the nearest other centroid. The reference computes both on diffusion
+ * components; here they are on the coordinates the run was given. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/seacells_internal.h"
+#include "comm/error.h"
+#include "kernels/cpu/seacells_cpu.h"
+#include "ringrt/transport.h"
+
+rrt_status rrt_seacells_metrics(rrt_ctx_t ctx, rrt_seacells_t h, const double *x,
+                                double *compactness, double *separation) {
+  const char *op = "rrt_seacells_metrics";
+  if (!ctx || !h || !compactness || !separation)
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "NULL argument");
+  sc_run *s = &h->s;
+  int m = s->m, d = s->d;
+  int64_t nl = s->nl;
+  rrt_status st = RRT_SUCCESS;
+  int64_t *assign = malloc((size_t)(nl + 1) * sizeof(int64_t));
+  double *sum = calloc((size_t)m * (d + 1), sizeof(double)); /* d sums + count per metacell */
+  double *dev = calloc((size_t)m, sizeof(double)), *cen = NULL, *bd = NULL;
+  int32_t *bi = NULL;
+  int *map = NULL;
+  if (!assign || !sum || !dev) {
+    st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, op, "%d metacells x %d dims", m, d);
+    goto agree;
+  }
+  if (nl > 0 && !x) {
+    st = rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "x is NULL");
+    goto agree;
+  }
+  st = rrt_seacells_local_assignments(h, 0, assign, NULL, NULL);
+agree:
+  st = rrt_agree(ctx, st);
+  if (st != RRT_SUCCESS) goto out;
+  for (int64_t i = 0; i < nl; i++) {
+    if (assign[i] < 0) continue;
+    double *row = sum + assign[i] * (d + 1);
+    for (int k = 0; k < d; k++)
+      row[k] += x[i * d + k];
+    row[d] += 1.0;
+  }
+  RRT_CHECK_GOTO(sc_allreduce_host(s, sum, (size_t)m * (d + 1), RRT_DTYPE_F64, RRT_OP_SUM), st,
+                 out);
+  for (int j = 0; j < m; j++)
+    for (int k = 0; k < d && sum[j * (d + 1) + d] > 0; k++)
+      sum[j * (d + 1) + k] /= sum[j * (d + 1) + d]; /* centroids */
+  /* second pass: squared deviations from the centroid (stabler than sum of squares) */
+  for (int64_t i = 0; i < nl; i++) {
+    if (assign[i] < 0) continue;
+    const double *c = sum + assign[i] * (d + 1);
+    double acc = 0.0;
+    for (int k = 0; k < d; k++)
+      acc += (x[i * d + k] - c[k]) * (x[i * d + k] - c[k]);
+    dev[assign[i]] += acc;
+  }
+  RRT_CHECK_GOTO(sc_allreduce_host(s, dev, (size_t)m, RRT_DTYPE_F64, RRT_OP_SUM), st, out);
+  /* nearest other centroid among the non-empty metacells (exact kNN, k = 1) */
+  cen = malloc((size_t)m * d * sizeof(double) + 1);
+  bd = malloc((size_t)m * sizeof(double) + 1);
+  bi = malloc((size_t)m * sizeof(int32_t) + 1);
+  map = malloc((size_t)m * sizeof(int) + 1);
+  if (!cen || !bd || !bi || !map) {
+    st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, op, "centroids");
+    goto out;
+  }
+  int ne = 0;
+  for (int j = 0; j < m; j++) {
+    double cnt = sum[j * (d + 1) + d];
+    compactness[j] = cnt >= 2 ? dev[j] / (cnt - 1.0) / d : NAN;
+    separation[j] = NAN;
+    if (cnt > 0) {
+      memcpy(cen + (size_t)ne * d, sum + j * (d + 1), (size_t)d * sizeof(double));
+      bd[ne] = INFINITY, bi[ne] = -1, map[ne++] = j;
+    }
+  }
+  if (ne >= 2) {
+    if (rrt_sc_cpu_knn_tile(cen, ne, 0, cen, ne, 0, d, 1, bd, bi) != RRT_SUCCESS) {
+      st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, op, "nearest centroids");
+      goto out;
+    }
+    for (int e = 0; e < ne; e++)
+      separation[map[e]] = sqrt(bd[e]);
+  }
+out:
+  free(assign), free(sum), free(dev), free(cen), free(bd), free(bi), free(map);
+  return rrt_agree(ctx, st);
+}

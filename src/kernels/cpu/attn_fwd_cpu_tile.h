@@ -1,0 +1,256 @@
+/* Body of the CPU attention kernel, instantiated once per instruction set by
+ * attn_fwd_cpu.c (AVX-512, AVX2+FMA, baseline). Not a normal header: it is
+ * included several times with these macros set:
+ *   T_SFX     name suffix (avx512, avx2, base)
+ *   T_ATTR    function attributes of the instance (target ISA, fp contraction)
+ *   T_W       floats per vector register
+ *   T_RQK     query rows of a Q K^T register tile (2 vectors of keys wide)
+ *   T_RPV     query rows of a P V register tile
+ *   T_CV      vectors of head_dim per P V register tile
+ * The register tiles are sized so accumulators + operands fit the register
+ * file (32 zmm for AVX-512, 16 ymm/xmm otherwise).
+ *
+ * Why not sgemm per block: at these sizes (about 100 x 256 x 64) OpenBLAS
+ * repacks both operands on every call, and P (written just before) is packed
+ * once more; that costs more than the multiply-adds. Here K is transposed
+ * and V padded once per call (shared by every query block), scores are
+ * computed straight from those layouts, and P V reads P where the softmax
+ * left it. Scores come out in log2 units (Q is pre-scaled by scale * log2 e),
+ * so the softmax uses exp2. */
+
+#define T_CAT2(a, b) a##_##b
+#define T_CAT(a, b) T_CAT2(a, b)
+#define T_FN(name) T_CAT(name, T_SFX)
+#define T_VF T_FN(vf)
+
+/* aligned(4): loads and stores may be unaligned (columns start anywhere) */
+typedef float T_VF __attribute__((vector_size(T_W * 4), aligned(4)));
+
+#define T_LD(p) (*(const T_VF *)(const void *)(p))
+#define T_ST(p, x) (*(T_VF *)(void *)(p) = (x))
+
+/* S[i][j] = sum_d qs[i][d] kt[d][j] for nrows (multiple of T_RQK) rows and
+ * ncols (multiple of T_W) columns; cv = 2 or 1 vectors of columns per tile.
+ * vis[i] (nondecreasing) is how many leading columns row i needs: a register
+ * tile is skipped when even its last row needs none of its columns. */
+T_ATTR static inline __attribute__((always_inline)) void
+T_FN(qk_cols)(const float *qs, int nrows, int D, const float *kt, int64_t ldkt, int j, float *s,
+              int lds, const int *vis, const int cv) {
+  int i = 0;
+  while (i < nrows && vis[i + T_RQK - 1] <= j)
+    i += T_RQK;
+  for (; i < nrows; i += T_RQK) {
+    T_VF a[T_RQK][2];
+#pragma GCC unroll 16
+    for (int r = 0; r < T_RQK; r++)
+      for (int c = 0; c < cv; c++)
+        a[r][c] = (T_VF){0};
+    const float *q = qs + (size_t)i * D;
+    const float *k = kt + j;
+    for (int d = 0; d < D; d++, k += ldkt) {
+      T_VF k0 = T_LD(k), k1 = cv > 1 ? T_LD(k + T_W) : k0;
+#pragma GCC unroll 16
+      for (int r = 0; r < T_RQK; r++) {
+        float x = q[r * D + d];
+        a[r][0] += x * k0;
+        if (cv > 1) a[r][1] += x * k1;
+      }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < T_RQK; r++)
+      for (int c = 0; c < cv; c++)
+        T_ST(s + (size_t)(i + r) * lds + j + c * T_W, a[r][c]);
+  }
+}
+
+T_ATTR static void T_FN(qk_tile)(const float *qs, int nrows, int D, const float *kt, int64_t ldkt,
+                                 int ncols, float *s, int lds, const int *vis) {
+  int j = 0;
+  for (; j + 2 * T_W <= ncols; j += 2 * T_W)
+    T_FN(qk_cols)(qs, nrows, D, kt, ldkt, j, s, lds, vis, 2);
+  for (; j < ncols; j += T_W)
+    T_FN(qk_cols)(qs, nrows, D, kt, ldkt, j, s, lds, vis, 1);
+}
+
+/* acc[i][c..c+cv*W) = alpha[i] * acc[i][..] + sum_j p[i][j] vp[j][..], the
+ * sum over the j < vis of the register tile's last row (p is 0 past a row's
+ * own vis). */
+T_ATTR static inline __attribute__((always_inline)) void
+T_FN(pv_cols)(const float *p, int lds, int nrows, const int *vis, const float *vp, int64_t ldv,
+              float *acc, int lda, const float *alpha, int c, const int cv) {
+  for (int i = 0; i < nrows; i += T_RPV) {
+    const int nk = vis[i + T_RPV - 1];
+    T_VF a[T_RPV][T_CV];
+#pragma GCC unroll 16
+    for (int r = 0; r < T_RPV; r++)
+      for (int v = 0; v < cv; v++)
+        a[r][v] = T_LD(acc + (size_t)(i + r) * lda + c + v * T_W) * alpha[i + r];
+    const float *pr = p + (size_t)i * lds;
+    const float *vr = vp + c;
+    for (int j = 0; j < nk; j++, vr += ldv) {
+      T_VF x[T_CV];
+#pragma GCC unroll 16
+      for (int v = 0; v < cv; v++)
+        x[v] = T_LD(vr + v * T_W);
+#pragma GCC unroll 16
+      for (int r = 0; r < T_RPV; r++) {
+        float w = pr[(size_t)r * lds + j];
+        for (int v = 0; v < cv; v++)
+          a[r][v] += w * x[v];
+      }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < T_RPV; r++)
+      for (int v = 0; v < cv; v++)
+        T_ST(acc + (size_t)(i + r) * lda + c + v * T_W, a[r][v]);
+  }
+}
+
+/* acc [nrows][lda] (lda a multiple of T_W), V rows ldv apart. */
+T_ATTR static void T_FN(pv_tile)(const float *p, int lds, int nrows, const int *vis,
+                                 const float *vp, int64_t ldv, float *acc, int lda,
+                                 const float *alpha) {
+  int c = 0;
+  for (; c + T_CV * T_W <= lda; c += T_CV * T_W)
+    T_FN(pv_cols)(p, lds, nrows, vis, vp, ldv, acc, lda, alpha, c, T_CV);
+  for (; c + 2 * T_W <= lda && T_CV > 2; c += 2 * T_W)
+    T_FN(pv_cols)(p, lds, nrows, vis, vp, ldv, acc, lda, alpha, c, 2);
+  for (; c < lda; c += T_W)
+    T_FN(pv_cols)(p, lds, nrows, vis, vp, ldv, acc, lda, alpha, c, 1);
+}
+
+/* Largest of s[0..n) (-inf when n = 0). */
+T_ATTR static float T_FN(row_max)(const float *s, int n) {
+  float mx = rrt_am_neg_inf();
+#pragma omp simd reduction(max : mx)
+  for (int j = 0; j < n; j++)
+    mx = s[j] > mx ? s[j] : mx;
+  return mx;
+}
+
+/* s[j] = 2^(s[j] - m) over a row (scores in log2 units, all <= m), returns
+ * the sum. Written to vectorise: 2^x = 2^n * 2^f, |f| <= 1/2, 2^f by a
+ * degree-7 Taylor polynomial of e^(f ln 2) (relative error < 2e-8, below f32
+ * rounding). Below -125.5 (and for masked -inf, or -inf - -inf = NaN) the
+ * result is exactly 0. */
+T_ATTR static float T_FN(exp2_row)(float *s, int n, float m) {
+  float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+  for (int j = 0; j < n; j++) {
+    float x0 = s[j] - m;
+    float t = x0 >= -125.5f ? x0 : -125.5f;
+    float r = (t + 12582912.0f) - 12582912.0f; /* round to nearest integer */
+    float f = (t - r) * 0.693147180559945309f; /* in [-ln2/2, ln2/2] */
+    float p = 1.0f / 5040.0f;
+    p = p * f + 1.0f / 720.0f;
+    p = p * f + 1.0f / 120.0f;
+    p = p * f + 1.0f / 24.0f;
+    p = p * f + 1.0f / 6.0f;
+    p = p * f + 0.5f;
+    p = p * f + 1.0f;
+    p = p * f + 1.0f;
+    union {
+      int i;
+      float f;
+    } sc;
+    sc.i = ((int)r + 127) << 23;
+    float e = p * sc.f;
+    e = x0 >= -125.5f ? e : 0.0f;
+    s[j] = e;
+    sum += e;
+  }
+  return sum;
+}
+
+/* One (batch, head, query block) of one item, see attn_fwd_cpu.c. */
+T_ATTR static void T_FN(attn_block)(const rrt_attn_cpu_args *a, const packed_kv *pk,
+                                    const rrt_attn_item *it, int64_t b, int h, int64_t qb,
+                                    scratch *w) {
+  const int D = a->head_dim, Hq = a->heads_q, Hkv = a->heads_kv, Dp = pk->dp;
+  const int hk = h / (Hq / Hkv);
+  const int64_t i0 = qb * BQ; /* first row, relative to the item */
+  const int nq = (int)(it->q_len - i0 < BQ ? it->q_len - i0 : BQ);
+  const int nrows = (nq + ROWS_ALIGN - 1) / ROWS_ALIGN * ROWS_ALIGN;
+  const int64_t ldq = (int64_t)Hq * D;
+  const float *q = a->q + ((b * a->q_rows + it->q_begin + i0) * Hq + h) * (int64_t)D;
+  const float *kt = pk->kt + ((b * Hkv + hk) * D) * pk->ldkt + it->k_begin;
+  const float *vp = pk->vp ? pk->vp + ((b * Hkv + hk) * a->kv_rows + it->k_begin) * (int64_t)Dp
+                           : a->v + ((b * a->kv_rows + it->k_begin) * Hkv + hk) * (int64_t)D;
+  const int64_t qpos_first = it->q_pos0 + i0 * it->q_stride;
+  const int64_t qpos_last = it->q_pos0 + (i0 + nq - 1) * it->q_stride;
+  const float qscale = a->scale * 1.44269504088896341f; /* scores in log2 units */
+
+  for (int i = 0; i < nq; i++)
+    for (int d = 0; d < D; d++)
+      w->qs[(size_t)i * D + d] = q[i * ldq + d] * qscale;
+  memset(w->qs + (size_t)nq * D, 0, sizeof(float) * (size_t)(nrows - nq) * (size_t)D);
+  for (int i = 0; i < nrows; i++) {
+    w->m[i] = rrt_am_neg_inf();
+    w->l[i] = 0.0f;
+    w->alpha[i] = 1.0f;
+  }
+  memset(w->acc, 0, sizeof(float) * (size_t)nrows * (size_t)Dp);
+
+  for (int64_t j0 = 0; j0 < it->k_len; j0 += BK) {
+    const int nk_tile = (int)(it->k_len - j0 < BK ? it->k_len - j0 : BK);
+    const int64_t kpos_first = it->k_pos0 + j0 * it->k_stride;
+    const int64_t kpos_last = it->k_pos0 + (j0 + nk_tile - 1) * it->k_stride;
+    if (it->causal && kpos_first > qpos_last) break; /* this and every later tile hidden */
+    const int masked = it->causal && kpos_last > qpos_first;
+    int nk = nk_tile; /* keys any row of the block sees: those up to the last row's position */
+    if (masked) {
+      int64_t c = (qpos_last - kpos_first) / it->k_stride + 1;
+      nk = c < nk_tile ? (int)c : nk_tile;
+    }
+    const int ncols = (nk + T_W - 1) / T_W * T_W; /* columns past nk are computed, not used */
+    /* visible keys of each row: a prefix (positions increase), nondecreasing
+     * down the rows; padding rows copy the last real row */
+    for (int i = 0; i < nrows; i++) {
+      int vis = nk;
+      if (masked) {
+        int64_t dd = qpos_first + (i < nq ? i : nq - 1) * it->q_stride - kpos_first;
+        int64_t c = dd < 0 ? 0 : dd / it->k_stride + 1;
+        vis = c < nk ? (int)c : nk;
+      }
+      w->vis[i] = vis;
+    }
+
+    T_FN(qk_tile)(w->qs, nrows, D, kt + j0, pk->ldkt, ncols, w->s, BK, w->vis);
+    for (int i = 0; i < nq; i++) {
+      float *s = w->s + (size_t)i * BK;
+      const int vis = w->vis[i];
+      float alpha = rescale2(&w->m[i], T_FN(row_max)(s, vis));
+      float sum = T_FN(exp2_row)(s, vis, w->m[i]);
+      for (int j = vis; j < nk; j++)
+        s[j] = 0.0f; /* masked keys: probability 0 */
+      w->l[i] = w->l[i] * alpha + sum;
+      w->alpha[i] = alpha;
+    }
+    /* padding rows (nq..nrows) keep alpha 1 and raw scores of zero rows of
+     * Q (0) wherever P V reads them: finite, unused */
+    T_FN(pv_tile)(w->s, BK, nrows, w->vis, vp + j0 * pk->ldv, pk->ldv, w->acc, Dp, w->alpha);
+  }
+
+  /* finish and merge into the running state */
+  for (int i = 0; i < nq; i++) {
+    int64_t row = it->q_begin + i0 + i;
+    float inv_l;
+    float m = w->m[i] == rrt_am_neg_inf() ? w->m[i] : w->m[i] * 0.693147180559945309f;
+    float blse = rrt_attn_finish(m, w->l[i], &inv_l);
+    float *lse = a->lse + (b * Hq + h) * a->q_rows + row;
+    float *o = a->o + ((b * a->q_rows + row) * Hq + h) * (int64_t)D;
+    const float *acc = w->acc + (size_t)i * Dp;
+    float ca, cb;
+    *lse = rrt_attn_merge_coef(*lse, blse, &ca, &cb);
+    cb *= inv_l;
+    for (int d = 0; d < D; d++)
+      o[d] = o[d] * ca + acc[d] * cb;
+  }
+}
+
+#undef T_LD
+#undef T_ST
+#undef T_VF
+#undef T_FN
+#undef T_CAT
+#undef T_CAT2
