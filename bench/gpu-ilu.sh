@@ -1,29 +1,91 @@
 #!/usr/bin/env bash
-# ILU(0) on one GPU (cuda backend): builds ringrt with CUDA if needed, runs the
-# ilu gpu tests, then `ringrt ilu` on generated problems and prints one JSON
-# line per run (levels, analysis/factor/solve times, GFLOP/s of SpMV and of
-# the triangular solves). Budget: well under 8 minutes on one H100/H200.
+# ILU(0) on one GPU, ringrt (cuda backend) side by side with cuSPARSE
+# (csrilu02 + cusparseSpSV) on the same matrices in the same run:
+#   1. builds ringrt with CUDA if needed and runs the ilu gpu tests;
+#   2. compiles bench/cusparse_ilu.c with nvcc (the cuSPARSE driver);
+#   3. per problem: `ringrt ilu` (natural and multicolour orderings) and the
+#      cuSPARSE driver, one JSON line each, then a table with the ratios.
+# Everything is printed and also written to bench/results/gpu-ilu-<date>.jsonl;
+# paste the table into docs/gpu-results.md with the date and commit printed.
+# Budget: under 8 minutes on one H100/H200 (each step has its own timeout, a
+# failing step prints a JSON line with "status": "failed" and the rest goes on).
 #
 #   bench/gpu-ilu.sh [BUILD_DIR]        (default build-gpu)
-#
-# Not yet here: the side-by-side cuSPARSE csrilu02 + cusparseSpSV timing.
-set -euo pipefail
+set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-gpu}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+mkdir -p bench/results
+out=bench/results/gpu-ilu-$(date -u +%Y%m%dT%H%M%SZ).jsonl
+t_start=$(date +%s)
+say() { echo "$*" | tee -a "$out"; }
+
 if [ ! -x "$build/apps/ringrt" ]; then
-  cmake -S . -B "$build" -G Ninja -DRINGRT_CUDA=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$build" -j "$(nproc)" >/dev/null
+  echo "gpu-ilu.sh: building ringrt with CUDA in $build" >&2
+  if ! { cmake -S . -B "$build" -G Ninja -DRINGRT_CUDA=ON -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+         timeout 300 cmake --build "$build" -j "$(nproc)" >/dev/null; }; then
+    say '{"step": "build", "status": "failed"}'
+    exit 1
+  fi
 fi
-(cd "$build" && ctest -L ilu -L gpu --output-on-failure --timeout 300) >&2 || echo '{"gpu_tests": "failed"}'
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+say "{\"date\": \"$(date -u +%FT%TZ)\", \"commit\": \"$(git rev-parse --short HEAD 2>/dev/null || echo none)\", \"gpu\": \"${gpu:-unknown}\"}"
+
+# 1. the gpu tests of the ilu area (factors bitwise equal to the serial reference)
+if (cd "$build" && timeout 150 ctest -L ilu -L gpu --output-on-failure --timeout 120) >&2; then
+  say '{"step": "gpu_tests", "status": "passed"}'
+else
+  say '{"step": "gpu_tests", "status": "failed"}'
+fi
+
+# 2. the cuSPARSE driver
+cs="$build/cusparse_ilu"
+if ! timeout 120 "$nvcc" -O2 -o "$cs" bench/cusparse_ilu.c -lcusparse >&2; then
+  say '{"step": "cusparse_build", "status": "failed"}'
+  cs=""
+fi
+
+# 3. side by side
 app="$build/apps/ringrt"
-run() { timeout 240 mpirun -np 1 --bind-to none "$app" ilu --backend cuda --quiet --json - "$@" \
-          2>/dev/null | grep '^{' || echo "{\"run\": \"$*\", \"status\": \"failed\"}"; }
-echo "{\"date\": \"$(date -u +%FT%TZ)\", \"commit\": \"$(git rev-parse --short HEAD 2>/dev/null || echo none)\", \"gpu\": \"$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)\"}"
-for N in 32 64 100; do
-  run --generate "laplace3d:$N" --solver gmres --maxit 500
+ringrt() { timeout 120 mpirun -np 1 --bind-to none "$app" ilu --backend cuda --quiet --json - \
+             --repeat 10 "$@" 2>/dev/null | grep '^{' ||
+             echo "{\"run\": \"ringrt $*\", \"status\": \"failed\"}"; }
+cusparse() { if [ -n "$cs" ]; then timeout 120 "$cs" --repeat 10 "$@" | grep '^{' ||
+             echo "{\"run\": \"cusparse $*\", \"status\": \"failed\"}"; fi; }
+for p in laplace2d:1000 laplace3d:100 laplace3d:64; do
+  say "$(ringrt --generate "$p" --solver none)"
+  say "$(ringrt --generate "$p" --solver none --reorder multicolor)"
+  say "$(cusparse --generate "$p")"
 done
-run --generate laplace3d:100 --reorder multicolor --solver gmres --maxit 500
-run --generate laplace2d:1000 --solver none
-run --generate laplace2d:1000 --reorder multicolor --solver none
-run --generate convdiff2d:1000,100 --reorder multicolor --solver bicgstab --maxit 500
+# a solve, for the iteration count and the solve time on the GPU
+say "$(ringrt --generate laplace3d:100 --solver gmres --maxit 500)"
+say "$(ringrt --generate laplace3d:100 --reorder multicolor --solver gmres --maxit 500)"
+say "{\"step\": \"done\", \"seconds\": $(( $(date +%s) - t_start ))}"
+
+# table (python3 standard library only)
+python3 - "$out" <<'PY' || true
+import json, sys
+rows = [json.loads(s) for s in open(sys.argv[1]) if s.startswith("{")]
+ilu = [r for r in rows if r.get("command") == "ilu" and "solver" not in r]
+cus = {r["problem"]: r for r in rows if r.get("tool") == "cusparse" and "factor_s" in r}
+print("\n| problem | who | ordering | levels | analysis ms | factor ms | refactor ms | L+U solve ms |")
+print("|---|---|---|---|---|---|---|---|")
+for r in ilu:
+    print("| %s | ringrt | %s | %d | %.2f | %.3f | %.3f | %.3f |" % (
+        r["problem"], r["ordering"], r["levels_l"], 1e3 * r["analysis_s"], 1e3 * r["factor_s"],
+        1e3 * r["refactor_s"], 1e3 * r["trisolve_s"]))
+    c = cus.get(r["problem"])
+    if c and r["ordering"] == "natural":
+        print("| %s | cuSPARSE | natural | - | %.2f | %.3f | %.3f | %.3f |" % (
+            c["problem"], 1e3 * (c["analysis_s"] + c["spsv_analysis_s"]), 1e3 * c["factor_s"],
+            1e3 * c["refactor_s"], 1e3 * c["trisolve_s"]))
+        print("| %s | ratio ringrt/cuSPARSE | natural | | | | %.2f | %.2f |" % (
+            c["problem"], r["refactor_s"] / c["refactor_s"], r["trisolve_s"] / c["trisolve_s"]))
+for r in rows:
+    if r.get("command") == "ilu" and "solver" in r:
+        print("\n%s %s: %s+ilu0 %d iterations, %.3f s, converged %s, true residual %.2e" % (
+            r["problem"], r["ordering"], r["solver"], r["iterations"], r["solve_s"],
+            r["converged"], r["true_residual"]))
+PY
+echo "results: $out" >&2

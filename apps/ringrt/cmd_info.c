@@ -32,8 +32,8 @@ static void print_json(FILE *f, const rrt_ctx_info *all, int size) {
 }
 
 static void print_table(const rrt_ctx_info *all, int size) {
-  printf("ringrt %s, %d rank(s); %s; NCCL %s; CUDA %s\n", rrt_version(), size,
-         all[0].mpi_version, all[0].nccl_version, all[0].cuda_version);
+  printf("ringrt %s, %d rank(s); %s; NCCL %s; CUDA %s\n", rrt_version(), size, all[0].mpi_version,
+         all[0].nccl_version, all[0].cuda_version);
   printf("%-5s %-16s %-6s %-7s %-11s %-32s %-14s %-10s %-5s %-7s\n", "rank", "host", "local",
          "backend", "transport", "device", "pci", "cores", "numa", "threads");
   for (int r = 0; r < size; r++) {
@@ -45,8 +45,10 @@ static void print_table(const rrt_ctx_info *all, int size) {
     else
       snprintf(dev, sizeof dev, "none");
     snprintf(local, sizeof local, "%d/%d", i->local_rank, i->local_size);
-    if (i->numa_node >= 0) snprintf(numa, sizeof numa, "%d", i->numa_node);
-    else snprintf(numa, sizeof numa, "-");
+    if (i->numa_node >= 0)
+      snprintf(numa, sizeof numa, "%d", i->numa_node);
+    else
+      snprintf(numa, sizeof numa, "-");
     printf("%-5d %-16.16s %-6s %-7s %-11s %-32.32s %-14s %-10.10s %-5s %-7d\n", i->rank, i->host,
            local, rrt_backend_name(i->backend), rrt_transport_name(i->transport), dev,
            i->device_pci[0] ? i->device_pci : "-", i->cores, numa, i->threads);

@@ -129,6 +129,8 @@ FILE *rrt_app_json_open(const rrt_app_common *opt, int rank) {
 }
 
 void rrt_app_json_close(FILE *f) {
-  if (f && f != stdout) fclose(f);
-  else if (f) fflush(f);
+  if (f && f != stdout)
+    fclose(f);
+  else if (f)
+    fflush(f);
 }

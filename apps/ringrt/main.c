@@ -26,7 +26,8 @@ static const int ncommands = (int)(sizeof commands / sizeof commands[0]);
 
 static void usage(FILE *f) {
   fprintf(f, "usage: ringrt [--version] [--help] COMMAND [options]\n\ncommands:\n");
-  for (int i = 0; i < ncommands; i++) fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  for (int i = 0; i < ncommands; i++)
+    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\nRun `ringrt COMMAND --help` for a command's options. Launch with mpirun or srun,\n"
              "one rank per GPU (or per share of cores on the cpu backend).\n"
              "Environment: RINGRT_BACKEND=auto|cpu|cuda|emu, RINGRT_DEVICE, RINGRT_TIMEOUT,\n"

@@ -52,7 +52,8 @@ int main(int argc, char **argv) {
   CALL(rrt_malloc(ctx, nq * sizeof(float), &o));
   CALL(rrt_malloc(ctx, nlse * sizeof(float), (void **)&lse));
   srand(1234u + (unsigned)rank);
-  for (size_t i = 0; i < nq; i++) host[i] = (float)rand() / (float)RAND_MAX - 0.5f;
+  for (size_t i = 0; i < nq; i++)
+    host[i] = (float)rand() / (float)RAND_MAX - 0.5f;
   CALL(rrt_memcpy_to_backend(ctx, q, host, nq * sizeof(float)));
   CALL(rrt_memcpy_to_backend(ctx, k, host, nkv * sizeof(float)));
   CALL(rrt_memcpy_to_backend(ctx, v, host + (nq - nkv), nkv * sizeof(float)));
@@ -67,7 +68,8 @@ int main(int argc, char **argv) {
   /* The output feeds the rest of the step; here we only check it is finite. */
   CALL(rrt_memcpy_to_host(ctx, host, o, nq * sizeof(float)));
   int finite = 1;
-  for (size_t i = 0; i < nq; i++) finite &= isfinite(host[i]) != 0;
+  for (size_t i = 0; i < nq; i++)
+    finite &= isfinite(host[i]) != 0;
   int all_finite = 0;
   MPI_Allreduce(&finite, &all_finite, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (rank == 0)

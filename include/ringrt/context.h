@@ -34,9 +34,9 @@ typedef enum rrt_backend {
 
 /** How data moves between ranks. */
 typedef enum rrt_transport {
-  RRT_TRANSPORT_MPI = 0,    /**< MPI on host memory (cpu, emu) */
-  RRT_TRANSPORT_NCCL,       /**< NCCL on device memory (cuda) */
-  RRT_TRANSPORT_MPI_STAGED  /**< cuda without NCCL: device <-> host copies around MPI */
+  RRT_TRANSPORT_MPI = 0,   /**< MPI on host memory (cpu, emu) */
+  RRT_TRANSPORT_NCCL,      /**< NCCL on device memory (cuda) */
+  RRT_TRANSPORT_MPI_STAGED /**< cuda without NCCL: device <-> host copies around MPI */
 } rrt_transport;
 
 #define RRT_CTX_CONFIG_MAGIC 0x52525431u /* "RRT1" */
@@ -45,20 +45,20 @@ typedef enum rrt_transport {
 /** Versioned creation options. Always start from RRT_CTX_CONFIG_INITIALIZER:
  *  every field then means "take the environment, else the default". */
 typedef struct rrt_ctx_config {
-  size_t size;          /**< sizeof(rrt_ctx_config), set by the initializer */
-  unsigned magic;       /**< RRT_CTX_CONFIG_MAGIC */
-  unsigned version;     /**< RRT_CTX_CONFIG_VERSION */
-  rrt_backend backend;  /**< RRT_BACKEND_DEFAULT: RINGRT_BACKEND, else auto */
-  int device;           /**< -1: RINGRT_DEVICE, else local_rank % device count */
-  double timeout_s;     /**< <= 0: RINGRT_TIMEOUT, else 600 s */
-  int bind;             /**< -1: RINGRT_BIND (default 1); 0: leave the binding alone */
-  int use_nccl;         /**< -1: RINGRT_NCCL (default 1 when built); 0: MPI staging */
+  size_t size;         /**< sizeof(rrt_ctx_config), set by the initializer */
+  unsigned magic;      /**< RRT_CTX_CONFIG_MAGIC */
+  unsigned version;    /**< RRT_CTX_CONFIG_VERSION */
+  rrt_backend backend; /**< RRT_BACKEND_DEFAULT: RINGRT_BACKEND, else auto */
+  int device;          /**< -1: RINGRT_DEVICE, else local_rank % device count */
+  double timeout_s;    /**< <= 0: RINGRT_TIMEOUT, else 600 s */
+  int bind;            /**< -1: RINGRT_BIND (default 1); 0: leave the binding alone */
+  int use_nccl;        /**< -1: RINGRT_NCCL (default 1 when built); 0: MPI staging */
 } rrt_ctx_config;
 
-#define RRT_CTX_CONFIG_INITIALIZER                                                   \
-  {                                                                                  \
-    sizeof(rrt_ctx_config), RRT_CTX_CONFIG_MAGIC, RRT_CTX_CONFIG_VERSION,            \
-        RRT_BACKEND_DEFAULT, -1, 0.0, -1, -1                                         \
+#define RRT_CTX_CONFIG_INITIALIZER                                                                 \
+  {                                                                                                \
+    sizeof(rrt_ctx_config), RRT_CTX_CONFIG_MAGIC, RRT_CTX_CONFIG_VERSION, RRT_BACKEND_DEFAULT, -1, \
+        0.0, -1, -1                                                                                \
   }
 
 /** Create a context on `comm` (collective). `config` may be NULL (all
@@ -100,16 +100,16 @@ typedef struct rrt_ctx_info {
   int rank, size, local_rank, local_size;
   rrt_backend backend;
   rrt_transport transport;
-  int device;                /**< CUDA ordinal, -1 for none */
-  char device_name[96];      /**< "none" without a GPU */
-  char device_pci[32];       /**< PCI bus id, "" without a GPU */
-  uint64_t device_memory;    /**< bytes, 0 without a GPU */
-  char cores[128];           /**< bound cores as a list ("0-3"), or "unbound" */
-  int numa_node;             /**< -1 if unknown */
-  int threads;               /**< OpenMP/BLAS threads for this rank */
-  char mpi_version[96];      /**< MPI library version, first line */
-  char nccl_version[32];     /**< "2.28.3" or "none" */
-  char cuda_version[32];     /**< runtime/driver version or "none" */
+  int device;             /**< CUDA ordinal, -1 for none */
+  char device_name[96];   /**< "none" without a GPU */
+  char device_pci[32];    /**< PCI bus id, "" without a GPU */
+  uint64_t device_memory; /**< bytes, 0 without a GPU */
+  char cores[128];        /**< bound cores as a list ("0-3"), or "unbound" */
+  int numa_node;          /**< -1 if unknown */
+  int threads;            /**< OpenMP/BLAS threads for this rank */
+  char mpi_version[96];   /**< MPI library version, first line */
+  char nccl_version[32];  /**< "2.28.3" or "none" */
+  char cuda_version[32];  /**< runtime/driver version or "none" */
 } rrt_ctx_info;
 
 /** Fill `info` for the calling rank (local; no communication). */

@@ -15,7 +15,12 @@ extern "C" {
 #endif
 
 /** The track an interval belongs to: host code, the compute stream, the comm stream. */
-typedef enum rrt_track { RRT_TRACK_HOST = 0, RRT_TRACK_COMPUTE, RRT_TRACK_COMM, RRT_TRACK_COUNT } rrt_track;
+typedef enum rrt_track {
+  RRT_TRACK_HOST = 0,
+  RRT_TRACK_COMPUTE,
+  RRT_TRACK_COMM,
+  RRT_TRACK_COUNT
+} rrt_track;
 
 /** Wall clock in seconds (MPI_Wtime). */
 double rrt_time_now(void);

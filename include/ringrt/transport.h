@@ -60,8 +60,8 @@ void rrt_request_free(rrt_request_t req);
 
 /** One message of a grouped point-to-point exchange. */
 typedef struct rrt_p2p {
-  int peer;        /**< rank in the context communicator */
-  void *buf;       /**< backend memory (read for sends, written for receives) */
+  int peer;  /**< rank in the context communicator */
+  void *buf; /**< backend memory (read for sends, written for receives) */
   size_t bytes;
 } rrt_p2p;
 

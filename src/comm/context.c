@@ -54,8 +54,8 @@ static rrt_status resolve_backend(rrt_ctx_t ctx, rrt_backend requested) {
 #if RINGRT_HAVE_CUDA
   if (requested == RRT_BACKEND_CUDA) {
     ctx->dev = &rrt_device_cuda;
-    ctx->transport = (RINGRT_HAVE_NCCL && ctx->env.use_nccl) ? RRT_TRANSPORT_NCCL
-                                                             : RRT_TRANSPORT_MPI_STAGED;
+    ctx->transport =
+        (RINGRT_HAVE_NCCL && ctx->env.use_nccl) ? RRT_TRANSPORT_NCCL : RRT_TRANSPORT_MPI_STAGED;
   }
 #endif
   return RRT_SUCCESS;

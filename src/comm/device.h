@@ -67,7 +67,8 @@ int rrt_cuda_device_count(void);
  *  (name##_cuda) for a CUDA device layer, the emulator build (name##_emu)
  *  otherwise. Wrappers return rrt_status and take the stream first. */
 #if RINGRT_HAVE_CUDA
-#define RRT_KCALL(dev, name, ...) ((dev)->is_cuda ? name##_cuda(__VA_ARGS__) : name##_emu(__VA_ARGS__))
+#define RRT_KCALL(dev, name, ...)                                                                  \
+  ((dev)->is_cuda ? name##_cuda(__VA_ARGS__) : name##_emu(__VA_ARGS__))
 #else
 #define RRT_KCALL(dev, name, ...) ((dev)->is_cuda ? RRT_ERR_UNSUPPORTED : name##_emu(__VA_ARGS__))
 #endif

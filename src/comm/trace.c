@@ -120,9 +120,12 @@ static void write_json_string(FILE *f, const char *s) {
   fputc('"', f);
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-    else if (c < 0x20) fprintf(f, "\\u%04x", c);
-    else fputc(c, f);
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
   }
   fputc('"', f);
 }
@@ -135,15 +138,21 @@ static void write_trace(FILE *f, int size, const interval *all, const int *count
   fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
   int first = 1;
   for (int r = 0; r < size; r++) {
-    fprintf(f, "%s{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"rank %d (",
+    fprintf(f,
+            "%s{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"rank %d (",
             first ? "" : ",\n", r, r);
     first = 0;
     for (const char *h = hosts[r]; *h; h++)
       if (*h != '"' && *h != '\\') fputc(*h, f);
     fprintf(f, ")\"}}");
-    fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}", r, r);
+    fprintf(
+        f,
+        ",\n{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}",
+        r, r);
     for (int k = 0; k < RRT_TRACK_COUNT; k++)
-      fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}}",
+      fprintf(f,
+              ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":"
+              "\"%s\"}}",
               r, k, track_names[k]);
   }
   size_t off = 0;
@@ -175,7 +184,8 @@ rrt_status rrt_trace_write(rrt_ctx_t ctx, const char *path) {
     displs = calloc((size_t)ctx->size, sizeof *displs);
     hosts = calloc((size_t)ctx->size, sizeof *hosts);
   }
-  RRT_MPI_CHECK(ctx, "rrt_trace_write", MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, ctx->comm));
+  RRT_MPI_CHECK(ctx, "rrt_trace_write",
+                MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, ctx->comm));
   RRT_MPI_CHECK(ctx, "rrt_trace_write",
                 MPI_Gather(ctx->host, 64, MPI_CHAR, hosts, 64, MPI_CHAR, 0, ctx->comm));
   size_t total = 0;
@@ -185,14 +195,16 @@ rrt_status rrt_trace_write(rrt_ctx_t ctx, const char *path) {
       total += (size_t)counts[r];
     }
     all = malloc((total ? total : 1) * sizeof *all);
-    for (int r = 0; r < ctx->size; r++) counts[r] *= (int)sizeof(interval);
+    for (int r = 0; r < ctx->size; r++)
+      counts[r] *= (int)sizeof(interval);
   }
   RRT_MPI_CHECK(ctx, "rrt_trace_write",
                 MPI_Gatherv(t->intervals, mine * (int)sizeof(interval), MPI_BYTE, all, counts,
                             displs, MPI_BYTE, 0, ctx->comm));
   int ok = 1;
   if (ctx->rank == 0) {
-    for (int r = 0; r < ctx->size; r++) counts[r] /= (int)sizeof(interval);
+    for (int r = 0; r < ctx->size; r++)
+      counts[r] /= (int)sizeof(interval);
     FILE *f = fopen(path, "w");
     if (f) {
       write_trace(f, ctx->size, all, counts, (const char(*)[64])hosts);

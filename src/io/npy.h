@@ -16,12 +16,12 @@ extern "C" {
 #define RRT_NPY_MAX_DIMS 8
 
 typedef struct rrt_npy {
-  char descr[8];   /* "<f4", "<f8", "<i4", "<i8", "<u2", "<f2", "|u1" */
-  size_t elsize;   /* bytes per element */
+  char descr[8]; /* "<f4", "<f8", "<i4", "<i8", "<u2", "<f2", "|u1" */
+  size_t elsize; /* bytes per element */
   int ndim;
   int64_t shape[RRT_NPY_MAX_DIMS];
-  size_t count;    /* product of shape */
-  void *data;      /* malloc'd, count * elsize bytes; free with rrt_npy_free */
+  size_t count; /* product of shape */
+  void *data;   /* malloc'd, count * elsize bytes; free with rrt_npy_free */
 } rrt_npy;
 
 /** Read a whole .npy file. On error fills err ("FILE: what is wrong") and

@@ -68,7 +68,8 @@ static void check_trace(rrt_ctx_t ctx) {
       text[n] = '\0';
       fclose(f);
       int events = 0;
-      for (const char *p = text; (p = strstr(p, "\"ph\":\"X\"")); p++) events++;
+      for (const char *p = text; (p = strstr(p, "\"ph\":\"X\"")); p++)
+        events++;
       CHECK_MSG(events == 3 * size, "%d events for %d ranks", events, size);
       char want[32];
       snprintf(want, sizeof want, "\"rank %d (", size - 1);
@@ -127,8 +128,10 @@ int main(int argc, char **argv) {
     MPI_Comm_compare(rrt_ctx_comm(ctx), MPI_COMM_WORLD, &cmp);
     CHECK(cmp == MPI_CONGRUENT); /* a duplicate, not the caller's communicator */
     if (expected != RRT_BACKEND_AUTO) CHECK(rrt_ctx_backend(ctx) == expected);
-    if (rrt_ctx_backend(ctx) != RRT_BACKEND_CUDA) CHECK(rrt_ctx_transport(ctx) == RRT_TRANSPORT_MPI);
-    else CHECK(rrt_ctx_transport(ctx) != RRT_TRANSPORT_MPI);
+    if (rrt_ctx_backend(ctx) != RRT_BACKEND_CUDA)
+      CHECK(rrt_ctx_transport(ctx) == RRT_TRANSPORT_MPI);
+    else
+      CHECK(rrt_ctx_transport(ctx) != RRT_TRANSPORT_MPI);
     rrt_ctx_info info;
     CHECK_OK(rrt_ctx_get_info(ctx, &info));
     CHECK(info.rank == rank && info.size == size);

@@ -16,9 +16,10 @@ static rrt_status read_with(const char *var, const char *value, rrt_env *env, ch
 int main(void) {
   rrt_env env;
   char err[256] = "";
-  const char *vars[] = {"RINGRT_BACKEND", "RINGRT_DEVICE", "RINGRT_TIMEOUT", "RINGRT_BIND",
-                        "RINGRT_NCCL", "RINGRT_EMU_THREADS", "RINGRT_VERBOSE"};
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
+  const char *vars[] = {"RINGRT_BACKEND", "RINGRT_DEVICE",      "RINGRT_TIMEOUT", "RINGRT_BIND",
+                        "RINGRT_NCCL",    "RINGRT_EMU_THREADS", "RINGRT_VERBOSE"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+    unsetenv(vars[i]);
 
   CHECK_OK(rrt_env_read(&env, err, sizeof err));
   CHECK(env.backend == RRT_BACKEND_AUTO && env.device == -1 && env.bind == 1);
