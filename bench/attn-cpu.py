@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """CPU ring attention benchmark driver (issue 3), run by bench/attn-cpu.sh.
 
-In one run, side by side (medians of --reps repetitions):
+In one run, side by side: every measurement once per round, --reps rounds
+interleaved (so paired numbers see the same machine, which matters on a shared
+box), medians over the rounds:
   (a) OpenBLAS sgemm GFLOP/s, 2 threads, at the attention's product shapes
       (bench/attn-sgemm.c); the reference is the best median of them;
   (b) `ringrt attn` local attention (np=1, 2 threads), f32, S=4096 H=8 D=64,
@@ -32,6 +34,37 @@ def load():
             return [float(x) for x in f.read().split()[:3]]
     except OSError:
         return None
+
+
+def cpu_busy(sec=2.0):
+    """Share of all CPUs busy over `sec` seconds (from /proc/stat), before we
+    run anything: what else is running. None where /proc/stat is missing."""
+    import time
+
+    def snap():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v), v[3] + v[4]  # total, idle + iowait
+
+    try:
+        t0, i0 = snap()
+        time.sleep(sec)
+        t1, i1 = snap()
+        return round(1.0 - (i1 - i0) / max(t1 - t0, 1), 3)
+    except OSError:
+        return None
+
+
+def wait_quiet(max_wait, threshold=0.10):
+    """Wait (up to max_wait s) for a 2 s window with the CPUs at most
+    `threshold` busy; returns the last busy share seen."""
+    import time
+    end = time.time() + max_wait
+    while True:
+        b = cpu_busy()
+        if b is None or b <= threshold or time.time() >= end:
+            return b
+        time.sleep(3)
 
 
 def sh(cmd, env=None, timeout=900):
@@ -131,105 +164,204 @@ def torch_sdpa(python, threads, reps):
     return j
 
 
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--app", required=True)
     ap.add_argument("--sgemm", required=True)
     ap.add_argument("--torch-python", default="")
     ap.add_argument("--torch-note", default="")
-    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--reps", type=int, default=7, help="rounds")
     ap.add_argument("--out", required=True)
     ap.add_argument("--commit", default="unknown")
+    ap.add_argument("--quiet-wait", type=float, default=0,
+                    help="before each round wait up to this many seconds for idle CPUs")
     a = ap.parse_args()
 
     r = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-         "commit": a.commit, "host_cpus": os.cpu_count(), "reps": a.reps,
+         "commit": a.commit, "host_cpus": os.cpu_count(), "rounds": a.reps,
          "shape": {"seq": S, "heads": H, "dim": D, "dtype": "f32", "batch": 1},
+         "method": "every measurement once per round, rounds interleaved so that paired "
+                   "numbers see the same machine; reported: medians over rounds (each "
+                   "ringrt/torch value is itself the median of 3 in-process runs)",
          "load_start": load()}
     try:
         with open("/proc/cpuinfo") as f:
-            r["cpu_model"] = next((l.split(":", 1)[1].strip() for l in f
-                                   if l.startswith("model name")), "unknown")
+            info = f.read()
+        r["cpu_model"] = next((l.split(":", 1)[1].strip() for l in info.splitlines()
+                               if l.startswith("model name")), "unknown")
     except OSError:
-        r["cpu_model"] = "unknown"
-    print("# attn-cpu %s commit %s, %s, %d cpus, load %s" %
+        info, r["cpu_model"] = "", "unknown"
+    avx512 = "avx512f" in info
+    print("# attn-cpu %s commit %s, %s, %d cpus, load average %s" %
           (r["date"], a.commit, r["cpu_model"], r["host_cpus"], r["load_start"]))
 
-    # (a) sgemm
-    r["sgemm"] = sgemm(a.sgemm, 2, a.reps)
-    if "error" in r["sgemm"]:
-        print("sgemm: FAILED: %s" % r["sgemm"]["error"])
-        ref = None
-    else:
-        sh_ = r["sgemm"]["shapes"]
-        ref = r["sgemm"]["best_median"]
-        print("(a) OpenBLAS sgemm, 2 threads, median GFLOP/s: " +
-              ", ".join("%s %dx%dx%d %.1f" % (n, j["m"], j["n"], j["k"], j["median"])
-                        for n, j in sh_.items()) + "; reference (best) %.1f" % ref)
-    if "avx512f" in open("/proc/cpuinfo").read():
-        # OpenBLAS 0.3.21 may not know this CPU and pick an AVX2 kernel;
-        # its AVX-512 kernel, forced, is the stricter reference: shown too.
-        r["sgemm_avx512_forced"] = sgemm(a.sgemm, 2, a.reps, "SkylakeX")
-        if "error" not in r["sgemm_avx512_forced"]:
-            print("    same, OPENBLAS_CORETYPE=SkylakeX (AVX-512 kernel forced): best %.1f" %
-                  r["sgemm_avx512_forced"]["best_median"])
+    rounds = []
+    ring_cases = (("noncausal", []), ("causal_zigzag", ["--causal", "--layout", "zigzag"]))
+    for i in range(a.reps):
+        x = {"busy_before": wait_quiet(a.quiet_wait) if a.quiet_wait > 0 else cpu_busy(1.0)}
+        x["sgemm"] = sgemm(a.sgemm, 2, 1)                                   # (a)
+        if avx512:
+            x["sgemm_avx512"] = sgemm(a.sgemm, 2, 1, "SkylakeX")
+        x["nc"] = ringrt(a.app, 1, 2, [], 3, 1)                              # (b)
+        x["c"] = ringrt(a.app, 1, 2, ["--causal"], 3, 1)                     # (c)
+        x["torch"] = torch_sdpa(a.torch_python, 2, 3)                        # (d)
+        x["ring"] = {n: {"np1": ringrt(a.app, 1, 1, e, 3, 1),               # (e)
+                         "np2": ringrt(a.app, 2, 1, e, 3, 1)} for n, e in ring_cases}
+        rounds.append(x)
+        ok = lambda j: j and "error" not in j
+        print("  round %d (other work busy %.0f%% before): sgemm best %s, attn %s s / causal %s s, "
+              "torch %s s, ring np1/np2 %s/%s s" % (
+                  i + 1, 100 * (x["busy_before"] or 0),
+                  "%.1f" % x["sgemm"]["best_median"] if ok(x["sgemm"]) else "-",
+                  "%.4f" % x["nc"]["time_s"] if ok(x["nc"]) else "-",
+                  "%.4f" % x["c"]["time_s"] if ok(x["c"]) else "-",
+                  "%.4f" % x["torch"]["noncausal"]["time_s"] if ok(x["torch"]) else "-",
+                  "%.4f" % x["ring"]["noncausal"]["np1"]["time_s"]
+                  if ok(x["ring"]["noncausal"]["np1"]) else "-",
+                  "%.4f" % x["ring"]["noncausal"]["np2"]["time_s"]
+                  if ok(x["ring"]["noncausal"]["np2"]) else "-"), flush=True)
+    r["rounds_raw"] = rounds
+    ok = lambda j: j and "error" not in j
 
-    # (b), (c) local attention, 2 threads
-    nc = ringrt(a.app, 1, 2, [], a.reps)
-    c = ringrt(a.app, 1, 2, ["--causal"], a.reps)
-    r["ringrt_local"] = {"noncausal": nc, "causal": c}
-    if "error" in nc or "error" in c:
-        print("(b) ringrt attn FAILED: %s" % (nc.get("error") or c.get("error")))
+    # (a) sgemm: per shape the median over rounds; the reference is the best shape
+    def sgemm_summary(key):
+        shapes = {}
+        for x in rounds:
+            if ok(x.get(key)):
+                for n, j in x[key]["shapes"].items():
+                    shapes.setdefault(n, {"m": j["m"], "n": j["n"], "k": j["k"], "gflops": []})
+                    shapes[n]["gflops"].append(j["median"])
+        for j in shapes.values():
+            j["median"] = med(j["gflops"])
+        return shapes
+    r["sgemm"] = sgemm_summary("sgemm")
+    ref = max((j["median"] for j in r["sgemm"].values()), default=None)
+    r["sgemm_reference_gflops"] = ref
+    if ref:
+        print("(a) OpenBLAS sgemm (its default kernel choice), 2 threads, GFLOP/s: " + ", ".join(
+            "%s %dx%dx%d %.1f" % (n, j["m"], j["n"], j["k"], j["median"])
+            for n, j in r["sgemm"].items()) + "; reference (best) %.1f" % ref)
     else:
-        if ref:
-            r["ratio_to_sgemm"] = nc["gflops"] / ref
-        r["causal_speedup"] = nc["time_s"] / c["time_s"]
-        print("(b) ringrt attn np=1 2 threads non-causal: %.4f s, %.1f GFLOP/s, %.2f x sgemm "
-              "reference (target >= 0.70)%s" %
-              (nc["time_s"], nc["gflops"], r.get("ratio_to_sgemm", float("nan")),
-               "; %.2f x the forced AVX-512 sgemm" %
-               (nc["gflops"] / r["sgemm_avx512_forced"]["best_median"])
-               if "best_median" in r.get("sgemm_avx512_forced", {}) else ""))
-        print("(c) causal: %.4f s (%.1f GFLOP/s on unmasked pairs); non-causal/causal time "
-              "%.2f x (target >= 1.8)" % (c["time_s"], c["gflops"], r["causal_speedup"]))
+        print("(a) sgemm FAILED: %s" % rounds[0]["sgemm"].get("error"))
+    if avx512:
+        r["sgemm_avx512_forced"] = sgemm_summary("sgemm_avx512")
+        ref512 = max((j["median"] for j in r["sgemm_avx512_forced"].values()), default=None)
+        r["sgemm_avx512_forced_best_gflops"] = ref512
+        if ref512:
+            # OpenBLAS 0.3.21 may not know a new CPU and pick its AVX2 (Haswell)
+            # kernel; its AVX-512 kernel, forced, is the stricter reference.
+            print("    OPENBLAS_CORETYPE=SkylakeX (AVX-512 kernel forced): " + ", ".join(
+                "%s %.1f" % (n, j["median"]) for n, j in r["sgemm_avx512_forced"].items()) +
+                "; best %.1f" % ref512)
+
+    # (b), (c)
+    nc_t = med([x["nc"]["time_s"] for x in rounds if ok(x["nc"])])
+    c_t = med([x["c"]["time_s"] for x in rounds if ok(x["c"])])
+    if nc_t and c_t:
+        nc_g, c_g = flops(False) / nc_t * 1e-9, flops(True) / c_t * 1e-9
+        pair_cs = med([x["nc"]["time_s"] / x["c"]["time_s"] for x in rounds
+                       if ok(x["nc"]) and ok(x["c"])])
+        pair_r = med([x["nc"]["gflops"] / x["sgemm"]["best_median"] for x in rounds
+                      if ok(x["nc"]) and ok(x["sgemm"])])
+        r["ringrt_local"] = {"noncausal_time_s": nc_t, "noncausal_gflops": nc_g,
+                             "causal_time_s": c_t, "causal_gflops": c_g,
+                             "launch": rounds[0]["nc"]["launch"]}
+        r["ratio_to_sgemm"] = nc_g / ref if ref else None
+        r["ratio_to_sgemm_paired_median"] = pair_r
+        r["causal_speedup"] = nc_t / c_t
+        r["causal_speedup_paired_median"] = pair_cs
+        # the least disturbed round of each (min time, max GFLOP/s): on a shared
+        # machine the best estimate of what the code does; medians are above
+        nc_b = min(x["nc"]["time_s"] for x in rounds if ok(x["nc"]))
+        c_b = min(x["c"]["time_s"] for x in rounds if ok(x["c"]))
+        ref_b = max((x["sgemm"]["best_median"] for x in rounds if ok(x["sgemm"])), default=None)
+        r["best_rounds"] = {"noncausal_time_s": nc_b, "causal_time_s": c_b,
+                            "noncausal_gflops": flops(False) / nc_b * 1e-9,
+                            "sgemm_best_gflops": ref_b,
+                            "ratio_to_sgemm": flops(False) / nc_b * 1e-9 / ref_b if ref_b else None,
+                            "causal_speedup": nc_b / c_b}
+        line = ("(b) ringrt attn np=1 2 threads non-causal: %.4f s, %.1f GFLOP/s = %.2f x the "
+                "sgemm reference (paired per round: %.2f x) [target >= 0.70]" %
+                (nc_t, nc_g, r["ratio_to_sgemm"] or float("nan"), pair_r or float("nan")))
+        if avx512 and r.get("sgemm_avx512_forced_best_gflops"):
+            line += "; %.2f x the forced AVX-512 sgemm" % (
+                nc_g / r["sgemm_avx512_forced_best_gflops"])
+        print(line)
+        print("(c) causal: %.4f s (%.1f GFLOP/s on unmasked pairs); non-causal / causal time "
+              "%.2f x (paired per round: %.2f x) [target >= 1.8]" %
+              (c_t, c_g, r["causal_speedup"], pair_cs))
+        b = r["best_rounds"]
+        print("    best rounds (min time, max sgemm): non-causal %.4f s %.1f GFLOP/s = %.2f x "
+              "sgemm %.1f; causal %.4f s, speed-up %.2f x" %
+              (b["noncausal_time_s"], b["noncausal_gflops"], b["ratio_to_sgemm"] or float("nan"),
+               b["sgemm_best_gflops"] or float("nan"), b["causal_time_s"], b["causal_speedup"]))
+    else:
+        print("(b) ringrt attn FAILED: %s" % (rounds[0]["nc"].get("error") or
+                                             rounds[0]["c"].get("error")))
 
     # (d) torch
-    t = torch_sdpa(a.torch_python, 2, a.reps)
-    if a.torch_note:
-        t["note"] = a.torch_note
-    r["torch_sdpa"] = t
-    if "error" in t:
-        print("(d) torch SDPA: not measured: %s" % (a.torch_note or t["error"]))
-    else:
-        line = "(d) torch %s SDPA (%s) %d threads: non-causal %.4f s %.1f GFLOP/s, causal " \
-               "%.4f s %.1f GFLOP/s" % (t["torch"], t["cpu_capability"], t["threads"],
-                                        t["noncausal"]["time_s"], t["noncausal"]["gflops"],
-                                        t["causal"]["time_s"], t["causal"]["gflops"])
-        if "error" not in nc and "error" not in c:
-            r["speedup_vs_torch"] = {"noncausal": t["noncausal"]["time_s"] / nc["time_s"],
-                                     "causal": t["causal"]["time_s"] / c["time_s"]}
-            line += "; ringrt is %.2f x / %.2f x faster" % (
-                r["speedup_vs_torch"]["noncausal"], r["speedup_vs_torch"]["causal"])
+    tr = [x["torch"] for x in rounds if ok(x["torch"])]
+    if tr:
+        t = {"torch": tr[0]["torch"], "cpu_capability": tr[0]["cpu_capability"],
+             "threads": tr[0]["threads"]}
+        for key, causal in (("noncausal", False), ("causal", True)):
+            tt = med([j[key]["time_s"] for j in tr])
+            t[key] = {"time_s": tt, "gflops": flops(causal) / tt * 1e-9}
+        r["torch_sdpa"] = t
+        line = ("(d) torch %s scaled_dot_product_attention (%s) %d threads: non-causal %.4f s "
+                "%.1f GFLOP/s, causal %.4f s %.1f GFLOP/s" %
+                (t["torch"], t["cpu_capability"], t["threads"], t["noncausal"]["time_s"],
+                 t["noncausal"]["gflops"], t["causal"]["time_s"], t["causal"]["gflops"]))
+        if nc_t and c_t:
+            r["speedup_vs_torch"] = {"noncausal": t["noncausal"]["time_s"] / nc_t,
+                                     "causal": t["causal"]["time_s"] / c_t}
+            line += "; ringrt %.2f x / %.2f x faster" % (r["speedup_vs_torch"]["noncausal"],
+                                                        r["speedup_vs_torch"]["causal"])
         print(line)
+    else:
+        err = a.torch_note or rounds[0]["torch"].get("error", "")
+        r["torch_sdpa"] = {"error": err}
+        print("(d) torch SDPA: not measured: %s" % err)
 
-    # (e) the ring, 1 core per rank
-    ring = {}
-    for name, extra in (("noncausal", []), ("causal_zigzag", ["--causal", "--layout", "zigzag"])):
-        one = ringrt(a.app, 1, 1, extra, a.reps)
-        two = ringrt(a.app, 2, 1, extra, a.reps)
-        ring[name] = {"np1": one, "np2": two}
-        if "error" in one or "error" in two:
-            print("(e) ring %s FAILED: %s" % (name, one.get("error") or two.get("error")))
+    # (e) ring
+    r["ring"] = {}
+    for name, _ in ring_cases:
+        one = [x["ring"][name]["np1"] for x in rounds if ok(x["ring"][name]["np1"])]
+        two = [x["ring"][name]["np2"] for x in rounds if ok(x["ring"][name]["np2"])]
+        if not one or not two:
+            bad = rounds[0]["ring"][name]
+            print("(e) ring %s FAILED: %s" % (name, bad["np1"].get("error") or
+                                              bad["np2"].get("error")))
             continue
-        ring[name]["speedup"] = one["time_s"] / two["time_s"]
-        print("(e) ring %s, 1 core per rank: np=1 %.4f s, np=2 %.4f s (speed-up %.2f x), "
-              "K/V sent per rank %.1f MiB, comm %.4f s of which hidden %.1f%%, compute %.4f s" %
-              (name, one["time_s"], two["time_s"], ring[name]["speedup"],
-               two["bytes_sent_per_rank"] / 2**20, two["comm_s"], 100 * two["hidden_share"],
-               two["compute_s"]))
-    r["ring"] = ring
+        e = {"np1_time_s": med([j["time_s"] for j in one]),
+             "np2_time_s": med([j["time_s"] for j in two]),
+             "np2_comm_s": med([j["comm_s"] for j in two]),
+             "np2_comm_exposed_s": med([j["comm_exposed_s"] for j in two]),
+             "np2_compute_s": med([j["compute_s"] for j in two]),
+             "np2_hidden_share": med([j["hidden_share"] for j in two]),
+             "bytes_sent_per_rank": two[0]["bytes_sent_per_rank"],
+             "launch_np1": one[0]["launch"], "launch_np2": two[0]["launch"]}
+        e["speedup"] = e["np1_time_s"] / e["np2_time_s"]
+        r["ring"][name] = e
+        same = c_t if name != "noncausal" else nc_t
+        print("(e) ring %s, 1 core per rank: np=1 %.4f s, np=2 %.4f s (speed-up %.2f x); np=2 "
+              "sends %.1f MiB per rank, transfer %.4f s of which %.1f%% hidden (exposed %.5f s),"
+              " compute %.4f s per rank%s" %
+              (name, e["np1_time_s"], e["np2_time_s"], e["speedup"],
+               e["bytes_sent_per_rank"] / 2**20, e["np2_comm_s"], 100 * e["np2_hidden_share"],
+               e["np2_comm_exposed_s"], e["np2_compute_s"],
+               "; np=1 with 2 threads: %.4f s" % same if same else ""))
+
     r["load_end"] = load()
-    print("# load average at the end: %s" % r["load_end"])
+    busy = [x["busy_before"] for x in rounds]
+    r["cpu_busy_before_rounds"] = busy
+    print("# load average at the end %s; CPUs busy with other work in the second before each "
+          "round: %s" % (r["load_end"], ", ".join("%.0f%%" % (100 * b) for b in busy if b is not None)))
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w") as f:
         json.dump(r, f, indent=1)

@@ -1,6 +1,6 @@
 #!/bin/sh
-# CPU ring attention benchmark (issue 3). In one run, side by side, medians of
-# REPS repetitions (see bench/attn-cpu.py for the details):
+# CPU ring attention benchmark (issue 3). In one run, side by side, medians
+# over REPS interleaved rounds (see bench/attn-cpu.py for the details):
 #  (a) OpenBLAS sgemm GFLOP/s, 2 threads, at the attention's product shapes;
 #  (b) `ringrt attn` local attention, np=1, 2 threads, f32, S=4096 H=8 D=64,
 #      non-causal: GFLOP/s and the ratio to (a)  [target >= 0.70];
@@ -12,9 +12,10 @@
 # (the load average is recorded next to the numbers).
 #
 # usage: bench/attn-cpu.sh [BUILD_DIR]        (default: build)
-# env:   REPS=7                       repetitions per measurement
+# env:   REPS=7                       rounds (each measures everything once)
 #        RINGRT_BENCH_VENV=DIR        venv holding torch (default bench/.venv-torch)
 #        RINGRT_BENCH_NO_INSTALL=1    never create the venv / pip install torch
+#        QUIET_WAIT=S                 before each round wait up to S s for idle CPUs (0)
 # torch comes from PyPI (`pip install torch`, the default index; a large
 # download). If it cannot be installed the comparison is skipped and said so.
 set -eu
@@ -63,4 +64,5 @@ mkdir -p "$root/bench/results"
 out=$root/bench/results/attn-cpu-$(date -u +%Y%m%dT%H%MZ).json
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 python3 "$root/bench/attn-cpu.py" --app "$app" --sgemm "$tmp/attn-sgemm" --reps "$reps" \
-  --torch-python "$tpy" --torch-note "$note" --commit "$commit" --out "$out"
+  --torch-python "$tpy" --torch-note "$note" --commit "$commit" --out "$out" \
+  --quiet-wait "${QUIET_WAIT:-0}"

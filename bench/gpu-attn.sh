@@ -180,6 +180,12 @@ export NCCL_HOSTID="ringrt-bench-${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}"
 exec "$@"
 W
   chmod +x "$tmp/nccl_hostid.sh"
+  if fits 20 "ringrt info"; then
+    echo "### ranks, devices and transports (np=4, NCCL_HOSTID per rank)"
+    NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1 timeout "$(lim 60)" mpirun -np 4 --oversubscribe \
+      --bind-to none -x NCCL_SOCKET_IFNAME -x NCCL_IB_DISABLE "$tmp/nccl_hostid.sh" "$app" info \
+      --backend cuda 2>&1 | tail -6 || echo "ringrt info failed"
+  fi
   if fits 20 "np=1 reference"; then
     echo "### np=1"
     timeout "$(lim 60)" mpirun -np 1 --bind-to none "$app" $ring 2>&1 | tail -3 ||

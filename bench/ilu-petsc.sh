@@ -14,6 +14,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build-ilu2}
 runs=${2:-5}
 export PETSC_DIR=${PETSC_DIR:-/usr/lib/petscdir/petsc3.18/x86_64-linux-gnu-real}
+ncores=$(nproc --all)
 export OMP_NUM_THREADS=1
 py=/usr/bin/python3
 if ! PYTHONPATH= $py -c 'import petsc4py, scipy' 2>/dev/null; then
@@ -28,7 +29,7 @@ mkdir -p bench/results
 out=bench/results/ilu-petsc-$(date -u +%Y%m%dT%H%M%SZ).json
 load_before=$(uptime)
 echo "date $(date -u +%FT%TZ)  commit $(git rev-parse --short HEAD 2>/dev/null || echo none)"
-echo "cpu  $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores"
+echo "cpu  $(lscpu | sed -n 's/^Model name: *//p' | head -1), ${ncores} cores"
 echo "load before: $load_before"
 isai=../shared/data/matrices/gk_isai_a.mtx
 [ -f "$isai" ] || isai=""

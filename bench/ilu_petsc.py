@@ -31,6 +31,8 @@ import petsc4py
 
 petsc4py.init([])
 from petsc4py import PETSc  # noqa: E402
+
+PETSc.Log.begin()  # event times: PETSc's own split of PCSetUp
 import numpy as np  # noqa: E402
 import scipy.io  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
@@ -67,7 +69,9 @@ def petsc_mat(a):
 
 def ringrt_json(args, ringrt, np_=1, threads=1, timeout=600):
     """Run `ringrt ilu ... --json -` and return the JSON line."""
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), RINGRT_THREADS=str(threads), **MPI_ENV)
+    # RINGRT_BIND=0: the thread count is OMP_NUM_THREADS (binding would give
+    # each rank all the cores of its share); one thread per rank here
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), RINGRT_BIND="0", **MPI_ENV)
     cmd = [ringrt, "ilu", "--backend", "cpu", "--quiet", "--json", "-"] + args
     if np_ > 1:
         cmd = ["mpirun", "--oversubscribe", "--bind-to", "core", "-np", str(np_)] + cmd
@@ -94,16 +98,21 @@ def check_same_matrix(ringrt, family, tmp):
 
 
 def petsc_ilu(a, runs, reps):
-    """First factor (symbolic + numeric), median numeric refactor, median apply."""
+    """Symbolic and first numeric factorisation (PETSc's log events), median
+    numeric refactorisation and median apply (wall clock)."""
     m = petsc_mat(a)
     pc = PETSc.PC().create(comm=PETSc.COMM_SELF)
     pc.setType("ilu")
     pc.setFactorLevels(0)
     pc.setFactorOrdering("natural")
     pc.setOperators(m)
+    ev_num, ev_sym = PETSc.Log.Event("MatLUFactorNum"), PETSc.Log.Event("MatILUFactorSym")
+    num0, sym0 = ev_num.getPerfInfo()["time"], ev_sym.getPerfInfo()["time"]
     t = time.perf_counter()
     pc.setUp()
-    first = time.perf_counter() - t
+    setup = time.perf_counter() - t
+    first = ev_num.getPerfInfo()["time"] - num0
+    symbolic = ev_sym.getPerfInfo()["time"] - sym0
     # numeric-only refactorisations: scaling bumps the matrix state with the
     # same pattern, so PCSetUp redoes MatLUFactorNumeric only (x2 and x0.5
     # are exact, the values return to A)
@@ -129,8 +138,8 @@ def petsc_ilu(a, runs, reps):
         app.append(time.perf_counter() - t)
     pc.destroy()
     m.destroy()
-    return {"first_factor_s": first, "refactor_s": statistics.median(refac),
-            "apply_s": statistics.median(app)}
+    return {"setup_s": setup, "symbolic_s": symbolic, "first_factor_s": first,
+            "refactor_s": statistics.median(refac), "apply_s": statistics.median(app)}
 
 
 def _ones(m):
@@ -191,7 +200,7 @@ def gmres_compare(ringrt, mtx, tmp):
                   "true_residual": r.norm() / b.norm()}
     fpath = os.path.join(tmp, "lu.mtx")
     # the app exits 1 when the solve does not converge: run it directly
-    env = dict(os.environ, OMP_NUM_THREADS="1", **MPI_ENV)
+    env = dict(os.environ, OMP_NUM_THREADS="1", RINGRT_BIND="0", **MPI_ENV)
     out = subprocess.run([ringrt, "ilu", "--backend", "cpu", "--quiet", "--json", "-", "--matrix",
                           mtx, "--solver", "gmres", "--maxit", "1000", "--restart", "30",
                           "--repeat", "1", "--factors-out", fpath], env=env,
@@ -220,7 +229,38 @@ def gmres_compare(ringrt, mtx, tmp):
             "conditioning": cond}
 
 
+def render(path):
+    """A results file as the markdown tables of docs/ilu.md."""
+    r = json.load(open(path))
+    print("Run %s (commit %s), PETSc %s, %d cores; load before: `%s`; after: `%s`.\n" % (
+        os.path.basename(path), r.get("commit", "?"), r["petsc_version"], r.get("nproc", 0),
+        r.get("uptime_before", "?"), r.get("uptime_after", "?")))
+    print("| problem | who | ranks | ordering | levels | analysis ms | factor1 ms | refactor ms "
+          "| apply ms |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for e in r["problems"]:
+        p = e["petsc"]
+        print("| %s | PETSc PCILU(0) | 1 | natural | - | %.1f (symbolic) | %.1f | %.1f | %.2f |" % (
+            e["problem"], 1e3 * p["symbolic_s"], 1e3 * p["first_factor_s"], 1e3 * p["refactor_s"],
+            1e3 * p["apply_s"]))
+        for k in ("ringrt_np1", "ringrt_np1_multicolor", "ringrt_np2", "ringrt_np2_multicolor"):
+            q = e[k]
+            print("| %s | ringrt | %d | %s | %d | %.1f | %.1f | %.1f | %.2f |" % (
+                e["problem"], q["ranks"], q["ordering"], q["levels_l"], 1e3 * q["analysis_s"],
+                1e3 * q["factor_s"], 1e3 * q["refactor_s"], 1e3 * q["trisolve_s"]))
+    print("\n| problem | ringrt/PETSc refactor | ringrt/PETSc apply | np2 speedup natural "
+          "(refactor, apply) | np2 speedup multicolour (refactor, apply) |")
+    print("|---|---|---|---|---|")
+    for e in r["problems"]:
+        print("| %s | %.2f | %.2f | %.2f, %.2f | %.2f, %.2f |" % (
+            e["problem"], e["ratio_refactor_ringrt_over_petsc"], e["ratio_apply_ringrt_over_petsc"],
+            e["speedup_np2"]["refactor"], e["speedup_np2"]["apply"],
+            e["speedup_np2_multicolor"]["refactor"], e["speedup_np2_multicolor"]["apply"]))
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--render":
+        return render(sys.argv[2])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ringrt", required=True, help="path of the ringrt executable")
     ap.add_argument("--runs", type=int, default=5, help="runs per measurement (median)")
@@ -266,16 +306,19 @@ def main():
 def print_problem(e):
     p = e["petsc"]
     print("%s  n %d  nnz %d" % (e["problem"], e["n"], e["nnz"]))
-    print("  %-28s %10s %10s %10s %8s" % ("", "factor1 ms", "refac. ms", "apply ms", "levels"))
-    print("  %-28s %10.2f %10.2f %10.2f %8s" % ("PETSc 1 rank (PCILU(0))", 1e3 * p["first_factor_s"],
-                                                 1e3 * p["refactor_s"], 1e3 * p["apply_s"], "-"))
+    print("  %-28s %10s %10s %10s %10s %8s" % ("", "analysis ms", "factor1 ms", "refac. ms",
+                                                "apply ms", "levels"))
+    print("  %-28s %10.2f %10.2f %10.2f %10.2f %8s" % (
+        "PETSc 1 rank (PCILU(0))", 1e3 * p["symbolic_s"], 1e3 * p["first_factor_s"],
+        1e3 * p["refactor_s"], 1e3 * p["apply_s"], "-"))
     for k, name in (("ringrt_np1", "ringrt 1 rank natural"),
                     ("ringrt_np1_multicolor", "ringrt 1 rank multicolor"),
                     ("ringrt_np2", "ringrt 2 ranks natural"),
                     ("ringrt_np2_multicolor", "ringrt 2 ranks multicolor")):
         r = e[k]
-        print("  %-28s %10.2f %10.2f %10.2f %8d" % (name, 1e3 * r["factor_s"], 1e3 * r["refactor_s"],
-                                                     1e3 * r["trisolve_s"], r["levels_l"]))
+        print("  %-28s %10.2f %10.2f %10.2f %10.2f %8d" % (
+            name, 1e3 * r["analysis_s"], 1e3 * r["factor_s"], 1e3 * r["refactor_s"],
+            1e3 * r["trisolve_s"], r["levels_l"]))
     print("  ringrt/PETSc (1 rank, natural): refactor %.2f  apply %.2f" % (
         e["ratio_refactor_ringrt_over_petsc"], e["ratio_apply_ringrt_over_petsc"]))
     print("  np2 speedup: natural refactor %.2f apply %.2f; multicolor refactor %.2f apply %.2f" % (

@@ -5,18 +5,29 @@
 # the hard assignments, on pbmc68k_reduced (700 cells) and a synthetic
 # 20k-cell set; then ringrt's peak memory at 20k, 50k and 100k synthetic cells.
 #
+# The side-by-side runs give ringrt --knn 14: scanpy's n_neighbors = 15 (the
+# reference's k) counts the cell itself, so both sides then build the same
+# graph (14 neighbours + self, bandwidth = distance to the 7th) and their
+# final RSS values measure the same objective. The memory scan uses the
+# default k = 15.
+#
 # Usage: bench/seacells-peer.sh [BUILD_DIR] [WORK_DIR]
 # Env:   SEACELLS_PYTHON  a python with `seacells` installed (else a venv is
 #                         made in WORK_DIR with pip; without it, only ringrt runs)
-#        REF_TIMEOUT      seconds allowed to the reference per case (default 600)
+#        REF_TIMEOUT      seconds allowed to the reference per case (default 900)
 #        SIZES            synthetic sizes for the memory scan (default "20000 50000 100000")
-# Prints one JSON object per case on stdout.
+#        FIXED_M          also scan SIZES with --n-metacells FIXED_M (n growth
+#                         without metacell growth; default 266, empty: skip)
+#        SKIP_REF_SIZES   skip the side-by-side runs (memory scan only) when set
+# Prints one JSON object per case on stdout, each with the load average
+# (uptime) at its start: the machine may be shared.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build}
 WORK=${2:-$(mktemp -d)}
 RINGRT=$BUILD/apps/ringrt
-REF_TIMEOUT=${REF_TIMEOUT:-600}
+REF_TIMEOUT=${REF_TIMEOUT:-900}
+FIXED_M=${FIXED_M-266}
 SIZES=${SIZES:-"20000 50000 100000"}
 PBMC=$ROOT/../shared/data/singlecell/pbmc68k_reduced.h5ad
 mkdir -p "$WORK"
@@ -55,35 +66,55 @@ ringrt() {
   m=$(tr ',' '\n' <"$WORK/$c.json" | grep '"metacells"' | sed 's/.*: //')
   rss=$(sed 's/.*"rss": \[\([^]]*\)\].*/\1/' "$WORK/$c.json" | tr ',' '\n' | tail -1 | tr -d ' ')
   it=$(tr ',' '\n' <"$WORK/$c.json" | grep '"iterations"' | sed 's/.*: //')
-  echo "{\"rc\": $rc, \"metacells\": $m, \"iterations\": $it, \"wall_s\": $(wall_s "$WORK/$c.time"), \"peak_mb\": $(($(tv "$WORK/$c.time" "Maximum resident") / 1024)), \"rss_final\": $rss}"
+  echo "{\"rc\": $rc, \"metacells\": $m, \"iterations\": $it, \"wall_s\": $(wall_s "$WORK/$c.time"), \"peak_mb\": $(($(tv "$WORK/$c.time" "Maximum resident") / 1024)), \"rss_final\": $rss, \"seconds\": $(sed 's/.*"seconds": \({[^}]*}\).*/\1/' "$WORK/$c.json")}"
 }
 
 reference() {
   local c=$1 in=$2 m=$3
   [ -n "$PY" ] || { echo '"not installed"'; return; }
-  timeout "$REF_TIMEOUT" /usr/bin/time -v "$PY" "$ROOT/bench/seacells_peer.py" ref "$in" \
-    "$WORK/$c.arch" "$m" "$WORK/$c.ref.json" 2>"$WORK/$c.ref.time" >/dev/null
+  # time outside timeout: the peak memory is reported even when it is cut off
+  # (progress bars go to a separate log, so that a failure's traceback stays readable)
+  /usr/bin/time -v -o "$WORK/$c.ref.time" timeout "$REF_TIMEOUT" "$PY" "$ROOT/bench/seacells_peer.py" \
+    ref "$in" "$WORK/$c.arch" "$m" "$WORK/$c.ref.json" >"$WORK/$c.ref.log" 2>&1
   local rc=$?
-  if [ $rc -eq 124 ]; then echo "{\"did_not_finish_within_s\": $REF_TIMEOUT}"; return; fi
-  if [ $rc -ne 0 ]; then echo "{\"failed\": $rc, \"log\": \"$WORK/$c.ref.time\"}"; return; fi
+  if [ $rc -eq 124 ]; then
+    local last
+    last=$(grep -a '^{"iteration"' "$WORK/$c.ref.log" | tail -1)
+    echo "{\"did_not_finish_within_s\": $REF_TIMEOUT, \"peak_mb_so_far\": $(($(tv "$WORK/$c.ref.time" "Maximum resident") / 1024)), \"kernel\": $(grep -a '^{"kernel_s"' "$WORK/$c.ref.log" || echo null), \"last_iteration\": ${last:-null}}"
+    return
+  fi
+  if [ $rc -ne 0 ]; then echo "{\"failed\": $rc, \"log\": \"$WORK/$c.ref.log\"}"; return; fi
   local ari
   ari=$("$PY" "$ROOT/bench/seacells_peer.py" compare "$WORK/$c.assign.csv" "$WORK/$c.ref.json")
   "$PY" -c "import json,sys; d=json.load(open('$WORK/$c.ref.json')); print(json.dumps({'wall_s': $(wall_s "$WORK/$c.ref.time"), 'peak_mb': $(tv "$WORK/$c.ref.time" "Maximum resident") // 1024, 'fit_s': round(d['fit_s'], 2), 'iterations': d['iterations'], 'rss_final': d['rss'][-1], 'ari_vs_ringrt': json.loads('$ari')['ari']}))"
 }
 
+load() { uptime | sed 's/.*load average: //'; }
+
 side_by_side() {
-  local c=$1 in=$2 r m
-  r=$(ringrt "$c" "$in")
+  local c=$1 in=$2 r m l
+  l=$(load)
+  r=$(ringrt "$c" "$in" --knn 14)
   m=$(echo "$r" | sed 's/.*"metacells": \([0-9]*\).*/\1/')
-  echo "{\"case\": \"$c\", \"ringrt\": $r, \"reference\": $(reference "$c" "$in" "$m")}"
+  local lr
+  lr=$(load)
+  echo "{\"case\": \"$c\", \"load\": \"$l\", \"ringrt\": $r, \"load_ref\": \"$lr\", \"reference\": $(reference "$c" "$in" "$m")}"
 }
 
 echo "{\"date\": \"$(date -u +%FT%TZ)\", \"commit\": \"$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)\", \"cores\": $(nproc)}"
-side_by_side pbmc700 "$PBMC"
-synth 20000 "$WORK/syn20000.csv"
-side_by_side syn20000 "$WORK/syn20000.csv"
-# memory growth (3 outer iterations: the peak is reached after the graph is built)
+if [ -z "${SKIP_REF_SIZES:-}" ]; then
+  side_by_side pbmc700 "$PBMC"
+  [ -f "$WORK/syn20000.csv" ] || synth 20000 "$WORK/syn20000.csv"
+  side_by_side syn20000 "$WORK/syn20000.csv"
+fi
+# memory growth (3 outer iterations: the peak is reached after the graph is
+# built), with n/75 metacells and then with FIXED_M metacells
 for n in $SIZES; do
   [ -f "$WORK/syn$n.csv" ] || synth "$n" "$WORK/syn$n.csv"
-  echo "{\"case\": \"memory$n\", \"cells\": $n, \"ringrt\": $(ringrt "mem$n" "$WORK/syn$n.csv" --max-iter 3 --min-iter 3)}"
+  l=$(load)
+  echo "{\"case\": \"memory$n\", \"cells\": $n, \"load\": \"$l\", \"ringrt\": $(ringrt "mem$n" "$WORK/syn$n.csv" --max-iter 3 --min-iter 3)}"
+done
+[ -n "$FIXED_M" ] && for n in $SIZES; do
+  l=$(load)
+  echo "{\"case\": \"memory${n}_m$FIXED_M\", \"cells\": $n, \"load\": \"$l\", \"ringrt\": $(ringrt "memm$n" "$WORK/syn$n.csv" --max-iter 3 --min-iter 3 --n-metacells "$FIXED_M")}"
 done

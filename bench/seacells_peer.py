@@ -4,7 +4,8 @@
 Modes:
   ref INPUT ARCH M OUT.json    run the reference on INPUT (.h5ad with obsm/X_pca, or a CSV)
                                from the archetypes in ARCH (one cell index per line), M metacells;
-                               writes its assignments, RSS trace and timings
+                               writes its assignments, RSS trace and timings; prints its
+                               progress (one JSON line per iteration) on stdout
   compare RINGRT_CSV REF_JSON  adjusted Rand index of the two hard assignments
 
 The driver script bench/seacells-peer.sh runs each side under /usr/bin/time -v
@@ -51,6 +52,15 @@ def ref(path, arch_path, m, out):
                                    convergence_epsilon=1e-3, verbose=False)
     model.construct_kernel_matrix()
     t1 = time.time()
+    print(json.dumps({"kernel_s": round(t1 - t0, 2)}), flush=True)
+    step = model.step
+
+    def logged_step():  # progress on stdout: how far a run that is cut off got
+        step()
+        print(json.dumps({"iteration": len(model.RSS_iters) - 1, "fit_s": round(time.time() - t1, 2),
+                          "rss": float(model.RSS_iters[-1])}), flush=True)
+
+    model.step = logged_step
     converged = True
     try:
         model.fit(min_iter=10, max_iter=100, initial_archetypes=arch)

@@ -23,7 +23,7 @@ typedef struct ilu_opts {
   rrt_mm_pattern_values pattern;
   rrt_ilu_ordering ordering;
   rrt_krylov_method method;
-  int no_solver, boost;
+  int no_solver, boost, f32;
   double tol, boost_tol, boost_value;
   long maxit, restart, repeat;
 } ilu_opts;
@@ -44,6 +44,9 @@ static void usage(void) {
          "  --maxit N           iteration cap (1000)\n"
          "  --restart N         GMRES restart length (30)\n"
          "  --boost TOL,VALUE   replace pivots with |u_ii| <= TOL by VALUE (off)\n"
+         "  --factor-precision P  f64 | f32 (f64). f32: the preconditioner keeps its factors\n"
+         "                      in f32 (factored in f64, then rounded; half the memory\n"
+         "                      traffic per apply); vectors and the Krylov solver stay f64\n"
          "  --repeat N          timed refactorisations (median reported), SpMV and apply\n"
          "                      repetitions (10)\n"
          "  --factors-out F     write the combined LU factors (Matrix Market, original order)\n"
@@ -114,6 +117,12 @@ static int parse(MPI_Comm comm, int argc, char **argv, ilu_opts *o, rrt_app_comm
       if (rrt_app_parse_long(comm, "ilu", a, next, 1, 10000, &o->restart)) return 2;
     } else if (!strcmp(a, "--repeat")) {
       if (rrt_app_parse_long(comm, "ilu", a, next, 1, 100000, &o->repeat)) return 2;
+    } else if (!strcmp(a, "--factor-precision")) {
+      if (strcmp(next, "f64") && strcmp(next, "f32")) {
+        rrt_app_print0(comm, "ringrt ilu: --factor-precision is f64 or f32, not '%s'\n", next);
+        return 2;
+      }
+      o->f32 = !strcmp(next, "f32");
     } else if (!strcmp(a, "--boost")) {
       char tail = 0;
       if (sscanf(next, "%lf,%lf%c", &o->boost_tol, &o->boost_value, &tail) != 2) {
@@ -334,6 +343,7 @@ int rrt_cmd_ilu(MPI_Comm comm, int argc, char **argv) {
   rrt_ilu0_options io = RRT_ILU0_OPTIONS_INITIALIZER;
   io.ordering = o.ordering;
   io.boost = o.boost, io.boost_tol = o.boost_tol, io.boost_value = o.boost_value;
+  io.factors_f32 = o.f32;
   double t0 = rrt_time_now();
   rrt_status st = rrt_ilu0_create(A, &io, &M);
   double t_analysis = max_over(comm, rrt_time_now() - t0);
@@ -474,9 +484,10 @@ int rrt_cmd_ilu(MPI_Comm comm, int argc, char **argv) {
   double gf_fac = rrt_ilu0_factor_flops(M) / t_factor * 1e-9;
   const char *src = o.matrix ? o.matrix : o.generate;
   if (rank == 0) {
-    fprintf(out, "ringrt ilu: %s  n %lld  nnz %.0f  ranks %d  backend %s  ordering %s\n", src,
-            (long long)n, nnz, P, rrt_backend_name(rrt_ctx_backend(ctx)),
-            rrt_ilu_ordering_name(o.ordering));
+    fprintf(out,
+            "ringrt ilu: %s  n %lld  nnz %.0f  ranks %d  backend %s  ordering %s  factors %s\n",
+            src, (long long)n, nnz, P, rrt_backend_name(rrt_ctx_backend(ctx)),
+            rrt_ilu_ordering_name(o.ordering), o.f32 ? "f32" : "f64");
     fprintf(out, "  levels      L %d  U %d  (rows per L level: min %lld, max %lld)\n", nl, nu,
             (long long)hmin, (long long)hmax);
     fprintf(out,
@@ -496,13 +507,14 @@ int rrt_cmd_ilu(MPI_Comm comm, int argc, char **argv) {
     fprintf(
         js,
         "{\"command\": \"ilu\", \"problem\": \"%s\", \"n\": %lld, \"nnz\": %.0f, \"ranks\": %d, "
-        "\"backend\": \"%s\", \"ordering\": \"%s\", \"levels_l\": %d, \"levels_u\": %d, "
+        "\"backend\": \"%s\", \"ordering\": \"%s\", \"factor_precision\": \"%s\", \"levels_l\": "
+        "%d, \"levels_u\": %d, "
         "\"analysis_s\": %.6g, \"factor_s\": %.6g, \"factor_gflops\": %.6g, "
         "\"refactor_s\": %.6g, \"spmv_s\": %.6g, \"spmv_gflops\": %.6g, \"trisolve_s\": %.6g, "
         "\"trisolve_gflops\": %.6g",
         src, (long long)n, nnz, P, rrt_backend_name(rrt_ctx_backend(ctx)),
-        rrt_ilu_ordering_name(o.ordering), nl, nu, t_analysis, t_factor, gf_fac, t_refactor, t_spmv,
-        gf_spmv, t_apply, gf_tri);
+        rrt_ilu_ordering_name(o.ordering), o.f32 ? "f32" : "f64", nl, nu, t_analysis, t_factor,
+        gf_fac, t_refactor, t_spmv, gf_spmv, t_apply, gf_tri);
     if (!o.no_solver)
       fprintf(js,
               ", \"solver\": \"%s\", \"iterations\": %d, \"solve_s\": %.6g, \"converged\": %s, "

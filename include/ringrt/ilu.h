@@ -34,10 +34,18 @@ typedef struct rrt_ilu0_options {
   int boost;                 /**< 1: |u_ii| <= boost_tol -> u_ii = boost_value */
   double boost_tol;
   double boost_value;
+  /** 1: the apply uses the factors rounded to f32 (half the bytes each
+   *  triangular solve streams). The factorisation still runs in f64 (its
+   *  factors, rrt_ilu0_get_factors, are unchanged) and the apply keeps f64
+   *  vectors and f64 arithmetic: the preconditioner is M32 = fl32(L) fl32(U),
+   *  z = M32^-1 r, bitwise the same for every rank count and backend. The
+   *  Krylov solvers stay f64 (mixed precision: f32 preconditioner storage,
+   *  f64 residuals). Default 0. */
+  int factors_f32;
 } rrt_ilu0_options;
 
 #define RRT_ILU0_OPTIONS_INITIALIZER                                                               \
-  { sizeof(rrt_ilu0_options), RRT_ILU_ORDER_NATURAL, 0, 0.0, 1.0 }
+  { sizeof(rrt_ilu0_options), RRT_ILU_ORDER_NATURAL, 0, 0.0, 1.0, 0 }
 
 typedef struct rrt_ilu0 *rrt_ilu0_t;
 

@@ -21,26 +21,38 @@ struct rrt_ilu0 {
   int64_t nloc, next, nnz, nval;
   int64_t *pos_ext; /* position of every extended row */
   /* Factor storage (value indices): the L parts of all local rows first
-   * (row i: lptr[i] .. lptr[i+1]), then the diagonal and U parts (row i:
-   * diagonal at uptr[i], U from uptr[i] + 1 to uptr[i+1]), then the U rows
-   * of ghost rows. Within a part, entries in elimination-order position.
-   * Keeping L and U apart halves the memory each triangular solve streams. */
-  int64_t *lptr, *uptr; /* nloc + 1 each */
-  int32_t *fcol;        /* extended column per value index */
-  int64_t *fperm;       /* value index -> A's local entry */
-  int64_t *gofs;        /* ghost U rows in v: nnz + gofs[g] .. nnz + gofs[g + 1] */
+   * (row i: lr[2i] .. lr[2i+1]), then the diagonal and U parts (row i:
+   * diagonal at ur[2i], U from ur[2i] + 1 to ur[2i+1]), then the U rows of
+   * ghost rows. Within a part, rows in elimination order and entries by
+   * position. Keeping L and U apart halves the memory each triangular solve
+   * streams; the elimination order keeps a level's rows (e.g. one colour)
+   * together in memory. */
+  int64_t *lr, *ur; /* 2 nloc each: [begin, end) per row */
+  int64_t nlv;      /* L entries (the L part is values 0 .. nlv) */
+  int32_t *porder;  /* local rows in elimination order */
+  int32_t *rorder;  /* and reversed */
+  int32_t *fcol;    /* extended column per value index */
+  int32_t *fperm;   /* value index -> A's local entry (32-bit: less to stream per factor) */
+  int64_t *gofs;    /* ghost U rows in v: nnz + gofs[g] .. nnz + gofs[g + 1] */
   int32_t *piv, *pair_dst, *pair_src;
   int64_t *pair_ptr;
-  int nlev[2];        /* L, U */
+  int nlev[2];        /* L, U: levels (reported) */
+  int nsched[2];      /* schedule levels (coarse levels when coarse[side] > 1) */
+  int coarse[2];      /* levels per schedule level (1: plain level scheduling) */
   int64_t *hist[2];   /* global rows per level */
   int64_t *levptr[2]; /* local rows per level: levptr[l-1] .. levptr[l] */
   int32_t *levrows[2];
   rrt_halo hf, hl, hu; /* factor rows, L solve, U solve */
-  int64_t *d_lptr, *d_uptr, *d_pair_ptr;
-  int32_t *d_col, *d_piv, *d_pair_dst, *d_pair_src, *d_lev[2];
+  int64_t *d_lr, *d_ur, *d_pair_ptr;
+  int32_t *d_col, *d_fperm, *d_piv, *d_pair_dst, *d_pair_src, *d_lev[2];
   double *d_v, *d_y, *d_z, *d_dinv; /* d_dinv: 1 / u_ii per local row */
+  float *d_vf;                      /* factors_f32: fl32 of the local factors, else NULL */
   double *h_v;                      /* host staging of the first nnz values */
-  int32_t *seq_order;               /* cpu, one rank, small levels: rows by position, else NULL */
+  /* device backends: the pivots are gathered on the device and only they
+   * come back for the zero-pivot check (not the whole factor) */
+  int32_t *d_didx; /* ur[2i] */
+  double *d_diag, *h_diag;
+  int32_t *seq_order; /* cpu, one rank, small levels: rows by position, else NULL */
   double fflops, aflops;
 };
 
@@ -120,36 +132,60 @@ done:
 
 /* ---- analysis ----------------------------------------------------------------- */
 
-/* The factor storage: per row, the entries sorted by position, L parts of
- * all rows first, then diagonal and U parts (see struct rrt_ilu0). */
+static int cmp_pos(const void *x, const void *y) {
+  const int64_t *a = x, *b = y;
+  return (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+/* The factor storage: per row, the entries sorted by position; the L parts
+ * of all rows first, then the diagonal and U parts; rows in elimination
+ * order (see struct rrt_ilu0). */
 static rrt_status factor_order(rrt_ilu0_t M, int64_t *missing) {
   rrt_sparse_t A = M->A;
   int64_t nloc = M->nloc;
   *missing = INT64_MAX;
-  M->lptr = malloc(((size_t)nloc + 1) * sizeof(int64_t));
-  M->uptr = malloc(((size_t)nloc + 1) * sizeof(int64_t));
+  M->lr = malloc((2 * (size_t)nloc + 1) * sizeof(int64_t));
+  M->ur = malloc((2 * (size_t)nloc + 1) * sizeof(int64_t));
   M->fcol = malloc(((size_t)M->nnz + 1) * sizeof(int32_t));
-  M->fperm = malloc(((size_t)M->nnz + 1) * sizeof(int64_t));
+  M->fperm = malloc(((size_t)M->nnz + 1) * sizeof(int32_t));
+  M->porder = malloc(((size_t)nloc + 1) * sizeof(int32_t));
+  M->rorder = malloc(((size_t)nloc + 1) * sizeof(int32_t));
+  int64_t *byp = malloc(2 * ((size_t)nloc + 1) * sizeof(int64_t)); /* (position, row) */
   int64_t maxlen = 0;
   for (int64_t i = 0; i < nloc; i++)
     if (A->rowptr[i + 1] - A->rowptr[i] > maxlen) maxlen = A->rowptr[i + 1] - A->rowptr[i];
   int64_t *tmp = malloc(((size_t)maxlen + 1) * sizeof(int64_t));
-  if (!M->lptr || !M->uptr || !M->fcol || !M->fperm || !tmp) {
-    free(tmp);
+  if (!M->lr || !M->ur || !M->fcol || !M->fperm || !M->porder || !M->rorder || !tmp || !byp) {
+    free(tmp), free(byp);
     return nomem(M->ctx, OPC);
   }
-  M->lptr[0] = 0;
+  int sorted = 1;
   for (int64_t i = 0; i < nloc; i++) {
-    int64_t nl = 0;
+    byp[2 * i] = M->pos_ext[i], byp[2 * i + 1] = i;
+    if (i > 0 && M->pos_ext[i] < M->pos_ext[i - 1]) sorted = 0;
+  }
+  if (!sorted) qsort(byp, (size_t)nloc, 2 * sizeof(int64_t), cmp_pos);
+  for (int64_t t = 0; t < nloc; t++)
+    M->porder[t] = M->rorder[nloc - 1 - t] = (int32_t)byp[2 * t + 1];
+  /* L counts, then both parts laid out row by row in elimination order */
+  int64_t lcur = 0;
+  for (int64_t t = 0; t < nloc; t++) {
+    int64_t i = byp[2 * t + 1], nl = 0;
     for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
       nl += M->pos_ext[A->col_ext[p]] < M->pos_ext[i];
-    M->lptr[i + 1] = M->lptr[i] + nl;
+    M->lr[2 * i] = lcur, M->lr[2 * i + 1] = lcur + nl;
+    lcur += nl;
   }
-  M->uptr[0] = M->lptr[nloc];
-  for (int64_t i = 0; i < nloc; i++)
-    M->uptr[i + 1] = M->uptr[i] + (A->rowptr[i + 1] - A->rowptr[i]) - (M->lptr[i + 1] - M->lptr[i]);
+  M->nlv = lcur;
+  int64_t ucur = lcur;
+  for (int64_t t = 0; t < nloc; t++) {
+    int64_t i = byp[2 * t + 1];
+    int64_t nu = (A->rowptr[i + 1] - A->rowptr[i]) - (M->lr[2 * i + 1] - M->lr[2 * i]);
+    M->ur[2 * i] = ucur, M->ur[2 * i + 1] = ucur + nu;
+    ucur += nu;
+  }
   for (int64_t i = 0; i < nloc; i++) {
-    int64_t b = A->rowptr[i], len = A->rowptr[i + 1] - b, nl = M->lptr[i + 1] - M->lptr[i];
+    int64_t b = A->rowptr[i], len = A->rowptr[i + 1] - b, nl = M->lr[2 * i + 1] - M->lr[2 * i];
     /* insertion by position: stable, and a no-op for the natural order */
     for (int64_t p = 0; p < len; p++) {
       int64_t q = p, pp = M->pos_ext[A->col_ext[b + p]];
@@ -160,14 +196,14 @@ static rrt_status factor_order(rrt_ilu0_t M, int64_t *missing) {
       tmp[q] = b + p;
     }
     for (int64_t p = 0; p < len; p++) {
-      int64_t v = p < nl ? M->lptr[i] + p : M->uptr[i] + (p - nl);
+      int64_t v = p < nl ? M->lr[2 * i] + p : M->ur[2 * i] + (p - nl);
       M->fcol[v] = A->col_ext[tmp[p]];
-      M->fperm[v] = tmp[p];
+      M->fperm[v] = (int32_t)tmp[p];
     }
-    if (len == nl || M->fcol[M->uptr[i]] != i)
+    if (len == nl || M->fcol[M->ur[2 * i]] != i)
       if (A->row_begin + i < *missing) *missing = A->row_begin + i;
   }
-  free(tmp);
+  free(tmp), free(byp);
   return RRT_SUCCESS;
 }
 
@@ -297,37 +333,74 @@ done:
   return st;
 }
 
-/* Group local rows by level (stable in local order) and the global histogram. */
-static rrt_status level_lists(rrt_ilu0_t M, int side, const int32_t *lev) {
+/* Group local rows by level, in elimination order within a level (L side;
+ * reversed for U), as coarse levels need and as the rows are stored.
+ * report: also the global level count and histogram (rrt_ilu0_levels);
+ * otherwise only the schedule (M->nsched, levptr, levrows). */
+static rrt_status level_lists(rrt_ilu0_t M, int side, const int32_t *lev, int report) {
   rrt_ctx_t ctx = M->ctx;
   int mx = 0, gmx = 0;
   for (int64_t i = 0; i < M->nloc; i++)
     if (lev[i] > mx) mx = lev[i];
   if (MPI_Allreduce(&mx, &gmx, 1, MPI_INT, MPI_MAX, ctx->comm))
     return mpi_fail(ctx, "MPI_Allreduce");
-  M->nlev[side] = gmx;
+  M->nsched[side] = gmx;
+  free(M->levptr[side]), free(M->levrows[side]);
   M->levptr[side] = calloc((size_t)gmx + 2, sizeof(int64_t));
   M->levrows[side] = malloc(((size_t)M->nloc + 1) * sizeof(int32_t));
-  M->hist[side] = calloc((size_t)gmx + 1, sizeof(int64_t));
   int64_t *loc = calloc((size_t)gmx + 1, sizeof(int64_t));
-  if (!M->levptr[side] || !M->levrows[side] || !M->hist[side] || !loc) {
+  if (!M->levptr[side] || !M->levrows[side] || !loc) {
     free(loc);
     return nomem(ctx, OPC);
   }
   for (int64_t i = 0; i < M->nloc; i++)
     loc[lev[i] - 1]++;
-  if (MPI_Allreduce(loc, M->hist[side], gmx, MPI_INT64_T, MPI_SUM, ctx->comm)) {
-    free(loc);
-    return mpi_fail(ctx, "MPI_Allreduce of the histogram");
+  if (report) {
+    M->nlev[side] = gmx;
+    M->hist[side] = calloc((size_t)gmx + 1, sizeof(int64_t));
+    if (!M->hist[side] || MPI_Allreduce(loc, M->hist[side], gmx, MPI_INT64_T, MPI_SUM, ctx->comm)) {
+      free(loc);
+      return M->hist[side] ? mpi_fail(ctx, "MPI_Allreduce of the histogram") : nomem(ctx, OPC);
+    }
   }
   int64_t *ptr = M->levptr[side];
   for (int l = 0; l < gmx; l++)
     ptr[l + 1] = ptr[l] + loc[l];
   memcpy(loc, ptr, (size_t)gmx * sizeof(int64_t));
-  for (int64_t i = 0; i < M->nloc; i++)
-    M->levrows[side][loc[lev[i] - 1]++] = (int32_t)i;
+  for (int64_t t = 0; t < M->nloc; t++) {
+    int32_t i = M->porder[side == 0 ? t : M->nloc - 1 - t];
+    M->levrows[side][loc[lev[i] - 1]++] = i;
+  }
   free(loc);
   return RRT_SUCCESS;
+}
+
+/* Coarse schedule levels (cpu backend, several ranks, small levels): B
+ * consecutive levels form one schedule level, processed sequentially in
+ * elimination order (valid: a row's dependencies have smaller positions and
+ * levels) with the cache-friendly sweeps of one rank, and exchanged once.
+ * Only when every rank depends on lower ranks alone for L (higher for U),
+ * as natural order on row blocks does: a message may then be needed in the
+ * level that produces it (receives are posted ahead) without a cycle.
+ * Returns B (1: keep the levels). Collective. */
+static int coarse_factor(rrt_ilu0_t M, int side, const int32_t *gflag) {
+  rrt_sparse_t A = M->A;
+  rrt_ctx_t ctx = M->ctx;
+  int ok = rrt_ilu_is_cpu(ctx) && ctx->size > 1, all = 0;
+  for (int64_t g = 0; g < A->nghost && ok; g++)
+    if (gflag[g] & (1 << side))
+      ok = side == 0 ? A->ghost_owner[g] < ctx->rank : A->ghost_owner[g] > ctx->rank;
+  /* small levels: the same test as the one-rank sequential sweep */
+  int64_t rows = A->n / (M->nlev[side] > 0 ? M->nlev[side] : 1);
+  ok = ok && (ctx->threads <= 1 || rows < RRT_ILU0_SEQ_ROWS_PER_LEVEL);
+  if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, ctx->comm) || !all) return 1;
+  /* about 8 schedule levels per rank: a pipeline across ranks, yet long
+   * runs of consecutive rows (locality) and few messages; at least 2 levels
+   * per schedule level and 4 schedule levels per rank (fewer would
+   * serialise the ranks) */
+  int b = M->nlev[side] / (8 * ctx->size);
+  if (b < 2) b = 2;
+  return (M->nlev[side] + b - 1) / b >= 4 * ctx->size ? b : 1;
 }
 
 /* Global column of an extended index. */
@@ -429,6 +502,16 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
   rrt_msg_plan sp[2] = {{0}}, rp[2] = {{0}}, fs = {0}, fr = {0};
   int64_t nreq = 0;
 
+  /* 32-bit local value indices (checked on every rank before anything else) */
+  {
+    int big = A->nnz > INT32_MAX / 2, anybig = 0;
+    if (MPI_Allreduce(&big, &anybig, 1, MPI_INT, MPI_MAX, ctx->comm))
+      RRT_CHECK_GOTO(mpi_fail(ctx, "MPI_Allreduce"), st, fail);
+    if (anybig)
+      RRT_CHECK_GOTO(rrt_error(ctx, RRT_ERR_UNSUPPORTED, OPC,
+                               "a rank holds more than %d nonzeros; use more ranks", INT32_MAX / 2),
+                     st, fail);
+  }
   /* 1. positions */
   M->pos_ext = malloc(((size_t)M->next + 1) * sizeof(int64_t));
   if (!M->pos_ext) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
@@ -477,17 +560,22 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
     free(rows);
     if (st) goto fail;
   }
-  for (int side = 0; side < 2; side++)
-    RRT_CHECK_GOTO(level_lists(M, side, lev[side]), st, fail);
+  for (int side = 0; side < 2; side++) {
+    RRT_CHECK_GOTO(level_lists(M, side, lev[side], 1), st, fail);
+    M->coarse[side] = coarse_factor(M, side, gflag);
+    if (M->coarse[side] > 1) {
+      /* schedule levels of local and ghost rows alike (B is global) */
+      for (int64_t x = 0; x < M->next; x++)
+        if (lev[side][x] > 0) lev[side][x] = (lev[side][x] - 1) / M->coarse[side] + 1;
+      RRT_CHECK_GOTO(level_lists(M, side, lev[side], 0), st, fail);
+    }
+  }
   /* One rank on the cpu backend with small levels: a sequential sweep in
    * elimination order is faster than level scheduling (memory order beats
    * tiny parallel levels); large levels (multicolour) keep the threads. */
   if (ctx->size == 1 && rrt_ilu_is_cpu(ctx) &&
       (ctx->threads <= 1 || nloc < (int64_t)M->nlev[0] * RRT_ILU0_SEQ_ROWS_PER_LEVEL)) {
-    M->seq_order = malloc(((size_t)nloc + 1) * sizeof(int32_t));
-    if (!M->seq_order) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
-    for (int64_t i = 0; i < nloc; i++)
-      M->seq_order[M->pos_ext[i]] = (int32_t)i;
+    M->seq_order = M->porder;
   }
   /* earliest local level reading each ghost */
   for (int64_t g = 0; g < ng; g++)
@@ -513,7 +601,7 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
     int64_t utot = 0;
     for (int64_t t = 0; t < nreq; t++) {
       int64_t r = rdata[2 * t] - A->row_begin;
-      ulen_send[t] = (rdata[2 * t + 1] & 1) ? M->uptr[r + 1] - M->uptr[r] : 0;
+      ulen_send[t] = (rdata[2 * t + 1] & 1) ? M->ur[2 * r + 1] - M->ur[2 * r] : 0;
       utot += ulen_send[t];
       scnt[rsrc[t]]++;
     }
@@ -534,7 +622,7 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
     for (int64_t t = 0; t < nreq; t++) {
       int64_t r = rdata[2 * t] - A->row_begin;
       for (int64_t q = 0; q < ulen_send[t]; q++)
-        ucol_send[w++] = ext_global(A, M->fcol[M->uptr[r] + q]);
+        ucol_send[w++] = ext_global(A, M->fcol[M->ur[2 * r] + q]);
       scnt[rsrc[t]] += (int)ulen_send[t];
     }
     for (int64_t g = 0; g < ng; g++)
@@ -556,7 +644,7 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
    * entry e = l_ik, the U entries u_kj of row k (local or ghost) matched
    * with the entries of row i after e in position order */
   {
-    int64_t nlv = M->lptr[nloc], maxlen = 0;
+    int64_t nlv = M->nlv, maxlen = 0;
     for (int64_t i = 0; i < nloc; i++)
       if (A->rowptr[i + 1] - A->rowptr[i] > maxlen) maxlen = A->rowptr[i + 1] - A->rowptr[i];
     M->piv = malloc(((size_t)nlv + 1) * sizeof(int32_t));
@@ -570,12 +658,13 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
       RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
     }
     double fl = 0.0;
-    for (int64_t i = 0; i < nloc && !st; i++) {
+    for (int64_t t0 = 0; t0 < nloc && !st; t0++) {
+      int64_t i = M->porder[t0]; /* elimination order: L entries ascend */
       /* value indices of row i in position order: L part, then D and U */
-      int64_t nl = M->lptr[i + 1] - M->lptr[i], end = 0;
-      for (int64_t v = M->lptr[i]; v < M->lptr[i + 1]; v++)
+      int64_t nl = M->lr[2 * i + 1] - M->lr[2 * i], end = 0;
+      for (int64_t v = M->lr[2 * i]; v < M->lr[2 * i + 1]; v++)
         ridx[end++] = v;
-      for (int64_t v = M->uptr[i]; v < M->uptr[i + 1]; v++)
+      for (int64_t v = M->ur[2 * i]; v < M->ur[2 * i + 1]; v++)
         ridx[end++] = v;
       for (int64_t t = 0; t < nl; t++) {
         int64_t e = ridx[t];
@@ -584,8 +673,8 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
         const int32_t *ucol;
         int64_t ubase;
         if (k < nloc) {
-          dk = M->uptr[k];
-          s0 = dk + 1, s1 = M->uptr[k + 1];
+          dk = M->ur[2 * k];
+          s0 = dk + 1, s1 = M->ur[2 * k + 1];
           ucol = M->fcol, ubase = 0;
         } else {
           int64_t g = k - nloc;
@@ -667,7 +756,7 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
         RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
       }
       for (int64_t r = 0; r < nloc; r++)
-        start[r] = M->uptr[r], len[r] = M->uptr[r + 1] - M->uptr[r];
+        start[r] = M->ur[2 * r], len[r] = M->ur[2 * r + 1] - M->ur[2 * r];
       st = expand_plan(&sp[0], start, len, 0, &fs);
       for (int64_t g = 0; g < ng && !st; g++)
         start[g] = nnz + M->gofs[g], len[g] = glen[g];
@@ -675,32 +764,34 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
       free(start), free(len);
       if (st) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
     }
-    need = need_levels(&rp[0], M->nlev[0], gneed[0], nloc);
+    need = need_levels(&rp[0], M->nsched[0], gneed[0], nloc);
     if (!need) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
-    RRT_CHECK_GOTO(rrt_halo_init(ctx, &M->hf, &fs, &fr, M->nlev[0], need), st, fail);
-    RRT_CHECK_GOTO(rrt_halo_init(ctx, &M->hl, &sp[0], &rp[0], M->nlev[0], need), st, fail);
+    RRT_CHECK_GOTO(rrt_halo_init(ctx, &M->hf, &fs, &fr, M->nsched[0], need), st, fail);
+    RRT_CHECK_GOTO(rrt_halo_init(ctx, &M->hl, &sp[0], &rp[0], M->nsched[0], need), st, fail);
     free(need);
-    need = need_levels(&rp[1], M->nlev[1], gneed[1], nloc);
+    need = need_levels(&rp[1], M->nsched[1], gneed[1], nloc);
     if (!need) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
-    RRT_CHECK_GOTO(rrt_halo_init(ctx, &M->hu, &sp[1], &rp[1], M->nlev[1], need), st, fail);
+    RRT_CHECK_GOTO(rrt_halo_init(ctx, &M->hu, &sp[1], &rp[1], M->nsched[1], need), st, fail);
   }
 
   /* 8. backend copies */
-  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_lptr, M->lptr, ((size_t)nloc + 1) * sizeof(int64_t)),
+  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_lr, M->lr, (2 * (size_t)nloc + 1) * sizeof(int64_t)),
                  st, fail);
-  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_uptr, M->uptr, ((size_t)nloc + 1) * sizeof(int64_t)),
+  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_ur, M->ur, (2 * (size_t)nloc + 1) * sizeof(int64_t)),
                  st, fail);
   RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_col, M->fcol, (size_t)nnz * sizeof(int32_t)), st, fail);
-  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_piv, M->piv, (size_t)M->lptr[nloc] * sizeof(int32_t)),
-                 st, fail);
-  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_pair_ptr, M->pair_ptr,
-                        ((size_t)M->lptr[nloc] + 1) * sizeof(int64_t)),
-                 st, fail);
+  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_fperm, M->fperm, (size_t)nnz * sizeof(int32_t)), st,
+                 fail);
+  RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_piv, M->piv, (size_t)M->nlv * sizeof(int32_t)), st,
+                 fail);
+  RRT_CHECK_GOTO(
+      upload(ctx, (void **)&M->d_pair_ptr, M->pair_ptr, ((size_t)M->nlv + 1) * sizeof(int64_t)), st,
+      fail);
   RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_pair_dst, M->pair_dst,
-                        (size_t)M->pair_ptr[M->lptr[nloc]] * sizeof(int32_t)),
+                        (size_t)M->pair_ptr[M->nlv] * sizeof(int32_t)),
                  st, fail);
   RRT_CHECK_GOTO(upload(ctx, (void **)&M->d_pair_src, M->pair_src,
-                        (size_t)M->pair_ptr[M->lptr[nloc]] * sizeof(int32_t)),
+                        (size_t)M->pair_ptr[M->nlv] * sizeof(int32_t)),
                  st, fail);
   for (int side = 0; side < 2; side++)
     RRT_CHECK_GOTO(
@@ -714,8 +805,28 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
                  fail);
   RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)nloc + 1) * sizeof(double), (void **)&M->d_dinv), st,
                  fail);
+  /* touch the factor storage now (the analysis, like PETSc's symbolic phase,
+   * pays for the first-touch page faults; every factorisation costs the same) */
+  RRT_CHECK_GOTO(rrt_memset(ctx, M->d_v, 0, ((size_t)M->nval + 1) * sizeof(double)), st, fail);
+  RRT_CHECK_GOTO(rrt_memset(ctx, M->d_dinv, 0, ((size_t)nloc + 1) * sizeof(double)), st, fail);
+  RRT_CHECK_GOTO(rrt_memset(ctx, M->d_y, 0, ((size_t)M->next + 1) * sizeof(double)), st, fail);
+  RRT_CHECK_GOTO(rrt_memset(ctx, M->d_z, 0, ((size_t)M->next + 1) * sizeof(double)), st, fail);
+  if (opt.factors_f32)
+    RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)nnz + 1) * sizeof(float), (void **)&M->d_vf), st, fail);
   M->h_v = malloc(((size_t)nnz + 1) * sizeof(double));
-  if (!M->h_v) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+  M->h_diag = malloc(((size_t)nloc + 1) * sizeof(double));
+  if (!M->h_v || !M->h_diag) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+  if (!rrt_ilu_is_cpu(ctx)) {
+    int32_t *didx = malloc(((size_t)nloc + 1) * sizeof(int32_t));
+    if (!didx) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);
+    for (int64_t i = 0; i < nloc; i++)
+      didx[i] = (int32_t)M->ur[2 * i];
+    st = upload(ctx, (void **)&M->d_didx, didx, (size_t)nloc * sizeof(int32_t));
+    free(didx);
+    if (st) goto fail;
+    RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)nloc + 1) * sizeof(double), (void **)&M->d_diag), st,
+                   fail);
+  }
 
 fail:
   free(gpos), free(rec), free(rdata), free(ulen_send), free(ucol_send), free(glen), free(gcol);
@@ -741,17 +852,20 @@ rrt_status rrt_ilu0_destroy(rrt_ilu0_t M) {
   if (!M) return RRT_SUCCESS;
   rrt_ctx_t ctx = M->ctx;
   rrt_halo_free(ctx, &M->hf), rrt_halo_free(ctx, &M->hl), rrt_halo_free(ctx, &M->hu);
-  free(M->pos_ext), free(M->lptr), free(M->uptr), free(M->fcol), free(M->fperm), free(M->gofs);
+  free(M->pos_ext), free(M->lr), free(M->ur), free(M->fcol), free(M->fperm), free(M->gofs);
   free(M->piv), free(M->pair_dst), free(M->pair_src), free(M->pair_ptr), free(M->h_v);
-  free(M->seq_order);
+  free(M->h_diag);
+  rrt_free(ctx, M->d_didx), rrt_free(ctx, M->d_diag);
+  free(M->porder), free(M->rorder);
   for (int s = 0; s < 2; s++) {
     free(M->hist[s]), free(M->levptr[s]), free(M->levrows[s]);
     rrt_free(ctx, M->d_lev[s]);
   }
-  rrt_free(ctx, M->d_lptr), rrt_free(ctx, M->d_pair_ptr), rrt_free(ctx, M->d_uptr);
-  rrt_free(ctx, M->d_col), rrt_free(ctx, M->d_piv), rrt_free(ctx, M->d_pair_dst);
+  rrt_free(ctx, M->d_lr), rrt_free(ctx, M->d_pair_ptr), rrt_free(ctx, M->d_ur);
+  rrt_free(ctx, M->d_col), rrt_free(ctx, M->d_fperm), rrt_free(ctx, M->d_piv),
+      rrt_free(ctx, M->d_pair_dst);
   rrt_free(ctx, M->d_pair_src), rrt_free(ctx, M->d_v), rrt_free(ctx, M->d_y), rrt_free(ctx, M->d_z);
-  rrt_free(ctx, M->d_dinv);
+  rrt_free(ctx, M->d_dinv), rrt_free(ctx, M->d_vf);
   free(M);
   return RRT_SUCCESS;
 }
@@ -760,6 +874,54 @@ rrt_status rrt_ilu0_destroy(rrt_ilu0_t M) {
 
 #define OPF "rrt_ilu0_factor"
 
+/* factors_f32: the f32 copy the apply uses. A factor entry beyond the f32
+ * range, or a pivot that becomes 0 in f32, is RRT_ERR_NUMERIC on every rank,
+ * naming the first such global row (hv: the f64 factors on the host). */
+static rrt_status round_f32(rrt_ilu0_t M, const double *hv) {
+  rrt_ctx_t ctx = M->ctx;
+  int64_t bad = INT64_MAX, gbad = INT64_MAX;
+  for (int64_t i = 0; i < M->nloc && bad == INT64_MAX; i++) {
+    int bad_row = (float)hv[M->ur[2 * i]] == 0.0f;
+    for (int64_t e = M->lr[2 * i]; e < M->lr[2 * i + 1]; e++)
+      bad_row |= !isfinite((float)hv[e]);
+    for (int64_t e = M->ur[2 * i]; e < M->ur[2 * i + 1]; e++)
+      bad_row |= !isfinite((float)hv[e]);
+    if (bad_row) bad = M->A->row_begin + i;
+  }
+  if (MPI_Allreduce(&bad, &gbad, 1, MPI_INT64_T, MPI_MIN, ctx->comm))
+    return rrt_error(ctx, RRT_ERR_MPI, OPF, "MPI_Allreduce failed");
+  if (gbad != INT64_MAX)
+    return rrt_error(ctx, RRT_ERR_NUMERIC, OPF,
+                     "factors_f32: global row %lld (0-based) has a factor entry beyond the f32 "
+                     "range or a pivot that is 0 in f32; use f64 factors",
+                     (long long)gbad);
+  return rrt_agree(
+      ctx, RRT_ILU_DISPATCH(
+               ctx, rrt_ilu0_cpu_round_f32(M->nnz, M->nloc, M->d_ur, M->d_v, M->d_vf, M->d_dinv),
+               rrt_k_ilu0_round_f32, M->nnz, M->nloc, M->d_ur, M->d_v, M->d_vf, M->d_dinv));
+}
+
+/* One schedule level: a coarse level (several levels, cpu) is a sequential
+ * sweep in elimination order; a plain level is one parallel loop / launch. */
+static rrt_status factor_level(rrt_ilu0_t M, const int32_t *rows, int64_t n) {
+  rrt_ctx_t ctx = M->ctx;
+  const double *a = M->A->d_val;
+  if (M->coarse[0] > 1) {
+    rrt_ilu0_cpu_factor_seq(rows, n, M->d_lr, M->d_ur, M->d_piv, M->d_pair_ptr, M->d_pair_dst,
+                            M->d_pair_src, a, M->d_fperm, M->d_v, M->d_dinv, M->opt.boost,
+                            M->opt.boost_tol, M->opt.boost_value);
+    return RRT_SUCCESS;
+  }
+  return RRT_ILU_DISPATCH(ctx,
+                          rrt_ilu0_cpu_factor_rows(rows, n, M->d_lr, M->d_ur, M->d_piv,
+                                                   M->d_pair_ptr, M->d_pair_dst, M->d_pair_src, a,
+                                                   M->d_fperm, M->d_v, M->d_dinv, M->opt.boost,
+                                                   M->opt.boost_tol, M->opt.boost_value),
+                          rrt_k_ilu0_factor_rows, rows, n, M->d_lr, M->d_ur, M->d_piv,
+                          M->d_pair_ptr, M->d_pair_dst, M->d_pair_src, a, M->d_fperm, M->d_v,
+                          M->d_dinv, M->opt.boost, M->opt.boost_tol, M->opt.boost_value);
+}
+
 rrt_status rrt_ilu0_factor(rrt_ilu0_t M) {
   rrt_ctx_t ctx = M->ctx;
   rrt_sparse_t A = M->A;
@@ -767,31 +929,32 @@ rrt_status rrt_ilu0_factor(rrt_ilu0_t M) {
   /* host memory backends (cpu, emu) fill and read the values in place */
   int host = !ctx->dev->is_cuda;
   double *hv = host ? M->d_v : M->h_v;
-  for (int64_t f = 0; f < M->nnz; f++)
-    hv[f] = A->val[M->fperm[f]];
-  rrt_status st = host
-                      ? RRT_SUCCESS
-                      : rrt_memcpy_to_backend(ctx, M->d_v, M->h_v, (size_t)M->nnz * sizeof(double));
-  if (M->seq_order && !st)
-    rrt_ilu0_cpu_factor_seq(M->seq_order, M->nloc, M->d_lptr, M->d_uptr, M->d_piv, M->d_pair_ptr,
-                            M->d_pair_dst, M->d_pair_src, M->d_v, M->d_dinv, M->opt.boost,
-                            M->opt.boost_tol, M->opt.boost_value);
-  for (int l = 1; l <= M->nlev[0] && !st && !M->seq_order; l++) {
+  /* each row gathers its values from A's backend copy just before it is
+   * factored (no separate pass over the values, nothing crosses PCIe) */
+  rrt_status st = RRT_SUCCESS;
+  if (M->seq_order)
+    rrt_ilu0_cpu_factor_seq(M->seq_order, M->nloc, M->d_lr, M->d_ur, M->d_piv, M->d_pair_ptr,
+                            M->d_pair_dst, M->d_pair_src, A->d_val, M->d_fperm, M->d_v, M->d_dinv,
+                            M->opt.boost, M->opt.boost_tol, M->opt.boost_value);
+  else if (M->coarse[0] > 1)
+    st = rrt_halo_begin(ctx, &M->hf);
+  for (int l = 1; l <= M->nsched[0] && !st && !M->seq_order; l++) {
     st = rrt_halo_wait_needed(ctx, &M->hf, l, M->d_v);
     int64_t a = M->levptr[0][l - 1], b = M->levptr[0][l];
-    if (!st && b > a)
-      st = RRT_ILU_DISPATCH(ctx,
-                            rrt_ilu0_cpu_factor_rows(M->d_lev[0] + a, b - a, M->d_lptr, M->d_uptr,
-                                                     M->d_piv, M->d_pair_ptr, M->d_pair_dst,
-                                                     M->d_pair_src, M->d_v, M->d_dinv, M->opt.boost,
-                                                     M->opt.boost_tol, M->opt.boost_value),
-                            rrt_k_ilu0_factor_rows, M->d_lev[0] + a, b - a, M->d_lptr, M->d_uptr,
-                            M->d_piv, M->d_pair_ptr, M->d_pair_dst, M->d_pair_src, M->d_v,
-                            M->d_dinv, M->opt.boost, M->opt.boost_tol, M->opt.boost_value);
+    if (!st && b > a) st = factor_level(M, M->d_lev[0] + a, b - a);
     if (!st) st = rrt_halo_post(ctx, &M->hf, l, M->d_v);
   }
   if (!st) st = rrt_halo_wait_all(ctx, &M->hf, M->d_v);
-  if (!st && !host) st = rrt_memcpy_to_host(ctx, M->h_v, M->d_v, (size_t)M->nnz * sizeof(double));
+  /* the pivots on the host: read in place (cpu) or gathered on the device */
+  int cpu = rrt_ilu_is_cpu(ctx);
+  if (!cpu && !st) {
+    st = RRT_KCALL(ctx->dev, rrt_k_ilu0_gather, ctx->compute_stream, M->d_didx, M->nloc, M->d_v,
+                   M->d_diag);
+    if (!st) st = rrt_memcpy_to_host(ctx, M->h_diag, M->d_diag, (size_t)M->nloc * sizeof(double));
+  }
+  /* f32 factors: the range check reads every value */
+  if (!st && !host && M->d_vf)
+    st = rrt_memcpy_to_host(ctx, M->h_v, M->d_v, (size_t)M->nnz * sizeof(double));
   /* a transport or kernel failure here cannot be agreed safely only if a
    * peer is stuck; the transport aborts on timeout, so agreeing is safe */
   st = rrt_agree(ctx, st);
@@ -800,7 +963,8 @@ rrt_status rrt_ilu0_factor(rrt_ilu0_t M) {
    * the serial one, whatever garbage follows it; agree on it everywhere. */
   int64_t bad[2] = {INT64_MAX, INT64_MAX}; /* zero, non-finite: position */
   for (int64_t i = 0; i < M->nloc; i++) {
-    double u = hv[M->uptr[i]];
+    double u = cpu ? hv[M->ur[2 * i]] : M->h_diag[i];
+    if (u != 0.0 && isfinite(u)) continue; /* the common case: positions not read */
     int64_t p = M->pos_ext[i];
     if (u == 0.0 && p < bad[0]) bad[0] = p;
     if (!isfinite(u) && p < bad[1]) bad[1] = p;
@@ -825,41 +989,79 @@ rrt_status rrt_ilu0_factor(rrt_ilu0_t M) {
                      "non-finite pivot at global row %lld (0-based; position %lld)",
                      (long long)grow, (long long)gbad[1]);
   }
+  if (M->d_vf) RRT_CHECK(round_f32(M, hv));
   return rrt_phase_end(ctx, "ilu0.factor", t0);
 }
 
 /* ---- apply: z = U^-1 L^-1 r ----------------------------------------------------- */
 
+/* One schedule level of the forward (L) and backward (U) solves: f64 or
+ * f32 factor values; coarse levels as sequential sweeps (see factor_level). */
+static rrt_status lsolve_level(rrt_ilu0_t M, const int32_t *rows, int64_t n, const double *r) {
+  rrt_ctx_t ctx = M->ctx;
+  if (M->coarse[0] > 1) {
+    if (M->d_vf)
+      rrt_ilu0_cpu_lsolve_seq_f32(rows, n, M->d_lr, M->d_col, M->d_vf, r, M->d_y);
+    else
+      rrt_ilu0_cpu_lsolve_seq(rows, n, M->d_lr, M->d_col, M->d_v, r, M->d_y);
+    return RRT_SUCCESS;
+  }
+  if (M->d_vf)
+    return RRT_ILU_DISPATCH(
+        ctx, rrt_ilu0_cpu_lsolve_rows_f32(rows, n, M->d_lr, M->d_ur, M->d_col, M->d_vf, r, M->d_y),
+        rrt_k_ilu0_lsolve_rows_f32, rows, n, M->d_lr, M->d_ur, M->d_col, M->d_vf, r, M->d_y);
+  return RRT_ILU_DISPATCH(
+      ctx, rrt_ilu0_cpu_lsolve_rows(rows, n, M->d_lr, M->d_ur, M->d_col, M->d_v, r, M->d_y),
+      rrt_k_ilu0_lsolve_rows, rows, n, M->d_lr, M->d_ur, M->d_col, M->d_v, r, M->d_y);
+}
+
+static rrt_status usolve_level(rrt_ilu0_t M, const int32_t *rows, int64_t n) {
+  rrt_ctx_t ctx = M->ctx;
+  if (M->coarse[1] > 1) {
+    if (M->d_vf)
+      rrt_ilu0_cpu_usolve_seq_f32(rows, n, M->d_ur, M->d_col, M->d_vf, M->d_dinv, M->d_y, M->d_z);
+    else
+      rrt_ilu0_cpu_usolve_seq(rows, n, M->d_ur, M->d_col, M->d_v, M->d_dinv, M->d_y, M->d_z);
+    return RRT_SUCCESS;
+  }
+  if (M->d_vf)
+    return RRT_ILU_DISPATCH(ctx,
+                            rrt_ilu0_cpu_usolve_rows_f32(rows, n, M->d_lr, M->d_ur, M->d_col,
+                                                         M->d_vf, M->d_dinv, M->d_y, M->d_z),
+                            rrt_k_ilu0_usolve_rows_f32, rows, n, M->d_lr, M->d_ur, M->d_col,
+                            M->d_vf, M->d_dinv, M->d_y, M->d_z);
+  return RRT_ILU_DISPATCH(ctx,
+                          rrt_ilu0_cpu_usolve_rows(rows, n, M->d_lr, M->d_ur, M->d_col, M->d_v,
+                                                   M->d_dinv, M->d_y, M->d_z),
+                          rrt_k_ilu0_usolve_rows, rows, n, M->d_lr, M->d_ur, M->d_col, M->d_v,
+                          M->d_dinv, M->d_y, M->d_z);
+}
+
 rrt_status rrt_ilu0_apply(rrt_ilu0_t M, const double *r, double *z) {
   rrt_ctx_t ctx = M->ctx;
   double t0 = rrt_phase_begin(ctx);
   if (M->seq_order) {
-    rrt_ilu0_cpu_apply_seq(M->seq_order, M->nloc, M->d_lptr, M->d_uptr, M->d_col, M->d_v, M->d_dinv,
-                           r, M->d_y, z);
+    if (M->d_vf)
+      rrt_ilu0_cpu_apply_seq_f32(M->porder, M->rorder, M->nloc, M->d_lr, M->d_ur, M->d_col, M->d_vf,
+                                 M->d_dinv, r, M->d_y, z);
+    else
+      rrt_ilu0_cpu_apply_seq(M->porder, M->rorder, M->nloc, M->d_lr, M->d_ur, M->d_col, M->d_v,
+                             M->d_dinv, r, M->d_y, z);
     return rrt_phase_end(ctx, "ilu0.apply", t0);
   }
-  for (int l = 1; l <= M->nlev[0]; l++) {
+  if (M->coarse[0] > 1) RRT_CHECK(rrt_halo_begin(ctx, &M->hl));
+  for (int l = 1; l <= M->nsched[0]; l++) {
     RRT_CHECK(rrt_halo_wait_needed(ctx, &M->hl, l, M->d_y));
     int64_t a = M->levptr[0][l - 1], b = M->levptr[0][l];
-    if (b > a)
-      RRT_CHECK(RRT_ILU_DISPATCH(ctx,
-                                 rrt_ilu0_cpu_lsolve_rows(M->d_lev[0] + a, b - a, M->d_lptr,
-                                                          M->d_uptr, M->d_col, M->d_v, r, M->d_y),
-                                 rrt_k_ilu0_lsolve_rows, M->d_lev[0] + a, b - a, M->d_lptr,
-                                 M->d_uptr, M->d_col, M->d_v, r, M->d_y));
+    if (b > a) RRT_CHECK(lsolve_level(M, M->d_lev[0] + a, b - a, r));
     RRT_CHECK(rrt_halo_post(ctx, &M->hl, l, M->d_y));
   }
   RRT_CHECK(rrt_halo_wait_all(ctx, &M->hl, M->d_y));
-  for (int l = 1; l <= M->nlev[1]; l++) {
+  if (M->coarse[1] > 1) RRT_CHECK(rrt_halo_begin(ctx, &M->hu));
+  for (int l = 1; l <= M->nsched[1]; l++) {
     RRT_CHECK(rrt_halo_wait_needed(ctx, &M->hu, l, M->d_z));
     int64_t a = M->levptr[1][l - 1], b = M->levptr[1][l];
-    if (b > a)
-      RRT_CHECK(
-          RRT_ILU_DISPATCH(ctx,
-                           rrt_ilu0_cpu_usolve_rows(M->d_lev[1] + a, b - a, M->d_lptr, M->d_uptr,
-                                                    M->d_col, M->d_v, M->d_dinv, M->d_y, M->d_z),
-                           rrt_k_ilu0_usolve_rows, M->d_lev[1] + a, b - a, M->d_lptr, M->d_uptr,
-                           M->d_col, M->d_v, M->d_dinv, M->d_y, M->d_z));
+    if (b > a) RRT_CHECK(usolve_level(M, M->d_lev[1] + a, b - a));
     RRT_CHECK(rrt_halo_post(ctx, &M->hu, l, M->d_z));
   }
   RRT_CHECK(rrt_halo_wait_all(ctx, &M->hu, M->d_z));

@@ -130,7 +130,10 @@ void sc_run_free(sc_run *s) {
   free(b->ent_w), free(b->touched);
   free(s->nbr), free(s->nbr_d2), free(s->sigma);
   sc_csr_free(&s->mrow);
-  sc_csr_free(&s->krow);
+  free(s->ghost.cell);
+  sc_csr_free(&s->ghost.rows);
+  free(s->kdiag);
+  sc_yidx_free(&s->mb);
   free(s->a_idx), free(s->a_w), free(s->a_nnz), free(s->t1a), free(s->t1b);
   free(s->archetypes), free(s->rss);
   rrt_cell_blocks_destroy(&s->plan);
@@ -159,6 +162,7 @@ rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
   rrt_backend be = rrt_ctx_backend(ctx);
   s->use_device = be == RRT_BACKEND_CUDA || be == RRT_BACKEND_EMU;
   s->x = x;
+  s->kat_budget = 4 * (int64_t)s->capa; /* 12 bytes an entry: 2.4 kB a cell at fw_iter 50 */
   rrt_status st = rrt_cell_blocks_create(n < 0 ? 0 : n, s->size, 0, &s->plan);
   if (st == RRT_SUCCESS) {
     s->c0 = s->plan.cell_start[s->rank];

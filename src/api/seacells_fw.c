@@ -56,11 +56,12 @@ rrt_status sc_b_from_archetypes(sc_run *s) {
   return sc_bmat_index(b);
 }
 
-/* T1a = B^T K B without a cross-rank sum: the owners of the cells in the
- * support of B compute their (K B) rows, an allgatherv replicates them (in
- * cell order, whatever the rank count), and every rank sums them in that
- * order, then symmetrises bit for bit ((T + T^T) / 2), which the A update
- * relies on when it reads a row for a column. */
+/* T1a = B^T K B = (M B)^T (M B) without a cross-rank sum: every rank
+ * builds M B for its rows (s->mb, which the A update and the RSS then use),
+ * an allgatherv replicates the local rows (in cell order, whatever the rank
+ * count), and every rank sums the outer products of the rows in that order.
+ * The result is symmetric bit for bit (products commute), which the A
+ * update relies on when it reads a row for a column. */
 typedef struct kbrec {
   int32_t cell, j;
   double v;
@@ -69,67 +70,47 @@ typedef struct kbrec {
 rrt_status sc_update_t1a(sc_run *s) {
   int m = s->m;
   const sc_bmat *b = &s->b;
-  size_t cap = (size_t)b->m * b->cap * 4 + 16, nr = 0, tot = 0;
-  kbrec *rec = malloc(cap * sizeof(kbrec)), *all = NULL;
-  double *acc = malloc((size_t)m * sizeof(double)), *T = calloc((size_t)m * m, sizeof(double));
-  int *list = malloc((size_t)m * sizeof(int));
-  char *mark = calloc((size_t)m, 1);
-  rrt_status st = RRT_SUCCESS;
-  if (!rec || !acc || !T || !list || !mark) {
+  sc_yidx *g = &s->mb;
+  kbrec *rec = NULL, *all = NULL;
+  size_t tot = 0;
+  rrt_status st = sc_mprod(s, b->first, b->cnt, b->ent_j, b->ent_w, g);
+  if (st != RRT_SUCCESS) goto out;
+  size_t nr = 0;
+  for (int64_t i = 0; i < s->nl; i++)
+    nr += (size_t)g->cnt[s->c0 + i];
+  rec = malloc((nr + 1) * sizeof(kbrec));
+  if (!rec) {
     st = OOM(s, "B^T K B");
     goto out;
   }
+  nr = 0;
   for (int64_t i = 0; i < s->nl; i++) {
-    if (b->cnt[s->c0 + i] == 0) continue;
-    int nt = 0;
-    for (int64_t p = s->krow.ptr[i]; p < s->krow.ptr[i + 1]; p++) {
-      int32_t c = s->krow.col[p];
-      for (int32_t e = b->first[c]; e < b->first[c] + b->cnt[c]; e++) {
-        int j = b->ent_j[e];
-        if (!mark[j]) mark[j] = 1, acc[j] = 0.0, list[nt++] = j;
-        acc[j] = acc[j] + s->krow.val[p] * b->ent_w[e];
-      }
-    }
-    if (nr + (size_t)nt > cap) {
-      while (nr + (size_t)nt > cap)
-        cap *= 2;
-      kbrec *nrec = realloc(rec, cap * sizeof(kbrec));
-      if (!nrec) {
-        st = OOM(s, "B^T K B");
-        goto out;
-      }
-      rec = nrec;
-    }
-    for (int u = 0; u < nt; u++) {
-      rec[nr++] = (kbrec){(int32_t)(s->c0 + i), list[u], acc[list[u]]};
-      mark[list[u]] = 0;
-    }
+    int32_t c = (int32_t)(s->c0 + i);
+    for (int32_t e = g->first[c]; e < g->first[c] + g->cnt[c]; e++)
+      rec[nr++] = (kbrec){c, g->ent_j[e], g->ent_w[e]};
   }
   RRT_CHECK_GOTO(sc_allgatherv_host(s, rec, nr * sizeof(kbrec), (void **)&all, &tot), st, out);
-  for (size_t r = 0; r < tot / sizeof(kbrec); r++) {
-    int32_t c = all[r].cell;
-    for (int32_t e = b->first[c]; e < b->first[c] + b->cnt[c]; e++) {
-      double *t = T + (int64_t)b->ent_j[e] * m + all[r].j;
-      *t = *t + b->ent_w[e] * all[r].v;
-    }
+  memset(s->t1a, 0, (size_t)m * m * sizeof(double));
+  size_t na = tot / sizeof(kbrec);
+  for (size_t r0 = 0, r1; r0 < na; r0 = r1) { /* one cell's row: [r0, r1) */
+    for (r1 = r0; r1 < na && all[r1].cell == all[r0].cell; r1++)
+      ;
+    for (size_t e = r0; e < r1; e++)
+      for (size_t f = r0; f < r1; f++) {
+        double *t = s->t1a + (int64_t)all[e].j * m + all[f].j;
+        *t = *t + all[e].v * all[f].v;
+      }
   }
-  for (int l = 0; l < m; l++)
-    for (int j = 0; j < m; j++)
-      s->t1a[(int64_t)l * m + j] = 0.5 * (T[(int64_t)l * m + j] + T[(int64_t)j * m + l]);
 out:
   free(rec);
   free(all);
-  free(acc);
-  free(T);
-  free(list);
-  free(mark);
   return rrt_agree(s->ctx, st);
 }
 
 /* Device copies for the emu/cuda path (K rows are uploaded once). */
 typedef struct sc_dev {
   void *kptr, *kcol, *kval, *bfirst, *bcnt, *bent_j, *bent_w, *t1, *aidx, *aw, *annz, *scratch,
-      *iscratch, *katptr, *katcol, *katval, *pv, *pi, *bv, *bi;
+      *iscratch, *hfirst, *hcnt, *hj, *hw, *pv, *pi, *bv, *bi;
 } sc_dev;
 
 static rrt_status up(sc_run *s, void **d, const void *h, size_t bytes) {
@@ -146,20 +127,21 @@ static void dev_free(sc_run *s, sc_dev *d) {
   memset(d, 0, sizeof *d);
 }
 
-static rrt_status up_b(sc_run *s, sc_dev *d) {
-  const sc_bmat *b = &s->b;
-  size_t n = (size_t)s->n, ne = (size_t)b->m * b->cap;
-  RRT_CHECK(up(s, &d->bfirst, b->first, n * sizeof(int32_t)));
-  RRT_CHECK(up(s, &d->bcnt, b->cnt, n * sizeof(int32_t)));
-  RRT_CHECK(up(s, &d->bent_j, b->ent_j, ne * sizeof(int32_t)));
-  return up(s, &d->bent_w, b->ent_w, ne * sizeof(double));
+/* The kernels take "X rows" (CSR, local cells) and "Y by cell": X = M and
+ * Y = M B (or M Bg) gives the rows of K B = M (M B). */
+static rrt_status up_y(sc_run *s, sc_dev *d, const sc_yidx *y) {
+  size_t n = (size_t)s->n, ne = (size_t)y->nent;
+  RRT_CHECK(up(s, &d->bfirst, y->first, n * sizeof(int32_t)));
+  RRT_CHECK(up(s, &d->bcnt, y->cnt, n * sizeof(int32_t)));
+  RRT_CHECK(up(s, &d->bent_j, y->ent_j, ne * sizeof(int32_t)));
+  return up(s, &d->bent_w, y->ent_w, ne * sizeof(double));
 }
 
 static rrt_status up_k(sc_run *s, sc_dev *d) {
-  size_t nz = (size_t)s->krow.ptr[s->nl];
-  RRT_CHECK(up(s, &d->kptr, s->krow.ptr, (size_t)(s->nl + 1) * sizeof(int64_t)));
-  RRT_CHECK(up(s, &d->kcol, s->krow.col, nz * sizeof(int32_t)));
-  return up(s, &d->kval, s->krow.val, nz * sizeof(double));
+  size_t nz = (size_t)s->mrow.ptr[s->nl];
+  RRT_CHECK(up(s, &d->kptr, s->mrow.ptr, (size_t)(s->nl + 1) * sizeof(int64_t)));
+  RRT_CHECK(up(s, &d->kcol, s->mrow.col, nz * sizeof(int32_t)));
+  return up(s, &d->kval, s->mrow.val, nz * sizeof(double));
 }
 
 rrt_status sc_update_a(sc_run *s, int first) {
@@ -170,9 +152,9 @@ rrt_status sc_update_a(sc_run *s, int first) {
     if (rrt_sc_cpu_sparse_rows(s->m, s->t1a, &rows) != RRT_SUCCESS) {
       st = OOM(s, "T1a rows");
     } else {
-      rrt_sc_cpu_a_solve(s->nl, s->m, s->opt.fw_iter, s->capa, s->krow.ptr, s->krow.col,
-                         s->krow.val, s->b.first, s->b.cnt, s->b.ent_j, s->b.ent_w, s->t1a, &rows,
-                         first, s->a_idx, s->a_w, s->a_nnz);
+      rrt_sc_cpu_a_solve(s->nl, s->m, s->opt.fw_iter, s->capa, s->mrow.ptr, s->mrow.col,
+                         s->mrow.val, s->mb.first, s->mb.cnt, s->mb.ent_j, s->mb.ent_w, s->t1a,
+                         &rows, first, s->a_idx, s->a_w, s->a_nnz);
       rrt_sc_rows_free(&rows);
     }
   } else {
@@ -181,7 +163,7 @@ rrt_status sc_update_a(sc_run *s, int first) {
     size_t na = (size_t)s->nl * s->capa, mm = (size_t)s->m * s->m;
     int64_t grid = s->nl < 4096 ? s->nl : 4096;
     RRT_CHECK_GOTO(up_k(s, &d), st, dout);
-    RRT_CHECK_GOTO(up_b(s, &d), st, dout);
+    RRT_CHECK_GOTO(up_y(s, &d, &s->mb), st, dout);
     RRT_CHECK_GOTO(up(s, &d.t1, s->t1a, mm * sizeof(double)), st, dout);
     RRT_CHECK_GOTO(up(s, &d.aidx, s->a_idx, na * sizeof(int32_t)), st, dout);
     RRT_CHECK_GOTO(up(s, &d.aw, s->a_w, na * sizeof(double)), st, dout);
@@ -207,9 +189,11 @@ rrt_status sc_update_a(sc_run *s, int first) {
   return rrt_agree(s->ctx, st);
 }
 
-/* K A^T rows for the local cells (A replicated as CSR by an allgatherv)
- * and T1b = A A^T from that replica, in cell order. */
-static rrt_status prepare_b(sc_run *s, sc_csr *kat) {
+/* H = M A^T for the local and ghost rows (A replicated by an allgatherv),
+ * from which the B update forms the rows of K A^T = M H per cell (storing
+ * them would cost up to m entries per cell: the archetypes of a 2-hop
+ * neighbourhood), and T1b = A A^T from that replica, in cell order. */
+static rrt_status prepare_b(sc_run *s, sc_yidx *h) {
   int m = s->m;
   int64_t nl = s->nl;
   rrt_status st = RRT_SUCCESS;
@@ -223,10 +207,9 @@ static rrt_status prepare_b(sc_run *s, sc_csr *kat) {
   aent *mine = malloc((size_t)(nloc + 1) * sizeof(aent)), *all = NULL;
   int32_t *cnt_all = NULL;
   int64_t *aptr = NULL;
-  double *dense = malloc((size_t)m * sizeof(double));
-  int *list = malloc((size_t)m * sizeof(int));
-  char *mark = calloc((size_t)m, 1);
-  if (!mine || !dense || !list || !mark) {
+  int32_t *afirst = NULL, *acnt = NULL, *aj = NULL;
+  double *aw = NULL;
+  if (!mine) {
     st = OOM(s, "A replica");
     goto out;
   }
@@ -239,6 +222,8 @@ static rrt_status prepare_b(sc_run *s, sc_csr *kat) {
                  st, out);
   RRT_CHECK_GOTO(sc_allgatherv_host(s, mine, (size_t)nloc * sizeof(aent), (void **)&all, &tot), st,
                  out);
+  free(mine);
+  mine = NULL;
   aptr = malloc((size_t)(s->n + 1) * sizeof(int64_t));
   if (!aptr) {
     st = OOM(s, "A replica");
@@ -256,61 +241,36 @@ static rrt_status prepare_b(sc_run *s, sc_csr *kat) {
         double *t = s->t1b + (int64_t)all[e].j * m + all[f].j;
         *t = *t + all[e].w * all[f].w;
       }
-  /* K A^T row i = sum over the K row (ascending c) of K_ic A[:, c] */
-  kat->rows = nl;
-  kat->ptr = calloc((size_t)nl + 1, sizeof(int64_t));
-  size_t cap = (size_t)nl * 8 + 16, used = 0;
-  kat->col = malloc(cap * sizeof(int32_t));
-  kat->val = malloc(cap * sizeof(double));
-  if (!kat->ptr || !kat->col || !kat->val) {
-    st = OOM(s, "K A^T");
+  /* H = M A^T for the local and ghost rows, from the replica */
+  afirst = malloc((size_t)(s->n + 1) * sizeof(int32_t));
+  acnt = malloc((size_t)(s->n + 1) * sizeof(int32_t));
+  aj = malloc((size_t)(aptr[s->n] + 1) * sizeof(int32_t));
+  aw = malloc((size_t)(aptr[s->n] + 1) * sizeof(double));
+  if (!afirst || !acnt || !aj || !aw) {
+    st = OOM(s, "A replica");
     goto out;
   }
-  for (int64_t i = 0; i < nl; i++) {
-    int nt = 0;
-    for (int64_t p = s->krow.ptr[i]; p < s->krow.ptr[i + 1]; p++) {
-      int32_t c = s->krow.col[p];
-      for (int64_t e = aptr[c]; e < aptr[c + 1]; e++) {
-        int j = all[e].j;
-        if (!mark[j]) mark[j] = 1, dense[j] = 0.0, list[nt++] = j;
-        dense[j] = dense[j] + s->krow.val[p] * all[e].w;
-      }
-    }
-    if (used + (size_t)nt > cap) {
-      while (used + (size_t)nt > cap)
-        cap *= 2;
-      int32_t *nc = realloc(kat->col, cap * sizeof(int32_t));
-      double *nv = realloc(kat->val, cap * sizeof(double));
-      if (nc) kat->col = nc;
-      if (nv) kat->val = nv;
-      if (!nc || !nv) {
-        st = OOM(s, "K A^T");
-        goto out;
-      }
-    }
-    for (int u = 0; u < nt; u++) {
-      kat->col[used] = list[u];
-      kat->val[used++] = dense[list[u]];
-      mark[list[u]] = 0;
-    }
-    kat->ptr[i + 1] = (int64_t)used;
-  }
+  for (int64_t c = 0; c < s->n; c++)
+    afirst[c] = (int32_t)aptr[c], acnt[c] = (int32_t)(aptr[c + 1] - aptr[c]);
+  for (int64_t e = 0; e < aptr[s->n]; e++)
+    aj[e] = all[e].j, aw[e] = all[e].w;
+  free(all), free(cnt_all), free(aptr); /* the replica lives on in afirst/acnt/aj/aw */
+  all = NULL, cnt_all = NULL, aptr = NULL;
+  RRT_CHECK_GOTO(sc_mprod(s, afirst, acnt, aj, aw, h), st, out);
+  free(afirst), free(acnt), free(aj), free(aw);
+  afirst = NULL, acnt = NULL, aj = NULL, aw = NULL;
 out:
   free(mine);
   free(all);
   free(cnt_all);
   free(aptr);
-  free(dense);
-  free(list);
-  free(mark);
+  free(afirst), free(acnt), free(aj), free(aw);
   return st;
 }
 
 rrt_status sc_update_b(sc_run *s) {
   double t0 = rrt_time_now();
   int m = s->m;
-  sc_csr kat;
-  memset(&kat, 0, sizeof kat);
   sc_dev d;
   memset(&d, 0, sizeof d);
   rrt_minloc *ml = malloc((size_t)m * sizeof(rrt_minloc));
@@ -318,17 +278,30 @@ rrt_status sc_update_b(sc_run *s) {
   int64_t *bi = malloc((size_t)m * sizeof(int64_t));
   rrt_status st = RRT_SUCCESS;
   if (!ml || !bv || !bi) st = OOM(s, "B update");
-  if (st == RRT_SUCCESS) st = prepare_b(s, &kat);
+  sc_yidx h, g; /* M A^T (fixed during the update), M Bg (at each step) */
+  memset(&h, 0, sizeof h);
+  memset(&g, 0, sizeof g);
+  if (st == RRT_SUCCESS) st = prepare_b(s, &h);
   int nparts = rrt_sc_b_argmin_blocks(s->nl);
   rrt_sc_rows t1b_rows = {NULL, NULL, NULL};
   if (st == RRT_SUCCESS && !s->use_device && rrt_sc_cpu_sparse_rows(m, s->t1b, &t1b_rows))
     st = OOM(s, "T1b rows");
+  /* the K A^T rows are the same at every step: kept when they fit the
+   * budget (a bound linear in n), else formed per cell at each step (the
+   * same bits: a hub-heavy graph has rows of up to m entries) */
+  int64_t *katptr = NULL;
+  int32_t *katcol = NULL;
+  double *katval = NULL;
+  if (st == RRT_SUCCESS && !s->use_device)
+    (void)rrt_sc_cpu_xh_rows(s->nl, m, s->mrow.ptr, s->mrow.col, s->mrow.val, h.first, h.cnt,
+                             h.ent_j, h.ent_w, s->kat_budget * s->nl, &katptr, &katcol, &katval);
   if (st == RRT_SUCCESS && s->use_device) {
-    size_t nz = (size_t)kat.ptr[s->nl];
+    size_t n = (size_t)s->n, nz = (size_t)h.nent;
     RRT_CHECK_GOTO(up_k(s, &d), st, agree);
-    RRT_CHECK_GOTO(up(s, &d.katptr, kat.ptr, (size_t)(s->nl + 1) * sizeof(int64_t)), st, agree);
-    RRT_CHECK_GOTO(up(s, &d.katcol, kat.col, nz * sizeof(int32_t)), st, agree);
-    RRT_CHECK_GOTO(up(s, &d.katval, kat.val, nz * sizeof(double)), st, agree);
+    RRT_CHECK_GOTO(up(s, &d.hfirst, h.first, n * sizeof(int32_t)), st, agree);
+    RRT_CHECK_GOTO(up(s, &d.hcnt, h.cnt, n * sizeof(int32_t)), st, agree);
+    RRT_CHECK_GOTO(up(s, &d.hj, h.ent_j, nz * sizeof(int32_t)), st, agree);
+    RRT_CHECK_GOTO(up(s, &d.hw, h.ent_w, nz * sizeof(double)), st, agree);
     RRT_CHECK_GOTO(up(s, &d.t1, s->t1b, (size_t)m * m * sizeof(double)), st, agree);
     RRT_CHECK_GOTO(up(s, &d.scratch, NULL, (size_t)nparts * 3 * m * sizeof(double)), st, agree);
     RRT_CHECK_GOTO(up(s, &d.iscratch, NULL, (size_t)nparts * 2 * m * sizeof(int)), st, agree);
@@ -342,15 +315,18 @@ agree:
   sc_bmat *b = &s->b;
   for (int t = 0; st == RRT_SUCCESS && t < s->opt.fw_iter; t++) {
     /* local fused gradient + argmin, then the global min-loc (lowest cell on ties) */
+    st = rrt_agree(s->ctx, sc_mprod(s, b->first, b->cnt, b->ent_j, b->ent_w, &g));
+    if (st != RRT_SUCCESS) break;
     if (!s->use_device) {
-      rrt_sc_cpu_b_argmin(s->nl, s->c0, m, s->krow.ptr, s->krow.col, s->krow.val, b->first, b->cnt,
-                          b->ent_j, b->ent_w, kat.ptr, kat.col, kat.val, &t1b_rows, bv, bi);
+      rrt_sc_cpu_b_argmin(s->nl, s->c0, m, s->mrow.ptr, s->mrow.col, s->mrow.val, g.first, g.cnt,
+                          g.ent_j, g.ent_w, h.first, h.cnt, h.ent_j, h.ent_w, katptr, katcol,
+                          katval, &t1b_rows, bv, bi);
     } else {
-      st = up_b(s, &d);
+      st = up_y(s, &d, &g);
       if (st == RRT_SUCCESS)
         st = RRT_KCALL(s->ctx->dev, rrt_k_sc_b_argmin, s->ctx->compute_stream, s->nl, s->c0, m,
-                       d.kptr, d.kcol, d.kval, d.bfirst, d.bcnt, d.bent_j, d.bent_w, d.katptr,
-                       d.katcol, d.katval, d.t1, d.pv, d.pi, d.scratch, d.iscratch);
+                       d.kptr, d.kcol, d.kval, d.bfirst, d.bcnt, d.bent_j, d.bent_w, d.hfirst,
+                       d.hcnt, d.hj, d.hw, d.t1, d.pv, d.pi, d.scratch, d.iscratch);
       if (st == RRT_SUCCESS)
         st = RRT_KCALL(s->ctx->dev, rrt_k_sc_argmin_reduce, s->ctx->compute_stream, nparts, m, d.pv,
                        d.pi, d.bv, d.bi);
@@ -386,7 +362,9 @@ agree:
   }
   dev_free(s, &d);
   rrt_sc_rows_free(&t1b_rows);
-  sc_csr_free(&kat);
+  sc_yidx_free(&h);
+  sc_yidx_free(&g);
+  free(katptr), free(katcol), free(katval);
   free(ml);
   free(bv);
   free(bi);
@@ -394,7 +372,8 @@ agree:
   return st;
 }
 
-/* RSS^2 = sum_i K_ii - 2 (K B)_i . a_i + a_i^T T1a a_i (T1a for the current B). */
+/* RSS^2 = sum_i K_ii - 2 (K B)_i . a_i + a_i^T T1a a_i (T1a and M B for the
+ * current B, from sc_update_t1a). */
 rrt_status sc_compute_rss(sc_run *s, double *rss) {
   double t0 = rrt_time_now();
   int m = s->m;
@@ -405,16 +384,15 @@ rrt_status sc_compute_rss(sc_run *s, double *rss) {
     free(kb);
     return rrt_agree(s->ctx, OOM(s, "RSS"));
   }
-  const sc_bmat *b = &s->b;
+  const sc_yidx *g = &s->mb; /* M B for the current B */
   for (int64_t i = 0; i < s->nl; i++) {
-    double kii = 0.0;
+    double kii = s->kdiag[i];
     const int32_t *ai = s->a_idx + i * s->capa;
     const double *aw = s->a_w + i * s->capa;
-    for (int64_t p = s->krow.ptr[i]; p < s->krow.ptr[i + 1]; p++) {
-      int32_t c = s->krow.col[p];
-      if (c == s->c0 + i) kii = s->krow.val[p];
-      for (int32_t e = b->first[c]; e < b->first[c] + b->cnt[c]; e++)
-        kb[b->ent_j[e]] = kb[b->ent_j[e]] + s->krow.val[p] * b->ent_w[e];
+    for (int64_t p = s->mrow.ptr[i]; p < s->mrow.ptr[i + 1]; p++) {
+      int32_t c = s->mrow.col[p];
+      for (int32_t e = g->first[c]; e < g->first[c] + g->cnt[c]; e++)
+        kb[g->ent_j[e]] = kb[g->ent_j[e]] + s->mrow.val[p] * g->ent_w[e];
     }
     double cross = 0.0, quad = 0.0;
     for (int e = 0; e < s->a_nnz[i]; e++) {
@@ -425,10 +403,10 @@ rrt_status sc_compute_rss(sc_run *s, double *rss) {
       quad = quad + aw[e] * r;
     }
     vals[i] = kii - 2.0 * cross + quad;
-    for (int64_t p = s->krow.ptr[i]; p < s->krow.ptr[i + 1]; p++) {
-      int32_t c = s->krow.col[p];
-      for (int32_t e = b->first[c]; e < b->first[c] + b->cnt[c]; e++)
-        kb[b->ent_j[e]] = 0.0;
+    for (int64_t p = s->mrow.ptr[i]; p < s->mrow.ptr[i + 1]; p++) {
+      int32_t c = s->mrow.col[p];
+      for (int32_t e = g->first[c]; e < g->first[c] + g->cnt[c]; e++)
+        kb[g->ent_j[e]] = 0.0;
     }
   }
   double sum = 0.0;

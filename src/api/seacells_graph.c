@@ -1,7 +1,9 @@
 /* SEACells graph: exact kNN by passing coordinate blocks around the ring,
  * adaptive bandwidths, the union-symmetrised kernel rows of M, ghost rows of
- * M from their owners, and the sparse rows of K = M M (M is symmetric). */
+ * M from their owners (kept: products with K = M M go through them), and
+ * the diagonal of K. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,18 +178,13 @@ done:
 }
 
 /* Ghost rows: the M rows of remote neighbours, fetched from their owners. */
-typedef struct ghost_rows {
-  int64_t count;
-  int32_t *cell; /* ascending */
-  sc_csr rows;
-} ghost_rows;
 
 typedef struct mentry {
   int32_t col, pad;
   double val;
 } mentry;
 
-static rrt_status fetch_ghosts(sc_run *s, ghost_rows *g) {
+static rrt_status fetch_ghosts(sc_run *s, sc_ghosts *g) {
   int P = s->size;
   int64_t nnz = s->mrow.ptr[s->nl];
   rrt_status st = RRT_SUCCESS;
@@ -289,91 +286,18 @@ done:
   return st;
 }
 
-/* Row l of M, local or ghost. */
-static void m_row(const sc_run *s, const ghost_rows *g, int32_t l, const int32_t **col,
-                  const double **val, int64_t *len) {
-  const sc_csr *a = &s->mrow;
-  int64_t i;
-  if (l >= s->c0 && l < s->c0 + s->nl) {
-    i = l - s->c0;
-  } else {
-    int64_t lo = 0, hi = g->count - 1;
-    while (lo < hi) {
-      int64_t mid = (lo + hi) / 2;
-      if (g->cell[mid] < l)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    i = lo;
-    a = &g->rows;
+/* K_ii = sum over l of M_il M_li (M is symmetric bit for bit: both ends
+ * of an edge compute the same d2 and the same product of bandwidths). */
+static rrt_status build_kdiag(sc_run *s) {
+  s->kdiag = malloc((size_t)(s->nl + 1) * sizeof(double));
+  if (!s->kdiag) return OOM(s, "K diagonal");
+  for (int64_t i = 0; i < s->nl; i++) {
+    double v = 0.0;
+    for (int64_t p = s->mrow.ptr[i]; p < s->mrow.ptr[i + 1]; p++)
+      v = v + s->mrow.val[p] * s->mrow.val[p];
+    s->kdiag[i] = v;
   }
-  *col = a->col + a->ptr[i];
-  *val = a->val + a->ptr[i];
-  *len = a->ptr[i + 1] - a->ptr[i];
-}
-
-/* K row i = sum over l in M row i (ascending) of M_il * M row l: a sparse
- * accumulator per thread; each entry is summed in ascending l, so the bits
- * do not depend on how cells are spread over ranks. */
-static rrt_status build_k(sc_run *s, const ghost_rows *g) {
-  int64_t nl = s->nl, n = s->n;
-  sc_csr *K = &s->krow;
-  K->rows = nl;
-  K->ptr = calloc((size_t)nl + 1, sizeof(int64_t));
-  if (!K->ptr) return OOM(s, "K rows");
-  int fail = 0;
-  for (int pass = 0; pass < 2 && !fail; pass++) {
-#pragma omp parallel
-    {
-      double *acc = malloc((size_t)n * sizeof(double));
-      int32_t *list = malloc((size_t)n * sizeof(int32_t));
-      char *mark = calloc((size_t)n, 1);
-      if (!acc || !list || !mark) {
-#pragma omp atomic write
-        fail = 1;
-      }
-#pragma omp for schedule(dynamic, 32)
-      for (int64_t i = 0; i < nl; i++) {
-        if (!acc || !list || !mark) continue;
-        int64_t cnt = 0;
-        for (int64_t p = s->mrow.ptr[i]; p < s->mrow.ptr[i + 1]; p++) {
-          const int32_t *lc;
-          const double *lv;
-          int64_t len;
-          m_row(s, g, s->mrow.col[p], &lc, &lv, &len);
-          double mil = s->mrow.val[p];
-          for (int64_t q = 0; q < len; q++) {
-            int32_t c = lc[q];
-            if (!mark[c]) mark[c] = 1, acc[c] = 0.0, list[cnt++] = c;
-            acc[c] = acc[c] + mil * lv[q];
-          }
-        }
-        if (pass == 0) {
-          K->ptr[i + 1] = cnt;
-        } else {
-          qsort(list, (size_t)cnt, sizeof(int32_t), i32_cmp);
-          for (int64_t q = 0; q < cnt; q++) {
-            K->col[K->ptr[i] + q] = list[q];
-            K->val[K->ptr[i] + q] = acc[list[q]];
-          }
-        }
-        for (int64_t q = 0; q < cnt; q++)
-          mark[list[q]] = 0;
-      }
-      free(acc);
-      free(list);
-      free(mark);
-    }
-    if (pass == 0 && !fail) {
-      for (int64_t i = 0; i < nl; i++)
-        K->ptr[i + 1] += K->ptr[i];
-      K->col = malloc((size_t)(K->ptr[nl] + 1) * sizeof(int32_t));
-      K->val = malloc((size_t)(K->ptr[nl] + 1) * sizeof(double));
-      if (!K->col || !K->val) fail = 1;
-    }
-  }
-  return fail ? OOM(s, "K rows") : RRT_SUCCESS;
+  return RRT_SUCCESS;
 }
 
 rrt_status sc_build_graph(sc_run *s) {
@@ -388,14 +312,18 @@ rrt_status sc_build_graph(sc_run *s) {
   double t1 = rrt_time_now();
   s->sec[SC_KNN] += t1 - t0;
   double *sigma_all = NULL;
-  ghost_rows g;
-  memset(&g, 0, sizeof g);
   st = build_m(s, &sigma_all);
-  if (st == RRT_SUCCESS) st = fetch_ghosts(s, &g);
+  if (st == RRT_SUCCESS) st = fetch_ghosts(s, &s->ghost);
   free(sigma_all);
-  if (st == RRT_SUCCESS) st = build_k(s, &g);
-  free(g.cell);
-  sc_csr_free(&g.rows);
+  if (st == RRT_SUCCESS) st = build_kdiag(s);
   s->sec[SC_KERNEL] += rrt_time_now() - t1;
-  return rrt_agree(s->ctx, st);
+  st = rrt_agree(s->ctx, st);
+  if (st == RRT_SUCCESS && s->opt.verbose) { /* graph sizes: what the memory scales with */
+    int64_t nz[2] = {s->mrow.ptr[s->nl], s->ghost.rows.ptr ? s->ghost.rows.ptr[s->ghost.count] : 0};
+    st = sc_allreduce_host(s, nz, 2, RRT_DTYPE_I64, RRT_OP_SUM);
+    if (st == RRT_SUCCESS && s->rank == 0)
+      fprintf(stderr, "seacells: graph: M %.1f nonzeros per cell, %.1f ghost entries per cell\n",
+              (double)nz[0] / (double)s->n, (double)nz[1] / (double)s->n);
+  }
+  return st;
 }

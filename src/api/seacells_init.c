@@ -102,17 +102,45 @@ static rrt_status init_cssp(sc_run *s) {
        *chosen = calloc((size_t)nl + 1, 1);
   spvec *w = calloc((size_t)m, sizeof(spvec));
   double *dots = malloc((size_t)m * sizeof(double));
-  int32_t *rowc = NULL;
-  double *rowv = NULL;
+  int32_t *rowc = NULL, *klist = NULL;
+  double *rowv = NULL, *kacc = NULL, *kvals = NULL;
+  char *kmark = NULL;
   if (!f || !g || !score || !o || !v || !tl || !vl || !mark || !vmark || !chosen || !w || !dots) {
     st = OOM(s, "CSSP");
     goto out;
   }
-  for (int64_t i = 0; i < nl; i++)
-    for (int64_t p = s->krow.ptr[i]; p < s->krow.ptr[i + 1]; p++) {
-      f[i] = f[i] + s->krow.val[p] * s->krow.val[p];
-      if (s->krow.col[p] == s->c0 + i) g[i] = s->krow.val[p];
+  /* K is implicit (M M): its rows are formed on demand, in scratch of n */
+  kacc = malloc((size_t)n * sizeof(double)), kvals = malloc((size_t)n * sizeof(double));
+  klist = malloc((size_t)n * sizeof(int32_t)), kmark = calloc((size_t)n, 1);
+  if (!kacc || !kvals || !klist || !kmark) {
+    st = OOM(s, "CSSP");
+    goto out;
+  }
+  int fail = 0;
+#pragma omp parallel
+  {
+    double *acc = malloc((size_t)n * sizeof(double)), *vals = malloc((size_t)n * sizeof(double));
+    int32_t *list = malloc((size_t)n * sizeof(int32_t));
+    char *km = calloc((size_t)n, 1);
+    if (!acc || !vals || !list || !km) {
+#pragma omp atomic write
+      fail = 1;
     }
+#pragma omp for schedule(dynamic, 64)
+    for (int64_t i = 0; i < nl; i++) {
+      if (!acc || !vals || !list || !km) continue;
+      int64_t len = sc_k_row(s, i, acc, km, list, vals);
+      for (int64_t q = 0; q < len; q++) {
+        f[i] = f[i] + vals[q] * vals[q];
+        if (list[q] == s->c0 + i) g[i] = vals[q];
+      }
+    }
+    free(acc), free(vals), free(list), free(km);
+  }
+  if (fail) {
+    st = OOM(s, "CSSP");
+    goto out;
+  }
   for (int j = 0; j < m; j++) {
     for (int64_t i = 0; i < nl; i++)
       score[i] = (!chosen[i] && g[i] > 1e-12) ? f[i] / g[i] : -INFINITY;
@@ -127,7 +155,7 @@ static rrt_status init_cssp(sc_run *s) {
     /* K row p (= column p) from its owner */
     int owner = rrt_cell_blocks_owner(&s->plan, p);
     int64_t len = 0;
-    if (owner == s->rank) len = s->krow.ptr[p - s->c0 + 1] - s->krow.ptr[p - s->c0];
+    if (owner == s->rank) len = sc_k_row(s, p - s->c0, kacc, kmark, klist, kvals);
     RRT_CHECK_GOTO(sc_bcast_host(s, &len, sizeof len, owner), st, out);
     free(rowc), free(rowv);
     rowc = malloc((size_t)(len + 1) * sizeof(int32_t));
@@ -137,8 +165,8 @@ static rrt_status init_cssp(sc_run *s) {
       goto out;
     }
     if (owner == s->rank) {
-      memcpy(rowc, s->krow.col + s->krow.ptr[p - s->c0], (size_t)len * sizeof(int32_t));
-      memcpy(rowv, s->krow.val + s->krow.ptr[p - s->c0], (size_t)len * sizeof(double));
+      memcpy(rowc, klist, (size_t)len * sizeof(int32_t));
+      memcpy(rowv, kvals, (size_t)len * sizeof(double));
       chosen[p - s->c0] = 1;
     }
     RRT_CHECK_GOTO(sc_bcast_host(s, rowc, (size_t)len * sizeof(int32_t), owner), st, out);
@@ -187,17 +215,34 @@ static rrt_status init_cssp(sc_run *s) {
         v[c] = v[c] + dsum * w[r].val[q];
       }
     }
-    /* f_i -= 2 o_i ((K o)_i - v_i) - o_i^2 |o|^2; g_i -= o_i^2, for local i in supp(o) */
+    /* f_i -= 2 o_i ((K o)_i - v_i) - o_i^2 |o|^2; g_i -= o_i^2, for local i in
+     * supp(o). (K o)_i = sum_l M_il (M o)_l, with (M o)_l formed once per l
+     * (kacc, marked in kmark) rather than a K row per i. */
+    int64_t nu = 0;
     for (int64_t q = 0; q < nt; q++) {
       int64_t i = tl[q] - s->c0;
       if (i < 0 || i >= nl) continue;
       double ko = 0.0;
-      for (int64_t pp = s->krow.ptr[i]; pp < s->krow.ptr[i + 1]; pp++)
-        ko = ko + s->krow.val[pp] * (mark[s->krow.col[pp]] ? o[s->krow.col[pp]] : 0.0);
+      for (int64_t pp = s->mrow.ptr[i]; pp < s->mrow.ptr[i + 1]; pp++) {
+        int32_t l = s->mrow.col[pp];
+        if (!kmark[l]) {
+          const int32_t *lc;
+          const double *lv;
+          int64_t len;
+          sc_m_row(s, l, &lc, &lv, &len);
+          double u = 0.0;
+          for (int64_t e = 0; e < len; e++)
+            if (mark[lc[e]]) u = u + lv[e] * o[lc[e]];
+          kmark[l] = 1, kacc[l] = u, klist[nu++] = l;
+        }
+        ko = ko + s->mrow.val[pp] * kacc[l];
+      }
       double oi = o[tl[q]], vi = vmark[tl[q]] ? v[tl[q]] : 0.0;
       f[i] = f[i] - 2.0 * oi * (ko - vi) + oi * oi * onorm;
       g[i] = g[i] - oi * oi;
     }
+    for (int64_t q = 0; q < nu; q++)
+      kmark[klist[q]] = 0;
     for (int64_t q = 0; q < nt; q++)
       mark[tl[q]] = 0, o[tl[q]] = 0.0;
     for (int64_t q = 0; q < nv; q++)
@@ -210,6 +255,7 @@ out:
   free(w);
   free(f), free(g), free(score), free(o), free(v), free(tl), free(vl);
   free(mark), free(vmark), free(chosen), free(dots), free(rowc), free(rowv);
+  free(kacc), free(kvals), free(klist), free(kmark);
   return st;
 }
 

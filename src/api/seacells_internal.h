@@ -1,8 +1,11 @@
 /* Internal: state of a SEACells run shared by the files of src/api/seacells_*.c.
  *
  * Data layout (per rank; n cells, nl local from global c0, m archetypes):
- *   M rows (local, CSR, global columns ascending, diagonal included),
- *   K = M M rows (local, CSR: the 2-hop neighbourhood), never dense;
+ *   M rows (local, CSR, global columns ascending, diagonal included) and the
+ *   ghost rows of M (remote cells that local rows reference);
+ *   K = M M is never stored (its rows, the 2-hop neighbourhoods, grow with
+ *   the in-degree of hub cells, i.e. superlinearly in n): products with K
+ *   are taken as M (M Y), with M Y held as a by-cell index (sc_yidx);
  *   B replicated and sparse (column j: at most fw_iter cells) with a by-cell
  *   index of n entries; A local, at most min(m, fw_iter) weights per cell,
  *   replicated as CSR when the B update needs K A^T;
@@ -44,6 +47,24 @@ typedef struct sc_bmat {
   int nent;
 } sc_bmat;
 
+/* A sparse matrix with rows over global cells (M Y for Y = B or A^T), kept
+ * as a by-cell index for the rows held (local and ghost cells): row c is
+ * entries [first[c], first[c] + cnt[c]) of ent_j/ent_w, columns ascending. */
+typedef struct sc_yidx {
+  int32_t *first, *cnt; /* n each; cnt 0 for rows not held */
+  int32_t *ent_j;
+  double *ent_w;
+  int64_t nent, cap;
+  int32_t *rows; /* rows set last time (to reset cheaply) */
+  int64_t nrows;
+} sc_yidx;
+
+typedef struct sc_ghosts {
+  int64_t count;
+  int32_t *cell; /* ascending */
+  sc_csr rows;
+} sc_ghosts;
+
 typedef struct sc_run {
   rrt_ctx_t ctx;
   rrt_seacells_options opt;
@@ -57,7 +78,11 @@ typedef struct sc_run {
   int32_t *nbr; /* nl x knn, global indices */
   double *nbr_d2;
   double *sigma; /* nl bandwidths */
-  sc_csr mrow, krow;
+  sc_csr mrow;
+  sc_ghosts ghost;
+  double *kdiag;      /* nl: K_ii */
+  sc_yidx mb;         /* M B for the current B (sc_update_t1a builds it) */
+  int64_t kat_budget; /* K A^T entries per local cell kept by the B update (cpu) */
   /* state */
   sc_bmat b;
   int32_t *a_idx; /* nl x capa */
@@ -101,6 +126,21 @@ void sc_run_free(sc_run *s);
 /* Graph (seacells_graph.c): kNN by the ring, bandwidths, union kernel rows
  * of M, ghost rows, K rows. */
 rrt_status sc_build_graph(sc_run *s);
+
+/* Row l (global) of M, local or ghost: l must be local or referenced by a
+ * local row. */
+void sc_m_row(const sc_run *s, int32_t l, const int32_t **col, const double **val, int64_t *len);
+
+/* Row i (local) of K = M M, columns ascending, each entry summed over l
+ * ascending; scratch: acc (n doubles), mark (n, zero), list (n); the row
+ * is returned in list (columns) and vals (values, caller's n doubles). */
+int64_t sc_k_row(const sc_run *s, int64_t i, double *acc, char *mark, int32_t *list, double *vals);
+
+/* out = M Y for the local and ghost rows; Y by cell (yfirst/ycnt over the n
+ * cells, entries yj/yw). Row l sums over M row l in ascending column order. */
+rrt_status sc_mprod(sc_run *s, const int32_t *yfirst, const int32_t *ycnt, const int32_t *yj,
+                    const double *yw, sc_yidx *out);
+void sc_yidx_free(sc_yidx *y);
 
 /* Initial archetypes (seacells_init.c): fills s->archetypes. */
 rrt_status sc_init_archetypes(sc_run *s);

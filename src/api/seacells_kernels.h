@@ -31,14 +31,15 @@ int rrt_sc_b_argmin_blocks(int64_t nl);
 
 /* Fused B gradient + argmin: each block reduces its cells into partials
  * (blocks x m), a second kernel reduces the partials over blocks into
- * best_v/best_i (m). scratch: blocks * (3m doubles + 2m ints). */
+ * best_v/best_i (m). Rows of K Bg = X Y (bfirst..) and K A^T = X H
+ * (hfirst..) are formed per cell. scratch: blocks * (3m doubles + 2m ints). */
 RRT_DECLARE_KERNEL(rrt_k_sc_b_argmin,
                    (rrt_stream stream, int64_t nl, int64_t c0, int m, const int64_t *kptr,
                     const int32_t *kcol, const double *kval, const int32_t *bfirst,
                     const int32_t *bcnt, const int32_t *bent_j, const double *bent_w,
-                    const int64_t *katptr, const int32_t *katcol, const double *katval,
-                    const double *t1b, double *part_v, int64_t *part_i, double *scratch,
-                    int *iscratch))
+                    const int32_t *hfirst, const int32_t *hcnt, const int32_t *hent_j,
+                    const double *hent_w, const double *t1b, double *part_v, int64_t *part_i,
+                    double *scratch, int *iscratch))
 RRT_DECLARE_KERNEL(rrt_k_sc_argmin_reduce,
                    (rrt_stream stream, int nparts, int m, const double *part_v,
                     const int64_t *part_i, double *best_v, int64_t *best_i))

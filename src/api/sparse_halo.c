@@ -97,7 +97,8 @@ rrt_status rrt_halo_init(rrt_ctx_t ctx, rrt_halo *h, rrt_msg_plan *send, rrt_msg
   h->recv_lev = level_ranges(&h->recv, nlev);
   h->need = malloc(((size_t)nlev + 1) * sizeof(int));
   h->req = calloc((size_t)nlev + 1, sizeof(rrt_request_t));
-  if (!h->send_lev || !h->recv_lev || !h->need || !h->req)
+  h->sreq = calloc((size_t)nlev + 1, sizeof(rrt_request_t));
+  if (!h->send_lev || !h->recv_lev || !h->need || !h->req || !h->sreq)
     return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_halo", "out of memory");
   for (int l = 0; l <= nlev; l++)
     h->need[l] = need ? need[l] : l + 1;
@@ -111,12 +112,13 @@ rrt_status rrt_halo_init(rrt_ctx_t ctx, rrt_halo *h, rrt_msg_plan *send, rrt_msg
 
 void rrt_halo_free(rrt_ctx_t ctx, rrt_halo *h) {
   if (!h) return;
-  if (h->req)
-    for (int l = 0; l <= h->nlev; l++)
-      if (h->req[l]) rrt_request_wait(h->req[l]);
+  for (int l = 0; l <= h->nlev; l++) {
+    if (h->req && h->req[l]) rrt_request_wait(h->req[l]);
+    if (h->sreq && h->sreq[l]) rrt_request_wait(h->sreq[l]);
+  }
   rrt_msg_plan_free(&h->send);
   rrt_msg_plan_free(&h->recv);
-  free(h->send_lev), free(h->recv_lev), free(h->need), free(h->req);
+  free(h->send_lev), free(h->recv_lev), free(h->need), free(h->req), free(h->sreq);
   if (ctx) {
     rrt_free(ctx, h->d_send_idx), rrt_free(ctx, h->d_recv_idx);
     rrt_free(ctx, h->d_send_buf), rrt_free(ctx, h->d_recv_buf);
@@ -124,10 +126,35 @@ void rrt_halo_free(rrt_ctx_t ctx, rrt_halo *h) {
   memset(h, 0, sizeof(*h));
 }
 
+/* Messages [m0, m1) of a plan as p2p entries (sp: a 64-entry buffer, or malloc'd). */
+static rrt_p2p *p2p_list(const rrt_msg_plan *p, double *buf, int m0, int m1, rrt_p2p *sp) {
+  if (m1 - m0 > 64) sp = malloc((size_t)(m1 - m0) * sizeof(rrt_p2p));
+  if (!sp) return NULL;
+  for (int m = m0; m < m1; m++)
+    sp[m - m0] = (rrt_p2p){p->peer[m], buf + p->ptr[m],
+                           (size_t)(p->ptr[m + 1] - p->ptr[m]) * sizeof(double)};
+  return sp;
+}
+
+rrt_status rrt_halo_begin(rrt_ctx_t ctx, rrt_halo *h) {
+  for (int l = 0; l <= h->nlev; l++) {
+    int r0 = h->recv_lev[l], r1 = h->recv_lev[l + 1];
+    if (r0 == r1) continue;
+    rrt_p2p recvs[64], *rp = p2p_list(&h->recv, h->d_recv_buf, r0, r1, recvs);
+    if (!rp) return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_halo", "out of memory");
+    rrt_status st = rrt_p2p_group(ctx, NULL, 0, rp, r1 - r0, &h->req[l]);
+    if (rp != recvs) free(rp);
+    RRT_CHECK(st);
+  }
+  h->preposted = 1;
+  return RRT_SUCCESS;
+}
+
 rrt_status rrt_halo_post(rrt_ctx_t ctx, rrt_halo *h, int level, const double *src) {
   if (level > h->nlev) return RRT_SUCCESS;
   int s0 = h->send_lev[level], s1 = h->send_lev[level + 1];
   int r0 = h->recv_lev[level], r1 = h->recv_lev[level + 1];
+  if (h->preposted) r0 = r1 = 0; /* receives already posted */
   if (s0 == s1 && r0 == r1) return RRT_SUCCESS;
   int64_t a = h->send.ptr[s0], b = h->send.ptr[s1];
   if (b > a) {
@@ -138,19 +165,16 @@ rrt_status rrt_halo_post(rrt_ctx_t ctx, rrt_halo *h, int level, const double *sr
     if (ctx->dev->stream_sync) RRT_CHECK(ctx->dev->stream_sync(ctx->compute_stream));
   }
   rrt_p2p sends[64], recvs[64];
-  rrt_p2p *sp = sends, *rp = recvs;
-  if (s1 - s0 > 64) sp = malloc((size_t)(s1 - s0) * sizeof(rrt_p2p));
-  if (r1 - r0 > 64) rp = malloc((size_t)(r1 - r0) * sizeof(rrt_p2p));
-  if (!sp || !rp) return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_halo", "out of memory");
-  for (int m = s0; m < s1; m++)
-    sp[m - s0] = (rrt_p2p){h->send.peer[m], h->d_send_buf + h->send.ptr[m],
-                           (size_t)(h->send.ptr[m + 1] - h->send.ptr[m]) * sizeof(double)};
-  for (int m = r0; m < r1; m++)
-    rp[m - r0] = (rrt_p2p){h->recv.peer[m], h->d_recv_buf + h->recv.ptr[m],
-                           (size_t)(h->recv.ptr[m + 1] - h->recv.ptr[m]) * sizeof(double)};
-  rrt_status st = rrt_p2p_group(ctx, sp, s1 - s0, rp, r1 - r0, &h->req[level]);
-  if (sp != sends) free(sp);
-  if (rp != recvs) free(rp);
+  rrt_p2p *sp = p2p_list(&h->send, h->d_send_buf, s0, s1, sends);
+  rrt_p2p *rp = p2p_list(&h->recv, h->d_recv_buf, r0, r1, recvs);
+  rrt_status st = RRT_SUCCESS;
+  if (!sp || !rp)
+    st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_halo", "out of memory");
+  else
+    st = rrt_p2p_group(ctx, sp, s1 - s0, rp, r1 - r0,
+                       h->preposted ? &h->sreq[level] : &h->req[level]);
+  if (sp && sp != sends) free(sp);
+  if (rp && rp != recvs) free(rp);
   return st;
 }
 
@@ -168,19 +192,28 @@ static rrt_status finish_level(rrt_ctx_t ctx, rrt_halo *h, int l, double *dst) {
 }
 
 rrt_status rrt_halo_wait_needed(rrt_ctx_t ctx, rrt_halo *h, int level, double *dst) {
-  /* Levels before `level` whose receives are needed now (need[l] <= level). */
-  for (int l = h->lo; l < level && l <= h->nlev; l++)
+  /* Levels whose receives are needed now (need[l] <= level): before `level`,
+   * or up to it when the receives were posted ahead (need[l] >= l always). */
+  int last = h->preposted ? level : level - 1;
+  for (int l = h->lo; l <= last && l <= h->nlev; l++)
     if (h->req[l] && h->recv_lev[l + 1] > h->recv_lev[l] && h->need[l] <= level)
       RRT_CHECK(finish_level(ctx, h, l, dst));
-  while (h->lo < level && h->lo <= h->nlev &&
+  while (h->lo <= last && h->lo <= h->nlev &&
          (!h->req[h->lo] || h->recv_lev[h->lo + 1] == h->recv_lev[h->lo]))
     h->lo++;
   return RRT_SUCCESS;
 }
 
 rrt_status rrt_halo_wait_all(rrt_ctx_t ctx, rrt_halo *h, double *dst) {
-  for (int l = 0; l <= h->nlev; l++)
+  for (int l = 0; l <= h->nlev; l++) {
     RRT_CHECK(finish_level(ctx, h, l, dst));
+    if (h->sreq[l]) {
+      rrt_status st = rrt_request_wait(h->sreq[l]);
+      h->sreq[l] = NULL;
+      RRT_CHECK(st);
+    }
+  }
   h->lo = 0;
+  h->preposted = 0;
   return RRT_SUCCESS;
 }

@@ -21,18 +21,30 @@ extern "C" {
 
 /* ---- kernels: nvcc / emulator builds of src/kernels/cuda/ilu0.cu ---------- */
 RRT_DECLARE_KERNEL(rrt_k_ilu0_factor_rows,
-                   (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lptr,
-                    const int64_t *uptr, const int32_t *piv, const int64_t *pair_ptr,
-                    const int32_t *pair_dst, const int32_t *pair_src, double *v, double *dinv,
-                    int boost, double tol, double value))
+                   (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr,
+                    const int64_t *ur, const int32_t *piv, const int64_t *pair_ptr,
+                    const int32_t *pair_dst, const int32_t *pair_src, const double *a,
+                    const int32_t *fperm, double *v, double *dinv, int boost, double tol,
+                    double value))
 RRT_DECLARE_KERNEL(rrt_k_ilu0_lsolve_rows,
-                   (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lptr,
-                    const int64_t *uptr, const int32_t *col, const double *v, const double *r,
+                   (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr,
+                    const int64_t *ur, const int32_t *col, const double *v, const double *r,
                     double *y))
 RRT_DECLARE_KERNEL(rrt_k_ilu0_usolve_rows,
-                   (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lptr,
-                    const int64_t *uptr, const int32_t *col, const double *v, const double *dinv,
+                   (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr,
+                    const int64_t *ur, const int32_t *col, const double *v, const double *dinv,
                     const double *y, double *z))
+RRT_DECLARE_KERNEL(rrt_k_ilu0_lsolve_rows_f32,
+                   (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr,
+                    const int64_t *ur, const int32_t *col, const float *v, const double *r,
+                    double *y))
+RRT_DECLARE_KERNEL(rrt_k_ilu0_usolve_rows_f32,
+                   (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr,
+                    const int64_t *ur, const int32_t *col, const float *v, const double *dinv,
+                    const double *y, double *z))
+RRT_DECLARE_KERNEL(rrt_k_ilu0_round_f32,
+                   (rrt_stream s, int64_t nval, int64_t nloc, const int64_t *ur, const double *v,
+                    float *vf, double *dinv))
 RRT_DECLARE_KERNEL(rrt_k_ilu0_spmv,
                    (rrt_stream s, int64_t nrows, const int64_t *rowptr, const int32_t *col,
                     const double *a, const double *x, double *y))
@@ -65,8 +77,10 @@ typedef struct rrt_halo {
   int *need;                /* nlev + 1: level before which level l's receives are needed */
   int32_t *d_send_idx, *d_recv_idx;
   double *d_send_buf, *d_recv_buf;
-  rrt_request_t *req; /* nlev + 1 outstanding requests */
-  int lo;             /* levels below lo have no receive left to wait for */
+  rrt_request_t *req;  /* nlev + 1 outstanding requests */
+  rrt_request_t *sreq; /* after rrt_halo_begin: the sends, apart from the receives */
+  int lo;              /* levels below lo have no receive left to wait for */
+  int preposted;       /* rrt_halo_begin posted every level's receives */
 } rrt_halo;
 
 /** Build the device side of a halo from two host plans (taken over). need
@@ -74,6 +88,10 @@ typedef struct rrt_halo {
 rrt_status rrt_halo_init(rrt_ctx_t ctx, rrt_halo *h, rrt_msg_plan *send, rrt_msg_plan *recv,
                          int nlev, const int *need);
 void rrt_halo_free(rrt_ctx_t ctx, rrt_halo *h);
+/** Post the receives of every level now (MPI transports only: NCCL would
+ *  serialise them before the sends). Lets a level wait for messages of the
+ *  same level number (need[l] == l), which coarse levels need. */
+rrt_status rrt_halo_begin(rrt_ctx_t ctx, rrt_halo *h);
 /** Level l is computed: gather and post its messages (src: source array). */
 rrt_status rrt_halo_post(rrt_ctx_t ctx, rrt_halo *h, int level, const double *src);
 /** Before computing level l: wait for the receives needed there, scatter into dst. */

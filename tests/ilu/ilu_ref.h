@@ -87,6 +87,17 @@ static inline void ref_apply(const rrt_csr *b, const double *r, double *z) {
   free(y);
 }
 
+/* The factors_f32 apply: the same solves with every factor value rounded to
+ * f32 (and widened back; the pivot's reciprocal is that of the f32 pivot). */
+static inline void ref_apply_f32(const rrt_csr *b, const double *r, double *z) {
+  rrt_csr c = *b;
+  c.val = malloc(((size_t)b->nnz + 1) * sizeof(double));
+  for (int64_t p = 0; p < b->nnz; p++)
+    c.val[p] = (double)(float)b->val[p];
+  ref_apply(&c, r, z);
+  free(c.val);
+}
+
 static inline void ref_spmv(const rrt_csr *a, const double *x, double *y) {
   for (int64_t i = 0; i < a->nrows; i++) {
     double s = 0.0;

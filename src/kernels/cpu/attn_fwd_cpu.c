@@ -51,6 +51,7 @@ typedef struct scratch {
  * 0 while the row has seen only masked scores (never NaN). */
 static inline float rescale2(float *m, float tile_max) {
   float m_old = *m;
+  if (tile_max <= m_old && m_old != rrt_am_neg_inf()) return 1.0f; /* the common case: no exp2f */
   float m_new = m_old > tile_max ? m_old : tile_max;
   *m = m_new;
   if (m_new == rrt_am_neg_inf()) return 0.0f;

@@ -11,12 +11,17 @@
 /* Below this many rows a level is not worth waking the thread team. */
 #define RRT_ILU0_OMP_MIN_ROWS 512
 
-static inline void factor_row(int32_t i, const int64_t *lptr, const int64_t *uptr,
-                              const int32_t *piv, const int64_t *pair_ptr, const int32_t *pair_dst,
-                              const int32_t *pair_src, double *v, double *dinv, int boost,
-                              double tol, double value) {
-  int64_t d = uptr[i];
-  for (int64_t e = lptr[i]; e < lptr[i + 1]; e++) {
+static inline void factor_row(int32_t i, const int64_t *lr, const int64_t *ur, const int32_t *piv,
+                              const int64_t *pair_ptr, const int32_t *pair_dst,
+                              const int32_t *pair_src, const double *a, const int32_t *fperm,
+                              double *v, double *dinv, int boost, double tol, double value) {
+  int64_t d = ur[2 * i];
+  /* the row's values from A first: in cache for the updates that follow */
+  for (int64_t e = lr[2 * i]; e < lr[2 * i + 1]; e++)
+    v[e] = a[fperm[e]];
+  for (int64_t e = d; e < ur[2 * i + 1]; e++)
+    v[e] = a[fperm[e]];
+  for (int64_t e = lr[2 * i]; e < lr[2 * i + 1]; e++) {
     double l = rrt_ilu0_div(v[e], v[piv[e]]);
     v[e] = l;
     for (int64_t p = pair_ptr[e]; p < pair_ptr[e + 1]; p++)
@@ -26,66 +31,147 @@ static inline void factor_row(int32_t i, const int64_t *lptr, const int64_t *upt
   dinv[i] = rrt_ilu0_div(1.0, v[d]);
 }
 
-void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, const int64_t *lptr,
-                              const int64_t *uptr, const int32_t *piv, const int64_t *pair_ptr,
-                              const int32_t *pair_dst, const int32_t *pair_src, double *v,
-                              double *dinv, int boost, double tol, double value) {
+void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, const int64_t *lr,
+                              const int64_t *ur, const int32_t *piv, const int64_t *pair_ptr,
+                              const int32_t *pair_dst, const int32_t *pair_src, const double *a,
+                              const int32_t *fperm, double *v, double *dinv, int boost, double tol,
+                              double value) {
   /* small levels: no parallel region at all (even a disabled one costs) */
   if (nrows < RRT_ILU0_OMP_MIN_ROWS) {
     for (int64_t t = 0; t < nrows; t++)
-      factor_row(rows[t], lptr, uptr, piv, pair_ptr, pair_dst, pair_src, v, dinv, boost, tol,
+      factor_row(rows[t], lr, ur, piv, pair_ptr, pair_dst, pair_src, a, fperm, v, dinv, boost, tol,
                  value);
     return;
   }
 #pragma omp parallel for schedule(static)
   for (int64_t t = 0; t < nrows; t++)
-    factor_row(rows[t], lptr, uptr, piv, pair_ptr, pair_dst, pair_src, v, dinv, boost, tol, value);
+    factor_row(rows[t], lr, ur, piv, pair_ptr, pair_dst, pair_src, a, fperm, v, dinv, boost, tol,
+               value);
 }
 
-static inline void lsolve_row(int32_t i, const int64_t *lptr, const int64_t *uptr,
-                              const int32_t *col, const double *v, const double *r, double *y) {
-  double s = r[i];
-  (void)uptr; /* the uniform (lptr, uptr) signature; L needs only lptr */
-  for (int64_t e = lptr[i]; e < lptr[i + 1]; e++)
-    s = rrt_ilu0_update(s, v[e], y[col[e]]);
-  y[i] = s;
-}
-
-void rrt_ilu0_cpu_lsolve_rows(const int32_t *rows, int64_t nrows, const int64_t *lptr,
-                              const int64_t *uptr, const int32_t *col, const double *v,
-                              const double *r, double *y) {
-  if (nrows < RRT_ILU0_OMP_MIN_ROWS) {
-    for (int64_t t = 0; t < nrows; t++)
-      lsolve_row(rows[t], lptr, uptr, col, v, r, y);
-    return;
+/* The triangular solves, generated for f64 factor values (no suffix) and for
+ * f32 ones (_f32, the factors_f32 option): the values are widened to f64 and
+ * the arithmetic is the same f64 arithmetic in the same order. */
+#define RRT_ILU0_CPU_SOLVES(SFX, VT)                                                               \
+  static inline void lsolve_row##SFX(int32_t i, const int64_t *lr, const int32_t *col,             \
+                                     const VT *v, const double *r, double *y) {                    \
+    double s = r[i];                                                                               \
+    for (int64_t e = lr[2 * i]; e < lr[2 * i + 1]; e++)                                            \
+      s = rrt_ilu0_update(s, (double)v[e], y[col[e]]);                                             \
+    y[i] = s;                                                                                      \
+  }                                                                                                \
+                                                                                                   \
+  void rrt_ilu0_cpu_lsolve_rows##SFX(const int32_t *rows, int64_t nrows, const int64_t *lr,        \
+                                     const int64_t *ur, const int32_t *col, const VT *v,           \
+                                     const double *r, double *y) {                                 \
+    (void)ur; /* the uniform (lr, ur) signature; L needs only lr */                                \
+    if (nrows < RRT_ILU0_OMP_MIN_ROWS) {                                                           \
+      for (int64_t t = 0; t < nrows; t++)                                                          \
+        lsolve_row##SFX(rows[t], lr, col, v, r, y);                                                \
+      return;                                                                                      \
+    }                                                                                              \
+    _Pragma("omp parallel for schedule(static)") for (int64_t t = 0; t < nrows; t++)               \
+        lsolve_row##SFX(rows[t], lr, col, v, r, y);                                                \
+  }                                                                                                \
+                                                                                                   \
+  static inline void usolve_row##SFX(int32_t i, const int64_t *ur, const int32_t *col,             \
+                                     const VT *v, const double *dinv, const double *y,             \
+                                     double *z) {                                                  \
+    int64_t d = ur[2 * i];                                                                         \
+    double s = y[i];                                                                               \
+    for (int64_t e = ur[2 * i + 1] - 1; e > d; e--)                                                \
+      s = rrt_ilu0_update(s, (double)v[e], z[col[e]]);                                             \
+    z[i] = rrt_ilu0_mul(s, dinv[i]);                                                               \
+  }                                                                                                \
+                                                                                                   \
+  void rrt_ilu0_cpu_usolve_rows##SFX(const int32_t *rows, int64_t nrows, const int64_t *lr,        \
+                                     const int64_t *ur, const int32_t *col, const VT *v,           \
+                                     const double *dinv, const double *y, double *z) {             \
+    (void)lr;                                                                                      \
+    if (nrows < RRT_ILU0_OMP_MIN_ROWS) {                                                           \
+      for (int64_t t = 0; t < nrows; t++)                                                          \
+        usolve_row##SFX(rows[t], ur, col, v, dinv, y, z);                                          \
+      return;                                                                                      \
+    }                                                                                              \
+    _Pragma("omp parallel for schedule(static)") for (int64_t t = 0; t < nrows; t++)               \
+        usolve_row##SFX(rows[t], ur, col, v, dinv, y, z);                                          \
+  }                                                                                                \
+                                                                                                   \
+  /* Sequential sweeps over a row list (the whole rank in elimination order,                       \
+   * or one coarse level; U lists in decreasing position). The row just                            \
+   * solved is usually the last term of the next row (its neighbour in the                         \
+   * order): take it from a register, so the chain from row to row does not                        \
+   * go through a store and a reload. Same values, operations and order as                         \
+   * the row functions above. */                                                                   \
+  void rrt_ilu0_cpu_lsolve_seq##SFX(const int32_t *order, int64_t nrows, const int64_t *lr,        \
+                                    const int32_t *col, const VT *v, const double *r, double *y) { \
+    int32_t prev = -1;                                                                             \
+    double pv = 0.0;                                                                               \
+    for (int64_t t = 0; t < nrows; t++) {                                                          \
+      int32_t i = order[t];                                                                        \
+      double s = r[i];                                                                             \
+      for (int64_t e = lr[2 * i]; e < lr[2 * i + 1]; e++) {                                        \
+        int32_t c = col[e];                                                                        \
+        if (c == prev) {                                                                           \
+          s = rrt_ilu0_update(s, (double)v[e], pv);                                                \
+        } else {                                                                                   \
+          s = rrt_ilu0_update(s, (double)v[e], y[c]);                                              \
+        }                                                                                          \
+      }                                                                                            \
+      y[i] = s;                                                                                    \
+      prev = i, pv = s;                                                                            \
+    }                                                                                              \
+  }                                                                                                \
+                                                                                                   \
+  void rrt_ilu0_cpu_usolve_seq##SFX(const int32_t *order, int64_t nrows, const int64_t *ur,        \
+                                    const int32_t *col, const VT *v, const double *dinv,           \
+                                    const double *y, double *z) {                                  \
+    int32_t prev = -1;                                                                             \
+    double pv = 0.0;                                                                               \
+    for (int64_t t = 0; t < nrows; t++) {                                                          \
+      int32_t i = order[t];                                                                        \
+      int64_t d = ur[2 * i];                                                                       \
+      double s = y[i];                                                                             \
+      for (int64_t e = ur[2 * i + 1] - 1; e > d; e--) {                                            \
+        int32_t c = col[e];                                                                        \
+        if (c == prev) {                                                                           \
+          s = rrt_ilu0_update(s, (double)v[e], pv);                                                \
+        } else {                                                                                   \
+          s = rrt_ilu0_update(s, (double)v[e], z[c]);                                              \
+        }                                                                                          \
+      }                                                                                            \
+      s = rrt_ilu0_mul(s, dinv[i]);                                                                \
+      z[i] = s;                                                                                    \
+      prev = i, pv = s;                                                                            \
+    }                                                                                              \
   }
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < nrows; t++)
-    lsolve_row(rows[t], lptr, uptr, col, v, r, y);
+
+RRT_ILU0_CPU_SOLVES(, double)
+RRT_ILU0_CPU_SOLVES(_f32, float)
+
+/* One rank: both sweeps, the U sweep over the reversed order (rev). */
+void rrt_ilu0_cpu_apply_seq(const int32_t *order, const int32_t *rev, int64_t nrows,
+                            const int64_t *lr, const int64_t *ur, const int32_t *col,
+                            const double *v, const double *dinv, const double *r, double *y,
+                            double *z) {
+  rrt_ilu0_cpu_lsolve_seq(order, nrows, lr, col, v, r, y);
+  rrt_ilu0_cpu_usolve_seq(rev, nrows, ur, col, v, dinv, y, z);
 }
 
-static inline void usolve_row(int32_t i, const int64_t *lptr, const int64_t *uptr,
-                              const int32_t *col, const double *v, const double *dinv,
-                              const double *y, double *z) {
-  int64_t d = uptr[i];
-  double s = y[i];
-  (void)lptr;
-  for (int64_t e = uptr[i + 1] - 1; e > d; e--)
-    s = rrt_ilu0_update(s, v[e], z[col[e]]);
-  z[i] = rrt_ilu0_mul(s, dinv[i]);
+void rrt_ilu0_cpu_apply_seq_f32(const int32_t *order, const int32_t *rev, int64_t nrows,
+                                const int64_t *lr, const int64_t *ur, const int32_t *col,
+                                const float *v, const double *dinv, const double *r, double *y,
+                                double *z) {
+  rrt_ilu0_cpu_lsolve_seq_f32(order, nrows, lr, col, v, r, y);
+  rrt_ilu0_cpu_usolve_seq_f32(rev, nrows, ur, col, v, dinv, y, z);
 }
 
-void rrt_ilu0_cpu_usolve_rows(const int32_t *rows, int64_t nrows, const int64_t *lptr,
-                              const int64_t *uptr, const int32_t *col, const double *v,
-                              const double *dinv, const double *y, double *z) {
-  if (nrows < RRT_ILU0_OMP_MIN_ROWS) {
-    for (int64_t t = 0; t < nrows; t++)
-      usolve_row(rows[t], lptr, uptr, col, v, dinv, y, z);
-    return;
-  }
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < nrows; t++)
-    usolve_row(rows[t], lptr, uptr, col, v, dinv, y, z);
+void rrt_ilu0_cpu_round_f32(int64_t nval, int64_t nloc, const int64_t *ur, const double *v,
+                            float *vf, double *dinv) {
+  for (int64_t e = 0; e < nval; e++)
+    vf[e] = (float)v[e];
+  for (int64_t i = 0; i < nloc; i++)
+    dinv[i] = rrt_ilu0_div(1.0, (double)vf[ur[2 * i]]);
 }
 
 void rrt_ilu0_cpu_spmv(int64_t nrows, const int64_t *rowptr, const int32_t *col, const double *a,
@@ -112,52 +198,12 @@ void rrt_ilu0_cpu_scatter(const int32_t *idx, int64_t n, const double *buf, doub
 /* Whole-rank sweeps in elimination order, one thread: for a single rank with
  * small levels this beats level scheduling (rows are visited in memory
  * order instead of level by level), with the same per-row arithmetic. */
-void rrt_ilu0_cpu_factor_seq(const int32_t *order, int64_t nrows, const int64_t *lptr,
-                             const int64_t *uptr, const int32_t *piv, const int64_t *pair_ptr,
-                             const int32_t *pair_dst, const int32_t *pair_src, double *v,
-                             double *dinv, int boost, double tol, double value) {
+void rrt_ilu0_cpu_factor_seq(const int32_t *order, int64_t nrows, const int64_t *lr,
+                             const int64_t *ur, const int32_t *piv, const int64_t *pair_ptr,
+                             const int32_t *pair_dst, const int32_t *pair_src, const double *a,
+                             const int32_t *fperm, double *v, double *dinv, int boost, double tol,
+                             double value) {
   for (int64_t t = 0; t < nrows; t++)
-    factor_row(order[t], lptr, uptr, piv, pair_ptr, pair_dst, pair_src, v, dinv, boost, tol, value);
-}
-
-void rrt_ilu0_cpu_apply_seq(const int32_t *order, int64_t nrows, const int64_t *lptr,
-                            const int64_t *uptr, const int32_t *col, const double *v,
-                            const double *dinv, const double *r, double *y, double *z) {
-  /* The row just solved is usually the last term of the next row (its
-   * neighbour in the elimination order): take it from a register, so the
-   * chain from row to row does not go through a store and a reload. Same
-   * values, same operations, same order as lsolve_row / usolve_row. */
-  int32_t prev = -1;
-  double pv = 0.0;
-  for (int64_t t = 0; t < nrows; t++) {
-    int32_t i = order[t];
-    double s = r[i];
-    for (int64_t e = lptr[i]; e < lptr[i + 1]; e++) {
-      int32_t c = col[e];
-      if (c == prev) {
-        s = rrt_ilu0_update(s, v[e], pv);
-      } else {
-        s = rrt_ilu0_update(s, v[e], y[c]);
-      }
-    }
-    y[i] = s;
-    prev = i, pv = s;
-  }
-  prev = -1;
-  for (int64_t t = nrows - 1; t >= 0; t--) {
-    int32_t i = order[t];
-    int64_t d = uptr[i];
-    double s = y[i];
-    for (int64_t e = uptr[i + 1] - 1; e > d; e--) {
-      int32_t c = col[e];
-      if (c == prev) {
-        s = rrt_ilu0_update(s, v[e], pv);
-      } else {
-        s = rrt_ilu0_update(s, v[e], z[c]);
-      }
-    }
-    s = rrt_ilu0_mul(s, dinv[i]);
-    z[i] = s;
-    prev = i, pv = s;
-  }
+    factor_row(order[t], lr, ur, piv, pair_ptr, pair_dst, pair_src, a, fperm, v, dinv, boost, tol,
+               value);
 }

@@ -1,12 +1,16 @@
 /* CPU kernels of ILU(0): factor the rows of one level, triangular solves of
  * one level, SpMV, gather/scatter for messages. Index conventions (shared
  * with src/kernels/cuda/ilu0.cu):
- *   lptr     L part of row i: value indices lptr[i] .. lptr[i+1] (by position)
- *   uptr     diagonal of row i at uptr[i], its U part uptr[i]+1 .. uptr[i+1]
- *            (L parts of all rows come first, then the D+U parts)
+ *   lr       L part of row i: value indices lr[2i] .. lr[2i+1] (by position)
+ *   ur       diagonal of row i at ur[2i], its U part ur[2i]+1 .. ur[2i+1]
+ *            (L parts of all rows first, then the D+U parts; rows stored in
+ *            elimination order, so a level's rows are close in memory)
  *   col      extended column (< nloc: local row, >= nloc: ghost row)
  *   piv[e]   (L entries e only) value index of the pivot u_kk of the L entry e's column k
  *   pair_*   for L entry e, the updates v[dst] -= v[e] * v[src]
+ *   a, fperm A's local values and, per value index of the local rows, its entry
+ *            in A: a row starts from v[e] = a[fperm[e]] (the factorisation
+ *            gathers each row just before factoring it)
  *   v        local factor values followed by the U rows of ghost rows
  *   dinv     1 / u_ii per local row (correctly rounded), written by the
  *            factorisation; the U solve multiplies by it (no division on
@@ -24,20 +28,31 @@
 extern "C" {
 #endif
 
-void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, const int64_t *lptr,
-                              const int64_t *uptr, const int32_t *piv, const int64_t *pair_ptr,
-                              const int32_t *pair_dst, const int32_t *pair_src, double *v,
-                              double *dinv, int boost, double tol, double value);
+void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, const int64_t *lr,
+                              const int64_t *ur, const int32_t *piv, const int64_t *pair_ptr,
+                              const int32_t *pair_dst, const int32_t *pair_src, const double *a,
+                              const int32_t *fperm, double *v, double *dinv, int boost, double tol,
+                              double value);
 
 /** y[i] = r[i] - sum_L l_ik y[k] for the listed rows (y extended). */
-void rrt_ilu0_cpu_lsolve_rows(const int32_t *rows, int64_t nrows, const int64_t *lptr,
-                              const int64_t *uptr, const int32_t *col, const double *v,
+void rrt_ilu0_cpu_lsolve_rows(const int32_t *rows, int64_t nrows, const int64_t *lr,
+                              const int64_t *ur, const int32_t *col, const double *v,
                               const double *r, double *y);
+void rrt_ilu0_cpu_lsolve_rows_f32(const int32_t *rows, int64_t nrows, const int64_t *lr,
+                                  const int64_t *ur, const int32_t *col, const float *v,
+                                  const double *r, double *y);
 
 /** z[i] = (y[i] - sum_U u_ij z[j]) * dinv[i] for the listed rows (z extended). */
-void rrt_ilu0_cpu_usolve_rows(const int32_t *rows, int64_t nrows, const int64_t *lptr,
-                              const int64_t *uptr, const int32_t *col, const double *v,
+void rrt_ilu0_cpu_usolve_rows(const int32_t *rows, int64_t nrows, const int64_t *lr,
+                              const int64_t *ur, const int32_t *col, const double *v,
                               const double *dinv, const double *y, double *z);
+void rrt_ilu0_cpu_usolve_rows_f32(const int32_t *rows, int64_t nrows, const int64_t *lr,
+                                  const int64_t *ur, const int32_t *col, const float *v,
+                                  const double *dinv, const double *y, double *z);
+
+/** factors_f32: vf = fl32(v) for the first nval values, dinv[i] = 1 / vf[ur[2 * i]]. */
+void rrt_ilu0_cpu_round_f32(int64_t nval, int64_t nloc, const int64_t *ur, const double *v,
+                            float *vf, double *dinv);
 
 /** y[i] = sum a[e] x[col[e]], i < nrows (x extended). */
 void rrt_ilu0_cpu_spmv(int64_t nrows, const int64_t *rowptr, const int32_t *col, const double *a,
@@ -45,13 +60,31 @@ void rrt_ilu0_cpu_spmv(int64_t nrows, const int64_t *rowptr, const int32_t *col,
 
 /** One rank, one thread: factor / apply all rows in elimination order
  *  (order = local rows by position). */
-void rrt_ilu0_cpu_factor_seq(const int32_t *order, int64_t nrows, const int64_t *lptr,
-                             const int64_t *uptr, const int32_t *piv, const int64_t *pair_ptr,
-                             const int32_t *pair_dst, const int32_t *pair_src, double *v,
-                             double *dinv, int boost, double tol, double value);
-void rrt_ilu0_cpu_apply_seq(const int32_t *order, int64_t nrows, const int64_t *lptr,
-                            const int64_t *uptr, const int32_t *col, const double *v,
-                            const double *dinv, const double *r, double *y, double *z);
+void rrt_ilu0_cpu_factor_seq(const int32_t *order, int64_t nrows, const int64_t *lr,
+                             const int64_t *ur, const int32_t *piv, const int64_t *pair_ptr,
+                             const int32_t *pair_dst, const int32_t *pair_src, const double *a,
+                             const int32_t *fperm, double *v, double *dinv, int boost, double tol,
+                             double value);
+/** Sequential sweeps over a row list (elimination order; U: decreasing). */
+void rrt_ilu0_cpu_lsolve_seq(const int32_t *order, int64_t nrows, const int64_t *lr,
+                             const int32_t *col, const double *v, const double *r, double *y);
+void rrt_ilu0_cpu_lsolve_seq_f32(const int32_t *order, int64_t nrows, const int64_t *lr,
+                                 const int32_t *col, const float *v, const double *r, double *y);
+void rrt_ilu0_cpu_usolve_seq(const int32_t *order, int64_t nrows, const int64_t *ur,
+                             const int32_t *col, const double *v, const double *dinv,
+                             const double *y, double *z);
+void rrt_ilu0_cpu_usolve_seq_f32(const int32_t *order, int64_t nrows, const int64_t *ur,
+                                 const int32_t *col, const float *v, const double *dinv,
+                                 const double *y, double *z);
+/** One rank: L sweep over order, U sweep over rev (order reversed). */
+void rrt_ilu0_cpu_apply_seq(const int32_t *order, const int32_t *rev, int64_t nrows,
+                            const int64_t *lr, const int64_t *ur, const int32_t *col,
+                            const double *v, const double *dinv, const double *r, double *y,
+                            double *z);
+void rrt_ilu0_cpu_apply_seq_f32(const int32_t *order, const int32_t *rev, int64_t nrows,
+                                const int64_t *lr, const int64_t *ur, const int32_t *col,
+                                const float *v, const double *dinv, const double *r, double *y,
+                                double *z);
 
 /** buf[t] = src[idx[t]] and dst[idx[t]] = buf[t]. */
 void rrt_ilu0_cpu_gather(const int32_t *idx, int64_t n, const double *src, double *buf);

@@ -22,6 +22,11 @@ static void topk_insert(double *bd, int32_t *bi, int k, double dd, int32_t id) {
   bi[p] = id;
 }
 
+/* Fewer cells than this run on one thread: the B update opens a parallel
+ * region per Frank-Wolfe step, and on a loaded machine waking the other
+ * threads costs more than a small problem's work. */
+#define RRT_SC_PAR_MIN 4096
+
 #define QT 128  /* query rows per GEMM tile */
 #define RT 1024 /* reference rows per GEMM tile */
 
@@ -136,7 +141,7 @@ void rrt_sc_cpu_a_solve(int64_t nl, int m, int fw_iter, int capa, const int64_t 
                         const int32_t *bcnt, const int32_t *bent_j, const double *bent_w,
                         const double *t1a, const rrt_sc_rows *t1a_rows, int first, int32_t *a_idx,
                         double *a_w, int *a_nnz) {
-#pragma omp parallel
+#pragma omp parallel if (nl >= RRT_SC_PAR_MIN)
   {
     a_scratch w;
     w.t2 = calloc((size_t)m * 3, sizeof(double));
@@ -212,25 +217,35 @@ void rrt_sc_cpu_a_solve(int64_t nl, int m, int fw_iter, int capa, const int64_t 
 
 void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, const int32_t *kcol,
                          const double *kval, const int32_t *bfirst, const int32_t *bcnt,
-                         const int32_t *bent_j, const double *bent_w, const int64_t *katptr,
-                         const int32_t *katcol, const double *katval, const rrt_sc_rows *t1b_rows,
-                         double *best_v, int64_t *best_i) {
+                         const int32_t *bent_j, const double *bent_w, const int32_t *hfirst,
+                         const int32_t *hcnt, const int32_t *hent_j, const double *hent_w,
+                         const int64_t *katptr, const int32_t *katcol, const double *katval,
+                         const rrt_sc_rows *t1b_rows, double *best_v, int64_t *best_i) {
   for (int j = 0; j < m; j++)
     best_v[j] = INFINITY, best_i[j] = INT64_MAX;
-#pragma omp parallel
+#pragma omp parallel if (nl >= RRT_SC_PAR_MIN)
   {
     double *kbg = calloc((size_t)m * 4, sizeof(double));
     double *kat = kbg + m, *bv = kbg + 2 * m, *sv = kbg + 3 * m;
     int64_t *bi = malloc((size_t)m * sizeof(int64_t));
-    int32_t *touched = malloc((size_t)m * 3 * sizeof(int32_t));
-    int32_t *slist = touched + m, *pend = touched + 2 * m;
-    char *mark = calloc((size_t)m * 2, 1), *smark = mark + m;
-    int npend = m; /* archetypes still without a zero-gradient cell in this range */
+    int32_t *touched = malloc((size_t)m * 4 * sizeof(int32_t));
+    int32_t *slist = touched + m, *pend = touched + 2 * m, *klist = touched + 3 * m;
+    char *mark = calloc((size_t)m * 3, 1), *smark = mark + m, *kmark = mark + 2 * m;
+    int npend = 0; /* archetypes still without a zero-gradient cell in this chunk */
     for (int j = 0; j < m; j++)
-      bv[j] = INFINITY, bi[j] = INT64_MAX, pend[j] = j;
-      /* static: each thread's cells are one ascending range (the zero rule) */
-#pragma omp for schedule(static)
-    for (int64_t i = 0; i < nl; i++) {
+      bv[j] = INFINITY, bi[j] = INT64_MAX;
+    /* chunks of 64 cells handed out dynamically (a thread that is held up
+     * on a shared machine does not hold up the others); the zero rule is
+     * applied per chunk, whose cells are visited in ascending order, and the
+     * argmin keeps the lowest index on ties, so the result does not depend
+     * on which thread took which chunk */
+    int64_t nchunks = (nl + 63) / 64;
+#pragma omp for schedule(dynamic, 64)
+    for (int64_t i = 0; i < nchunks * 64; i++) {
+      if (i % 64 == 0)
+        for (npend = 0; npend < m; npend++)
+          pend[npend] = npend;
+      if (i >= nl) continue;
       int nt = 0, ns = 0;
       int64_t gi = c0 + i;
       for (int64_t p = kptr[i]; p < kptr[i + 1]; p++) {
@@ -251,15 +266,26 @@ void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, con
           sv[j] = sv[j] + kv * t1b_rows->val[q];
         }
       }
-      for (int64_t p = katptr[i]; p < katptr[i + 1]; p++)
-        kat[katcol[p]] = katval[p];
+      /* K A^T row i = X_i H, in X-column order as in the CUDA kernel */
+      int nk = 0;
+      if (katptr)
+        for (int64_t p = katptr[i]; p < katptr[i + 1]; p++)
+          kmark[katcol[p]] = 1, kat[katcol[p]] = katval[p], klist[nk++] = katcol[p];
+      for (int64_t p = katptr ? kptr[i + 1] : kptr[i]; p < kptr[i + 1]; p++) {
+        int32_t c = kcol[p];
+        for (int32_t e = hfirst[c]; e < hfirst[c] + hcnt[c]; e++) {
+          int32_t j = hent_j[e];
+          if (!kmark[j]) kmark[j] = 1, kat[j] = 0.0, klist[nk++] = j;
+          kat[j] = kat[j] + kval[p] * hent_w[e];
+        }
+      }
       for (int q = 0; q < ns; q++) {
         int32_t j = slist[q];
         double g = rrt_sc_grad(sv[j], kat[j]);
         if (rrt_sc_argmin_better(g, gi, bv[j], bi[j])) bv[j] = g, bi[j] = gi;
       }
-      for (int64_t p = katptr[i]; p < katptr[i + 1]; p++) {
-        int32_t j = katcol[p];
+      for (int u = 0; u < nk; u++) {
+        int32_t j = klist[u];
         if (smark[j]) continue;
         double g = rrt_sc_grad(0.0, kat[j]);
         if (rrt_sc_argmin_better(g, gi, bv[j], bi[j])) bv[j] = g, bi[j] = gi;
@@ -274,8 +300,8 @@ void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, con
         if (rrt_sc_argmin_better(g, gi, bv[j], bi[j])) bv[j] = g, bi[j] = gi;
         pend[q] = pend[--npend];
       }
-      for (int64_t p = katptr[i]; p < katptr[i + 1]; p++)
-        kat[katcol[p]] = 0.0;
+      for (int u = 0; u < nk; u++)
+        kat[klist[u]] = 0.0, kmark[klist[u]] = 0;
       for (int q = 0; q < ns; q++)
         smark[slist[q]] = 0;
       for (int t = 0; t < nt; t++)
@@ -290,4 +316,60 @@ void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, con
     free(touched);
     free(mark);
   }
+}
+
+rrt_status rrt_sc_cpu_xh_rows(int64_t nl, int m, const int64_t *kptr, const int32_t *kcol,
+                              const double *kval, const int32_t *hfirst, const int32_t *hcnt,
+                              const int32_t *hent_j, const double *hent_w, int64_t max_nnz,
+                              int64_t **ptr_out, int32_t **col_out, double **val_out) {
+  int64_t *ptr = calloc((size_t)nl + 1, sizeof(int64_t));
+  int32_t *col = NULL;
+  double *val = NULL;
+  int fail = ptr == NULL;
+  /* two passes (count, then fill at known offsets): allocated once, exactly */
+  for (int pass = 0; pass < 2 && !fail; pass++) {
+#pragma omp parallel if (nl >= RRT_SC_PAR_MIN)
+    {
+      double *acc = malloc((size_t)m * sizeof(double));
+      int32_t *tl = malloc((size_t)m * sizeof(int32_t));
+      char *tm = calloc((size_t)m, 1);
+      if (!acc || !tl || !tm) {
+#pragma omp atomic write
+        fail = 1;
+      }
+#pragma omp for schedule(dynamic, 256)
+      for (int64_t i = 0; i < nl; i++) {
+        if (!acc || !tl || !tm) continue;
+        int nt = 0;
+        for (int64_t p = kptr[i]; p < kptr[i + 1]; p++) {
+          int32_t c = kcol[p];
+          for (int32_t e = hfirst[c]; e < hfirst[c] + hcnt[c]; e++) {
+            int32_t j = hent_j[e];
+            if (!tm[j]) tm[j] = 1, acc[j] = 0.0, tl[nt++] = j;
+            acc[j] = acc[j] + kval[p] * hent_w[e];
+          }
+        }
+        if (pass == 0) ptr[i + 1] = nt;
+        for (int u = 0; u < nt; u++) {
+          if (pass == 1) col[ptr[i] + u] = tl[u], val[ptr[i] + u] = acc[tl[u]];
+          tm[tl[u]] = 0;
+        }
+      }
+      free(acc), free(tl), free(tm);
+    }
+    if (pass == 0 && !fail) {
+      for (int64_t i = 0; i < nl; i++)
+        ptr[i + 1] += ptr[i];
+      if (ptr[nl] > max_nnz) break;
+      col = malloc((size_t)(ptr[nl] + 1) * sizeof(int32_t));
+      val = malloc((size_t)(ptr[nl] + 1) * sizeof(double));
+      if (!col || !val) fail = 1;
+    }
+  }
+  if (fail || !col) {
+    free(ptr), free(col), free(val);
+    return RRT_ERR_OUT_OF_MEMORY;
+  }
+  *ptr_out = ptr, *col_out = col, *val_out = val;
+  return RRT_SUCCESS;
 }

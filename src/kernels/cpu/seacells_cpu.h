@@ -47,15 +47,32 @@ void rrt_sc_cpu_a_solve(int64_t nl, int m, int fw_iter, int capa, const int64_t 
 
 /** B-update gradient 2 ((K Bg) T1b - K A^T) for nl cells (global c0 + i),
  *  fused with the argmin over these cells per archetype: best_v/best_i (m)
- *  receive the smallest value and its lowest global cell index. Only the
- *  nonzeros of T1b (t1b_rows) and of the K A^T rows are visited; an
+ *  receive the smallest value and its lowest global cell index. With
+ *  kptr/kcol/kval the rows of X and the by-cell indices Y (bfirst..) and H
+ *  (hfirst..), row i of K Bg is X_i Y and row i of K A^T is X_i H (the
+ *  caller passes X = M, Y = M Bg, H = M A^T). The K A^T rows come from
+ *  katptr/katcol/katval when given (rrt_sc_cpu_xh_rows), else are formed
+ *  per cell: stored, they cost up to m entries per cell (the archetypes of
+ *  a 2-hop neighbourhood).
+ *  Only the nonzeros of T1b (t1b_rows) and of those rows are visited; an
  *  archetype with no term at a cell has gradient exactly 0 there, and only
  *  the lowest such cell of each thread's ascending range can win. */
 void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, const int32_t *kcol,
                          const double *kval, const int32_t *bfirst, const int32_t *bcnt,
-                         const int32_t *bent_j, const double *bent_w, const int64_t *katptr,
-                         const int32_t *katcol, const double *katval, const rrt_sc_rows *t1b_rows,
-                         double *best_v, int64_t *best_i);
+                         const int32_t *bent_j, const double *bent_w, const int32_t *hfirst,
+                         const int32_t *hcnt, const int32_t *hent_j, const double *hent_w,
+                         const int64_t *katptr, const int32_t *katcol, const double *katval,
+                         const rrt_sc_rows *t1b_rows, double *best_v, int64_t *best_i);
+
+/** Rows of X H (the K A^T rows above) for nl cells, in the order and with
+ *  the bits rrt_sc_cpu_b_argmin forms them: passed back to it as
+ *  katptr/katcol/katval (else NULL) they save forming them at every step.
+ *  Returns RRT_ERR_OUT_OF_MEMORY (nothing allocated) when there are more
+ *  than max_nnz entries: the caller's memory budget. */
+rrt_status rrt_sc_cpu_xh_rows(int64_t nl, int m, const int64_t *kptr, const int32_t *kcol,
+                              const double *kval, const int32_t *hfirst, const int32_t *hcnt,
+                              const int32_t *hent_j, const double *hent_w, int64_t max_nnz,
+                              int64_t **ptr, int32_t **col, double **val);
 
 #ifdef __cplusplus
 }

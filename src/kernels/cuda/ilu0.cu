@@ -15,15 +15,20 @@ static inline unsigned ilu0_grid(int64_t n) {
   return (unsigned)(g > 0 ? g : 1);
 }
 
-__global__ void ilu0_factor_rows_k(const int32_t *rows, int64_t nrows, const int64_t *lptr,
-                                   const int64_t *uptr, const int32_t *piv, const int64_t *pair_ptr,
-                                   const int32_t *pair_dst, const int32_t *pair_src, double *v,
-                                   double *dinv, int boost, double tol, double value) {
+__global__ void ilu0_factor_rows_k(const int32_t *rows, int64_t nrows, const int64_t *lr,
+                                   const int64_t *ur, const int32_t *piv, const int64_t *pair_ptr,
+                                   const int32_t *pair_dst, const int32_t *pair_src,
+                                   const double *a, const int32_t *fperm, double *v, double *dinv,
+                                   int boost, double tol, double value) {
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= nrows) return;
   int32_t i = rows[t];
-  int64_t d = uptr[i];
-  for (int64_t e = lptr[i]; e < lptr[i + 1]; e++) {
+  int64_t d = ur[2 * i];
+  for (int64_t e = lr[2 * i]; e < lr[2 * i + 1]; e++)
+    v[e] = a[fperm[e]];
+  for (int64_t e = d; e < ur[2 * i + 1]; e++)
+    v[e] = a[fperm[e]];
+  for (int64_t e = lr[2 * i]; e < lr[2 * i + 1]; e++) {
     double l = rrt_ilu0_div(v[e], v[piv[e]]);
     v[e] = l;
     for (int64_t p = pair_ptr[e]; p < pair_ptr[e + 1]; p++)
@@ -34,54 +39,89 @@ __global__ void ilu0_factor_rows_k(const int32_t *rows, int64_t nrows, const int
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_factor_rows)
-(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lptr, const int64_t *uptr,
+(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr, const int64_t *ur,
  const int32_t *piv, const int64_t *pair_ptr, const int32_t *pair_dst, const int32_t *pair_src,
- double *v, double *dinv, int boost, double tol, double value) {
-  RRT_LAUNCH(ilu0_factor_rows_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, lptr, uptr, piv,
-             pair_ptr, pair_dst, pair_src, v, dinv, boost, tol, value);
+ const double *a, const int32_t *fperm, double *v, double *dinv, int boost, double tol,
+ double value) {
+  RRT_LAUNCH(ilu0_factor_rows_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, lr, ur, piv,
+             pair_ptr, pair_dst, pair_src, a, fperm, v, dinv, boost, tol, value);
 }
 
-__global__ void ilu0_lsolve_rows_k(const int32_t *rows, int64_t nrows, const int64_t *lptr,
-                                   const int64_t *uptr, const int32_t *col, const double *v,
-                                   const double *r, double *y) {
+// Triangular solves for f64 factor values and for f32 ones (factors_f32:
+// widened to f64, same f64 arithmetic in the same order as the CPU kernels).
+template <typename VT>
+__global__ void ilu0_lsolve_rows_k(const int32_t *rows, int64_t nrows, const int64_t *lr,
+                                   const int32_t *col, const VT *v, const double *r, double *y) {
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= nrows) return;
   int32_t i = rows[t];
   double s = r[i];
-  (void)uptr; /* the uniform (lptr, uptr) signature; L needs only lptr */
-  for (int64_t e = lptr[i]; e < lptr[i + 1]; e++)
-    s = rrt_ilu0_update(s, v[e], y[col[e]]);
+  for (int64_t e = lr[2 * i]; e < lr[2 * i + 1]; e++)
+    s = rrt_ilu0_update(s, (double)v[e], y[col[e]]);
   y[i] = s;
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_lsolve_rows)
-(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lptr, const int64_t *uptr,
+(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr, const int64_t *ur,
  const int32_t *col, const double *v, const double *r, double *y) {
-  RRT_LAUNCH(ilu0_lsolve_rows_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, lptr, uptr, col,
+  (void)ur; // the uniform (lr, ur) signature; L needs only lr
+  RRT_LAUNCH((ilu0_lsolve_rows_k<double>), ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, lr, col,
+             v, r, y);
+}
+
+RRT_KERNEL_API(rrt_k_ilu0_lsolve_rows_f32)
+(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr, const int64_t *ur,
+ const int32_t *col, const float *v, const double *r, double *y) {
+  (void)ur;
+  RRT_LAUNCH((ilu0_lsolve_rows_k<float>), ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, lr, col,
              v, r, y);
 }
 
 // U entries in decreasing position, times the reciprocal pivot (the same
 // order and operations as the CPU kernel, see ilu0_cpu.h).
-__global__ void ilu0_usolve_rows_k(const int32_t *rows, int64_t nrows, const int64_t *lptr,
-                                   const int64_t *uptr, const int32_t *col, const double *v,
-                                   const double *dinv, const double *y, double *z) {
+template <typename VT>
+__global__ void ilu0_usolve_rows_k(const int32_t *rows, int64_t nrows, const int64_t *ur,
+                                   const int32_t *col, const VT *v, const double *dinv,
+                                   const double *y, double *z) {
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= nrows) return;
   int32_t i = rows[t];
-  int64_t d = uptr[i];
+  int64_t d = ur[2 * i];
   double s = y[i];
-  (void)lptr;
-  for (int64_t e = uptr[i + 1] - 1; e > d; e--)
-    s = rrt_ilu0_update(s, v[e], z[col[e]]);
+  for (int64_t e = ur[2 * i + 1] - 1; e > d; e--)
+    s = rrt_ilu0_update(s, (double)v[e], z[col[e]]);
   z[i] = rrt_ilu0_mul(s, dinv[i]);
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_usolve_rows)
-(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lptr, const int64_t *uptr,
+(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr, const int64_t *ur,
  const int32_t *col, const double *v, const double *dinv, const double *y, double *z) {
-  RRT_LAUNCH(ilu0_usolve_rows_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, lptr, uptr, col,
+  (void)lr;
+  RRT_LAUNCH((ilu0_usolve_rows_k<double>), ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, ur, col,
              v, dinv, y, z);
+}
+
+RRT_KERNEL_API(rrt_k_ilu0_usolve_rows_f32)
+(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr, const int64_t *ur,
+ const int32_t *col, const float *v, const double *dinv, const double *y, double *z) {
+  (void)lr;
+  RRT_LAUNCH((ilu0_usolve_rows_k<float>), ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, ur, col,
+             v, dinv, y, z);
+}
+
+// factors_f32: vf = fl32(v) (first nval values), dinv[i] = 1 / vf[ur[2 * i]].
+__global__ void ilu0_round_f32_k(int64_t nval, int64_t nloc, const int64_t *ur, const double *v,
+                                 float *vf, double *dinv) {
+  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < nval) vf[t] = (float)v[t];
+  if (t < nloc) dinv[t] = rrt_ilu0_div(1.0, (double)(float)v[ur[2 * t]]);
+}
+
+RRT_KERNEL_API(rrt_k_ilu0_round_f32)
+(rrt_stream s, int64_t nval, int64_t nloc, const int64_t *ur, const double *v, float *vf,
+ double *dinv) {
+  RRT_LAUNCH(ilu0_round_f32_k, ilu0_grid(nval > nloc ? nval : nloc), ILU0_BLOCK, 0, s, nval, nloc,
+             ur, v, vf, dinv);
 }
 
 __global__ void ilu0_spmv_k(int64_t nrows, const int64_t *rowptr, const int32_t *col,

@@ -147,9 +147,10 @@ RRT_KERNEL_API(rrt_k_sc_a_solve)
 __global__ void sc_b_argmin_kernel(int64_t nl, int64_t c0, int m, const int64_t *kptr,
                                    const int32_t *kcol, const double *kval, const int32_t *bfirst,
                                    const int32_t *bcnt, const int32_t *bent_j, const double *bent_w,
-                                   const int64_t *katptr, const int32_t *katcol,
-                                   const double *katval, const double *t1b, double *part_v,
-                                   int64_t *part_i, double *scratch, int *iscratch) {
+                                   const int32_t *hfirst, const int32_t *hcnt,
+                                   const int32_t *hent_j, const double *hent_w, const double *t1b,
+                                   double *part_v, int64_t *part_i, double *scratch,
+                                   int *iscratch) {
   __shared__ int nt_s;
   double *kbg = scratch + (int64_t)blockIdx.x * 3 * m, *kat = kbg + m;
   double *bv = part_v + (int64_t)blockIdx.x * m;
@@ -172,8 +173,12 @@ __global__ void sc_b_argmin_kernel(int64_t nl, int64_t c0, int m, const int64_t 
         }
       }
       nt_s = nt;
-      for (int64_t p = katptr[i]; p < katptr[i + 1]; p++)
-        kat[katcol[p]] = katval[p];
+      // K A^T row = X_i H, in X-column order as on the CPU (not stored: up to m per cell)
+      for (int64_t p = kptr[i]; p < kptr[i + 1]; p++) {
+        int32_t c = kcol[p];
+        for (int32_t e = hfirst[c]; e < hfirst[c] + hcnt[c]; e++)
+          kat[hent_j[e]] = kat[hent_j[e]] + kval[p] * hent_w[e];
+      }
     }
     __syncthreads();
     int nt = nt_s;
@@ -186,8 +191,11 @@ __global__ void sc_b_argmin_kernel(int64_t nl, int64_t c0, int m, const int64_t 
     }
     __syncthreads();
     if (threadIdx.x == 0) {
-      for (int64_t p = katptr[i]; p < katptr[i + 1]; p++)
-        kat[katcol[p]] = 0.0;
+      for (int64_t p = kptr[i]; p < kptr[i + 1]; p++) {
+        int32_t c = kcol[p];
+        for (int32_t e = hfirst[c]; e < hfirst[c] + hcnt[c]; e++)
+          kat[hent_j[e]] = 0.0;
+      }
       for (int t = 0; t < nt; t++)
         mark[touched[t]] = 0;
     }
@@ -198,12 +206,14 @@ __global__ void sc_b_argmin_kernel(int64_t nl, int64_t c0, int m, const int64_t 
 RRT_KERNEL_API(rrt_k_sc_b_argmin)
 (rrt_stream stream, int64_t nl, int64_t c0, int m, const int64_t *kptr, const int32_t *kcol,
  const double *kval, const int32_t *bfirst, const int32_t *bcnt, const int32_t *bent_j,
- const double *bent_w, const int64_t *katptr, const int32_t *katcol, const double *katval,
- const double *t1b, double *part_v, int64_t *part_i, double *scratch, int *iscratch) {
+ const double *bent_w, const int32_t *hfirst, const int32_t *hcnt, const int32_t *hent_j,
+ const double *hent_w, const double *t1b, double *part_v, int64_t *part_i, double *scratch,
+ int *iscratch) {
   int64_t nb = (nl + 63) / 64;
   unsigned grid = (unsigned)(nb < 1 ? 1 : nb > 1024 ? 1024 : nb);
   RRT_LAUNCH(sc_b_argmin_kernel, grid, SC_THREADS, 0, stream, nl, c0, m, kptr, kcol, kval, bfirst,
-             bcnt, bent_j, bent_w, katptr, katcol, katval, t1b, part_v, part_i, scratch, iscratch);
+             bcnt, bent_j, bent_w, hfirst, hcnt, hent_j, hent_w, t1b, part_v, part_i, scratch,
+             iscratch);
 }
 
 // Second stage: per archetype, the best over the blocks' partials.
