@@ -3,7 +3,8 @@
 
 In one run, side by side: every measurement once per round, --reps rounds
 interleaved (so paired numbers see the same machine, which matters on a shared
-box), medians over the rounds:
+box), medians over the rounds that other processes left alone (measured from
+/proc/stat minus our own children's CPU time; all rounds if fewer than 3):
   (a) OpenBLAS sgemm GFLOP/s, 2 threads, at the attention's product shapes
       (bench/attn-sgemm.c); the reference is the best median of them;
   (b) `ringrt attn` local attention (np=1, 2 threads), f32, S=4096 H=8 D=64,
@@ -65,6 +66,31 @@ def wait_quiet(max_wait, threshold=0.10):
         if b is None or b <= threshold or time.time() >= end:
             return b
         time.sleep(3)
+
+
+def cpu_snapshot():
+    """(busy jiffies of the whole machine, CPU seconds of our finished
+    children, wall clock); None where /proc/stat is missing."""
+    import resource
+    import time
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+    except OSError:
+        return None
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return sum(v) - v[3] - v[4], ru.ru_utime + ru.ru_stime, time.time()
+
+
+def other_share(s0, s1):
+    """Share of the machine's CPUs used by other work between two snapshots:
+    all busy time minus what our own children used."""
+    if not s0 or not s1:
+        return None
+    hz = os.sysconf("SC_CLK_TCK")
+    busy = (s1[0] - s0[0]) / hz
+    mine = s1[1] - s0[1]
+    return round(max(0.0, busy - mine) / ((os.cpu_count() or 1) * (s1[2] - s0[2])), 3)
 
 
 def sh(cmd, env=None, timeout=900):
@@ -178,6 +204,8 @@ def main():
     ap.add_argument("--reps", type=int, default=7, help="rounds")
     ap.add_argument("--out", required=True)
     ap.add_argument("--commit", default="unknown")
+    ap.add_argument("--max-other", type=float, default=0.10,
+                    help="rounds where other work used more of the CPUs are left out")
     ap.add_argument("--quiet-wait", type=float, default=0,
                     help="before each round wait up to this many seconds for idle CPUs")
     a = ap.parse_args()
@@ -186,8 +214,10 @@ def main():
          "commit": a.commit, "host_cpus": os.cpu_count(), "rounds": a.reps,
          "shape": {"seq": S, "heads": H, "dim": D, "dtype": "f32", "batch": 1},
          "method": "every measurement once per round, rounds interleaved so that paired "
-                   "numbers see the same machine; reported: medians over rounds (each "
-                   "ringrt/torch value is itself the median of 3 in-process runs)",
+                   "numbers see the same machine; reported: medians over the rounds in which "
+                   "other processes used at most max_other of the CPUs (all rounds when fewer "
+                   "than 3 qualify); each ringrt/torch value is itself the median of 3 "
+                   "in-process runs",
          "load_start": load()}
     try:
         with open("/proc/cpuinfo") as f:
@@ -204,6 +234,7 @@ def main():
     ring_cases = (("noncausal", []), ("causal_zigzag", ["--causal", "--layout", "zigzag"]))
     for i in range(a.reps):
         x = {"busy_before": wait_quiet(a.quiet_wait) if a.quiet_wait > 0 else cpu_busy(1.0)}
+        snap0 = cpu_snapshot()
         x["sgemm"] = sgemm(a.sgemm, 2, 1)                                   # (a)
         if avx512:
             x["sgemm_avx512"] = sgemm(a.sgemm, 2, 1, "SkylakeX")
@@ -212,11 +243,14 @@ def main():
         x["torch"] = torch_sdpa(a.torch_python, 2, 3)                        # (d)
         x["ring"] = {n: {"np1": ringrt(a.app, 1, 1, e, 3, 1),               # (e)
                          "np2": ringrt(a.app, 2, 1, e, 3, 1)} for n, e in ring_cases}
+        x["other_during"] = other_share(snap0, cpu_snapshot())
         rounds.append(x)
         ok = lambda j: j and "error" not in j
-        print("  round %d (other work busy %.0f%% before): sgemm best %s, attn %s s / causal %s s, "
+        print("  round %d (other work: %.0f%% of the CPUs before, %s during): sgemm best %s, "
+              "attn %s s / causal %s s, "
               "torch %s s, ring np1/np2 %s/%s s" % (
                   i + 1, 100 * (x["busy_before"] or 0),
+                  "%.0f%%" % (100 * x["other_during"]) if x["other_during"] is not None else "?",
                   "%.1f" % x["sgemm"]["best_median"] if ok(x["sgemm"]) else "-",
                   "%.4f" % x["nc"]["time_s"] if ok(x["nc"]) else "-",
                   "%.4f" % x["c"]["time_s"] if ok(x["c"]) else "-",
@@ -227,6 +261,23 @@ def main():
                   if ok(x["ring"]["noncausal"]["np2"]) else "-"), flush=True)
     r["rounds_raw"] = rounds
     ok = lambda j: j and "error" not in j
+    # On a shared machine, summarise the rounds that other work left alone
+    # (at most --max-other of the CPUs used by others during the round),
+    # when there are at least 3 of them; the choice never looks at our
+    # own numbers, and the raw rounds stay in the JSON.
+    quiet = [x for x in rounds if x["other_during"] is not None and
+             x["other_during"] <= a.max_other]
+    r["rounds_used"] = [i + 1 for i, x in enumerate(rounds) if x in quiet] \
+        if len(quiet) >= 3 else list(range(1, len(rounds) + 1))
+    if len(quiet) >= 3:
+        if len(quiet) < len(rounds):
+            print("# summarising the %d of %d rounds where other work used <= %.0f%% of the CPUs"
+                  " (rounds %s)" % (len(quiet), len(rounds), 100 * a.max_other,
+                                     r["rounds_used"]))
+        rounds = quiet
+    else:
+        print("# WARNING: fewer than 3 rounds ran without other work (<= %.0f%% of the CPUs): "
+              "all rounds summarised, numbers disturbed" % (100 * a.max_other))
 
     # (a) sgemm: per shape the median over rounds; the reference is the best shape
     def sgemm_summary(key):
@@ -358,10 +409,10 @@ def main():
                "; np=1 with 2 threads: %.4f s" % same if same else ""))
 
     r["load_end"] = load()
-    busy = [x["busy_before"] for x in rounds]
-    r["cpu_busy_before_rounds"] = busy
-    print("# load average at the end %s; CPUs busy with other work in the second before each "
-          "round: %s" % (r["load_end"], ", ".join("%.0f%%" % (100 * b) for b in busy if b is not None)))
+    r["other_work_during_rounds"] = [x["other_during"] for x in r["rounds_raw"]]
+    print("# load average at the end %s; share of the CPUs used by other work during each round:"
+          " %s" % (r["load_end"], ", ".join("%.0f%%" % (100 * b) if b is not None else "?"
+                                             for b in r["other_work_during_rounds"])))
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w") as f:
         json.dump(r, f, indent=1)

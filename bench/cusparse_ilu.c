@@ -308,8 +308,8 @@ int main(int argc, char **argv) {
   printf("{\"tool\": \"cusparse\", \"problem\": \"%s\", \"n\": %d, \"nnz\": %d, \"gpu\": \"%s\", "
          "\"analysis_s\": %.6g, \"factor_s\": %.6g, \"refactor_s\": %.6g, "
          "\"spsv_analysis_s\": %.6g, \"trisolve_s\": %.6g, \"z_sum\": %.17g}\n",
-         spec ? spec : path, n, nnz, prop.name, t_analysis, t_factor, t_refactor,
-         t_spsv_analysis, t_solve, zsum);
+         spec ? spec : path, n, nnz, prop.name, t_analysis, t_factor, t_refactor, t_spsv_analysis,
+         t_solve, zsum);
   cusparseSpSV_destroyDescr(sl), cusparseSpSV_destroyDescr(su);
   cusparseDestroySpMat(L), cusparseDestroySpMat(U);
   cusparseDestroyDnVec(vr), cusparseDestroyDnVec(vy), cusparseDestroyDnVec(vz);

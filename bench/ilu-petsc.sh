@@ -28,7 +28,9 @@ fi
 mkdir -p bench/results
 out=bench/results/ilu-petsc-$(date -u +%Y%m%dT%H%M%SZ).json
 load_before=$(uptime)
-echo "date $(date -u +%FT%TZ)  commit $(git rev-parse --short HEAD 2>/dev/null || echo none)"
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo none)
+git diff --quiet HEAD 2>/dev/null || commit="$commit+uncommitted"
+echo "date $(date -u +%FT%TZ)  commit $commit"
 echo "cpu  $(lscpu | sed -n 's/^Model name: *//p' | head -1), ${ncores} cores"
 echo "load before: $load_before"
 isai=../shared/data/matrices/gk_isai_a.mtx
@@ -38,13 +40,12 @@ PYTHONPATH= $py bench/ilu_petsc.py --ringrt "$build/apps/ringrt" --runs "$runs" 
 load_after=$(uptime)
 echo "load after:  $load_after"
 # machine facts into the same JSON
-PYTHONPATH= $py - "$out" "$load_before" "$load_after" <<'PY'
-import json, os, subprocess, sys
-p, before, after = sys.argv[1:4]
+PYTHONPATH= $py - "$out" "$load_before" "$load_after" "$commit" <<'PY'
+import json, os, sys
+p, before, after, commit = sys.argv[1:5]
 r = json.load(open(p))
 r["uptime_before"], r["uptime_after"] = before.strip(), after.strip()
 r["nproc"] = os.cpu_count()
-r["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True).stdout.strip()
+r["commit"] = commit
 json.dump(r, open(p, "w"), indent=1)
 PY

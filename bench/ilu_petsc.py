@@ -15,8 +15,10 @@ that Debian's python3-petsc4py installs into). In one run:
   4. GMRES(30)+ILU(0) on gk_isai_a.mtx in both, plus the size of the
      factors' entries, to say whether non-convergence is expected.
 
-Every timing is a median over --runs separate measurements; nothing here is
-estimated or extrapolated. Results go to a JSON file.
+Every timing is a median over --runs separate measurements (PETSc and
+ringrt's 1-rank runs alternate, so machine load hits both alike); nothing
+here is estimated or extrapolated. Results go to a JSON file;
+`ilu_petsc.py --render FILE` prints it as the tables of docs/ilu.md.
 """
 import argparse
 import json
@@ -152,8 +154,8 @@ def median_of(runs, key):
     return statistics.median(r[key] for r in runs)
 
 
-def ringrt_runs(args, ringrt, runs, np_=1, threads=1):
-    rs = [ringrt_json(args, ringrt, np_, threads) for _ in range(runs)]
+def ringrt_runs(args, ringrt, runs, np_=1, threads=1, rs=None):
+    rs = rs or [ringrt_json(args, ringrt, np_, threads) for _ in range(runs)]
     keys = ["analysis_s", "factor_s", "refactor_s", "trisolve_s", "spmv_s"]
     out = {k: median_of(rs, k) for k in keys}
     out.update(levels_l=rs[0]["levels_l"], levels_u=rs[0]["levels_u"], ranks=np_,
@@ -249,13 +251,15 @@ def render(path):
                 e["problem"], q["ranks"], q["ordering"], q["levels_l"], 1e3 * q["analysis_s"],
                 1e3 * q["factor_s"], 1e3 * q["refactor_s"], 1e3 * q["trisolve_s"]))
     print("\n| problem | ringrt/PETSc refactor | ringrt/PETSc apply | np2 speedup natural "
-          "(refactor, apply) | np2 speedup multicolour (refactor, apply) |")
-    print("|---|---|---|---|---|")
+          "(refactor, apply) | np2 speedup multicolour (refactor, apply) | np2 speedup of SpMV "
+          "(control: no dependencies) |")
+    print("|---|---|---|---|---|---|")
     for e in r["problems"]:
-        print("| %s | %.2f | %.2f | %.2f, %.2f | %.2f, %.2f |" % (
+        print("| %s | %.2f | %.2f | %.2f, %.2f | %.2f, %.2f | %.2f |" % (
             e["problem"], e["ratio_refactor_ringrt_over_petsc"], e["ratio_apply_ringrt_over_petsc"],
             e["speedup_np2"]["refactor"], e["speedup_np2"]["apply"],
-            e["speedup_np2_multicolor"]["refactor"], e["speedup_np2_multicolor"]["apply"]))
+            e["speedup_np2_multicolor"]["refactor"], e["speedup_np2_multicolor"]["apply"],
+            e["ringrt_np1"]["spmv_s"] / e["ringrt_np2"]["spmv_s"]))
 
 
 def main():
@@ -277,10 +281,17 @@ def main():
         for prob in a.problems.split(","):
             A = stencil(prob)
             entry = {"problem": prob, "n": A.shape[0], "nnz": A.nnz}
-            entry["petsc"] = petsc_ilu(A, a.runs, a.reps)
-            del A
             base = ["--generate", prob, "--solver", "none", "--repeat", str(a.reps)]
-            entry["ringrt_np1"] = ringrt_runs(base, a.ringrt, a.runs)
+            # PETSc and ringrt (1 rank, natural) alternate, run by run, so a
+            # busy machine slows both alike; medians over the runs
+            ps, rs = [], []
+            for _ in range(a.runs):
+                ps.append(petsc_ilu(A, 1, a.reps))
+                rs.append(ringrt_json(base, a.ringrt))
+            del A
+            entry["petsc"] = {k: statistics.median(p[k] for p in ps) for k in ps[0]}
+            entry["petsc"]["samples"] = {k: [p[k] for p in ps] for k in ps[0]}
+            entry["ringrt_np1"] = ringrt_runs(base, a.ringrt, a.runs, rs=rs)
             entry["ringrt_np1_multicolor"] = ringrt_runs(base + ["--reorder", "multicolor"],
                                                          a.ringrt, a.runs)
             entry["ringrt_np2"] = ringrt_runs(base, a.ringrt, a.runs, np_=2)

@@ -73,8 +73,8 @@ rrt_status sc_update_t1a(sc_run *s) {
   sc_yidx *g = &s->mb;
   kbrec *rec = NULL, *all = NULL;
   size_t tot = 0;
-  rrt_status st = sc_mprod(s, b->first, b->cnt, b->ent_j, b->ent_w, g);
-  if (st != RRT_SUCCESS) goto out;
+  rrt_status st = rrt_agree(s->ctx, sc_mprod(s, b->first, b->cnt, b->ent_j, b->ent_w, g));
+  if (st != RRT_SUCCESS) return st;
   size_t nr = 0;
   for (int64_t i = 0; i < s->nl; i++)
     nr += (size_t)g->cnt[s->c0 + i];
@@ -315,9 +315,13 @@ agree:
   sc_bmat *b = &s->b;
   for (int t = 0; st == RRT_SUCCESS && t < s->opt.fw_iter; t++) {
     /* local fused gradient + argmin, then the global min-loc (lowest cell on ties) */
-    st = rrt_agree(s->ctx, sc_mprod(s, b->first, b->cnt, b->ent_j, b->ent_w, &g));
-    if (st != RRT_SUCCESS) break;
-    if (!s->use_device) {
+    /* no agreement of its own: a failure rides on the min-loc below (one
+     * collective per step; each costs a time slice on a loaded machine) */
+    rrt_status mst = sc_mprod(s, b->first, b->cnt, b->ent_j, b->ent_w, &g);
+    if (mst != RRT_SUCCESS) {
+      for (int j = 0; j < m; j++)
+        bv[j] = INFINITY, bi[j] = INT64_MAX;
+    } else if (!s->use_device) {
       rrt_sc_cpu_b_argmin(s->nl, s->c0, m, s->mrow.ptr, s->mrow.col, s->mrow.val, g.first, g.cnt,
                           g.ent_j, g.ent_w, h.first, h.cnt, h.ent_j, h.ent_w, katptr, katcol,
                           katval, &t1b_rows, bv, bi);
@@ -337,8 +341,13 @@ agree:
     }
     for (int j = 0; j < m; j++)
       ml[j].value = bv[j], ml[j].index = bi[j];
+    if (mst != RRT_SUCCESS) ml[0].value = -INFINITY, ml[0].index = -1; /* wins everywhere */
     st = rrt_allreduce_minloc(s->ctx, ml, (size_t)m);
     if (st != RRT_SUCCESS) break;
+    if (ml[0].index < 0) { /* some rank failed: every rank sees it and agrees */
+      st = rrt_agree(s->ctx, mst);
+      break;
+    }
     double f = rrt_sc_fw_step(t);
     for (int j = 0; j < m; j++) { /* Bg[:, j] += f (e_amin - Bg[:, j]), sparse */
       int32_t amin = (int32_t)ml[j].index, *cells = b->cell + j * b->cap;
