@@ -8,6 +8,8 @@
 #ifndef RRT_KERNELS_ILU0_MATH_H
 #define RRT_KERNELS_ILU0_MATH_H
 
+#include <stdint.h>
+
 #if defined(__CUDACC__)
 #define RRT_ILU_HD __host__ __device__ __forceinline__
 #else
@@ -57,6 +59,33 @@ RRT_ILU_HD double rrt_ilu0_madd(double s, double a, double x) {
   double p = a * x;
   return s + p;
 #endif
+}
+
+/** Factor row i in place (IKJ): load its values from A (through the
+ *  elimination-order permutation fperm), eliminate with the multipliers
+ *  l_ik = a_ik / u_kk using the precomputed update pairs (pair_dst[p] -=
+ *  l * v[pair_src[p]] for the pairs of entry e), boost the pivot if asked,
+ *  store 1 / u_ii. One row is one CPU loop iteration or one GPU thread; the
+ *  same code on both sides is what makes the factors bitwise equal. */
+RRT_ILU_HD void rrt_ilu0_factor_row(int32_t i, const int64_t *lr, const int64_t *ur,
+                                    const int32_t *piv, const int64_t *pair_ptr,
+                                    const int32_t *pair_dst, const int32_t *pair_src,
+                                    const double *a, const int32_t *fperm, double *v, double *dinv,
+                                    int boost, double tol, double value) {
+  int64_t d = ur[2 * i];
+  /* the row's values from A first: in cache for the updates that follow */
+  for (int64_t e = lr[2 * i]; e < lr[2 * i + 1]; e++)
+    v[e] = a[fperm[e]];
+  for (int64_t e = d; e < ur[2 * i + 1]; e++)
+    v[e] = a[fperm[e]];
+  for (int64_t e = lr[2 * i]; e < lr[2 * i + 1]; e++) {
+    double l = rrt_ilu0_div(v[e], v[piv[e]]);
+    v[e] = l;
+    for (int64_t p = pair_ptr[e]; p < pair_ptr[e + 1]; p++)
+      v[pair_dst[p]] = rrt_ilu0_update(v[pair_dst[p]], l, v[pair_src[p]]);
+  }
+  v[d] = rrt_ilu0_boost(v[d], boost, tol, value);
+  dinv[i] = rrt_ilu0_div(1.0, v[d]);
 }
 
 #endif

@@ -1,4 +1,4 @@
-/* CPU local attention: blockwise, online softmax, f32, OpenMP + BLAS. */
+/* CPU local attention: blockwise, online softmax, f32, OpenMP + register-tiled C. */
 #ifndef RRT_KERNELS_CPU_ATTN_FWD_CPU_H
 #define RRT_KERNELS_CPU_ATTN_FWD_CPU_H
 

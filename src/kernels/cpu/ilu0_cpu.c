@@ -11,26 +11,6 @@
 /* Below this many rows a level is not worth waking the thread team. */
 #define RRT_ILU0_OMP_MIN_ROWS 512
 
-static inline void factor_row(int32_t i, const int64_t *lr, const int64_t *ur, const int32_t *piv,
-                              const int64_t *pair_ptr, const int32_t *pair_dst,
-                              const int32_t *pair_src, const double *a, const int32_t *fperm,
-                              double *v, double *dinv, int boost, double tol, double value) {
-  int64_t d = ur[2 * i];
-  /* the row's values from A first: in cache for the updates that follow */
-  for (int64_t e = lr[2 * i]; e < lr[2 * i + 1]; e++)
-    v[e] = a[fperm[e]];
-  for (int64_t e = d; e < ur[2 * i + 1]; e++)
-    v[e] = a[fperm[e]];
-  for (int64_t e = lr[2 * i]; e < lr[2 * i + 1]; e++) {
-    double l = rrt_ilu0_div(v[e], v[piv[e]]);
-    v[e] = l;
-    for (int64_t p = pair_ptr[e]; p < pair_ptr[e + 1]; p++)
-      v[pair_dst[p]] = rrt_ilu0_update(v[pair_dst[p]], l, v[pair_src[p]]);
-  }
-  v[d] = rrt_ilu0_boost(v[d], boost, tol, value);
-  dinv[i] = rrt_ilu0_div(1.0, v[d]);
-}
-
 void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, const int64_t *lr,
                               const int64_t *ur, const int32_t *piv, const int64_t *pair_ptr,
                               const int32_t *pair_dst, const int32_t *pair_src, const double *a,
@@ -39,14 +19,14 @@ void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, const int64_t 
   /* small levels: no parallel region at all (even a disabled one costs) */
   if (nrows < RRT_ILU0_OMP_MIN_ROWS) {
     for (int64_t t = 0; t < nrows; t++)
-      factor_row(rows[t], lr, ur, piv, pair_ptr, pair_dst, pair_src, a, fperm, v, dinv, boost, tol,
-                 value);
+      rrt_ilu0_factor_row(rows[t], lr, ur, piv, pair_ptr, pair_dst, pair_src, a, fperm, v, dinv,
+                          boost, tol, value);
     return;
   }
 #pragma omp parallel for schedule(static)
   for (int64_t t = 0; t < nrows; t++)
-    factor_row(rows[t], lr, ur, piv, pair_ptr, pair_dst, pair_src, a, fperm, v, dinv, boost, tol,
-               value);
+    rrt_ilu0_factor_row(rows[t], lr, ur, piv, pair_ptr, pair_dst, pair_src, a, fperm, v, dinv,
+                        boost, tol, value);
 }
 
 /* The triangular solves, generated for f64 factor values (no suffix) and for
@@ -204,6 +184,6 @@ void rrt_ilu0_cpu_factor_seq(const int32_t *order, int64_t nrows, const int64_t 
                              const int32_t *fperm, double *v, double *dinv, int boost, double tol,
                              double value) {
   for (int64_t t = 0; t < nrows; t++)
-    factor_row(order[t], lr, ur, piv, pair_ptr, pair_dst, pair_src, a, fperm, v, dinv, boost, tol,
-               value);
+    rrt_ilu0_factor_row(order[t], lr, ur, piv, pair_ptr, pair_dst, pair_src, a, fperm, v, dinv,
+                        boost, tol, value);
 }

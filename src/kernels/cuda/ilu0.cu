@@ -22,20 +22,8 @@ __global__ void ilu0_factor_rows_k(const int32_t *rows, int64_t nrows, const int
                                    int boost, double tol, double value) {
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= nrows) return;
-  int32_t i = rows[t];
-  int64_t d = ur[2 * i];
-  for (int64_t e = lr[2 * i]; e < lr[2 * i + 1]; e++)
-    v[e] = a[fperm[e]];
-  for (int64_t e = d; e < ur[2 * i + 1]; e++)
-    v[e] = a[fperm[e]];
-  for (int64_t e = lr[2 * i]; e < lr[2 * i + 1]; e++) {
-    double l = rrt_ilu0_div(v[e], v[piv[e]]);
-    v[e] = l;
-    for (int64_t p = pair_ptr[e]; p < pair_ptr[e + 1]; p++)
-      v[pair_dst[p]] = rrt_ilu0_update(v[pair_dst[p]], l, v[pair_src[p]]);
-  }
-  v[d] = rrt_ilu0_boost(v[d], boost, tol, value);
-  dinv[i] = rrt_ilu0_div(1.0, v[d]);
+  rrt_ilu0_factor_row(rows[t], lr, ur, piv, pair_ptr, pair_dst, pair_src, a, fperm, v, dinv, boost,
+                      tol, value);
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_factor_rows)
