@@ -56,7 +56,8 @@ void rrt_sc_cpu_a_solve(int64_t nl, int m, int fw_iter, int capa, const int64_t 
  *  a 2-hop neighbourhood).
  *  Only the nonzeros of T1b (t1b_rows) and of those rows are visited; an
  *  archetype with no term at a cell has gradient exactly 0 there, and only
- *  the lowest such cell of each thread's ascending range can win. */
+ *  the lowest such cell of each 64-cell chunk (visited in ascending order)
+ *  can win. */
 void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, const int32_t *kcol,
                          const double *kval, const int32_t *bfirst, const int32_t *bcnt,
                          const int32_t *bent_j, const double *bent_w, const int32_t *hfirst,
