@@ -242,8 +242,9 @@ static rrt_status compute_step(rrt_attn_plan_t p, int s, const void *q, const vo
       k32 = p->kv32;
     }
     rrt_attn_cpu_args a = {
-        d->batch,          d->heads_q, d->heads_kv, d->head_dim, p->scale,      q, p->L, k32,
-        k32 + p->kv_elems, p->L,       o_acc,       lse_acc,     progress_poll, ps};
+        d->batch,      d->heads_q, d->heads_kv,       d->head_dim, p->scale, q,
+        p->L,          k32,        k32 + p->kv_elems, p->L,        o_acc,    lse_acc,
+        progress_poll, ps,         ctx->env.cpu_isa};
     rrt_status rc = rrt_attn_fwd_cpu(&a, st->items, st->nitems);
     if (rc != RRT_SUCCESS) return rrt_error(ctx, rc, OP_RUN, "cpu kernel, step %d", s);
     return RRT_SUCCESS;

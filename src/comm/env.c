@@ -28,11 +28,24 @@ rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
   env->use_nccl = 1;
   env->emu_threads = 0;
   env->verbose = 0;
+  env->cpu_isa = RRT_CPU_ISA_AUTO;
 
   const char *b = getenv("RINGRT_BACKEND");
   if (b && *b && rrt_backend_parse(b, &env->backend) != RRT_SUCCESS) {
     snprintf(err, errlen, "RINGRT_BACKEND='%s' is not one of auto, cpu, cuda, emu", b);
     return RRT_ERR_INVALID_ARG;
+  }
+  const char *isa = getenv("RINGRT_CPU_ISA");
+  if (isa && *isa) {
+    static const char *const names[] = {"auto", "avx512", "avx2", "base"};
+    int found = -1;
+    for (int i = 0; i < 4; i++)
+      if (strcmp(isa, names[i]) == 0) found = i;
+    if (found < 0) {
+      snprintf(err, errlen, "RINGRT_CPU_ISA='%s' is not one of auto, avx512, avx2, base", isa);
+      return RRT_ERR_INVALID_ARG;
+    }
+    env->cpu_isa = found;
   }
   const char *t = getenv("RINGRT_TIMEOUT");
   if (t && *t) {

@@ -16,9 +16,20 @@ typedef struct rrt_env {
   int use_nccl;        /* RINGRT_NCCL (0/1); 1 if unset */
   int emu_threads;     /* RINGRT_EMU_THREADS: OS threads of the SIMT emulator; 0 = bound cores */
   int verbose;         /* RINGRT_VERBOSE (0/1) */
+  int cpu_isa;         /* RINGRT_CPU_ISA: rrt_cpu_isa, for tests and benchmarks */
 } rrt_env;
 
 #define RRT_DEFAULT_TIMEOUT_S 600.0
+
+/** Vector instruction set of the CPU kernels: the best the CPU has (AUTO),
+ *  or a forced one (for tests of every variant, and benchmarks); a forced set
+ *  the CPU lacks falls back to the next lower one. */
+typedef enum rrt_cpu_isa {
+  RRT_CPU_ISA_AUTO = 0,
+  RRT_CPU_ISA_AVX512,
+  RRT_CPU_ISA_AVX2,
+  RRT_CPU_ISA_BASE
+} rrt_cpu_isa;
 
 /** Read the environment. Returns RRT_ERR_INVALID_ARG with `err` filled
  *  (naming the variable and its value) when a variable is malformed. */

@@ -41,6 +41,10 @@ int main(void) {
   CHECK(read_with("RINGRT_DEVICE", "one", &env, err) == RRT_ERR_INVALID_ARG);
   CHECK(strstr(err, "RINGRT_DEVICE") && strstr(err, "one"));
   CHECK(read_with("RINGRT_BIND", "2", &env, err) == RRT_ERR_INVALID_ARG);
+  CHECK_OK(read_with("RINGRT_CPU_ISA", "avx2", &env, err));
+  CHECK(env.cpu_isa == RRT_CPU_ISA_AVX2);
+  CHECK(read_with("RINGRT_CPU_ISA", "sse", &env, err) == RRT_ERR_INVALID_ARG);
+  CHECK(strstr(err, "RINGRT_CPU_ISA") && strstr(err, "sse"));
 
   /* Every status has a distinct, non-empty name. */
   for (int a = 0; a < RRT_STATUS_COUNT; a++) {

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "kernels/attn_math.h"
+#include "comm/env.h"
 
 /* BQ rows per query block (a multiple of ROWS_ALIGN, the common multiple of
  * every instance's register-tile heights), BK keys per tile. With D = 64 a
@@ -114,19 +115,15 @@ static inline float rescale2(float *m, float tile_max) {
 typedef void (*block_fn)(const rrt_attn_cpu_args *, const packed_kv *, const rrt_attn_item *,
                          int64_t, int, int64_t, scratch *);
 
-static block_fn pick_block(void) {
-  const char *force = getenv("RINGRT_CPU_ISA");
+static block_fn pick_block(int isa) {
+  if (isa == RRT_CPU_ISA_BASE) return attn_block_base;
 #if RRT_ATTN_X86
   __builtin_cpu_init();
   int avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
                __builtin_cpu_supports("avx512dq");
   int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (force && strcmp(force, "base") == 0) return attn_block_base;
-  if (force && strcmp(force, "avx2") == 0 && avx2) return attn_block_avx2;
-  if (avx512 && !(force && strcmp(force, "avx2") == 0)) return attn_block_avx512;
+  if (avx512 && isa != RRT_CPU_ISA_AVX2) return attn_block_avx512;
   if (avx2) return attn_block_avx2;
-#else
-  (void)force;
 #endif
   return attn_block_base;
 }
@@ -168,7 +165,7 @@ rrt_status rrt_attn_fwd_cpu(const rrt_attn_cpu_args *a, const rrt_attn_item *ite
   const int v_inplace = D == pk.dp;
   pk.vp = v_inplace ? NULL : alloc64(sizeof(float) * (size_t)(nbh * a->kv_rows * pk.dp));
   pk.ldv = v_inplace ? (int64_t)a->heads_kv * D : pk.dp;
-  const block_fn block = pick_block();
+  const block_fn block = pick_block(a->isa);
   const int pk_ok = pk.kt && (pk.vp || v_inplace);
   int fail = !pk_ok;
 
