@@ -17,7 +17,7 @@ int main(void) {
   rrt_env env;
   char err[256] = "";
   const char *vars[] = {"RINGRT_BACKEND", "RINGRT_DEVICE",      "RINGRT_TIMEOUT", "RINGRT_BIND",
-                        "RINGRT_NCCL",    "RINGRT_EMU_THREADS", "RINGRT_VERBOSE"};
+                        "RINGRT_NCCL",    "RINGRT_EMU_THREADS", "RINGRT_VERBOSE", "RINGRT_CPU_ISA"};
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
     unsetenv(vars[i]);
 
