@@ -61,4 +61,26 @@ RRT_SC_HD int rrt_sc_argmin_better(double g, int64_t i, double h, int64_t j) {
   return g < h || (g == h && i < j);
 }
 
+/** One sparse row of a product X W, where row i of X is (kcol, kval)[p0, p1)
+ *  and row c of W is the run (ent_j, ent_w)[first[c], first[c] + cnt[c]):
+ *  acc[j] += kval[p] * w in X-column order, the order both backends promise.
+ *  The columns reached are listed in `touched` in first-touch order (their
+ *  count is returned) and flagged in `mark`, which must be all zero on entry;
+ *  the caller clears the flags of the touched columns afterwards. */
+RRT_SC_HD int rrt_sc_sparse_row(int64_t p0, int64_t p1, const int32_t *kcol, const double *kval,
+                                const int32_t *first, const int32_t *cnt, const int32_t *ent_j,
+                                const double *ent_w, unsigned char *mark, double *acc,
+                                int32_t *touched) {
+  int nt = 0;
+  for (int64_t p = p0; p < p1; p++) {
+    int32_t c = kcol[p];
+    for (int32_t e = first[c]; e < first[c] + cnt[c]; e++) {
+      int32_t j = ent_j[e];
+      if (!mark[j]) mark[j] = 1, acc[j] = 0.0, touched[nt++] = j;
+      acc[j] = acc[j] + kval[p] * ent_w[e];
+    }
+  }
+  return nt;
+}
+
 #endif

@@ -230,7 +230,7 @@ void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, con
     int64_t *bi = malloc((size_t)m * sizeof(int64_t));
     int32_t *touched = malloc((size_t)m * 4 * sizeof(int32_t));
     int32_t *slist = touched + m, *pend = touched + 2 * m, *klist = touched + 3 * m;
-    char *mark = calloc((size_t)m * 3, 1), *smark = mark + m, *kmark = mark + 2 * m;
+    unsigned char *mark = calloc((size_t)m * 3, 1), *smark = mark + m, *kmark = mark + 2 * m;
     int npend = 0; /* archetypes still without a zero-gradient cell in this chunk */
     for (int j = 0; j < m; j++)
       bv[j] = INFINITY, bi[j] = INT64_MAX;
@@ -246,16 +246,10 @@ void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, con
         for (npend = 0; npend < m; npend++)
           pend[npend] = npend;
       if (i >= nl) continue;
-      int nt = 0, ns = 0;
+      int ns = 0;
       int64_t gi = c0 + i;
-      for (int64_t p = kptr[i]; p < kptr[i + 1]; p++) {
-        int32_t c = kcol[p];
-        for (int32_t e = bfirst[c]; e < bfirst[c] + bcnt[c]; e++) {
-          int j = bent_j[e];
-          if (!mark[j]) mark[j] = 1, kbg[j] = 0.0, touched[nt++] = j;
-          kbg[j] = kbg[j] + kval[p] * bent_w[e];
-        }
-      }
+      int nt = rrt_sc_sparse_row(kptr[i], kptr[i + 1], kcol, kval, bfirst, bcnt, bent_j, bent_w,
+                                 mark, kbg, touched);
       /* s = (K Bg)_i T1b over the nonzeros, in touched order per entry */
       for (int t = 0; t < nt; t++) {
         int32_t l = touched[t];
@@ -332,7 +326,7 @@ rrt_status rrt_sc_cpu_xh_rows(int64_t nl, int m, const int64_t *kptr, const int3
     {
       double *acc = malloc((size_t)m * sizeof(double));
       int32_t *tl = malloc((size_t)m * sizeof(int32_t));
-      char *tm = calloc((size_t)m, 1);
+      unsigned char *tm = calloc((size_t)m, 1);
       if (!acc || !tl || !tm) {
 #pragma omp atomic write
         fail = 1;
@@ -340,15 +334,8 @@ rrt_status rrt_sc_cpu_xh_rows(int64_t nl, int m, const int64_t *kptr, const int3
 #pragma omp for schedule(dynamic, 256)
       for (int64_t i = 0; i < nl; i++) {
         if (!acc || !tl || !tm) continue;
-        int nt = 0;
-        for (int64_t p = kptr[i]; p < kptr[i + 1]; p++) {
-          int32_t c = kcol[p];
-          for (int32_t e = hfirst[c]; e < hfirst[c] + hcnt[c]; e++) {
-            int32_t j = hent_j[e];
-            if (!tm[j]) tm[j] = 1, acc[j] = 0.0, tl[nt++] = j;
-            acc[j] = acc[j] + kval[p] * hent_w[e];
-          }
-        }
+        int nt = rrt_sc_sparse_row(kptr[i], kptr[i + 1], kcol, kval, hfirst, hcnt, hent_j, hent_w,
+                                   tm, acc, tl);
         if (pass == 0) ptr[i + 1] = nt;
         for (int u = 0; u < nt; u++) {
           if (pass == 1) col[ptr[i] + u] = tl[u], val[ptr[i] + u] = acc[tl[u]];

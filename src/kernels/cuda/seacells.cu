@@ -155,7 +155,8 @@ __global__ void sc_b_argmin_kernel(int64_t nl, int64_t c0, int m, const int64_t 
   double *kbg = scratch + (int64_t)blockIdx.x * 3 * m, *kat = kbg + m;
   double *bv = part_v + (int64_t)blockIdx.x * m;
   int64_t *bi = part_i + (int64_t)blockIdx.x * m;
-  int *touched = iscratch + (int64_t)blockIdx.x * 2 * m, *mark = touched + m;
+  int32_t *touched = iscratch + (int64_t)blockIdx.x * 2 * m;
+  unsigned char *mark = (unsigned char *)(touched + m); /* m flags in the block's second m ints */
   int64_t chunk = (nl + gridDim.x - 1) / gridDim.x;
   int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < nl ? lo + chunk : nl;
   for (int j = threadIdx.x; j < m; j += blockDim.x)
@@ -163,16 +164,8 @@ __global__ void sc_b_argmin_kernel(int64_t nl, int64_t c0, int m, const int64_t 
   __syncthreads();
   for (int64_t i = lo; i < hi; i++) {
     if (threadIdx.x == 0) { // sparse K Bg row, in K-column order as on the CPU
-      int nt = 0;
-      for (int64_t p = kptr[i]; p < kptr[i + 1]; p++) {
-        int32_t c = kcol[p];
-        for (int32_t e = bfirst[c]; e < bfirst[c] + bcnt[c]; e++) {
-          int j = bent_j[e];
-          if (!mark[j]) mark[j] = 1, kbg[j] = 0.0, touched[nt++] = j;
-          kbg[j] = kbg[j] + kval[p] * bent_w[e];
-        }
-      }
-      nt_s = nt;
+      nt_s = rrt_sc_sparse_row(kptr[i], kptr[i + 1], kcol, kval, bfirst, bcnt, bent_j, bent_w, mark,
+                               kbg, touched);
       // K A^T row = X_i H, in X-column order as on the CPU (not stored: up to m per cell)
       for (int64_t p = kptr[i]; p < kptr[i + 1]; p++) {
         int32_t c = kcol[p];
