@@ -212,7 +212,7 @@ static void from_f32(void *dst, const float *src, size_t n, rrt_dtype dt) {
 static void cpu_start(float *o_acc, size_t q_elems, float *lse_acc, size_t lse_elems, void *kvbuf,
                       const void *k, const void *v, size_t half) {
   const size_t chunk = (size_t)1 << 16;
-  const size_t nchunks = (half + chunk - 1) / chunk;
+  const size_t nchunks = kvbuf ? (half + chunk - 1) / chunk : 0; /* NULL: no copy */
 #pragma omp parallel
   {
 #pragma omp for schedule(static) nowait
@@ -253,37 +253,29 @@ static void progress_poll(void *arg) {
 /* ---- one run ------------------------------------------------------------------ */
 
 /* Local compute of step s with the K/V in `kv` (K then V). */
-static rrt_status compute_step(rrt_attn_plan_t p, int s, const void *q, const void *kv,
-                               float *o_acc, float *lse_acc, progress_state *ps) {
+static rrt_status compute_step(rrt_attn_plan_t p, int s, const void *q, const void *k,
+                               const void *v, float *o_acc, float *lse_acc, progress_state *ps) {
   rrt_ctx_t ctx = p->ctx;
   const rrt_ring_step *st = &p->steps[s];
   const rrt_attn_desc *d = &p->d;
   if (st->nitems == 0) return RRT_SUCCESS;
   if (p->is_cpu) {
-    const float *k32 = kv;
+    const float *k32 = k, *v32 = v;
     if (d->dtype != RRT_DTYPE_F32) {
-      to_f32(p->kv32, kv, 2 * p->kv_elems, d->dtype);
+      to_f32(p->kv32, k, p->kv_elems, d->dtype);
+      to_f32(p->kv32 + p->kv_elems, v, p->kv_elems, d->dtype);
       k32 = p->kv32;
+      v32 = p->kv32 + p->kv_elems;
     }
-    rrt_attn_cpu_args a = {
-        d->batch,      d->heads_q, d->heads_kv,       d->head_dim, p->scale, q,
-        p->L,          k32,        k32 + p->kv_elems, p->L,        o_acc,    lse_acc,
-        progress_poll, ps,         ctx->env.cpu_isa};
+    rrt_attn_cpu_args a = {d->batch, d->heads_q, d->heads_kv,   d->head_dim, p->scale,
+                           q,        p->L,       k32,           v32,         p->L,
+                           o_acc,    lse_acc,    progress_poll, ps,          ctx->env.cpu_isa};
     rrt_status rc = rrt_attn_fwd_cpu(&a, st->items, st->nitems);
     if (rc != RRT_SUCCESS) return rrt_error(ctx, rc, OP_RUN, "cpu kernel, step %d", s);
     return RRT_SUCCESS;
   }
-  rrt_attn_kargs ka = {q,
-                       kv,
-                       (const char *)kv + p->kv_elems * p->es,
-                       d->batch,
-                       p->L,
-                       p->L,
-                       d->heads_q,
-                       d->heads_kv,
-                       d->head_dim,
-                       (int)d->dtype,
-                       p->scale};
+  rrt_attn_kargs ka = {q,          k,           v,           d->batch,      p->L,    p->L,
+                       d->heads_q, d->heads_kv, d->head_dim, (int)d->dtype, p->scale};
   for (int n = 0; n < st->nitems; n++) {
     const rrt_attn_item *it = &st->items[n];
     rrt_status rc =
@@ -327,8 +319,10 @@ static rrt_status run(rrt_attn_plan_t p, const void *q, const void *k, const voi
 
   /* running state and the first ring buffer */
   const void *qk = q;
+  /* One rank on the cpu: no ring, so the kernel reads K and V in place. */
+  const int direct = p->is_cpu && p->P == 1;
   if (p->is_cpu) {
-    cpu_start(o_acc, q_elems, lse_acc, lse_elems, p->kvbuf[0], k, v, half);
+    cpu_start(o_acc, q_elems, lse_acc, lse_elems, direct ? NULL : p->kvbuf[0], k, v, half);
     if (d->dtype != RRT_DTYPE_F32) {
       to_f32(p->q32, q, q_elems, d->dtype);
       qk = p->q32;
@@ -363,7 +357,9 @@ static rrt_status run(rrt_attn_plan_t p, const void *q, const void *k, const voi
     }
     tm->kb = rrt_time_now();
     if (ev) RRT_CHECK(dev->event_record(ev[2], cs));
-    st = compute_step(p, s, qk, p->kvbuf[cur], o_acc, lse_acc, &ps);
+    const void *kc = direct ? k : p->kvbuf[cur];
+    const void *vc = direct ? v : (const char *)p->kvbuf[cur] + half;
+    st = compute_step(p, s, qk, kc, vc, o_acc, lse_acc, &ps);
     if (ev) RRT_CHECK(dev->event_record(ev[3], cs));
     tm->ke = rrt_time_now();
     if (st == RRT_SUCCESS) st = ps.st;
