@@ -21,7 +21,7 @@ for tool in cmake nvcc mpicc mpirun; do
 done
 if [ -n "$missing" ]; then
   echo "ERROR: missing:$missing."
-  echo "ringrt needs CMake, the CUDA toolkit, Open MPI (openmpi-bin libopenmpi-dev), hwloc"
+  echo "ringrt needs CMake, the CUDA toolkit, Open MPI (openmpi-bin libopenmpi-dev), hwloc, HDF5 (libhdf5-dev)"
   echo "(libhwloc-dev) and OpenBLAS (libopenblas-dev) to build; install them and rerun."
   exit 2
 fi
