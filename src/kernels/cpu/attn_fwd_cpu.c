@@ -76,12 +76,6 @@ static inline float rescale2(float *m, float tile_max) {
 #define T_RPV 6
 #define T_CV 4
 #include "kernels/cpu/attn_fwd_cpu_tile.h"
-#undef T_SFX
-#undef T_ATTR
-#undef T_W
-#undef T_RQK
-#undef T_RPV
-#undef T_CV
 
 #define T_SFX avx2
 #define T_ATTR __attribute__((target("avx2,fma"), T_OPT))
@@ -90,12 +84,6 @@ static inline float rescale2(float *m, float tile_max) {
 #define T_RPV 6
 #define T_CV 2
 #include "kernels/cpu/attn_fwd_cpu_tile.h"
-#undef T_SFX
-#undef T_ATTR
-#undef T_W
-#undef T_RQK
-#undef T_RPV
-#undef T_CV
 #endif
 
 #define T_SFX base
@@ -105,12 +93,6 @@ static inline float rescale2(float *m, float tile_max) {
 #define T_RPV 6
 #define T_CV 2
 #include "kernels/cpu/attn_fwd_cpu_tile.h"
-#undef T_SFX
-#undef T_ATTR
-#undef T_W
-#undef T_RQK
-#undef T_RPV
-#undef T_CV
 
 typedef void (*block_fn)(const rrt_attn_cpu_args *, const packed_kv *, const rrt_attn_item *,
                          int64_t, int, int64_t, scratch *);

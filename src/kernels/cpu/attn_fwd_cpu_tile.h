@@ -7,6 +7,7 @@
  *   T_RQK     query rows of a Q K^T register tile (2 vectors of keys wide)
  *   T_RPV     query rows of a P V register tile
  *   T_CV      vectors of head_dim per P V register tile
+ * and #undefs them at its end.
  * The register tiles are sized so accumulators + operands fit the register
  * file (32 zmm for AVX-512, 16 ymm/xmm otherwise).
  *
@@ -254,3 +255,10 @@ T_ATTR static void T_FN(attn_block)(const rrt_attn_cpu_args *a, const packed_kv 
 #undef T_FN
 #undef T_CAT
 #undef T_CAT2
+/* the instance's parameters, so the next instance can define its own */
+#undef T_SFX
+#undef T_ATTR
+#undef T_W
+#undef T_RQK
+#undef T_RPV
+#undef T_CV
