@@ -1,7 +1,7 @@
 /* `ringrt attn`: ring attention forward over the ranks.
  *
  * Inputs: random tensors of a given shape (every rank generates its own
- * shard from --seed, see api/attn_data.h) or global BSHD .npy files in
+ * shard from --seed, see src/io/attn_gen.h) or global BSHD .npy files in
  * natural order. Outputs (--out, --lse) are written in natural order
  * whatever the layout. --check compares with a double-precision naive
  * reference on rank 0. Reports time (max over ranks, median over --iters),
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/attn_data.h"
+#include "io/attn_gen.h"
 #include "app.h"
 #include "io/npy.h"
 #include "kernels/attn_math.h"

@@ -11,7 +11,7 @@
 #include "ringrt/trace.h"
 
 #if RINGRT_HAVE_CUDA
-rrt_status rrt_cuda_select_device(rrt_ctx_t ctx); /* comm/cuda_select_cuda.c */
+rrt_status rrt_cuda_select_device(rrt_ctx_t ctx); /* comm/cuda_select.c */
 #endif
 
 /* Context creation cannot use rrt_agree yet (the context is half built), so

@@ -41,8 +41,8 @@ struct rrt_ctx {
 
 /* Lifecycle pieces, each in its own file. */
 rrt_status rrt_bind_rank(rrt_ctx_t ctx);      /* comm/bind.c: hwloc binding + thread counts */
-rrt_status rrt_nccl_init(rrt_ctx_t ctx);      /* comm/nccl_init_nccl.c */
-void rrt_nccl_fini(rrt_ctx_t ctx, int abort); /* comm/nccl_init_nccl.c */
+rrt_status rrt_nccl_init(rrt_ctx_t ctx);      /* comm/nccl_init.c */
+void rrt_nccl_fini(rrt_ctx_t ctx, int abort); /* comm/nccl_init.c */
 rrt_status rrt_trace_state_create(rrt_ctx_t ctx);
 void rrt_trace_state_destroy(rrt_ctx_t ctx);
 

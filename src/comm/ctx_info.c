@@ -6,10 +6,10 @@
 #include "comm/error.h"
 
 #if RINGRT_HAVE_CUDA
-void rrt_cuda_describe(rrt_ctx_t ctx, rrt_ctx_info *info); /* comm/cuda_select_cuda.c */
+void rrt_cuda_describe(rrt_ctx_t ctx, rrt_ctx_info *info); /* comm/cuda_select.c */
 #endif
 #if RINGRT_HAVE_NCCL
-void rrt_nccl_version(char *buf, size_t len); /* comm/nccl_init_nccl.c */
+void rrt_nccl_version(char *buf, size_t len); /* comm/nccl_init.c */
 #endif
 
 rrt_status rrt_ctx_get_info(rrt_ctx_t ctx, rrt_ctx_info *info) {

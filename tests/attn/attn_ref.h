@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/attn_data.h"
+#include "io/attn_gen.h"
 #include "kernels/attn_math.h"
 #include "ringrt/attn.h"
 

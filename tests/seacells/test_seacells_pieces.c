@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/seacells_internal.h"
+#include "seacells/internal.h"
 #include "ringrt/ringrt.h"
 #include "sc_ref.h"
 #include "test_util.h"

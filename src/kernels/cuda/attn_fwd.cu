@@ -15,7 +15,7 @@
 #include "kernels/simt.h"
 
 #include "kernels/attn_math.h"
-#include "kernels/cuda/attn_kernels.h"
+#include "kernels/cuda/attn_fwd.h"
 
 #if defined(__CUDACC__)
 #define RRT_UNROLL _Pragma("unroll")

@@ -66,7 +66,7 @@ RRT_KERNEL_API(rrt_k_ilu0_lsolve_rows_f32)
 }
 
 // U entries in decreasing position, times the reciprocal pivot (the same
-// order and operations as the CPU kernel, see ilu0_cpu.h).
+// order and operations as the CPU kernel, see kernels/cpu/ilu0.h).
 template <typename VT>
 __global__ void ilu0_usolve_rows_k(const int32_t *rows, int64_t nrows, const int64_t *ur,
                                    const int32_t *col, const VT *v, const double *dinv,

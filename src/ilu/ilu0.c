@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/sparse_impl.h"
+#include "sparse/sparse_impl.h"
 #include "comm/error.h"
 
 struct rrt_ilu0 {

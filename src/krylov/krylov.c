@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/sparse_impl.h"
+#include "sparse/sparse_impl.h"
 #include "comm/error.h"
 
 #define OPK "rrt_krylov_solve"

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/seacells_internal.h"
+#include "seacells/internal.h"
 #include "comm/error.h"
-#include "kernels/cpu/seacells_cpu.h"
+#include "kernels/cpu/seacells.h"
 #include "ringrt/transport.h"
 
 rrt_status rrt_seacells_metrics(rrt_ctx_t ctx, rrt_seacells_t h, const double *x,

@@ -13,10 +13,10 @@
  * (kernels/attn_math.h).
  *
  * The two products are register-tiled C (GCC vector extensions) in
- * attn_fwd_cpu_tile.h, built for AVX-512, AVX2+FMA and the baseline and
+ * attn_fwd_tile.h, built for AVX-512, AVX2+FMA and the baseline and
  * picked at run time (RINGRT_CPU_ISA=avx512|avx2|base forces one, for tests
  * and comparisons). */
-#include "kernels/cpu/attn_fwd_cpu.h"
+#include "kernels/cpu/attn_fwd.h"
 
 #include <math.h>
 #include <omp.h>
@@ -75,7 +75,7 @@ static inline float rescale2(float *m, float tile_max) {
 #define T_RQK 8
 #define T_RPV 6
 #define T_CV 4
-#include "kernels/cpu/attn_fwd_cpu_tile.h"
+#include "kernels/cpu/attn_fwd_tile.h"
 
 #define T_SFX avx2
 #define T_ATTR __attribute__((target("avx2,fma"), T_OPT))
@@ -83,7 +83,7 @@ static inline float rescale2(float *m, float tile_max) {
 #define T_RQK 6
 #define T_RPV 6
 #define T_CV 2
-#include "kernels/cpu/attn_fwd_cpu_tile.h"
+#include "kernels/cpu/attn_fwd_tile.h"
 #endif
 
 #define T_SFX base
@@ -92,7 +92,7 @@ static inline float rescale2(float *m, float tile_max) {
 #define T_RQK 6
 #define T_RPV 6
 #define T_CV 2
-#include "kernels/cpu/attn_fwd_cpu_tile.h"
+#include "kernels/cpu/attn_fwd_tile.h"
 
 typedef void (*block_fn)(const rrt_attn_cpu_args *, const packed_kv *, const rrt_attn_item *,
                          int64_t, int, int64_t, scratch *);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/seacells_internal.h"
+#include "seacells/internal.h"
 #include "comm/error.h"
 #include "ringrt/trace.h"
 #include "ringrt/transport.h"

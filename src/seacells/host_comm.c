@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/seacells_internal.h"
+#include "seacells/internal.h"
 #include "comm/error.h"
 #include "ringrt/memory.h"
 #include "ringrt/transport.h"

@@ -1,7 +1,7 @@
 /* Internal: the SEACells kernel wrappers of src/kernels/cuda/seacells.cu
  * (nvcc build for cuda, emulator build for emu), called with RRT_KCALL. */
-#ifndef RRT_API_SEACELLS_KERNELS_H
-#define RRT_API_SEACELLS_KERNELS_H
+#ifndef RRT_KERNELS_CUDA_SEACELLS_H
+#define RRT_KERNELS_CUDA_SEACELLS_H
 
 #include <stdint.h>
 

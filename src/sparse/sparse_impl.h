@@ -1,14 +1,14 @@
 /* Internal: the distributed CSR behind rrt_sparse_t, the halo exchange
  * machinery shared by SpMV, ILU(0) factorisation and the triangular solves,
  * and the backend dispatch of the ILU(0) kernels. */
-#ifndef RRT_API_SPARSE_IMPL_H
-#define RRT_API_SPARSE_IMPL_H
+#ifndef RRT_SPARSE_SPARSE_IMPL_H
+#define RRT_SPARSE_SPARSE_IMPL_H
 
 #include <stdint.h>
 
 #include "comm/ctx.h"
 #include "comm/device.h"
-#include "kernels/cpu/ilu0_cpu.h"
+#include "kernels/cpu/ilu0.h"
 #include "ringrt/ilu.h"
 #include "ringrt/memory.h"
 #include "ringrt/trace.h"

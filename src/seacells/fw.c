@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/seacells_internal.h"
-#include "api/seacells_kernels.h"
+#include "seacells/internal.h"
+#include "kernels/cuda/seacells.h"
 #include "comm/ctx.h"
 #include "comm/error.h"
-#include "kernels/cpu/seacells_cpu.h"
+#include "kernels/cpu/seacells.h"
 #include "kernels/seacells_math.h"
 #include "ringrt/memory.h"
 #include "ringrt/trace.h"

@@ -1,8 +1,8 @@
-/* CPU kernels of ILU(0) (see ilu0_cpu.h). Rows of one level are independent,
+/* CPU kernels of ILU(0) (see kernels/cpu/ilu0.h). Rows of one level are independent,
  * so a level is an OpenMP parallel loop; each row's arithmetic is sequential
  * in the serial IKJ order, which is what keeps the factors bitwise equal to
  * the serial factorisation. */
-#include "kernels/cpu/ilu0_cpu.h"
+#include "kernels/cpu/ilu0.h"
 
 #include <math.h>
 

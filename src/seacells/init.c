@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/seacells_internal.h"
+#include "seacells/internal.h"
 #include "comm/error.h"
 #include "kernels/seacells_math.h"
 #include "ringrt/trace.h"

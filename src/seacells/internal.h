@@ -1,4 +1,4 @@
-/* Internal: state of a SEACells run shared by the files of src/api/seacells_*.c.
+/* Internal: state of a SEACells run shared by the files of src/seacells/.
  *
  * Data layout (per rank; n cells, nl local from global c0, m archetypes):
  *   M rows (local, CSR, global columns ascending, diagonal included) and the
@@ -11,8 +11,8 @@
  *   replicated as CSR when the B update needs K A^T;
  *   k x k products (B^T K B, A A^T) replicated, summed on every rank in
  *   global cell order from replicated sparse rows (no cross-rank sum). */
-#ifndef RRT_API_SEACELLS_INTERNAL_H
-#define RRT_API_SEACELLS_INTERNAL_H
+#ifndef RRT_SEACELLS_INTERNAL_H
+#define RRT_SEACELLS_INTERNAL_H
 
 #include <stdint.h>
 
@@ -123,7 +123,7 @@ rrt_status sc_block_sum(sc_run *s, const double *local_vals, double *sum);
 rrt_status sc_alloc_state(sc_run *s);
 void sc_run_free(sc_run *s);
 
-/* Graph (seacells_graph.c): kNN by the ring, bandwidths, union kernel rows
+/* Graph (graph.c): kNN by the ring, bandwidths, union kernel rows
  * of M, ghost rows, K rows. */
 rrt_status sc_build_graph(sc_run *s);
 
@@ -142,10 +142,10 @@ rrt_status sc_mprod(sc_run *s, const int32_t *yfirst, const int32_t *ycnt, const
                     const double *yw, sc_yidx *out);
 void sc_yidx_free(sc_yidx *y);
 
-/* Initial archetypes (seacells_init.c): fills s->archetypes. */
+/* Initial archetypes (init.c): fills s->archetypes. */
 rrt_status sc_init_archetypes(sc_run *s);
 
-/* Frank-Wolfe (seacells_fw.c). */
+/* Frank-Wolfe (fw.c). */
 rrt_status sc_b_from_archetypes(sc_run *s);
 rrt_status sc_update_t1a(sc_run *s);
 rrt_status sc_update_a(sc_run *s, int first);

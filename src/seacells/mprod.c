@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/seacells_internal.h"
+#include "seacells/internal.h"
 #include "comm/error.h"
 
 void sc_m_row(const sc_run *s, int32_t l, const int32_t **col, const double **val, int64_t *len) {

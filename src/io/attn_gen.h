@@ -2,8 +2,8 @@
  * element (b, pos, h, d) of a global BSHD tensor depends only on the seed,
  * the tensor and that global index, so every rank generates its own shard
  * (for any layout and rank count) without materialising the global tensor. */
-#ifndef RRT_API_ATTN_DATA_H
-#define RRT_API_ATTN_DATA_H
+#ifndef RRT_IO_ATTN_GEN_H
+#define RRT_IO_ATTN_GEN_H
 
 #include <stdint.h>
 

@@ -1,5 +1,5 @@
-/* SEACells CPU kernels (see seacells_cpu.h). */
-#include "kernels/cpu/seacells_cpu.h"
+/* SEACells CPU kernels (see kernels/cpu/seacells.h). */
+#include "kernels/cpu/seacells.h"
 
 #include <cblas.h>
 #include <math.h>

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/sparse_impl.h"
+#include "sparse/sparse_impl.h"
 #include "comm/error.h"
 
 rrt_status rrt_exchange_records(rrt_ctx_t ctx, int64_t nitems, const int32_t *dest,

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/sparse_impl.h"
+#include "sparse/sparse_impl.h"
 #include "comm/error.h"
 
 #define OP "rrt_sparse_create"
