@@ -13,6 +13,7 @@
 
 #include "sparse/sparse_impl.h"
 #include "comm/error.h"
+#include "comm/host_coll.h"
 
 struct rrt_ilu0 {
   rrt_sparse_t A;
@@ -547,7 +548,7 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
     rec[2 * g] = A->ghost[g];
     rec[2 * g + 1] = gflag[g];
   }
-  RRT_CHECK_GOTO(rrt_exchange_records(ctx, ng, dest, rec, 2, &nreq, &rdata, &rsrc), st, fail);
+  RRT_CHECK_GOTO(rrt_host_exchange_records(ctx, ng, dest, rec, 2, &nreq, &rdata, &rsrc), st, fail);
   {
     int64_t *rows = malloc(((size_t)nreq + 1) * sizeof(int64_t));
     if (!rows) RRT_CHECK_GOTO(nomem(ctx, OPC), st, fail);

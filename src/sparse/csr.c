@@ -4,6 +4,7 @@
 
 #include "sparse/sparse_impl.h"
 #include "comm/error.h"
+#include "comm/host_coll.h"
 
 #define OP "rrt_sparse_create"
 
@@ -152,7 +153,7 @@ rrt_status rrt_sparse_create(rrt_ctx_t ctx, int64_t n, int64_t row_begin, int64_
     A->col_ext[p] = (int32_t)rrt_sparse_ext_index(A, cols[p]);
   /* SpMV halo: ask owners for the ghosts; both sides sort by global index */
   int64_t nr = 0;
-  RRT_CHECK_GOTO(rrt_exchange_records(ctx, w, dest, A->ghost, 1, &nr, &rdata, &rsrc), st, fail);
+  RRT_CHECK_GOTO(rrt_host_exchange_records(ctx, w, dest, A->ghost, 1, &nr, &rdata, &rsrc), st, fail);
   pi = malloc(((size_t)(nr > w ? nr : w) + 1) * sizeof(int32_t));
   pp = malloc(((size_t)(nr > w ? nr : w) + 1) * sizeof(int32_t));
   pk = malloc(((size_t)(nr > w ? nr : w) + 1) * sizeof(int64_t));

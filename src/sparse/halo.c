@@ -1,74 +1,11 @@
-/* Halo exchanges in levels (see sparse_impl.h) and the setup all-to-all of
- * plan records. Values travel through rrt_p2p_group (NCCL or MPI, backend
- * memory); plan metadata is host data and goes through MPI directly. */
+/* Halo exchanges in levels (see sparse_impl.h). Values travel through rrt_p2p_group (NCCL or MPI,
+ * backend memory). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "sparse/sparse_impl.h"
 #include "comm/error.h"
 
-rrt_status rrt_exchange_records(rrt_ctx_t ctx, int64_t nitems, const int32_t *dest,
-                                const int64_t *data, int k, int64_t *nrecv, int64_t **rdata,
-                                int32_t **rsrc) {
-  int P = ctx->size;
-  rrt_status st = RRT_SUCCESS;
-  int *scnt = calloc((size_t)P, sizeof(int)), *rcnt = calloc((size_t)P, sizeof(int));
-  int *sdis = calloc((size_t)P + 1, sizeof(int)), *rdis = calloc((size_t)P + 1, sizeof(int));
-  int64_t *sbuf = malloc(((size_t)nitems * k + 1) * sizeof(int64_t));
-  int64_t *rbuf = NULL;
-  int32_t *src = NULL;
-  if (!scnt || !rcnt || !sdis || !rdis || !sbuf) {
-    st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_sparse", "out of memory for plan records");
-    goto done;
-  }
-  for (int64_t t = 0; t < nitems; t++)
-    scnt[dest[t]] += k;
-  for (int p = 0; p < P; p++)
-    sdis[p + 1] = sdis[p] + scnt[p];
-  {
-    int *fill = malloc((size_t)P * sizeof(int));
-    if (!fill) {
-      st = RRT_ERR_OUT_OF_MEMORY;
-      goto done;
-    }
-    memcpy(fill, sdis, (size_t)P * sizeof(int));
-    for (int64_t t = 0; t < nitems; t++) {
-      memcpy(sbuf + fill[dest[t]], data + t * k, (size_t)k * sizeof(int64_t));
-      fill[dest[t]] += k;
-    }
-    free(fill);
-  }
-  if (MPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, ctx->comm) != MPI_SUCCESS) {
-    st = rrt_error(ctx, RRT_ERR_MPI, "rrt_sparse", "MPI_Alltoall of plan sizes failed");
-    goto done;
-  }
-  for (int p = 0; p < P; p++)
-    rdis[p + 1] = rdis[p] + rcnt[p];
-  rbuf = malloc(((size_t)rdis[P] + 1) * sizeof(int64_t));
-  src = malloc(((size_t)rdis[P] / (size_t)k + 1) * sizeof(int32_t));
-  if (!rbuf || !src) {
-    st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_sparse", "out of memory for plan records");
-    goto done;
-  }
-  if (MPI_Alltoallv(sbuf, scnt, sdis, MPI_INT64_T, rbuf, rcnt, rdis, MPI_INT64_T, ctx->comm) !=
-      MPI_SUCCESS) {
-    st = rrt_error(ctx, RRT_ERR_MPI, "rrt_sparse", "MPI_Alltoallv of plan records failed");
-    goto done;
-  }
-  for (int p = 0; p < P; p++)
-    for (int t = rdis[p] / k; t < rdis[p + 1] / k; t++)
-      src[t] = p;
-  *nrecv = rdis[P] / k;
-  *rdata = rbuf;
-  *rsrc = src;
-  rbuf = NULL;
-  src = NULL;
-done:
-  free(scnt), free(rcnt), free(sdis), free(rdis), free(sbuf), free(rbuf), free(src);
-  return st;
-}
-
-/* Message ranges per level: lev[l] .. lev[l+1] are the messages of level l. */
 static int *level_ranges(const rrt_msg_plan *p, int nlev) {
   int *lev = calloc((size_t)nlev + 2, sizeof(int));
   if (!lev) return NULL;

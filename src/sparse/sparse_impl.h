@@ -144,16 +144,3 @@ static inline int rrt_ilu_is_cpu(rrt_ctx_t ctx) { return ctx->backend == RRT_BAC
 #endif
 #endif
 
-/* ---- setup exchanges (host metadata, MPI on the context communicator) ---------- */
-#ifdef __cplusplus
-extern "C" {
-#endif
-/** Sparse all-to-all of records of k int64 each: item t goes to dest[t]
- *  (dest sorted ascending is not required). On return *nrecv records from
- *  the other ranks in rank order, *src[t] their sender. Collective. */
-rrt_status rrt_exchange_records(rrt_ctx_t ctx, int64_t nitems, const int32_t *dest,
-                                const int64_t *data, int k, int64_t *nrecv, int64_t **rdata,
-                                int32_t **rsrc);
-#ifdef __cplusplus
-}
-#endif

@@ -1,0 +1,52 @@
+/* Internal: collectives on HOST memory for every backend.
+ *
+ * Workloads exchange setup metadata (row counts, plan records, level
+ * histograms) and small per-rank results in host memory even when their data
+ * lives on a GPU. These go over MPI on the context communicator through the
+ * request machinery of the transport, so every wait honours RINGRT_TIMEOUT
+ * and names the operation; byte counts are size_t end to end (messages are
+ * cut into int-sized pieces inside), so nothing wraps past 2^31.
+ * Every function is collective over the context. */
+#ifndef RRT_COMM_HOST_COLL_H
+#define RRT_COMM_HOST_COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringrt/transport.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Allreduce of `count` elements in host memory (send == recv is in place). */
+rrt_status rrt_host_allreduce(rrt_ctx_t ctx, const void *send, void *recv, size_t count,
+                              rrt_dtype dtype, rrt_op op);
+/** Broadcast `bytes` of host memory from `root`. */
+rrt_status rrt_host_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root);
+/** Allgatherv with known sizes: recv_bytes[r] bytes of rank r land at
+ *  recv + displs[r] (byte offsets). */
+rrt_status rrt_host_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, void *recv,
+                               const size_t *recv_bytes, const size_t *displs);
+/** Allgatherv that learns the sizes: *recv is malloc'd and holds every
+ *  rank's bytes in rank order; recv_bytes (size P, may be NULL) and *total
+ *  (may be NULL) describe it. On failure *recv is NULL. */
+rrt_status rrt_host_allgatherv_alloc(rrt_ctx_t ctx, const void *send, size_t bytes, void **recv,
+                                     size_t *recv_bytes, size_t *total);
+/** Every rank sends send_bytes[r] bytes at send + send_displs[r] to rank r
+ *  and learns what it receives: *recv is malloc'd and holds the bytes from
+ *  each rank in rank order, recv_bytes[r] (size P) from rank r. On failure
+ *  *recv is NULL. */
+rrt_status rrt_host_alltoallv_alloc(rrt_ctx_t ctx, const void *send, const size_t *send_bytes,
+                                    const size_t *send_displs, void **recv, size_t *recv_bytes);
+/** Sparse all-to-all of records of k int64 each: record t goes to rank
+ *  dest[t] (any order). On return *nrecv records from the other ranks in
+ *  rank order (malloc'd *rdata) and (*rsrc)[t] the sender of each. */
+rrt_status rrt_host_exchange_records(rrt_ctx_t ctx, int64_t nitems, const int32_t *dest,
+                                     const int64_t *data, int k, int64_t *nrecv, int64_t **rdata,
+                                     int32_t **rsrc);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
