@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
+
+#include "comm/error.h"
 
 void rrt_csr_free(rrt_csr *a) {
   if (!a) return;
@@ -111,6 +114,65 @@ static int next_line(mm_reader *r) {
     return -1;
   }
   return 1;
+}
+
+/* Memory a declared size may claim: the machine's physical memory. A size
+ * line beyond it is refused with a message instead of an allocation that
+ * either fails deep inside or gets the rank killed. */
+static uint64_t memory_bytes(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return UINT64_MAX;
+  return (uint64_t)pages * (uint64_t)page;
+}
+
+/* Bytes of n items of `each` bytes, or UINT64_MAX when that overflows. */
+static uint64_t bytes_of(int64_t n, size_t each) {
+  if (n < 0 || (uint64_t)n > UINT64_MAX / each) return UINT64_MAX;
+  return (uint64_t)n * each;
+}
+
+/* Check that `count` items of `each` bytes (what a size line asks for) can be
+ * held in memory; 0 if so. */
+static rrt_status check_claim(mm_reader *r, long line, const char *what, int64_t count, size_t each,
+                              char *err, size_t errlen) {
+  uint64_t need = bytes_of(count, each), have = memory_bytes();
+  if (need <= have) return RRT_SUCCESS;
+  return fail(err, errlen, RRT_ERR_IO,
+              "%s:%ld: the size line declares %lld %s: that needs %llu bytes, more than this "
+              "machine's memory (%llu bytes)",
+              r->path, line, (long long)count, what, (unsigned long long)need,
+              (unsigned long long)have);
+}
+
+/* Room for one more triplet: capacity doubles as entries arrive, so the
+ * memory follows the file's real content, not its size line. */
+typedef struct mm_triplets {
+  int64_t *row, *col;
+  double *val;
+  int64_t n, cap;
+} mm_triplets;
+
+static int triplets_reserve(mm_triplets *t, int64_t need) {
+  if (need <= t->cap) return 0;
+  int64_t cap = t->cap ? t->cap : 1024;
+  while (cap < need)
+    cap = cap > INT64_MAX / 2 ? need : 2 * cap;
+  if (bytes_of(cap, sizeof(int64_t)) > SIZE_MAX) return -1;
+  int64_t *row = realloc(t->row, (size_t)cap * sizeof(int64_t));
+  if (row) t->row = row;
+  int64_t *col = realloc(t->col, (size_t)cap * sizeof(int64_t));
+  if (col) t->col = col;
+  double *val = realloc(t->val, (size_t)cap * sizeof(double));
+  if (val) t->val = val;
+  if (!row || !col || !val) return -1;
+  t->cap = cap;
+  return 0;
+}
+
+static void triplets_free(mm_triplets *t) {
+  free(t->row);
+  free(t->col);
+  free(t->val);
 }
 
 static int blank(const char *s) {
@@ -238,24 +300,175 @@ static rrt_status parse_size(mm_reader *r, int want, int64_t *v, char *err, size
   return RRT_SUCCESS;
 }
 
+/* What the header and size line of a coordinate file say. */
+typedef struct mm_shape {
+  mm_field field;
+  mm_sym sym;
+  int64_t nrows, ncols, nent;
+  long size_line;
+} mm_shape;
+
+/* The size line and the checks that need only it: squareness of symmetric
+ * files, entries that fit the matrix and the file, rows that fit memory. */
+static rrt_status read_shape(mm_reader *r, mm_shape *sh, char *err, size_t errlen) {
+  int64_t sz[3];
+  RRT_CHECK(parse_size(r, 3, sz, err, errlen));
+  sh->nrows = sz[0], sh->ncols = sz[1], sh->nent = sz[2];
+  sh->size_line = r->line;
+  if (sh->sym != S_GENERAL && sh->nrows != sh->ncols)
+    return fail(err, errlen, RRT_ERR_IO, "%s:%ld: %s matrix must be square, got %lld x %lld",
+                r->path, r->line, sym_name(sh->sym), (long long)sh->nrows, (long long)sh->ncols);
+  if ((unsigned __int128)sh->nent > (unsigned __int128)sh->nrows * (unsigned __int128)sh->ncols)
+    return fail(err, errlen, RRT_ERR_IO, "%s:%ld: %lld entries cannot fit a %lld x %lld matrix",
+                r->path, r->line, (long long)sh->nent, (long long)sh->nrows, (long long)sh->ncols);
+  return RRT_SUCCESS;
+}
+
+/* Rows the file leaves empty still cost 16 bytes each in the CSR build. A
+ * few are fine; a size line that declares far more rows than its entries
+ * can touch (10^9 rows in a 60-byte file) is refused before that memory is
+ * claimed. Checked after the entries are read, so a truncated file is
+ * reported as such first. */
+#define RRT_MM_FREE_EMPTY_ROWS ((int64_t)1 << 20)
+
+static rrt_status check_empty_rows(mm_reader *r, long size_line, int64_t nrows, int64_t stored,
+                                   char *err, size_t errlen) {
+  if (nrows > RRT_MM_FREE_EMPTY_ROWS && nrows / 2 > stored)
+    return fail(err, errlen, RRT_ERR_IO,
+                "%s:%ld: the size line declares %lld rows but the file stores %lld entries: "
+                "more than half of the rows would be empty (refused above %lld rows)",
+                r->path, size_line, (long long)nrows, (long long)stored,
+                (long long)RRT_MM_FREE_EMPTY_ROWS);
+  return RRT_SUCCESS;
+}
+
+static rrt_status check_rows(mm_reader *r, const mm_shape *sh, int64_t stored, char *err,
+                             size_t errlen) {
+  RRT_CHECK(check_empty_rows(r, sh->size_line, sh->nrows, stored, err, errlen));
+  return check_claim(r, sh->size_line, "rows", sh->nrows + 1, 2 * sizeof(int64_t), err, errlen);
+}
+
+/* One entry line into (i, j, v) with every check that names the line. */
+static rrt_status parse_entry(mm_reader *r, const mm_shape *sh, int64_t t, int64_t *i, int64_t *j,
+                              double *v, char *err, size_t errlen) {
+  const char *path = r->path;
+  int got = next_data_line(r);
+  if (got == 0)
+    return fail(err, errlen, RRT_ERR_IO,
+                "%s:%ld: truncated file: the size line (line %ld) declares %lld entries, found "
+                "%lld",
+                path, r->line + 1, sh->size_line, (long long)sh->nent, (long long)t);
+  if (got < 0) return fail(err, errlen, RRT_ERR_IO, "%s:%ld: line too long", path, r->line);
+  char *f[4];
+  int want = sh->field == F_PATTERN ? 2 : 3, nf = split(r->buf, f, 4);
+  if (nf != want)
+    return fail(err, errlen, RRT_ERR_IO, "%s:%ld: a %s entry needs %d fields, found %d", path,
+                r->line, field_name(sh->field), want, nf < 0 ? 4 : nf);
+  *v = 1.0;
+  if (parse_i64(f[0], i) || parse_i64(f[1], j))
+    return fail(err, errlen, RRT_ERR_IO, "%s:%ld: index '%s %s' is not an integer", path, r->line,
+                f[0], f[1]);
+  if (*i < 1 || *i > sh->nrows || *j < 1 || *j > sh->ncols)
+    return fail(err, errlen, RRT_ERR_IO,
+                "%s:%ld: index (%lld, %lld) out of range for a %lld x %lld matrix (1-based)", path,
+                r->line, (long long)*i, (long long)*j, (long long)sh->nrows, (long long)sh->ncols);
+  if (sh->field == F_INTEGER) {
+    int64_t iv;
+    if (parse_i64(f[2], &iv))
+      return fail(err, errlen, RRT_ERR_IO, "%s:%ld: value '%s' is not an integer", path, r->line,
+                  f[2]);
+    *v = (double)iv;
+  } else if (sh->field == F_REAL && parse_f64(f[2], v)) {
+    return fail(err, errlen, RRT_ERR_IO, "%s:%ld: value '%s' is not a number", path, r->line, f[2]);
+  }
+  if (sh->sym != S_GENERAL && *j > *i)
+    return fail(err, errlen, RRT_ERR_IO,
+                "%s:%ld: entry (%lld, %lld) above the diagonal in a %s file (only the lower "
+                "triangle is stored)",
+                path, r->line, (long long)*i, (long long)*j, sym_name(sh->sym));
+  if (sh->sym == S_SKEW && *i == *j)
+    return fail(err, errlen, RRT_ERR_IO,
+                "%s:%ld: diagonal entry (%lld, %lld) in a skew-symmetric file", path, r->line,
+                (long long)*i, (long long)*j);
+  return RRT_SUCCESS;
+}
+
+/* Every entry line (mirrored for symmetric files), then the check that no
+ * entry follows the declared ones. */
+static rrt_status read_entries(mm_reader *r, const mm_shape *sh, mm_triplets *t, char *err,
+                               size_t errlen) {
+  for (int64_t e = 0; e < sh->nent; e++) {
+    int64_t i = 0, j = 0;
+    double v = 0.0;
+    RRT_CHECK(parse_entry(r, sh, e, &i, &j, &v, err, errlen));
+    if (triplets_reserve(t, t->n + 2))
+      return fail(err, errlen, RRT_ERR_OUT_OF_MEMORY, "%s:%ld: out of memory after %lld entries",
+                  r->path, r->line, (long long)t->n);
+    t->row[t->n] = i - 1, t->col[t->n] = j - 1, t->val[t->n] = v, t->n++;
+    if (sh->sym != S_GENERAL && i != j)
+      t->row[t->n] = j - 1, t->col[t->n] = i - 1, t->val[t->n] = sh->sym == S_SKEW ? -v : v, t->n++;
+  }
+  if (next_data_line(r) != 0)
+    return fail(err, errlen, RRT_ERR_IO,
+                "%s:%ld: more entries than the %lld declared on the size line (line %ld)", r->path,
+                r->line, (long long)sh->nent, sh->size_line);
+  return RRT_SUCCESS;
+}
+
+/* Shifted graph Laplacian of a pattern: -1 off the diagonal, off-diagonal
+ * count + 1 on it (present or not in the file, the diagonal must exist: it
+ * is added when missing). Replaces *out. */
+static rrt_status laplacian_values(rrt_csr *out) {
+  rrt_csr a = *out;
+  int64_t n = a.nrows;
+  mm_triplets t = {0};
+  if (triplets_reserve(&t, a.nnz + n + 1)) {
+    triplets_free(&t);
+    return RRT_ERR_OUT_OF_MEMORY;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    int64_t off = 0;
+    for (int64_t p = a.rowptr[i]; p < a.rowptr[i + 1]; p++)
+      if (a.col[p] != i) t.row[t.n] = i, t.col[t.n] = a.col[p], t.val[t.n] = -1.0, t.n++, off++;
+    t.row[t.n] = i, t.col[t.n] = i, t.val[t.n] = (double)(off + 1), t.n++;
+  }
+  rrt_csr_free(out);
+  rrt_status st = rrt_csr_from_triplets(n, a.ncols, t.n, t.row, t.col, t.val, out);
+  triplets_free(&t);
+  return st;
+}
+
+static rrt_status open_reader(const char *path, mm_reader **out, char *err, size_t errlen) {
+  mm_reader *r = calloc(1, sizeof(*r));
+  *out = NULL;
+  if (!r) return fail(err, errlen, RRT_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+  r->path = path;
+  r->f = fopen(path, "r");
+  if (!r->f) {
+    int e = errno;
+    free(r);
+    return fail(err, errlen, RRT_ERR_IO, "%s: cannot open: %s", path, strerror(e));
+  }
+  *out = r;
+  return RRT_SUCCESS;
+}
+
+static void close_reader(mm_reader *r) {
+  if (!r) return;
+  fclose(r->f);
+  free(r);
+}
+
 rrt_status rrt_mm_read(const char *path, rrt_mm_pattern_values pattern, rrt_csr *out,
                        rrt_mm_info *info, char *err, size_t errlen) {
   memset(out, 0, sizeof(*out));
-  mm_reader *r = calloc(1, sizeof(*r));
-  if (!r) return RRT_ERR_OUT_OF_MEMORY;
-  r->path = path;
-  r->f = fopen(path, "r");
-  rrt_status st = RRT_SUCCESS;
-  int64_t *ri = NULL, *ci = NULL;
-  double *vv = NULL;
-  if (!r->f) {
-    st = fail(err, errlen, RRT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    goto done;
-  }
+  mm_reader *r = NULL;
+  mm_triplets t = {0};
+  mm_shape sh = {0};
   int coordinate;
-  mm_field field;
-  mm_sym sym;
-  if ((st = parse_header(r, &coordinate, &field, &sym, err, errlen))) goto done;
+  rrt_status st = open_reader(path, &r, err, errlen);
+  if (st) return st;
+  if ((st = parse_header(r, &coordinate, &sh.field, &sh.sym, err, errlen))) goto done;
   if (!coordinate) {
     st = fail(err, errlen, RRT_ERR_IO,
               "%s:%ld: 'array' format is a dense vector/matrix; a sparse matrix must be "
@@ -263,169 +476,71 @@ rrt_status rrt_mm_read(const char *path, rrt_mm_pattern_values pattern, rrt_csr 
               path, r->line);
     goto done;
   }
-  if (field == F_PATTERN && pattern == RRT_MM_PATTERN_REFUSE) {
+  if (sh.field == F_PATTERN && pattern == RRT_MM_PATTERN_REFUSE) {
     st = fail(err, errlen, RRT_ERR_INVALID_ARG,
               "%s:%ld: pattern matrix has no values (ask for values, e.g. --pattern-values "
               "laplacian)",
               path, r->line);
     goto done;
   }
-  int64_t sz[3];
-  if ((st = parse_size(r, 3, sz, err, errlen))) goto done;
-  int64_t nrows = sz[0], ncols = sz[1], nent = sz[2];
-  long size_line = r->line;
-  if (sym != S_GENERAL && nrows != ncols) {
-    st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: %s matrix must be square, got %lld x %lld", path,
-              size_line, sym_name(sym), (long long)nrows, (long long)ncols);
-    goto done;
-  }
-  if (nent > (nrows * ncols) || (nrows && nent / 2 > INT64_MAX / 4)) {
-    st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: %lld entries cannot fit a %lld x %lld matrix", path,
-              size_line, (long long)nent, (long long)nrows, (long long)ncols);
-    goto done;
-  }
-  size_t cap = (size_t)(sym == S_GENERAL ? nent : 2 * nent) + 1;
-  ri = malloc(cap * sizeof(int64_t));
-  ci = malloc(cap * sizeof(int64_t));
-  vv = malloc(cap * sizeof(double));
-  if (!ri || !ci || !vv) {
-    st = fail(err, errlen, RRT_ERR_OUT_OF_MEMORY, "%s: out of memory for %lld entries", path,
-              (long long)nent);
-    goto done;
-  }
-  int want = field == F_PATTERN ? 2 : 3;
-  int64_t m = 0;
-  for (int64_t t = 0; t < nent; t++) {
-    int got = next_data_line(r);
-    if (got == 0) {
-      st = fail(err, errlen, RRT_ERR_IO,
-                "%s:%ld: truncated file: the size line (line %ld) declares %lld entries, found "
-                "%lld",
-                path, r->line + 1, size_line, (long long)nent, (long long)t);
-      goto done;
-    }
-    if (got < 0) {
-      st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: line too long", path, r->line);
-      goto done;
-    }
-    char *f[4];
-    int nf = split(r->buf, f, 4);
-    if (nf != want) {
-      st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: a %s entry needs %d fields, found %d", path,
-                r->line, field_name(field), want, nf < 0 ? 4 : nf);
-      goto done;
-    }
-    int64_t i, j;
-    double v = 1.0;
-    if (parse_i64(f[0], &i) || parse_i64(f[1], &j)) {
-      st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: index '%s %s' is not an integer", path, r->line,
-                f[0], f[1]);
-      goto done;
-    }
-    if (i < 1 || i > nrows || j < 1 || j > ncols) {
-      st = fail(err, errlen, RRT_ERR_IO,
-                "%s:%ld: index (%lld, %lld) out of range for a %lld x %lld matrix (1-based)", path,
-                r->line, (long long)i, (long long)j, (long long)nrows, (long long)ncols);
-      goto done;
-    }
-    if (field == F_INTEGER) {
-      int64_t iv;
-      if (parse_i64(f[2], &iv)) {
-        st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: value '%s' is not an integer", path, r->line,
-                  f[2]);
-        goto done;
-      }
-      v = (double)iv;
-    } else if (field == F_REAL && parse_f64(f[2], &v)) {
-      st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: value '%s' is not a number", path, r->line, f[2]);
-      goto done;
-    }
-    if (sym != S_GENERAL && j > i) {
-      st = fail(err, errlen, RRT_ERR_IO,
-                "%s:%ld: entry (%lld, %lld) above the diagonal in a %s file (only the lower "
-                "triangle is stored)",
-                path, r->line, (long long)i, (long long)j, sym_name(sym));
-      goto done;
-    }
-    if (sym == S_SKEW && i == j) {
-      st = fail(err, errlen, RRT_ERR_IO,
-                "%s:%ld: diagonal entry (%lld, %lld) in a skew-symmetric file", path, r->line,
-                (long long)i, (long long)j);
-      goto done;
-    }
-    ri[m] = i - 1, ci[m] = j - 1, vv[m] = v, m++;
-    if (sym != S_GENERAL && i != j) {
-      ri[m] = j - 1, ci[m] = i - 1, vv[m] = sym == S_SKEW ? -v : v, m++;
-    }
-  }
-  {
-    int got = next_data_line(r);
-    if (got != 0) {
-      st = fail(err, errlen, RRT_ERR_IO,
-                "%s:%ld: more entries than the %lld declared on the size line (line %ld)", path,
-                r->line, (long long)nent, size_line);
-      goto done;
-    }
-  }
-  if (field == F_PATTERN && pattern == RRT_MM_PATTERN_LAPLACIAN)
-    for (int64_t t = 0; t < m; t++)
-      vv[t] = ri[t] == ci[t] ? 0.0 : -1.0;
-  if ((st = rrt_csr_from_triplets(nrows, ncols, m, ri, ci, vv, out))) {
+  if ((st = read_shape(r, &sh, err, errlen))) goto done;
+  if ((st = read_entries(r, &sh, &t, err, errlen))) goto done;
+  if ((st = check_rows(r, &sh, t.n, err, errlen))) goto done;
+  if ((st = rrt_csr_from_triplets(sh.nrows, sh.ncols, t.n, t.row, t.col, t.val, out))) {
     fail(err, errlen, st, "%s: out of memory", path);
     goto done;
   }
-  if (field == F_PATTERN && pattern == RRT_MM_PATTERN_LAPLACIAN) {
-    /* Shifted graph Laplacian: diagonal = off-diagonal count + 1 (present or
-     * not in the file, the diagonal must exist: it is added when missing). */
-    rrt_csr a = *out;
-    int64_t *tr = malloc(((size_t)a.nnz + (size_t)nrows + 1) * sizeof(int64_t));
-    int64_t *tc = malloc(((size_t)a.nnz + (size_t)nrows + 1) * sizeof(int64_t));
-    double *tv = malloc(((size_t)a.nnz + (size_t)nrows + 1) * sizeof(double));
-    if (!tr || !tc || !tv) {
-      free(tr), free(tc), free(tv);
-      st = fail(err, errlen, RRT_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
-      goto done;
-    }
-    int64_t q = 0;
-    for (int64_t i = 0; i < nrows; i++) {
-      int64_t off = 0;
-      for (int64_t p = a.rowptr[i]; p < a.rowptr[i + 1]; p++)
-        if (a.col[p] != i) tr[q] = i, tc[q] = a.col[p], tv[q] = -1.0, q++, off++;
-      tr[q] = i, tc[q] = i, tv[q] = (double)(off + 1), q++;
-    }
-    rrt_csr_free(out);
-    st = rrt_csr_from_triplets(nrows, ncols, q, tr, tc, tv, out);
-    free(tr), free(tc), free(tv);
-    if (st) goto done;
+  if (sh.field == F_PATTERN && pattern == RRT_MM_PATTERN_LAPLACIAN &&
+      (st = laplacian_values(out))) {
+    fail(err, errlen, st, "%s: out of memory", path);
+    goto done;
   }
   if (info) {
-    snprintf(info->field, sizeof(info->field), "%s", field_name(field));
-    snprintf(info->symmetry, sizeof(info->symmetry), "%s", sym_name(sym));
-    info->nrows = nrows;
-    info->ncols = ncols;
-    info->entries = nent;
+    snprintf(info->field, sizeof(info->field), "%s", field_name(sh.field));
+    snprintf(info->symmetry, sizeof(info->symmetry), "%s", sym_name(sh.sym));
+    info->nrows = sh.nrows;
+    info->ncols = sh.ncols;
+    info->entries = sh.nent;
   }
 done:
-  if (r->f) fclose(r->f);
-  free(r);
-  free(ri), free(ci), free(vv);
+  close_reader(r);
+  triplets_free(&t);
   if (st) rrt_csr_free(out);
   return st;
+}
+
+/* One value line of a vector: "v" (array) or "i 1 v" (coordinate). */
+static rrt_status parse_vector_entry(mm_reader *r, int coordinate, int64_t len, int64_t nent,
+                                     int64_t *i, double *val, char *err, size_t errlen) {
+  const char *path = r->path;
+  int got = next_data_line(r);
+  if (got <= 0)
+    return fail(err, errlen, RRT_ERR_IO,
+                got ? "%s:%ld: line too long" : "%s:%ld: truncated file: expected %lld values",
+                path, got ? r->line : r->line + 1, (long long)nent);
+  char *f[4];
+  int nf = split(r->buf, f, 4);
+  int64_t j = 1;
+  const char *vs = coordinate ? (nf == 3 ? f[2] : NULL) : (nf == 1 ? f[0] : NULL);
+  if (!vs)
+    return fail(err, errlen, RRT_ERR_IO, "%s:%ld: expected %d field(s), found %d", path, r->line,
+                coordinate ? 3 : 1, nf < 0 ? 4 : nf);
+  if (coordinate && (parse_i64(f[0], i) || parse_i64(f[1], &j) || *i < 1 || *i > len || j != 1))
+    return fail(err, errlen, RRT_ERR_IO, "%s:%ld: bad or out-of-range index '%s %s'", path, r->line,
+                f[0], f[1]);
+  if (parse_f64(vs, val))
+    return fail(err, errlen, RRT_ERR_IO, "%s:%ld: value '%s' is not a number", path, r->line, vs);
+  return RRT_SUCCESS;
 }
 
 rrt_status rrt_mm_read_vector(const char *path, double **x, int64_t *n, char *err, size_t errlen) {
   *x = NULL;
   *n = 0;
-  mm_reader *r = calloc(1, sizeof(*r));
-  if (!r) return RRT_ERR_OUT_OF_MEMORY;
-  r->path = path;
-  r->f = fopen(path, "r");
-  rrt_status st = RRT_SUCCESS;
+  mm_reader *r = NULL;
+  mm_triplets tv = {0};
   double *v = NULL;
-  if (!r->f) {
-    st = fail(err, errlen, RRT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    goto done;
-  }
+  rrt_status st = open_reader(path, &r, err, errlen);
+  if (st) return st;
   int coordinate;
   mm_field field;
   mm_sym sym;
@@ -443,50 +558,44 @@ rrt_status rrt_mm_read_vector(const char *path, double **x, int64_t *n, char *er
     goto done;
   }
   int64_t len = sz[0], nent = coordinate ? sz[2] : sz[0];
-  v = calloc((size_t)len + 1, sizeof(double));
-  if (!v) {
-    st = RRT_ERR_OUT_OF_MEMORY;
+  long size_line = r->line;
+  if (coordinate && nent > len) {
+    st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: %lld entries cannot fit a vector of %lld", path,
+              r->line, (long long)nent, (long long)len);
     goto done;
   }
+  /* Values are collected first and the dense vector is allocated once the
+   * file has shown them, so the size line alone claims no memory. */
   for (int64_t t = 0; t < nent; t++) {
-    int got = next_data_line(r);
-    if (got <= 0) {
-      st = fail(err, errlen, RRT_ERR_IO,
-                got ? "%s:%ld: line too long" : "%s:%ld: truncated file: expected %lld values",
-                path, got ? r->line : r->line + 1, (long long)nent);
+    int64_t i = t + 1;
+    double val = 0.0;
+    if ((st = parse_vector_entry(r, coordinate, len, nent, &i, &val, err, errlen))) goto done;
+    if (triplets_reserve(&tv, tv.n + 1)) {
+      st = fail(err, errlen, RRT_ERR_OUT_OF_MEMORY, "%s:%ld: out of memory", path, r->line);
       goto done;
     }
-    char *f[4];
-    int nf = split(r->buf, f, 4);
-    int64_t i = t + 1, j = 1;
-    double val;
-    const char *vs = coordinate ? (nf == 3 ? f[2] : NULL) : (nf == 1 ? f[0] : NULL);
-    if (!vs) {
-      st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: expected %d field(s), found %d", path, r->line,
-                coordinate ? 3 : 1, nf < 0 ? 4 : nf);
-      goto done;
-    }
-    if (coordinate && (parse_i64(f[0], &i) || parse_i64(f[1], &j) || i < 1 || i > len || j != 1)) {
-      st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: bad or out-of-range index '%s %s'", path, r->line,
-                f[0], f[1]);
-      goto done;
-    }
-    if (parse_f64(vs, &val)) {
-      st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: value '%s' is not a number", path, r->line, vs);
-      goto done;
-    }
-    v[i - 1] += val;
+    tv.row[tv.n] = i - 1, tv.val[tv.n] = val, tv.n++;
   }
   if (next_data_line(r) != 0) {
     st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: more values than declared", path, r->line);
     goto done;
   }
+  if ((st = check_empty_rows(r, size_line, len, tv.n, err, errlen)) ||
+      (st = check_claim(r, size_line, "values", len + 1, sizeof(double), err, errlen)))
+    goto done;
+  v = calloc((size_t)len + 1, sizeof(double));
+  if (!v) {
+    st = fail(err, errlen, RRT_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    goto done;
+  }
+  for (int64_t t = 0; t < tv.n; t++)
+    v[tv.row[t]] += tv.val[t];
   *x = v;
   *n = len;
   v = NULL;
 done:
-  if (r->f) fclose(r->f);
-  free(r);
+  close_reader(r);
+  triplets_free(&tv);
   free(v);
   return st;
 }

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,15 @@ rrt_status rrt_npy_read(const char *path, rrt_npy *out, char *err, size_t errlen
   st = parse_header(path, hdr, out, err, errlen);
   if (st != RRT_SUCCESS) goto done;
 
+  /* The element count fits size_t (checked per dimension); its byte size
+   * must too, or a header-only file declaring 2^61 8-byte elements would
+   * wrap to 0 bytes and pass the file-size check below. */
+  if (out->count > SIZE_MAX / out->elsize) {
+    st = fail(RRT_ERR_IO, err, errlen, path,
+              "shape too large: %zu elements of %zu bytes overflow the address space", out->count,
+              out->elsize);
+    goto done;
+  }
   size_t bytes = out->count * out->elsize;
   if (fseek(f, 0, SEEK_END) != 0) {
     st = fail(RRT_ERR_IO, err, errlen, path, "cannot seek: %s", strerror(errno));
@@ -207,6 +217,8 @@ rrt_status rrt_npy_write(const char *path, const char *descr, int ndim, const in
     if (shape[i] < 0) return fail(RRT_ERR_INVALID_ARG, err, errlen, path, "negative dimension");
     n += snprintf(dict + n, sizeof dict - (size_t)n, "%lld,%s", (long long)shape[i],
                   i + 1 < ndim ? " " : "");
+    if (shape[i] && count > SIZE_MAX / (size_t)shape[i] / el)
+      return fail(RRT_ERR_INVALID_ARG, err, errlen, path, "shape too large");
     count *= (size_t)shape[i];
   }
   if (ndim > 1) n--; /* "(2, 3)" rather than "(2, 3,)"; keep "(5,)" */
