@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/limits.h"
+
 /* HDF5 prints its whole error stack by default; our messages say what went
  * wrong in the user's terms, so printing is switched off for each call and
  * the previous handler restored afterwards. */
@@ -129,6 +131,12 @@ rrt_status rrt_h5ad_read_matrix_rows(const char *path, const char *key, int64_t 
               (long long)row0, (long long)(row0 + nrows), (long long)rows);
     goto done;
   }
+  if (!rrt_io_claim_fits(rrt_io_bytes_of((uint64_t)nrows, (size_t)c), sizeof(double))) {
+    st = fail(RRT_ERR_IO, err, errlen, path, key,
+              "%lld rows x %lld columns of float64 need more memory than this machine has",
+              (long long)nrows, (long long)c);
+    goto done;
+  }
   buf = malloc((size_t)(nrows * c > 0 ? nrows * c : 1) * sizeof(double));
   if (!buf) {
     st = fail(RRT_ERR_OUT_OF_MEMORY, err, errlen, path, key, "out of memory");
@@ -161,7 +169,7 @@ done:
 
 void rrt_strings_free(rrt_strings *s) {
   if (!s) return;
-  for (int64_t i = 0; i < s->count; i++)
+  for (int64_t i = 0; s->items && i < s->count; i++)
     free(s->items[i]);
   free(s->items);
   s->items = NULL;
@@ -185,9 +193,21 @@ static rrt_status read_string_dataset(hid_t f, const char *path, const char *dpa
     goto done;
   }
   H5Sget_simple_extent_dims(sp, &n, NULL);
+  /* Each string costs a pointer and its copy (at least one byte): a count
+   * beyond memory is a malformed file, not an allocation to attempt. */
+  size_t width = H5Tis_variable_str(ty) ? sizeof(char *) : H5Tget_size(ty) + 1;
+  if (!rrt_io_claim_fits(n, sizeof(char *) + width + 1)) {
+    st = fail(RRT_ERR_IO, err, errlen, path, dpath,
+              "declares %llu strings, more than this machine's memory can hold",
+              (unsigned long long)n);
+    n = 0;
+    goto done;
+  }
   out->items = calloc(n ? n : 1, sizeof(char *));
   if (!out->items) {
-    st = fail(RRT_ERR_OUT_OF_MEMORY, err, errlen, path, dpath, "out of memory");
+    st = fail(RRT_ERR_OUT_OF_MEMORY, err, errlen, path, dpath, "out of memory for %llu strings",
+              (unsigned long long)n);
+    n = 0;
     goto done;
   }
   mt = H5Tcopy(H5T_C_S1);
@@ -344,6 +364,12 @@ rrt_status rrt_h5ad_read_categorical(const char *path, const char *column, int32
     goto done;
   }
   H5Sget_simple_extent_dims(sp, &len, NULL);
+  if (!rrt_io_claim_fits(len, sizeof(int32_t))) {
+    st = fail(RRT_ERR_IO, err, errlen, path, cpath,
+              "declares %llu codes, more than this machine's memory can hold",
+              (unsigned long long)len);
+    goto done;
+  }
   buf = malloc((len ? len : 1) * sizeof(int32_t));
   if (!buf || H5Dread(ds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
     st = fail(RRT_ERR_IO, err, errlen, path, cpath, "cannot read codes");

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "comm/error.h"
+#include "io/limits.h"
 
 void rrt_csr_free(rrt_csr *a) {
   if (!a) return;
@@ -116,27 +116,13 @@ static int next_line(mm_reader *r) {
   return 1;
 }
 
-/* Memory a declared size may claim: the machine's physical memory. A size
- * line beyond it is refused with a message instead of an allocation that
- * either fails deep inside or gets the rank killed. */
-static uint64_t memory_bytes(void) {
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return UINT64_MAX;
-  return (uint64_t)pages * (uint64_t)page;
-}
-
-/* Bytes of n items of `each` bytes, or UINT64_MAX when that overflows. */
-static uint64_t bytes_of(int64_t n, size_t each) {
-  if (n < 0 || (uint64_t)n > UINT64_MAX / each) return UINT64_MAX;
-  return (uint64_t)n * each;
-}
-
 /* Check that `count` items of `each` bytes (what a size line asks for) can be
  * held in memory; 0 if so. */
 static rrt_status check_claim(mm_reader *r, long line, const char *what, int64_t count, size_t each,
                               char *err, size_t errlen) {
-  uint64_t need = bytes_of(count, each), have = memory_bytes();
-  if (need <= have) return RRT_SUCCESS;
+  if (count >= 0 && rrt_io_claim_fits((uint64_t)count, each)) return RRT_SUCCESS;
+  uint64_t need = count < 0 ? UINT64_MAX : rrt_io_bytes_of((uint64_t)count, each);
+  uint64_t have = rrt_io_memory_bytes();
   return fail(err, errlen, RRT_ERR_IO,
               "%s:%ld: the size line declares %lld %s: that needs %llu bytes, more than this "
               "machine's memory (%llu bytes)",
@@ -157,7 +143,7 @@ static int triplets_reserve(mm_triplets *t, int64_t need) {
   int64_t cap = t->cap ? t->cap : 1024;
   while (cap < need)
     cap = cap > INT64_MAX / 2 ? need : 2 * cap;
-  if (bytes_of(cap, sizeof(int64_t)) > SIZE_MAX) return -1;
+  if (!rrt_io_claim_fits((uint64_t)cap, sizeof(int64_t))) return -1;
   int64_t *row = realloc(t->row, (size_t)cap * sizeof(int64_t));
   if (row) t->row = row;
   int64_t *col = realloc(t->col, (size_t)cap * sizeof(int64_t));

@@ -8,6 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <hdf5.h>
+
+#include "io/h5ad.h"
 #include "io/mmio.h"
 #include "io/npy.h"
 #include "test_util.h"
@@ -85,6 +88,21 @@ static void npy_bad(const char *name, const char *dict, const char *reason) {
   check_message(name, err, path, 0, reason);
 }
 
+/* A valid small .h5ad whose obs/_index declares 2^40 variable-length strings
+ * (chunked, never written, so the file stays tiny). */
+static void write_h5ad_huge_index(const char *path) {
+  hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t obs = H5Gcreate2(f, "obs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hsize_t n = (hsize_t)1 << 40, chunk = 1024;
+  hid_t sp = H5Screate_simple(1, &n, NULL), ty = H5Tcopy(H5T_C_S1);
+  H5Tset_size(ty, H5T_VARIABLE);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 1, &chunk);
+  hid_t ds = H5Dcreate2(obs, "_index", ty, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  CHECK(f >= 0 && obs >= 0 && ds >= 0);
+  H5Dclose(ds), H5Pclose(dcpl), H5Tclose(ty), H5Sclose(sp), H5Gclose(obs), H5Fclose(f);
+}
+
 int main(void) {
   snprintf(dir, sizeof dir, "/tmp/rrt_test_hostile_%d", (int)getpid());
   char cmd[300];
@@ -129,6 +147,19 @@ int main(void) {
   /* Large but representable: reported as truncated data, not allocated. */
   npy_bad("big.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000, 1000), }",
           "truncated data");
+
+  /* .h5ad: 2^40 cell names declared; calloc failed and the error path
+   * dereferenced NULL before. */
+  {
+    char path[512], err[512] = "";
+    snprintf(path, sizeof path, "%s/huge_index.h5ad", dir);
+    write_h5ad_huge_index(path);
+    rrt_strings names = {0};
+    rrt_status st = rrt_h5ad_read_obs_names(path, &names, err, sizeof err);
+    CHECK_MSG(st != RRT_SUCCESS, "huge_index.h5ad accepted (%lld names)", (long long)names.count);
+    CHECK(names.items == NULL && names.count == 0);
+    check_message("huge_index.h5ad", err, path, 0, "1099511627776 strings");
+  }
 
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   CHECK(system(cmd) == 0);
