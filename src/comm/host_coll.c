@@ -207,3 +207,30 @@ done:
   free(src);
   return st;
 }
+
+rrt_status rrt_host_alltoallv(rrt_ctx_t ctx, const void *send, const size_t *send_bytes,
+                              const size_t *send_displs, void *recv, const size_t *recv_bytes,
+                              const size_t *recv_displs) {
+  const char *op = "rrt_host_alltoallv";
+  size_t P = (size_t)ctx->size;
+  rrt_status st = RRT_SUCCESS;
+  rrt_p2p *sends = malloc(P * sizeof(rrt_p2p)), *recvs = malloc(P * sizeof(rrt_p2p));
+  rrt_request_t req = NULL;
+  if (!sends || !recvs) {
+    st = nomem(ctx, op, "the message lists", 2 * P * sizeof(rrt_p2p));
+    goto out;
+  }
+  int ns = 0, nr = 0;
+  for (size_t r = 0; r < P; r++) {
+    if (send_bytes[r])
+      sends[ns++] = (rrt_p2p){(int)r, (char *)send + send_displs[r], send_bytes[r]};
+    if (recv_bytes[r])
+      recvs[nr++] = (rrt_p2p){(int)r, (char *)recv + recv_displs[r], recv_bytes[r]};
+  }
+  RRT_CHECK_GOTO(rrt_mpi_p2p_group(ctx, sends, ns, recvs, nr, &req), st, out);
+  RRT_CHECK_GOTO(rrt_request_wait(req), st, out);
+out:
+  free(sends);
+  free(recvs);
+  return st;
+}

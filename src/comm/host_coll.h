@@ -45,6 +45,13 @@ rrt_status rrt_host_alltoallv_alloc(rrt_ctx_t ctx, const void *send, const size_
 rrt_status rrt_host_exchange_records(rrt_ctx_t ctx, int64_t nitems, const int32_t *dest,
                                      const int64_t *data, int k, int64_t *nrecv, int64_t **rdata,
                                      int32_t **rsrc);
+/** All-to-all with sizes both sides know (the ILU(0) analysis exchanges
+ *  replies whose lengths follow from the requests): send_bytes[r] bytes at
+ *  send + send_displs[r] go to rank r, recv_bytes[r] bytes from rank r land
+ *  at recv + recv_displs[r] (byte counts and offsets, size P each). */
+rrt_status rrt_host_alltoallv(rrt_ctx_t ctx, const void *send, const size_t *send_bytes,
+                              const size_t *send_displs, void *recv, const size_t *recv_bytes,
+                              const size_t *recv_displs);
 
 #ifdef __cplusplus
 }

@@ -1,14 +1,15 @@
 /* ILU(0) schedules, pure functions without MPI: the nonzero-balanced row
  * partition, the orderings (RCM, greedy multicolour), the level analysis of
  * L and U (one sweep; repeated sweeps with levels of remote rows filled in
- * between give the distributed analysis), and message plans (which rows go to
- * which rank after which level). */
+ * between give the distributed analysis). The message plans it sends rows
+ * along are in sched/msg_plan.h. */
 #ifndef RRT_SCHED_ILU0_LEVELS_H
 #define RRT_SCHED_ILU0_LEVELS_H
 
 #include <stdint.h>
 
 #include "ringrt/status.h"
+#include "sched/msg_plan.h" /* the plans of the distributed analysis */
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,22 +49,6 @@ rrt_status rrt_order_multicolor(int64_t n, const int64_t *sptr, const int64_t *s
 int64_t rrt_level_sweep(int64_t nloc, const int32_t *order, const int64_t *rowptr,
                         const int32_t *ext_col, const int64_t *pos_ext, int upper,
                         int32_t *level_ext);
-
-/** Messages of a communication plan, sorted by (level, peer); within a
- *  message the items are sorted by key (the global row), so the sender's and
- *  the receiver's lists line up without telling each other. */
-typedef struct rrt_msg_plan {
-  int nmsg;
-  int32_t *level; /* level after which the message goes (0: no levels) */
-  int32_t *peer;
-  int64_t *ptr; /* nmsg + 1 offsets into idx */
-  int32_t *idx; /* local rows (send plans) or ghost slots (receive plans) */
-} rrt_msg_plan;
-
-/** Build a plan from `count` items (peer, idx, level or NULL for 0, key). */
-rrt_status rrt_msg_plan_build(int64_t count, const int32_t *peer, const int32_t *idx,
-                              const int32_t *level, const int64_t *key, rrt_msg_plan *out);
-void rrt_msg_plan_free(rrt_msg_plan *p);
 
 #ifdef __cplusplus
 }

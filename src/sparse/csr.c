@@ -1,10 +1,16 @@
-/* Distributed CSR: validation, ghost columns, the SpMV halo, SpMV. */
+/* Distributed CSR: validation, row blocks, backend copies, SpMV. The ghost
+ * columns and the SpMV halo are built in ghosts.c. */
+#include "sparse/csr.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "sparse/sparse_impl.h"
+#include "comm/ctx.h"
 #include "comm/error.h"
 #include "comm/host_coll.h"
+#include "ringrt/memory.h"
+#include "ringrt/trace.h"
+#include "sched/ilu0_levels.h"
 
 #define OP "rrt_sparse_create"
 
@@ -26,22 +32,12 @@ void rrt_sparse_local_csr(rrt_sparse_t A, const int64_t **rowptr, const int64_t 
   if (vals) *vals = A->val;
 }
 
-int64_t rrt_sparse_ext_index(const struct rrt_sparse *A, int64_t g) {
-  if (g >= A->row_begin && g < A->row_begin + A->nloc) return g - A->row_begin;
-  int64_t lo = 0, hi = A->nghost;
-  while (lo < hi) {
-    int64_t mid = (lo + hi) / 2;
-    if (A->ghost[mid] < g)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return (lo < A->nghost && A->ghost[lo] == g) ? A->nloc + lo : -1;
-}
-
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
+rrt_status rrt_sparse_copy(const struct rrt_sparse *A, double *dst, const double *src, int64_t n) {
+  if (dst == src || n == 0) return RRT_SUCCESS;
+  rrt_ctx_t ctx = A->ctx;
+  RRT_CHECK(ctx->dev->memcpy_async(dst, src, (size_t)n * sizeof(double), RRT_COPY_D2D,
+                                   ctx->compute_stream));
+  return ctx->dev->stream_sync(ctx->compute_stream);
 }
 
 /* Local validation: a message naming the first bad row, else success. */
@@ -75,41 +71,52 @@ static rrt_status validate(rrt_ctx_t ctx, int64_t n, int64_t row_begin, int64_t 
   return RRT_SUCCESS;
 }
 
-rrt_status rrt_sparse_create(rrt_ctx_t ctx, int64_t n, int64_t row_begin, int64_t nrows,
-                             const int64_t *rowptr, const int64_t *cols, const double *vals,
-                             rrt_sparse_t *out) {
-  *out = NULL;
-  rrt_status st = rrt_agree(ctx, validate(ctx, n, row_begin, nrows, rowptr, cols, vals));
-  if (st) return st;
+/* The handle with a host copy of the local rows and the backend's kernels. */
+static rrt_status alloc_local(rrt_ctx_t ctx, int64_t n, int64_t row_begin, int64_t nrows,
+                              const int64_t *rowptr, const int64_t *cols, const double *vals,
+                              struct rrt_sparse **out) {
   struct rrt_sparse *A = calloc(1, sizeof(*A));
+  *out = A;
   if (!A) return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, OP, "out of memory");
   A->ctx = ctx;
+  A->k = rrt_ilu0_kernels_for(ctx->backend);
+  if (!A->k)
+    return rrt_error(ctx, RRT_ERR_UNSUPPORTED, OP, "no sparse kernels for backend %d in this build",
+                     (int)ctx->backend);
   A->rank = ctx->rank;
   A->size = ctx->size;
   A->n = n;
   A->row_begin = row_begin;
   A->nloc = nrows;
   A->nnz = rowptr[nrows];
-  int P = ctx->size;
-  int64_t mine[2] = {row_begin, nrows}, *all = malloc(2 * (size_t)P * sizeof(int64_t));
-  int64_t *req = NULL, *rdata = NULL;
-  int32_t *dest = NULL, *rsrc = NULL, *pi = NULL, *pp = NULL;
-  int64_t *pk = NULL;
-  rrt_msg_plan sp = {0}, rp = {0};
-  A->offsets = malloc(((size_t)P + 1) * sizeof(int64_t));
+  A->offsets = malloc(((size_t)ctx->size + 1) * sizeof(int64_t));
   A->rowptr = malloc(((size_t)nrows + 1) * sizeof(int64_t));
   A->col = malloc(((size_t)A->nnz + 1) * sizeof(int64_t));
   A->val = malloc(((size_t)A->nnz + 1) * sizeof(double));
-  A->col_ext = malloc(((size_t)A->nnz + 1) * sizeof(int32_t));
-  A->ghost = malloc(((size_t)A->nnz + 1) * sizeof(int64_t));
-  if (!all || !A->offsets || !A->rowptr || !A->col || !A->val || !A->col_ext || !A->ghost) {
-    st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, OP, "out of memory");
-    goto fail;
-  }
+  if (!A->offsets || !A->rowptr || !A->col || !A->val)
+    return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, OP, "out of memory");
   memcpy(A->rowptr, rowptr, ((size_t)nrows + 1) * sizeof(int64_t));
   memcpy(A->col, cols, (size_t)A->nnz * sizeof(int64_t));
   memcpy(A->val, vals, (size_t)A->nnz * sizeof(double));
-  RRT_CHECK_GOTO(rrt_allgather(ctx, mine, all, sizeof(mine)), st, fail);
+  return RRT_SUCCESS;
+}
+
+/* Row-block offsets from every rank's (row_begin, nrows): the blocks must
+ * be contiguous in rank order and cover all n rows. Collective. */
+static rrt_status row_blocks(struct rrt_sparse *A) {
+  rrt_ctx_t ctx = A->ctx;
+  int P = ctx->size;
+  int64_t mine[2] = {A->row_begin, A->nloc};
+  int64_t *all = malloc(2 * (size_t)P * sizeof(int64_t));
+  size_t *layout = malloc(2 * (size_t)P * sizeof(size_t));
+  rrt_status st = RRT_SUCCESS;
+  if (!all || !layout) {
+    st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, OP, "out of memory");
+    goto done;
+  }
+  for (int p = 0; p < P; p++)
+    layout[p] = sizeof(mine), layout[P + p] = (size_t)p * sizeof(mine);
+  RRT_CHECK_GOTO(rrt_host_allgatherv(ctx, mine, sizeof(mine), all, layout, layout + P), st, done);
   A->offsets[0] = 0;
   for (int p = 0; p < P; p++) {
     if (all[2 * p] != A->offsets[p]) {
@@ -117,81 +124,49 @@ rrt_status rrt_sparse_create(rrt_ctx_t ctx, int64_t n, int64_t row_begin, int64_
                      "row blocks are not contiguous in rank order: rank %d starts at %lld, "
                      "expected %lld",
                      p, (long long)all[2 * p], (long long)A->offsets[p]);
-      goto fail;
+      goto done;
     }
     A->offsets[p + 1] = A->offsets[p] + all[2 * p + 1];
   }
-  if (A->offsets[P] != n) {
+  if (A->offsets[P] != A->n) {
     st = rrt_error(ctx, RRT_ERR_INVALID_ARG, OP, "row blocks cover %lld rows of %lld",
-                   (long long)A->offsets[P], (long long)n);
-    goto fail;
+                   (long long)A->offsets[P], (long long)A->n);
+    goto done;
   }
-  RRT_CHECK_GOTO(rrt_allreduce(ctx, &A->nnz, &A->nnz_global, 1, RRT_DTYPE_I64, RRT_OP_SUM), st,
-                 fail);
-  /* ghosts: remote columns, sorted, unique */
-  int64_t ng = 0;
-  for (int64_t p = 0; p < A->nnz; p++)
-    if (cols[p] < row_begin || cols[p] >= row_begin + nrows) A->ghost[ng++] = cols[p];
-  qsort(A->ghost, (size_t)ng, sizeof(int64_t), cmp_i64);
-  int64_t w = 0;
-  for (int64_t g = 0; g < ng; g++)
-    if (g == 0 || A->ghost[g] != A->ghost[g - 1]) A->ghost[w++] = A->ghost[g];
-  A->nghost = w;
-  if (A->nloc + A->nghost > INT32_MAX / 2) {
-    st = rrt_error(ctx, RRT_ERR_UNSUPPORTED, OP, "more than 2^30 local plus ghost rows");
-    goto fail;
-  }
-  A->ghost_owner = malloc(((size_t)w + 1) * sizeof(int32_t));
-  dest = malloc(((size_t)w + 1) * sizeof(int32_t));
-  if (!A->ghost_owner || !dest) {
-    st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, OP, "out of memory");
-    goto fail;
-  }
-  for (int64_t g = 0; g < w; g++)
-    A->ghost_owner[g] = dest[g] = rrt_partition_owner(A->offsets, P, A->ghost[g]);
-  for (int64_t p = 0; p < A->nnz; p++)
-    A->col_ext[p] = (int32_t)rrt_sparse_ext_index(A, cols[p]);
-  /* SpMV halo: ask owners for the ghosts; both sides sort by global index */
-  int64_t nr = 0;
-  RRT_CHECK_GOTO(rrt_host_exchange_records(ctx, w, dest, A->ghost, 1, &nr, &rdata, &rsrc), st, fail);
-  pi = malloc(((size_t)(nr > w ? nr : w) + 1) * sizeof(int32_t));
-  pp = malloc(((size_t)(nr > w ? nr : w) + 1) * sizeof(int32_t));
-  pk = malloc(((size_t)(nr > w ? nr : w) + 1) * sizeof(int64_t));
-  if (!pi || !pp || !pk) {
-    st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, OP, "out of memory");
-    goto fail;
-  }
-  for (int64_t t = 0; t < nr; t++)
-    pp[t] = rsrc[t], pi[t] = (int32_t)(rdata[t] - row_begin), pk[t] = rdata[t];
-  RRT_CHECK_GOTO(rrt_msg_plan_build(nr, pp, pi, NULL, pk, &sp), st, fail);
-  for (int64_t g = 0; g < w; g++)
-    pp[g] = A->ghost_owner[g], pi[g] = (int32_t)(A->nloc + g), pk[g] = A->ghost[g];
-  RRT_CHECK_GOTO(rrt_msg_plan_build(w, pp, pi, NULL, pk, &rp), st, fail);
-  RRT_CHECK_GOTO(rrt_halo_init(ctx, &A->halo, &sp, &rp, 0, NULL), st, fail);
-  /* backend copies */
-  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)nrows + 1) * sizeof(int64_t), (void **)&A->d_rowptr), st,
-                 fail);
-  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)A->nnz + 1) * sizeof(int32_t), (void **)&A->d_col_ext),
-                 st, fail);
-  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)A->nnz + 1) * sizeof(double), (void **)&A->d_val), st,
-                 fail);
-  RRT_CHECK_GOTO(rrt_malloc(ctx, ((size_t)(nrows + w) + 1) * sizeof(double), (void **)&A->d_xext),
-                 st, fail);
-  RRT_CHECK_GOTO(
-      rrt_memcpy_to_backend(ctx, A->d_rowptr, A->rowptr, ((size_t)nrows + 1) * sizeof(int64_t)), st,
-      fail);
-  RRT_CHECK_GOTO(
-      rrt_memcpy_to_backend(ctx, A->d_col_ext, A->col_ext, (size_t)A->nnz * sizeof(int32_t)), st,
-      fail);
-  RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, A->d_val, A->val, (size_t)A->nnz * sizeof(double)), st,
-                 fail);
+  st = rrt_host_allreduce(ctx, &A->nnz, &A->nnz_global, 1, RRT_DTYPE_I64, RRT_OP_SUM);
+done:
+  free(all), free(layout);
+  return st;
+}
+
+/* The SpMV's backend copies of the rows and the extended x. */
+static rrt_status upload_rows(struct rrt_sparse *A) {
+  rrt_ctx_t ctx = A->ctx;
+  size_t nrows = (size_t)A->nloc, nnz = (size_t)A->nnz;
+  RRT_CHECK(rrt_malloc(ctx, (nrows + 1) * sizeof(int64_t), (void **)&A->d_rowptr));
+  RRT_CHECK(rrt_malloc(ctx, (nnz + 1) * sizeof(int32_t), (void **)&A->d_col_ext));
+  RRT_CHECK(rrt_malloc(ctx, (nnz + 1) * sizeof(double), (void **)&A->d_val));
+  RRT_CHECK(rrt_malloc(ctx, (nrows + (size_t)A->nghost + 1) * sizeof(double), (void **)&A->d_xext));
+  RRT_CHECK(rrt_memcpy_to_backend(ctx, A->d_rowptr, A->rowptr, (nrows + 1) * sizeof(int64_t)));
+  RRT_CHECK(rrt_memcpy_to_backend(ctx, A->d_col_ext, A->col_ext, nnz * sizeof(int32_t)));
+  return rrt_memcpy_to_backend(ctx, A->d_val, A->val, nnz * sizeof(double));
+}
+
+rrt_status rrt_sparse_create(rrt_ctx_t ctx, int64_t n, int64_t row_begin, int64_t nrows,
+                             const int64_t *rowptr, const int64_t *cols, const double *vals,
+                             rrt_sparse_t *out) {
+  *out = NULL;
+  rrt_status st = rrt_agree(ctx, validate(ctx, n, row_begin, nrows, rowptr, cols, vals));
+  if (st) return st;
+  struct rrt_sparse *A = NULL;
+  RRT_CHECK_GOTO(alloc_local(ctx, n, row_begin, nrows, rowptr, cols, vals, &A), st, fail);
+  RRT_CHECK_GOTO(row_blocks(A), st, fail);
+  RRT_CHECK_GOTO(rrt_sparse_build_ghosts(A), st, fail);
+  RRT_CHECK_GOTO(upload_rows(A), st, fail);
   A->spmv_flops = 2.0 * (double)A->nnz_global;
-  free(all), free(req), free(rdata), free(dest), free(rsrc), free(pi), free(pp), free(pk);
   *out = A;
   return RRT_SUCCESS;
 fail:
-  free(all), free(req), free(rdata), free(dest), free(rsrc), free(pi), free(pp), free(pk);
-  rrt_msg_plan_free(&sp), rrt_msg_plan_free(&rp);
   rrt_sparse_destroy(A);
   return st;
 }
@@ -217,11 +192,10 @@ rrt_status rrt_sparse_spmv(rrt_sparse_t A, const double *x, double *y) {
   rrt_ctx_t ctx = A->ctx;
   double t0 = rrt_phase_begin(ctx);
   /* x goes into the local part of the extended vector, ghosts arrive behind it */
-  RRT_CHECK(rrt_vec_copy(ctx, A->d_xext, x, A->nloc));
+  RRT_CHECK(rrt_sparse_copy(A, A->d_xext, x, A->nloc));
   RRT_CHECK(rrt_halo_post(ctx, &A->halo, 0, x));
   RRT_CHECK(rrt_halo_wait_all(ctx, &A->halo, A->d_xext));
-  RRT_CHECK(RRT_ILU_DISPATCH(
-      ctx, rrt_ilu0_cpu_spmv(A->nloc, A->d_rowptr, A->d_col_ext, A->d_val, A->d_xext, y),
-      rrt_k_ilu0_spmv, A->nloc, A->d_rowptr, A->d_col_ext, A->d_val, A->d_xext, y));
+  RRT_CHECK(
+      A->k->spmv(ctx->compute_stream, A->nloc, A->d_rowptr, A->d_col_ext, A->d_val, A->d_xext, y));
   return rrt_phase_end(ctx, "sparse.spmv", t0);
 }

@@ -165,6 +165,28 @@ void rrt_ilu0_cpu_spmv(int64_t nrows, const int64_t *rowptr, const int32_t *col,
   }
 }
 
+void rrt_ilu0_cpu_axpby(int64_t n, double a, const double *x, double b, double *y) {
+  if (b == 0.0) {
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (int64_t i = 0; i < n; i++)
+      y[i] = a * x[i];
+  } else {
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (int64_t i = 0; i < n; i++) {
+      double p = a * x[i], q = b * y[i];
+      y[i] = p + q;
+    }
+  }
+}
+
+double rrt_ilu0_cpu_dot(int64_t n, const double *x, const double *y) {
+  double s = 0.0;
+#pragma omp parallel for reduction(+ : s) schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; i++)
+    s += x[i] * y[i];
+  return s;
+}
+
 void rrt_ilu0_cpu_gather(const int32_t *idx, int64_t n, const double *src, double *buf) {
   for (int64_t t = 0; t < n; t++)
     buf[t] = src[idx[t]];

@@ -86,6 +86,11 @@ void rrt_ilu0_cpu_apply_seq_f32(const int32_t *order, const int32_t *rev, int64_
                                 const float *v, const double *dinv, const double *r, double *y,
                                 double *z);
 
+/** y = a x + b y (b == 0: y = a x) and the threaded dot product x . y
+ *  (the Krylov vector operations of the cpu backend). */
+void rrt_ilu0_cpu_axpby(int64_t n, double a, const double *x, double b, double *y);
+double rrt_ilu0_cpu_dot(int64_t n, const double *x, const double *y);
+
 /** buf[t] = src[idx[t]] and dst[idx[t]] = buf[t]. */
 void rrt_ilu0_cpu_gather(const int32_t *idx, int64_t n, const double *src, double *buf);
 void rrt_ilu0_cpu_scatter(const int32_t *idx, int64_t n, const double *buf, double *dst);

@@ -1,10 +1,13 @@
-/* Halo exchanges in levels (see sparse_impl.h). Values travel through rrt_p2p_group (NCCL or MPI,
- * backend memory). */
+/* Halo exchanges in levels (see halo.h). Values travel through rrt_p2p_group (NCCL or MPI,
+ * backend memory); packing runs the caller's gather / scatter kernels. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "sparse/sparse_impl.h"
+#include "comm/halo.h"
+
+#include "comm/ctx.h"
 #include "comm/error.h"
+#include "ringrt/memory.h"
 
 static int *level_ranges(const rrt_msg_plan *p, int nlev) {
   int *lev = calloc((size_t)nlev + 2, sizeof(int));
@@ -22,9 +25,10 @@ static rrt_status to_backend(rrt_ctx_t ctx, void **dst, const void *src, size_t 
   return RRT_SUCCESS;
 }
 
-rrt_status rrt_halo_init(rrt_ctx_t ctx, rrt_halo *h, rrt_msg_plan *send, rrt_msg_plan *recv,
-                         int nlev, const int *need) {
+rrt_status rrt_halo_init(rrt_ctx_t ctx, rrt_halo *h, const rrt_halo_pack *pack, rrt_msg_plan *send,
+                         rrt_msg_plan *recv, int nlev, const int *need) {
   memset(h, 0, sizeof(*h));
+  h->pack = *pack;
   h->send = *send;
   h->recv = *recv;
   memset(send, 0, sizeof(*send));
@@ -96,8 +100,7 @@ rrt_status rrt_halo_post(rrt_ctx_t ctx, rrt_halo *h, int level, const double *sr
   int64_t a = h->send.ptr[s0], b = h->send.ptr[s1];
   if (b > a) {
     RRT_CHECK(
-        RRT_ILU_DISPATCH(ctx, rrt_ilu0_cpu_gather(h->send.idx + a, b - a, src, h->d_send_buf + a),
-                         rrt_k_ilu0_gather, h->d_send_idx + a, b - a, src, h->d_send_buf + a));
+        h->pack.gather(ctx->compute_stream, h->d_send_idx + a, b - a, src, h->d_send_buf + a));
     /* the transport may run on another stream: the packed buffer must be complete */
     if (ctx->dev->stream_sync) RRT_CHECK(ctx->dev->stream_sync(ctx->compute_stream));
   }
@@ -123,8 +126,7 @@ static rrt_status finish_level(rrt_ctx_t ctx, rrt_halo *h, int l, double *dst) {
   int64_t a = h->recv.ptr[h->recv_lev[l]], b = h->recv.ptr[h->recv_lev[l + 1]];
   if (b > a)
     RRT_CHECK(
-        RRT_ILU_DISPATCH(ctx, rrt_ilu0_cpu_scatter(h->recv.idx + a, b - a, h->d_recv_buf + a, dst),
-                         rrt_k_ilu0_scatter, h->d_recv_idx + a, b - a, h->d_recv_buf + a, dst));
+        h->pack.scatter(ctx->compute_stream, h->d_recv_idx + a, b - a, h->d_recv_buf + a, dst));
   return RRT_SUCCESS;
 }
 

@@ -1,0 +1,69 @@
+/* Internal: the halo exchange, in levels. One exchange for every workload
+ * that moves rows between ranks along a message plan (sched/msg_plan.h):
+ * the SpMV ghosts (one level) and the ILU(0) factorisation and triangular
+ * solves (one message set per level).
+ *
+ * Sends gather src[send.idx] into a buffer, receives scatter into
+ * dst[recv.idx]. One rrt_p2p_group per level carries that level's sends and
+ * receives; a level's receives are waited for only before the level that
+ * first needs them (need[l]). Values travel through the transport (NCCL or
+ * MPI, backend memory), so every wait honours RINGRT_TIMEOUT.
+ *
+ * The gather and scatter are the caller's kernels (rrt_halo_pack), given at
+ * init: comm moves data, it does not pick a workload's kernels. */
+#ifndef RRT_COMM_HALO_H
+#define RRT_COMM_HALO_H
+
+#include <stdint.h>
+
+#include "comm/device.h"
+#include "ringrt/transport.h"
+#include "sched/msg_plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Pack or unpack n values on the compute stream: to[t] = from[idx[t]]
+ *  (gather) or to[idx[t]] = from[t] (scatter). */
+typedef rrt_status (*rrt_halo_pack_fn)(rrt_stream s, const int32_t *idx, int64_t n,
+                                       const double *from, double *to);
+
+typedef struct rrt_halo_pack {
+  rrt_halo_pack_fn gather, scatter;
+} rrt_halo_pack;
+
+typedef struct rrt_halo {
+  rrt_msg_plan send, recv;
+  rrt_halo_pack pack;
+  int nlev;                 /* levels 0..nlev */
+  int *send_lev, *recv_lev; /* nlev + 2: message ranges per level */
+  int *need;                /* nlev + 1: level before which level l's receives are needed */
+  int32_t *d_send_idx, *d_recv_idx;
+  double *d_send_buf, *d_recv_buf;
+  rrt_request_t *req;  /* nlev + 1 outstanding requests */
+  rrt_request_t *sreq; /* after rrt_halo_begin: the sends, apart from the receives */
+  int lo;              /* levels below lo have no receive left to wait for */
+  int preposted;       /* rrt_halo_begin posted every level's receives */
+} rrt_halo;
+
+/** Build the device side of a halo from two host plans (taken over). need
+ *  may be NULL (every level's receives are needed at the next level). */
+rrt_status rrt_halo_init(rrt_ctx_t ctx, rrt_halo *h, const rrt_halo_pack *pack, rrt_msg_plan *send,
+                         rrt_msg_plan *recv, int nlev, const int *need);
+void rrt_halo_free(rrt_ctx_t ctx, rrt_halo *h);
+/** Post the receives of every level now (MPI transports only: NCCL would
+ *  serialise them before the sends). Lets a level wait for messages of the
+ *  same level number (need[l] == l), which coarse levels need. */
+rrt_status rrt_halo_begin(rrt_ctx_t ctx, rrt_halo *h);
+/** Level l is computed: gather and post its messages (src: source array). */
+rrt_status rrt_halo_post(rrt_ctx_t ctx, rrt_halo *h, int level, const double *src);
+/** Before computing level l: wait for the receives needed there, scatter into dst. */
+rrt_status rrt_halo_wait_needed(rrt_ctx_t ctx, rrt_halo *h, int level, double *dst);
+/** Wait for everything outstanding (sends too), scatter remaining receives. */
+rrt_status rrt_halo_wait_all(rrt_ctx_t ctx, rrt_halo *h, double *dst);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

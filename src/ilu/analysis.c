@@ -1,0 +1,324 @@
+/* ILU(0) analysis, the structural part: the factor storage order, which
+ * ghost rows each side reads, the U rows of the L ghosts, and the pivots
+ * and update pairs of every L entry (the IKJ schedule). */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/ctx.h"
+#include "comm/error.h"
+#include "comm/host_coll.h"
+#include "ilu/ilu0_impl.h"
+
+#define OPC RRT_ILU0_OP_CREATE
+
+static int cmp_pos(const void *x, const void *y) {
+  const int64_t *a = x, *b = y;
+  return (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+/* Local rows sorted by position: porder and rorder; byp gets (position, row). */
+static void elimination_order(rrt_ilu0_t M, int64_t *byp) {
+  int64_t nloc = M->nloc;
+  int sorted = 1;
+  for (int64_t i = 0; i < nloc; i++) {
+    byp[2 * i] = M->pos_ext[i], byp[2 * i + 1] = i;
+    if (i > 0 && M->pos_ext[i] < M->pos_ext[i - 1]) sorted = 0;
+  }
+  if (!sorted) qsort(byp, (size_t)nloc, 2 * sizeof(int64_t), cmp_pos);
+  for (int64_t t = 0; t < nloc; t++)
+    M->porder[t] = M->rorder[nloc - 1 - t] = (int32_t)byp[2 * t + 1];
+}
+
+/* L counts, then both parts laid out row by row in elimination order. */
+static void part_ranges(rrt_ilu0_t M, const int64_t *byp) {
+  rrt_sparse_t A = M->A;
+  int64_t nloc = M->nloc, lcur = 0;
+  for (int64_t t = 0; t < nloc; t++) {
+    int64_t i = byp[2 * t + 1], nl = 0;
+    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+      nl += M->pos_ext[A->col_ext[p]] < M->pos_ext[i];
+    M->lr[2 * i] = lcur, M->lr[2 * i + 1] = lcur + nl;
+    lcur += nl;
+  }
+  M->nlv = lcur;
+  int64_t ucur = lcur;
+  for (int64_t t = 0; t < nloc; t++) {
+    int64_t i = byp[2 * t + 1];
+    int64_t nu = (A->rowptr[i + 1] - A->rowptr[i]) - (M->lr[2 * i + 1] - M->lr[2 * i]);
+    M->ur[2 * i] = ucur, M->ur[2 * i + 1] = ucur + nu;
+    ucur += nu;
+  }
+}
+
+/* Entries of every row by position into their value indices; the lowest
+ * global row without a diagonal entry, or INT64_MAX. tmp: max row length. */
+static int64_t place_entries(rrt_ilu0_t M, int64_t *tmp) {
+  rrt_sparse_t A = M->A;
+  int64_t missing = INT64_MAX;
+  for (int64_t i = 0; i < M->nloc; i++) {
+    int64_t b = A->rowptr[i], len = A->rowptr[i + 1] - b, nl = M->lr[2 * i + 1] - M->lr[2 * i];
+    /* insertion by position: stable, and a no-op for the natural order */
+    for (int64_t p = 0; p < len; p++) {
+      int64_t q = p, pp = M->pos_ext[A->col_ext[b + p]];
+      while (q > 0 && M->pos_ext[A->col_ext[tmp[q - 1]]] > pp) {
+        tmp[q] = tmp[q - 1];
+        q--;
+      }
+      tmp[q] = b + p;
+    }
+    for (int64_t p = 0; p < len; p++) {
+      int64_t v = p < nl ? M->lr[2 * i] + p : M->ur[2 * i] + (p - nl);
+      M->fcol[v] = A->col_ext[tmp[p]];
+      M->fperm[v] = (int32_t)tmp[p];
+    }
+    if (len == nl || M->fcol[M->ur[2 * i]] != i)
+      if (A->row_begin + i < missing) missing = A->row_begin + i;
+  }
+  return missing;
+}
+
+/* Agreed structural-singularity check: every rank names the same row. */
+static rrt_status agree_missing(rrt_ilu0_t M, int64_t missing) {
+  int64_t gmin = INT64_MAX;
+  RRT_CHECK(rrt_host_allreduce(M->ctx, &missing, &gmin, 1, RRT_DTYPE_I64, RRT_OP_MIN));
+  if (gmin != INT64_MAX)
+    return rrt_error(M->ctx, RRT_ERR_SINGULAR, OPC,
+                     "zero pivot: global row %lld (0-based) has no diagonal entry, ILU(0) does "
+                     "not exist",
+                     (long long)gmin);
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_ilu0_factor_order(rrt_ilu0_t M) {
+  rrt_sparse_t A = M->A;
+  int64_t nloc = M->nloc;
+  M->lr = malloc((2 * (size_t)nloc + 1) * sizeof(int64_t));
+  M->ur = malloc((2 * (size_t)nloc + 1) * sizeof(int64_t));
+  M->fcol = malloc(((size_t)M->nnz + 1) * sizeof(int32_t));
+  M->fperm = malloc(((size_t)M->nnz + 1) * sizeof(int32_t));
+  M->porder = malloc(((size_t)nloc + 1) * sizeof(int32_t));
+  M->rorder = malloc(((size_t)nloc + 1) * sizeof(int32_t));
+  int64_t *byp = malloc(2 * ((size_t)nloc + 1) * sizeof(int64_t)); /* (position, row) */
+  int64_t maxlen = 0;
+  for (int64_t i = 0; i < nloc; i++)
+    if (A->rowptr[i + 1] - A->rowptr[i] > maxlen) maxlen = A->rowptr[i + 1] - A->rowptr[i];
+  int64_t *tmp = malloc(((size_t)maxlen + 1) * sizeof(int64_t));
+  if (!M->lr || !M->ur || !M->fcol || !M->fperm || !M->porder || !M->rorder || !tmp || !byp) {
+    free(tmp), free(byp);
+    return rrt_ilu0_nomem(M->ctx, OPC);
+  }
+  elimination_order(M, byp);
+  part_ranges(M, byp);
+  int64_t missing = place_entries(M, tmp);
+  free(tmp), free(byp);
+  return agree_missing(M, missing);
+}
+
+rrt_status rrt_ilu0_ghost_requests(rrt_ilu0_t M, rrt_ilu0_setup *S) {
+  rrt_sparse_t A = M->A;
+  int64_t nloc = M->nloc, ng = A->nghost;
+  S->gflag = calloc((size_t)ng + 1, sizeof(int32_t));
+  int64_t *rec = malloc(2 * ((size_t)ng + 1) * sizeof(int64_t));
+  if (!S->gflag || !rec) {
+    free(rec);
+    return rrt_ilu0_nomem(M->ctx, OPC);
+  }
+  for (int64_t i = 0; i < nloc; i++)
+    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+      int32_t e = A->col_ext[p];
+      if (e >= nloc) S->gflag[e - nloc] |= M->pos_ext[e] < M->pos_ext[i] ? 1 : 2;
+    }
+  for (int64_t g = 0; g < ng; g++) {
+    rec[2 * g] = A->ghost[g];
+    rec[2 * g + 1] = S->gflag[g];
+  }
+  rrt_status st =
+      rrt_host_exchange_records(M->ctx, ng, A->ghost_owner, rec, 2, &S->nreq, &S->req, &S->req_src);
+  free(rec);
+  return st;
+}
+
+/* Byte counts and offsets per rank of a message set in int64 items. */
+static void item_layout(int P, const int64_t *items, size_t *bytes, size_t *displs) {
+  size_t off = 0;
+  for (int p = 0; p < P; p++) {
+    bytes[p] = (size_t)items[p] * sizeof(int64_t);
+    displs[p] = off;
+    off += bytes[p];
+  }
+}
+
+/* Lengths of the U rows asked for (0 where only U needs the row) and back. */
+static rrt_status exchange_ulen(rrt_ilu0_t M, rrt_ilu0_setup *S, int64_t *ulen_send, int64_t *cnt,
+                                size_t *lay) {
+  rrt_sparse_t A = M->A;
+  int P = M->ctx->size;
+  memset(cnt, 0, 2 * (size_t)P * sizeof(int64_t));
+  for (int64_t t = 0; t < S->nreq; t++) {
+    int64_t r = S->req[2 * t] - A->row_begin;
+    ulen_send[t] = (S->req[2 * t + 1] & 1) ? M->ur[2 * r + 1] - M->ur[2 * r] : 0;
+    cnt[S->req_src[t]]++;
+  }
+  for (int64_t g = 0; g < A->nghost; g++)
+    cnt[P + A->ghost_owner[g]]++;
+  item_layout(P, cnt, lay, lay + P);
+  item_layout(P, cnt + P, lay + 2 * P, lay + 3 * P);
+  return rrt_host_alltoallv(M->ctx, ulen_send, lay, lay + P, S->glen, lay + 2 * P, lay + 3 * P);
+}
+
+/* The U rows' global columns, in ghost order. */
+static rrt_status exchange_ucols(rrt_ilu0_t M, rrt_ilu0_setup *S, const int64_t *ulen_send,
+                                 int64_t *cnt, size_t *lay, int64_t *gcol) {
+  rrt_sparse_t A = M->A;
+  int P = M->ctx->size;
+  int64_t utot = 0;
+  for (int64_t t = 0; t < S->nreq; t++)
+    utot += ulen_send[t];
+  int64_t *ucol_send = malloc(((size_t)utot + 1) * sizeof(int64_t));
+  if (!ucol_send) return rrt_ilu0_nomem(M->ctx, OPC);
+  memset(cnt, 0, 2 * (size_t)P * sizeof(int64_t));
+  int64_t w = 0;
+  for (int64_t t = 0; t < S->nreq; t++) {
+    int64_t r = S->req[2 * t] - A->row_begin;
+    for (int64_t q = 0; q < ulen_send[t]; q++)
+      ucol_send[w++] = rrt_sparse_ext_global(A, M->fcol[M->ur[2 * r] + q]);
+    cnt[S->req_src[t]] += ulen_send[t];
+  }
+  for (int64_t g = 0; g < A->nghost; g++)
+    cnt[P + A->ghost_owner[g]] += S->glen[g];
+  item_layout(P, cnt, lay, lay + P);
+  item_layout(P, cnt + P, lay + 2 * P, lay + 3 * P);
+  rrt_status st =
+      rrt_host_alltoallv(M->ctx, ucol_send, lay, lay + P, gcol, lay + 2 * P, lay + 3 * P);
+  free(ucol_send);
+  return st;
+}
+
+rrt_status rrt_ilu0_ghost_urows(rrt_ilu0_t M, rrt_ilu0_setup *S) {
+  rrt_sparse_t A = M->A;
+  rrt_ctx_t ctx = M->ctx;
+  int P = ctx->size;
+  int64_t ng = A->nghost;
+  rrt_status st = RRT_SUCCESS;
+  int64_t *cnt = malloc(2 * (size_t)P * sizeof(int64_t)), *gcol = NULL;
+  size_t *lay = malloc(4 * (size_t)P * sizeof(size_t));
+  int64_t *ulen_send = malloc(((size_t)S->nreq + 1) * sizeof(int64_t));
+  S->glen = malloc(((size_t)ng + 1) * sizeof(int64_t));
+  M->gofs = calloc((size_t)ng + 1, sizeof(int64_t));
+  if (!cnt || !lay || !ulen_send || !S->glen || !M->gofs) {
+    st = rrt_ilu0_nomem(ctx, OPC);
+    goto done;
+  }
+  RRT_CHECK_GOTO(exchange_ulen(M, S, ulen_send, cnt, lay), st, done);
+  for (int64_t g = 0; g < ng; g++)
+    M->gofs[g + 1] = M->gofs[g] + S->glen[g];
+  gcol = malloc(((size_t)M->gofs[ng] + 1) * sizeof(int64_t));
+  S->gcol_ext = malloc(((size_t)M->gofs[ng] + 1) * sizeof(int32_t));
+  if (!gcol || !S->gcol_ext) {
+    st = rrt_ilu0_nomem(ctx, OPC);
+    goto done;
+  }
+  RRT_CHECK_GOTO(exchange_ucols(M, S, ulen_send, cnt, lay, gcol), st, done);
+  for (int64_t q = 0; q < M->gofs[ng]; q++)
+    S->gcol_ext[q] = (int32_t)rrt_sparse_ext_index(A, gcol[q]);
+  M->nval = M->nnz + M->gofs[ng];
+  if (M->nval > INT32_MAX / 2)
+    st = rrt_error(ctx, RRT_ERR_UNSUPPORTED, OPC, "too many local values");
+done:
+  free(cnt), free(lay), free(ulen_send), free(gcol);
+  return st;
+}
+
+/* Room for one more update pair (the arrays double when full). */
+static int grow_pairs(rrt_ilu0_t M, int64_t np, int64_t *cap) {
+  if (np < *cap) return 1;
+  *cap *= 2;
+  int32_t *a = realloc(M->pair_dst, (size_t)*cap * sizeof(int32_t));
+  if (a) M->pair_dst = a;
+  int32_t *b = realloc(M->pair_src, (size_t)*cap * sizeof(int32_t));
+  if (b) M->pair_src = b;
+  return a && b;
+}
+
+/* Pivot and update pairs of the L entries of local row i: for the L entry
+ * e = l_ik, the U entries u_kj of row k (local or ghost) matched with the
+ * entries of row i after e in position order. ridx: max row length.
+ * Returns 0 when out of memory. */
+static int row_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S, int64_t i, int64_t *ridx, int64_t *np,
+                     int64_t *cap, double *fl) {
+  int64_t nloc = M->nloc, nnz = M->nnz;
+  /* value indices of row i in position order: L part, then D and U */
+  int64_t nl = M->lr[2 * i + 1] - M->lr[2 * i], end = 0;
+  for (int64_t v = M->lr[2 * i]; v < M->lr[2 * i + 1]; v++)
+    ridx[end++] = v;
+  for (int64_t v = M->ur[2 * i]; v < M->ur[2 * i + 1]; v++)
+    ridx[end++] = v;
+  for (int64_t t = 0; t < nl; t++) {
+    int64_t e = ridx[t];
+    int32_t k = M->fcol[e];
+    int64_t s0, s1, dk; /* U entries of row k: value indices s0 .. s1, diagonal dk */
+    const int32_t *ucol;
+    int64_t ubase;
+    if (k < nloc) {
+      dk = M->ur[2 * k];
+      s0 = dk + 1, s1 = M->ur[2 * k + 1];
+      ucol = M->fcol, ubase = 0;
+    } else {
+      int64_t g = k - nloc;
+      dk = nnz + M->gofs[g];
+      s0 = dk + 1, s1 = nnz + M->gofs[g + 1];
+      ucol = S->gcol_ext, ubase = nnz;
+    }
+    M->piv[e] = (int32_t)dk;
+    *fl += 1.0;
+    int64_t q = t + 1;
+    for (int64_t s = s0; s < s1 && q < end; s++) {
+      int32_t j = ucol[s - ubase];
+      if (j < 0) continue;
+      int64_t pj = M->pos_ext[j];
+      while (q < end && M->pos_ext[M->fcol[ridx[q]]] < pj)
+        q++;
+      if (q < end && M->fcol[ridx[q]] == j) {
+        if (!grow_pairs(M, *np, cap)) return 0;
+        M->pair_dst[*np] = (int32_t)ridx[q];
+        M->pair_src[*np] = (int32_t)s;
+        (*np)++;
+        *fl += 2.0;
+      }
+    }
+    M->pair_ptr[e + 1] = *np;
+  }
+  return 1;
+}
+
+rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S) {
+  rrt_sparse_t A = M->A;
+  rrt_ctx_t ctx = M->ctx;
+  int64_t nloc = M->nloc, nlv = M->nlv, maxlen = 0;
+  for (int64_t i = 0; i < nloc; i++)
+    if (A->rowptr[i + 1] - A->rowptr[i] > maxlen) maxlen = A->rowptr[i + 1] - A->rowptr[i];
+  M->piv = malloc(((size_t)nlv + 1) * sizeof(int32_t));
+  M->pair_ptr = calloc((size_t)nlv + 1, sizeof(int64_t));
+  int64_t cap = M->nnz + 16, np = 0;
+  M->pair_dst = malloc((size_t)cap * sizeof(int32_t));
+  M->pair_src = malloc((size_t)cap * sizeof(int32_t));
+  int64_t *ridx = malloc(((size_t)maxlen + 1) * sizeof(int64_t));
+  if (!M->piv || !M->pair_ptr || !M->pair_dst || !M->pair_src || !ridx) {
+    free(ridx);
+    return rrt_ilu0_nomem(ctx, OPC);
+  }
+  double fl = 0.0;
+  int ok = 1;
+  for (int64_t t = 0; t < nloc && ok; t++) /* elimination order: L entries ascend */
+    ok = row_pairs(M, S, M->porder[t], ridx, &np, &cap, &fl);
+  free(ridx);
+  if (!ok) return rrt_ilu0_nomem(ctx, OPC);
+  double al = 0.0;
+  for (int64_t i = 0; i < nloc; i++)
+    al += 2.0 * (double)(A->rowptr[i + 1] - A->rowptr[i] - 1) + 1.0;
+  double loc[2] = {fl, al}, glob[2];
+  RRT_CHECK(rrt_host_allreduce(ctx, loc, glob, 2, RRT_DTYPE_F64, RRT_OP_SUM));
+  M->fflops = glob[0], M->aflops = glob[1];
+  return RRT_SUCCESS;
+}

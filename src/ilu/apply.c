@@ -1,0 +1,77 @@
+/* ILU(0) apply, z = U^-1 L^-1 r: the forward (L, unit diagonal) and the
+ * backward (U) triangular solves over the same level schedule as the
+ * factorisation, solved rows sent as soon as their level is done. */
+#include "comm/ctx.h"
+#include "comm/error.h"
+#include "ilu/ilu0_impl.h"
+#include "ringrt/trace.h"
+
+/* One schedule level of the forward (L) and backward (U) solves: f64 or
+ * f32 factor values; coarse levels as sequential sweeps (see factor.c). */
+static rrt_status lsolve_level(rrt_ilu0_t M, const int32_t *rows, int64_t n, const double *r) {
+  const rrt_ilu0_kernels *k = M->k;
+  if (M->coarse[0] > 1) {
+    if (M->d_vf)
+      k->lsolve_seq_f32(rows, n, M->d_lr, M->d_col, M->d_vf, r, M->d_y);
+    else
+      k->lsolve_seq(rows, n, M->d_lr, M->d_col, M->d_v, r, M->d_y);
+    return RRT_SUCCESS;
+  }
+  rrt_stream s = M->ctx->compute_stream;
+  if (M->d_vf)
+    return k->lsolve_rows_f32(s, rows, n, M->d_lr, M->d_ur, M->d_col, M->d_vf, r, M->d_y);
+  return k->lsolve_rows(s, rows, n, M->d_lr, M->d_ur, M->d_col, M->d_v, r, M->d_y);
+}
+
+static rrt_status usolve_level(rrt_ilu0_t M, const int32_t *rows, int64_t n) {
+  const rrt_ilu0_kernels *k = M->k;
+  if (M->coarse[1] > 1) {
+    if (M->d_vf)
+      k->usolve_seq_f32(rows, n, M->d_ur, M->d_col, M->d_vf, M->d_dinv, M->d_y, M->d_z);
+    else
+      k->usolve_seq(rows, n, M->d_ur, M->d_col, M->d_v, M->d_dinv, M->d_y, M->d_z);
+    return RRT_SUCCESS;
+  }
+  rrt_stream s = M->ctx->compute_stream;
+  if (M->d_vf)
+    return k->usolve_rows_f32(s, rows, n, M->d_lr, M->d_ur, M->d_col, M->d_vf, M->d_dinv, M->d_y,
+                              M->d_z);
+  return k->usolve_rows(s, rows, n, M->d_lr, M->d_ur, M->d_col, M->d_v, M->d_dinv, M->d_y, M->d_z);
+}
+
+/* One rank, host-sequential kernels: both sweeps in elimination order. */
+static void apply_seq(rrt_ilu0_t M, const double *r, double *z) {
+  if (M->d_vf)
+    M->k->apply_seq_f32(M->porder, M->rorder, M->nloc, M->d_lr, M->d_ur, M->d_col, M->d_vf,
+                        M->d_dinv, r, M->d_y, z);
+  else
+    M->k->apply_seq(M->porder, M->rorder, M->nloc, M->d_lr, M->d_ur, M->d_col, M->d_v, M->d_dinv, r,
+                    M->d_y, z);
+}
+
+rrt_status rrt_ilu0_apply(rrt_ilu0_t M, const double *r, double *z) {
+  rrt_ctx_t ctx = M->ctx;
+  double t0 = rrt_phase_begin(ctx);
+  if (M->seq_order) {
+    apply_seq(M, r, z);
+    return rrt_phase_end(ctx, "ilu0.apply", t0);
+  }
+  if (M->coarse[0] > 1) RRT_CHECK(rrt_halo_begin(ctx, &M->hl));
+  for (int l = 1; l <= M->nsched[0]; l++) {
+    RRT_CHECK(rrt_halo_wait_needed(ctx, &M->hl, l, M->d_y));
+    int64_t a = M->levptr[0][l - 1], b = M->levptr[0][l];
+    if (b > a) RRT_CHECK(lsolve_level(M, M->d_lev[0] + a, b - a, r));
+    RRT_CHECK(rrt_halo_post(ctx, &M->hl, l, M->d_y));
+  }
+  RRT_CHECK(rrt_halo_wait_all(ctx, &M->hl, M->d_y));
+  if (M->coarse[1] > 1) RRT_CHECK(rrt_halo_begin(ctx, &M->hu));
+  for (int l = 1; l <= M->nsched[1]; l++) {
+    RRT_CHECK(rrt_halo_wait_needed(ctx, &M->hu, l, M->d_z));
+    int64_t a = M->levptr[1][l - 1], b = M->levptr[1][l];
+    if (b > a) RRT_CHECK(usolve_level(M, M->d_lev[1] + a, b - a));
+    RRT_CHECK(rrt_halo_post(ctx, &M->hu, l, M->d_z));
+  }
+  RRT_CHECK(rrt_halo_wait_all(ctx, &M->hu, M->d_z));
+  RRT_CHECK(rrt_sparse_copy(M->A, z, M->d_z, M->nloc));
+  return rrt_phase_end(ctx, "ilu0.apply", t0);
+}

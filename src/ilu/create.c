@@ -1,0 +1,140 @@
+/* rrt_ilu0_create as a sequence of named phases (each in the file of its
+ * job, see ilu0_impl.h), rrt_ilu0_destroy and the queries. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/ctx.h"
+#include "comm/error.h"
+#include "comm/host_coll.h"
+#include "ilu/ilu0_impl.h"
+#include "ringrt/memory.h"
+#include "ringrt/trace.h"
+
+#define OPC RRT_ILU0_OP_CREATE
+
+/* Options from RRT_ILU0_OPTIONS_INITIALIZER with a known ordering (agreed). */
+static rrt_status read_options(rrt_ctx_t ctx, const rrt_ilu0_options *options,
+                               rrt_ilu0_options *opt) {
+  *opt = (rrt_ilu0_options)RRT_ILU0_OPTIONS_INITIALIZER;
+  if (!options) return RRT_SUCCESS;
+  if (options->size != sizeof(rrt_ilu0_options) || options->ordering < RRT_ILU_ORDER_NATURAL ||
+      options->ordering > RRT_ILU_ORDER_MULTICOLOR)
+    return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, OPC,
+                                    "options not from RRT_ILU0_OPTIONS_INITIALIZER or bad "
+                                    "ordering"));
+  *opt = *options;
+  return RRT_SUCCESS;
+}
+
+/* 32-bit local value indices (checked on every rank before anything else). */
+static rrt_status check_index_width(rrt_ilu0_t M) {
+  int32_t big = M->nnz > INT32_MAX / 2, anybig = 0;
+  RRT_CHECK(rrt_host_allreduce(M->ctx, &big, &anybig, 1, RRT_DTYPE_I32, RRT_OP_MAX));
+  if (anybig)
+    return rrt_error(M->ctx, RRT_ERR_UNSUPPORTED, OPC,
+                     "a rank holds more than %d nonzeros; use more ranks", INT32_MAX / 2);
+  return RRT_SUCCESS;
+}
+
+/* The analysis, phase by phase; S carries what later phases need. */
+static rrt_status analyse(rrt_ilu0_t M, rrt_ilu0_setup *S) {
+  RRT_CHECK(check_index_width(M));
+  /* 1. positions in the elimination order */
+  RRT_CHECK(rrt_ilu0_positions(M));
+  /* 2. factor storage order and the structural diagonal check (agreed) */
+  RRT_CHECK(rrt_ilu0_factor_order(M));
+  /* 3. which ghosts are needed for L (factor, L solve) and U (U solve) */
+  RRT_CHECK(rrt_ilu0_ghost_requests(M, S));
+  /* 4. levels across ranks and the schedule on them */
+  RRT_CHECK(rrt_ilu0_schedule(M, S));
+  /* 5. U rows of L ghosts: lengths, then global columns, in ghost order */
+  RRT_CHECK(rrt_ilu0_ghost_urows(M, S));
+  /* 6. pivots and update pairs (the IKJ schedule of every row) */
+  RRT_CHECK(rrt_ilu0_update_pairs(M, S));
+  /* 7. plans: rows others need after each level */
+  RRT_CHECK(rrt_ilu0_halos(M, S));
+  /* 8. backend copies */
+  return rrt_ilu0_backend_alloc(M);
+}
+
+rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_ilu0_t *out) {
+  *out = NULL;
+  rrt_ctx_t ctx = A->ctx;
+  rrt_ilu0_options opt;
+  RRT_CHECK(read_options(ctx, options, &opt));
+  double t0 = rrt_phase_begin(ctx);
+  struct rrt_ilu0 *M = calloc(1, sizeof(*M));
+  if (!M) return rrt_agree(ctx, rrt_ilu0_nomem(ctx, OPC));
+  M->A = A;
+  M->ctx = ctx;
+  M->k = A->k;
+  M->opt = opt;
+  M->nloc = A->nloc;
+  M->nnz = A->nnz;
+  M->next = A->nloc + A->nghost;
+  rrt_ilu0_setup S = {0};
+  rrt_status st = analyse(M, &S);
+  rrt_ilu0_setup_free(&S);
+  /* every failure above is either agreed (singular) or a local resource
+   * problem: agree so no rank goes on to a factorisation the others skip */
+  if (st != RRT_ERR_SINGULAR) st = rrt_agree(ctx, st);
+  if (st) {
+    rrt_ilu0_destroy(M);
+    return st;
+  }
+  rrt_phase_end(ctx, "ilu0.analysis", t0);
+  *out = M;
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_ilu0_destroy(rrt_ilu0_t M) {
+  if (!M) return RRT_SUCCESS;
+  rrt_ctx_t ctx = M->ctx;
+  rrt_halo_free(ctx, &M->hf), rrt_halo_free(ctx, &M->hl), rrt_halo_free(ctx, &M->hu);
+  free(M->pos_ext), free(M->lr), free(M->ur), free(M->fcol), free(M->fperm), free(M->gofs);
+  free(M->piv), free(M->pair_dst), free(M->pair_src), free(M->pair_ptr), free(M->h_v);
+  free(M->h_diag);
+  rrt_free(ctx, M->d_didx), rrt_free(ctx, M->d_diag);
+  free(M->porder), free(M->rorder);
+  for (int s = 0; s < 2; s++) {
+    free(M->hist[s]), free(M->levptr[s]), free(M->levrows[s]);
+    rrt_free(ctx, M->d_lev[s]);
+  }
+  rrt_free(ctx, M->d_lr), rrt_free(ctx, M->d_pair_ptr), rrt_free(ctx, M->d_ur);
+  rrt_free(ctx, M->d_col), rrt_free(ctx, M->d_fperm), rrt_free(ctx, M->d_piv),
+      rrt_free(ctx, M->d_pair_dst);
+  rrt_free(ctx, M->d_pair_src), rrt_free(ctx, M->d_v), rrt_free(ctx, M->d_y), rrt_free(ctx, M->d_z);
+  rrt_free(ctx, M->d_dinv), rrt_free(ctx, M->d_vf);
+  free(M);
+  return RRT_SUCCESS;
+}
+
+/* ---- queries --------------------------------------------------------------------- */
+
+void rrt_ilu0_levels(rrt_ilu0_t M, int *levels_l, int *levels_u) {
+  if (levels_l) *levels_l = M->nlev[0];
+  if (levels_u) *levels_u = M->nlev[1];
+}
+
+rrt_status rrt_ilu0_level_histogram(rrt_ilu0_t M, int which, int64_t *counts) {
+  if (which != 0 && which != 1)
+    return rrt_error(M->ctx, RRT_ERR_INVALID_ARG, "rrt_ilu0_level_histogram",
+                     "which must be 0 or 1");
+  memcpy(counts, M->hist[which], (size_t)M->nlev[which] * sizeof(int64_t));
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_ilu0_get_factors(rrt_ilu0_t M, double *vals) {
+  RRT_CHECK(rrt_memcpy_to_host(M->ctx, M->h_v, M->d_v, (size_t)M->nnz * sizeof(double)));
+  for (int64_t f = 0; f < M->nnz; f++)
+    vals[M->fperm[f]] = M->h_v[f];
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_ilu0_get_positions(rrt_ilu0_t M, int64_t *pos) {
+  memcpy(pos, M->pos_ext, (size_t)M->nloc * sizeof(int64_t));
+  return RRT_SUCCESS;
+}
+
+double rrt_ilu0_factor_flops(rrt_ilu0_t M) { return M->fflops; }
+double rrt_ilu0_apply_flops(rrt_ilu0_t M) { return M->aflops; }

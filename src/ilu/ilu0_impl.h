@@ -1,0 +1,127 @@
+/* Internal: the distributed level-scheduled ILU(0) behind rrt_ilu0_t.
+ *
+ * Rows never move. An ordering only assigns every row a position in the
+ * elimination order; row i depends on the columns k of its pattern with
+ * pos(k) < pos(i). Within a row, entries are kept sorted by position (L part,
+ * diagonal, U part), so the IKJ updates run in the serial order and the
+ * factors are bitwise those of the serial ILU(0) of P A P^T.
+ *
+ * Files: create.c (rrt_ilu0_create in phases, destroy, queries),
+ * setup.c (helpers of the phases), ordering.c (positions, ordering names),
+ * analysis.c (factor storage order, ghost requests, U rows of ghosts,
+ * update pairs), levels.c (level sets, schedule lists, coarse levels),
+ * plans.c (message plans, halos, backend copies), factor.c
+ * (rrt_ilu0_factor), apply.c (rrt_ilu0_apply). */
+#ifndef RRT_ILU_ILU0_IMPL_H
+#define RRT_ILU_ILU0_IMPL_H
+
+#include <stdint.h>
+
+#include "comm/halo.h"
+#include "kernels/ilu0_kernels.h"
+#include "ringrt/ilu.h"
+#include "sparse/csr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RRT_ILU0_OP_CREATE "rrt_ilu0_create"
+/* Average rows per level below which one cpu rank sweeps sequentially. */
+#define RRT_ILU0_SEQ_ROWS_PER_LEVEL 8192
+
+struct rrt_ilu0 {
+  rrt_sparse_t A;
+  rrt_ctx_t ctx;
+  const rrt_ilu0_kernels *k; /* A's kernel table */
+  rrt_ilu0_options opt;
+  int64_t nloc, next, nnz, nval;
+  int64_t *pos_ext; /* position of every extended row */
+  /* Factor storage (value indices): the L parts of all local rows first
+   * (row i: lr[2i] .. lr[2i+1]), then the diagonal and U parts (row i:
+   * diagonal at ur[2i], U from ur[2i] + 1 to ur[2i+1]), then the U rows of
+   * ghost rows. Within a part, rows in elimination order and entries by
+   * position. Keeping L and U apart halves the memory each triangular solve
+   * streams; the elimination order keeps a level's rows (e.g. one colour)
+   * together in memory. */
+  int64_t *lr, *ur; /* 2 nloc each: [begin, end) per row */
+  int64_t nlv;      /* L entries (the L part is values 0 .. nlv) */
+  int32_t *porder;  /* local rows in elimination order */
+  int32_t *rorder;  /* and reversed */
+  int32_t *fcol;    /* extended column per value index */
+  int32_t *fperm;   /* value index -> A's local entry (32-bit: less to stream per factor) */
+  int64_t *gofs;    /* ghost U rows in v: nnz + gofs[g] .. nnz + gofs[g + 1] */
+  int32_t *piv, *pair_dst, *pair_src;
+  int64_t *pair_ptr;
+  int nlev[2];        /* L, U: levels (reported) */
+  int nsched[2];      /* schedule levels (coarse levels when coarse[side] > 1) */
+  int coarse[2];      /* levels per schedule level (1: plain level scheduling) */
+  int64_t *hist[2];   /* global rows per level */
+  int64_t *levptr[2]; /* local rows per level: levptr[l-1] .. levptr[l] */
+  int32_t *levrows[2];
+  rrt_halo hf, hl, hu; /* factor rows, L solve, U solve */
+  int64_t *d_lr, *d_ur, *d_pair_ptr;
+  int32_t *d_col, *d_fperm, *d_piv, *d_pair_dst, *d_pair_src, *d_lev[2];
+  double *d_v, *d_y, *d_z, *d_dinv; /* d_dinv: 1 / u_ii per local row */
+  float *d_vf;                      /* factors_f32: fl32 of the local factors, else NULL */
+  double *h_v;                      /* host staging of the first nnz values */
+  /* the pivots are gathered on the backend and only they come back for the
+   * zero-pivot check (not the whole factor) */
+  int32_t *d_didx; /* ur[2i] */
+  double *d_diag, *h_diag;
+  int32_t *seq_order; /* host-sequential kernels, one rank, small levels: rows by position */
+  double fflops, aflops;
+};
+
+/* What the phases of rrt_ilu0_create hand each other (freed at its end). */
+typedef struct rrt_ilu0_setup {
+  int64_t nreq;      /* rows other ranks asked this rank for */
+  int64_t *req;      /* nreq records (global row, side flags: bit 0 L, bit 1 U) */
+  int32_t *req_src;  /* the asking rank of each request */
+  int32_t *gflag;    /* per ghost: bit 0 read by L, bit 1 by U */
+  int32_t *lev[2];   /* L, U: schedule level of every extended row (0 unknown) */
+  int32_t *gneed[2]; /* per ghost: earliest local schedule level reading it */
+  int64_t *glen;     /* per ghost: length of its U row (diagonal included) */
+  int32_t *gcol_ext; /* the ghost U rows' columns as extended indices (-1: absent) */
+} rrt_ilu0_setup;
+
+/* setup.c */
+void rrt_ilu0_setup_free(rrt_ilu0_setup *s);
+
+rrt_status rrt_ilu0_nomem(rrt_ctx_t ctx, const char *op);
+/** Backend copy of `bytes` of host memory (at least 8 bytes allocated). */
+rrt_status rrt_ilu0_upload(rrt_ctx_t ctx, void **dst, const void *src, size_t bytes);
+
+/* ordering.c */
+/** Position of every extended row in the elimination order (M->pos_ext). Collective. */
+rrt_status rrt_ilu0_positions(rrt_ilu0_t M);
+
+/* analysis.c */
+/** Factor storage order (lr, ur, fcol, fperm, porder, rorder) and the agreed
+ *  structural check: a row without a diagonal entry is RRT_ERR_SINGULAR on
+ *  every rank, naming the lowest such global row. Collective. */
+rrt_status rrt_ilu0_factor_order(rrt_ilu0_t M);
+/** Which ghosts L and U read, sent to their owners (S->gflag, S->req). Collective. */
+rrt_status rrt_ilu0_ghost_requests(rrt_ilu0_t M, rrt_ilu0_setup *S);
+/** The U rows of the L ghosts from their owners: lengths, columns (S->glen,
+ *  S->gcol_ext, M->gofs, M->nval). Collective. */
+rrt_status rrt_ilu0_ghost_urows(rrt_ilu0_t M, rrt_ilu0_setup *S);
+/** Pivots and update pairs of every L entry (the IKJ schedule) and the
+ *  global flop counts. Collective. */
+rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S);
+
+/* levels.c */
+/** Level sets of L and U across ranks, the schedule (coarse levels where
+ *  they pay), the sequential path, and S->gneed. Collective. */
+rrt_status rrt_ilu0_schedule(rrt_ilu0_t M, rrt_ilu0_setup *S);
+
+/* plans.c */
+/** Message plans of the factorisation and both solves, as halos. Collective. */
+rrt_status rrt_ilu0_halos(rrt_ilu0_t M, const rrt_ilu0_setup *S);
+/** Backend copies of the factor structure, the factor and work vectors. */
+rrt_status rrt_ilu0_backend_alloc(rrt_ilu0_t M);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

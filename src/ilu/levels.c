@@ -1,0 +1,253 @@
+/* ILU(0) level sets across ranks and the schedule built on them: plain
+ * levels, coarse levels (several levels as one sequential sweep), or one
+ * sequential sweep of the whole rank. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/ctx.h"
+#include "comm/error.h"
+#include "comm/host_coll.h"
+#include "ilu/ilu0_impl.h"
+#include "ringrt/memory.h"
+#include "sched/ilu0_levels.h"
+
+#define OPC RRT_ILU0_OP_CREATE
+
+/* One rank with a device level sweep: the level analysis runs on the
+ * device, one sweep launch per level (a row is finished in the launch after
+ * all its dependencies were; see ilu0_level_sweep_k). */
+static rrt_status levels_device(rrt_ilu0_t M, int32_t *lev[2]) {
+  rrt_ctx_t ctx = M->ctx;
+  rrt_sparse_t A = M->A;
+  rrt_stream s = ctx->compute_stream;
+  int64_t n = M->nloc;
+  int64_t *d_rowptr = NULL, *d_pos = NULL;
+  int32_t *d_col = NULL, *d_lev = NULL;
+  int *d_changed = NULL;
+  rrt_status st =
+      rrt_ilu0_upload(ctx, (void **)&d_rowptr, A->rowptr, ((size_t)n + 1) * sizeof(int64_t));
+  if (!st) st = rrt_ilu0_upload(ctx, (void **)&d_col, A->col_ext, (size_t)A->nnz * sizeof(int32_t));
+  if (!st) st = rrt_ilu0_upload(ctx, (void **)&d_pos, M->pos_ext, (size_t)n * sizeof(int64_t));
+  if (!st) st = rrt_malloc(ctx, ((size_t)n + 1) * sizeof(int32_t), (void **)&d_lev);
+  if (!st) st = rrt_malloc(ctx, sizeof(int), (void **)&d_changed);
+  for (int side = 0; side < 2 && !st; side++) {
+    st = rrt_memset(ctx, d_lev, 0, ((size_t)n + 1) * sizeof(int32_t));
+    for (int64_t round = 0; !st && round <= n; round++) {
+      int changed = 0;
+      st = rrt_memset(ctx, d_changed, 0, sizeof(int));
+      if (!st) st = M->k->level_sweep(s, n, d_rowptr, d_col, d_pos, side, d_lev, d_changed);
+      if (!st) st = M->k->level_sweep(s, n, d_rowptr, d_col, d_pos, -1, d_lev, d_changed);
+      if (!st) st = rrt_memcpy_to_host(ctx, &changed, d_changed, sizeof(int));
+      if (!changed) break;
+    }
+    if (!st) st = rrt_memcpy_to_host(ctx, lev[side], d_lev, (size_t)n * sizeof(int32_t));
+  }
+  rrt_free(ctx, d_rowptr), rrt_free(ctx, d_pos), rrt_free(ctx, d_col), rrt_free(ctx, d_lev);
+  rrt_free(ctx, d_changed);
+  return st;
+}
+
+/* Local rows by position: ascending (order[0], for L) and descending
+ * (order[1], for U). Positions are a permutation; shell sort, no heap. */
+static void rows_by_position(rrt_ilu0_t M, int32_t *order[2]) {
+  const int64_t *key = M->pos_ext;
+  for (int64_t i = 0; i < M->nloc; i++)
+    order[0][i] = (int32_t)i;
+  for (int64_t gap = M->nloc / 2; gap > 0; gap /= 2)
+    for (int64_t i = gap; i < M->nloc; i++) {
+      int32_t x = order[0][i];
+      int64_t j = i;
+      while (j >= gap && key[order[0][j - gap]] > key[x])
+        order[0][j] = order[0][j - gap], j -= gap;
+      order[0][j] = x;
+    }
+  for (int64_t i = 0; i < M->nloc; i++)
+    order[1][i] = order[0][M->nloc - 1 - i];
+}
+
+/* Byte layout of the level replies: two int32 per request to its asker
+ * (lay[0..P), offsets lay[P..2P)), two per ghost from its owner (lay[2P..4P)). */
+static void reply_layout(rrt_ilu0_t M, const rrt_ilu0_setup *S, size_t *lay) {
+  rrt_sparse_t A = M->A;
+  int P = M->ctx->size;
+  memset(lay, 0, 4 * (size_t)P * sizeof(size_t));
+  for (int64_t t = 0; t < S->nreq; t++)
+    lay[S->req_src[t]] += 2 * sizeof(int32_t);
+  for (int64_t g = 0; g < A->nghost; g++)
+    lay[2 * P + A->ghost_owner[g]] += 2 * sizeof(int32_t);
+  for (int p = 1; p < P; p++) {
+    lay[P + p] = lay[P + p - 1] + lay[p - 1];
+    lay[3 * P + p] = lay[3 * P + p - 1] + lay[2 * P + p - 1];
+  }
+}
+
+/* Levels of L (side 0) and U (side 1): sweeps, with the levels of the ghost
+ * rows sent by their owners between sweeps, until every row is known. */
+static rrt_status levels_host(rrt_ilu0_t M, const rrt_ilu0_setup *S, int32_t *lev[2]) {
+  rrt_ctx_t ctx = M->ctx;
+  rrt_sparse_t A = M->A;
+  int P = ctx->size;
+  rrt_status st = RRT_SUCCESS;
+  int32_t *order[2] = {malloc(((size_t)M->nloc + 1) * sizeof(int32_t)),
+                       malloc(((size_t)M->nloc + 1) * sizeof(int32_t))};
+  int32_t *reply = malloc(2 * ((size_t)S->nreq + 1) * sizeof(int32_t));
+  int32_t *resp = malloc(2 * ((size_t)A->nghost + 1) * sizeof(int32_t));
+  size_t *lay = malloc(4 * (size_t)P * sizeof(size_t));
+  if (!order[0] || !order[1] || !reply || !resp || !lay) {
+    st = rrt_ilu0_nomem(ctx, OPC);
+    goto done;
+  }
+  rows_by_position(M, order);
+  reply_layout(M, S, lay);
+  /* the sweep reads the original CSR with extended columns */
+  for (int round = 0;; round++) {
+    int64_t unknown = 0, total = 0;
+    for (int side = 0; side < 2; side++)
+      unknown +=
+          rrt_level_sweep(M->nloc, order[side], A->rowptr, A->col_ext, M->pos_ext, side, lev[side]);
+    for (int64_t t = 0; t < S->nreq; t++) {
+      int64_t r = S->req[2 * t] - A->row_begin;
+      reply[2 * t] = lev[0][r];
+      reply[2 * t + 1] = lev[1][r];
+    }
+    RRT_CHECK_GOTO(rrt_host_alltoallv(ctx, reply, lay, lay + P, resp, lay + 2 * P, lay + 3 * P), st,
+                   done);
+    /* replies come back in owner order, i.e. in ghost order */
+    for (int64_t g = 0; g < A->nghost; g++) {
+      lev[0][M->nloc + g] = resp[2 * g];
+      lev[1][M->nloc + g] = resp[2 * g + 1];
+    }
+    RRT_CHECK_GOTO(rrt_host_allreduce(ctx, &unknown, &total, 1, RRT_DTYPE_I64, RRT_OP_SUM), st,
+                   done);
+    if (total == 0) break;
+    if (round > M->A->n + 2) {
+      st = rrt_error(ctx, RRT_ERR_INTERNAL, OPC, "level analysis does not converge");
+      break;
+    }
+  }
+done:
+  free(order[0]), free(order[1]), free(reply), free(resp), free(lay);
+  return st;
+}
+
+/* Group local rows by level, in elimination order within a level (L side;
+ * reversed for U), as coarse levels need and as the rows are stored.
+ * report: also the global level count and histogram (rrt_ilu0_levels);
+ * otherwise only the schedule (M->nsched, levptr, levrows). Collective. */
+static rrt_status level_lists(rrt_ilu0_t M, int side, const int32_t *lev, int report) {
+  rrt_ctx_t ctx = M->ctx;
+  int32_t mx = 0, gmx = 0;
+  for (int64_t i = 0; i < M->nloc; i++)
+    if (lev[i] > mx) mx = lev[i];
+  RRT_CHECK(rrt_host_allreduce(ctx, &mx, &gmx, 1, RRT_DTYPE_I32, RRT_OP_MAX));
+  M->nsched[side] = gmx;
+  free(M->levptr[side]), free(M->levrows[side]);
+  M->levptr[side] = calloc((size_t)gmx + 2, sizeof(int64_t));
+  M->levrows[side] = malloc(((size_t)M->nloc + 1) * sizeof(int32_t));
+  int64_t *loc = calloc((size_t)gmx + 1, sizeof(int64_t));
+  if (!M->levptr[side] || !M->levrows[side] || !loc) {
+    free(loc);
+    return rrt_ilu0_nomem(ctx, OPC);
+  }
+  for (int64_t i = 0; i < M->nloc; i++)
+    loc[lev[i] - 1]++;
+  if (report) {
+    M->nlev[side] = gmx;
+    M->hist[side] = calloc((size_t)gmx + 1, sizeof(int64_t));
+    rrt_status st = M->hist[side] ? rrt_host_allreduce(ctx, loc, M->hist[side], (size_t)gmx,
+                                                       RRT_DTYPE_I64, RRT_OP_SUM)
+                                  : rrt_ilu0_nomem(ctx, OPC);
+    if (st) {
+      free(loc);
+      return st;
+    }
+  }
+  int64_t *ptr = M->levptr[side];
+  for (int l = 0; l < gmx; l++)
+    ptr[l + 1] = ptr[l] + loc[l];
+  memcpy(loc, ptr, (size_t)gmx * sizeof(int64_t));
+  for (int64_t t = 0; t < M->nloc; t++) {
+    int32_t i = M->porder[side == 0 ? t : M->nloc - 1 - t];
+    M->levrows[side][loc[lev[i] - 1]++] = i;
+  }
+  free(loc);
+  return RRT_SUCCESS;
+}
+
+/* Coarse schedule levels (host-sequential kernels, several ranks, small
+ * levels): B consecutive levels form one schedule level, processed
+ * sequentially in elimination order (valid: a row's dependencies have
+ * smaller positions and levels) with the cache-friendly sweeps of one rank,
+ * and exchanged once. Only when every rank depends on lower ranks alone for
+ * L (higher for U), as natural order on row blocks does: a message may then
+ * be needed in the level that produces it (receives are posted ahead)
+ * without a cycle. B is all the levels: each rank sweeps its rows once,
+ * after the ranks it depends on. Measured on laplace2d:1000 / laplace3d:100
+ * at 2 ranks, this beat every pipelined B tried (18 to 124 levels per
+ * schedule level): a band of levels visits short runs of rows all over the
+ * block, and that cost more than the overlap gained (see docs/ilu.md).
+ * *B = 1: keep the levels. Collective (every rank must agree on B). */
+static rrt_status coarse_factor(rrt_ilu0_t M, int side, const int32_t *gflag, int *B) {
+  rrt_sparse_t A = M->A;
+  rrt_ctx_t ctx = M->ctx;
+  int32_t ok = M->k->factor_seq != NULL && ctx->size > 1, all = 0;
+  for (int64_t g = 0; g < A->nghost && ok; g++)
+    if (gflag[g] & (1 << side))
+      ok = side == 0 ? A->ghost_owner[g] < ctx->rank : A->ghost_owner[g] > ctx->rank;
+  /* small levels: the same test as the one-rank sequential sweep */
+  int64_t rows = A->n / (M->nlev[side] > 0 ? M->nlev[side] : 1);
+  ok = ok && (ctx->threads <= 1 || rows < RRT_ILU0_SEQ_ROWS_PER_LEVEL);
+  RRT_CHECK(rrt_host_allreduce(ctx, &ok, &all, 1, RRT_DTYPE_I32, RRT_OP_MIN));
+  *B = all && M->nlev[side] > 1 ? M->nlev[side] : 1;
+  return RRT_SUCCESS;
+}
+
+/* Earliest local schedule level reading each ghost, per side. */
+static void ghost_need(rrt_ilu0_t M, rrt_ilu0_setup *S) {
+  rrt_sparse_t A = M->A;
+  int64_t nloc = M->nloc;
+  for (int64_t g = 0; g < A->nghost; g++)
+    S->gneed[0][g] = S->gneed[1][g] = INT_MAX;
+  for (int64_t i = 0; i < nloc; i++)
+    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+      int32_t e = A->col_ext[p];
+      if (e < nloc) continue;
+      int side = M->pos_ext[e] < M->pos_ext[i] ? 0 : 1;
+      if (S->lev[side][i] < S->gneed[side][e - nloc]) S->gneed[side][e - nloc] = S->lev[side][i];
+    }
+}
+
+rrt_status rrt_ilu0_schedule(rrt_ilu0_t M, rrt_ilu0_setup *S) {
+  rrt_ctx_t ctx = M->ctx;
+  int64_t ng = M->A->nghost;
+  for (int side = 0; side < 2; side++) {
+    S->lev[side] = calloc((size_t)M->next + 1, sizeof(int32_t));
+    S->gneed[side] = malloc(((size_t)ng + 1) * sizeof(int32_t));
+    if (!S->lev[side] || !S->gneed[side]) return rrt_ilu0_nomem(ctx, OPC);
+  }
+  /* levels, across ranks (one rank with a device sweep: on the device) */
+  if (ctx->size == 1 && M->k->level_sweep)
+    RRT_CHECK(levels_device(M, S->lev));
+  else
+    RRT_CHECK(levels_host(M, S, S->lev));
+  for (int side = 0; side < 2; side++) {
+    RRT_CHECK(level_lists(M, side, S->lev[side], 1));
+    RRT_CHECK(coarse_factor(M, side, S->gflag, &M->coarse[side]));
+    if (M->coarse[side] > 1) {
+      /* schedule levels of local and ghost rows alike (B is global) */
+      for (int64_t x = 0; x < M->next; x++)
+        if (S->lev[side][x] > 0) S->lev[side][x] = (S->lev[side][x] - 1) / M->coarse[side] + 1;
+      RRT_CHECK(level_lists(M, side, S->lev[side], 0));
+    }
+  }
+  /* One rank with host-sequential kernels and small levels: a sequential
+   * sweep in elimination order is faster than level scheduling (memory
+   * order beats tiny parallel levels); large levels (multicolour) keep the
+   * threads. */
+  if (ctx->size == 1 && M->k->factor_seq &&
+      (ctx->threads <= 1 || M->nloc < (int64_t)M->nlev[0] * RRT_ILU0_SEQ_ROWS_PER_LEVEL))
+    M->seq_order = M->porder;
+  ghost_need(M, S);
+  return RRT_SUCCESS;
+}

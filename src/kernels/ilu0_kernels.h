@@ -1,0 +1,104 @@
+/* Internal: the kernel table of the sparse / ILU(0) / Krylov workload.
+ *
+ * One table per backend (cpu: the C kernels of kernels/cpu/ilu0.h; cuda and
+ * emu: the nvcc and the emulator builds of kernels/cuda/ilu0.cu), chosen
+ * once when a matrix is created and kept on its handle, so no call site asks
+ * which backend it runs on. Every launch entry takes the stream first and
+ * returns rrt_status (the cpu entries run synchronously and ignore the
+ * stream). Index conventions are those of kernels/cpu/ilu0.h.
+ *
+ * A NULL entry is a capability the backend does not have: level_sweep NULL
+ * means the level analysis runs on the host (sched/ilu0_levels.h); the *_seq
+ * entries (host-sequential sweeps in elimination order, which beat level
+ * scheduling for small levels on a CPU) exist only where the kernels are
+ * plain host code. */
+#ifndef RRT_KERNELS_ILU0_KERNELS_H
+#define RRT_KERNELS_ILU0_KERNELS_H
+
+#include <stdint.h>
+
+#include "comm/device.h"
+#include "ringrt/context.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Blocks of a device partial dot product (its sum runs on the host in block order). */
+#define RRT_ILU0_DOT_BLOCKS 64
+
+typedef struct rrt_ilu0_kernels {
+  const char *name; /* "cpu", "cuda", "emu" */
+
+  /* ---- launches: one level, one vector operation ---- */
+  /** Factor the listed rows (one level): IKJ updates, pivot boost, dinv. */
+  rrt_status (*factor_rows)(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr,
+                            const int64_t *ur, const int32_t *piv, const int64_t *pair_ptr,
+                            const int32_t *pair_dst, const int32_t *pair_src, const double *a,
+                            const int32_t *fperm, double *v, double *dinv, int boost, double tol,
+                            double value);
+  /** y[i] = r[i] - sum_L l_ik y[k] for the listed rows, f64 and f32 factor values. */
+  rrt_status (*lsolve_rows)(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr,
+                            const int64_t *ur, const int32_t *col, const double *v, const double *r,
+                            double *y);
+  rrt_status (*lsolve_rows_f32)(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr,
+                                const int64_t *ur, const int32_t *col, const float *v,
+                                const double *r, double *y);
+  /** z[i] = (y[i] - sum_U u_ij z[j]) * dinv[i] for the listed rows. */
+  rrt_status (*usolve_rows)(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr,
+                            const int64_t *ur, const int32_t *col, const double *v,
+                            const double *dinv, const double *y, double *z);
+  rrt_status (*usolve_rows_f32)(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr,
+                                const int64_t *ur, const int32_t *col, const float *v,
+                                const double *dinv, const double *y, double *z);
+  /** factors_f32: vf = fl32(v) for nval values, dinv[i] = 1 / vf[ur[2 * i]]. */
+  rrt_status (*round_f32)(rrt_stream s, int64_t nval, int64_t nloc, const int64_t *ur,
+                          const double *v, float *vf, double *dinv);
+  /** y[i] = sum a[e] x[col[e]], i < nrows (x extended). */
+  rrt_status (*spmv)(rrt_stream s, int64_t nrows, const int64_t *rowptr, const int32_t *col,
+                     const double *a, const double *x, double *y);
+  /** buf[t] = src[idx[t]] and dst[idx[t]] = buf[t] (halo packing; the
+   *  signature of rrt_halo_pack_fn in comm/halo.h). */
+  rrt_status (*gather)(rrt_stream s, const int32_t *idx, int64_t n, const double *src, double *buf);
+  rrt_status (*scatter)(rrt_stream s, const int32_t *idx, int64_t n, const double *buf,
+                        double *dst);
+  /** y = a x + b y (b == 0: y is overwritten, whatever it held). */
+  rrt_status (*axpby)(rrt_stream s, int64_t n, double a, const double *x, double b, double *y);
+  /** partial[b] (b < nblocks) sum to x . y in a fixed order; the caller adds
+   *  them in block order. */
+  rrt_status (*dot_partial)(rrt_stream s, int64_t n, const double *x, const double *y,
+                            double *partial, int nblocks);
+  int dot_max_blocks; /* at most this many partials (cpu: 1, one threaded sum) */
+  /** One device sweep of the level analysis (upper < 0: commit), or NULL. */
+  rrt_status (*level_sweep)(rrt_stream s, int64_t nrows, const int64_t *rowptr, const int32_t *col,
+                            const int64_t *pos, int upper, int32_t *level, int *changed);
+
+  /* ---- host-sequential sweeps (NULL where kernels are launches) ---- */
+  void (*factor_seq)(const int32_t *order, int64_t nrows, const int64_t *lr, const int64_t *ur,
+                     const int32_t *piv, const int64_t *pair_ptr, const int32_t *pair_dst,
+                     const int32_t *pair_src, const double *a, const int32_t *fperm, double *v,
+                     double *dinv, int boost, double tol, double value);
+  void (*lsolve_seq)(const int32_t *order, int64_t nrows, const int64_t *lr, const int32_t *col,
+                     const double *v, const double *r, double *y);
+  void (*lsolve_seq_f32)(const int32_t *order, int64_t nrows, const int64_t *lr, const int32_t *col,
+                         const float *v, const double *r, double *y);
+  void (*usolve_seq)(const int32_t *order, int64_t nrows, const int64_t *ur, const int32_t *col,
+                     const double *v, const double *dinv, const double *y, double *z);
+  void (*usolve_seq_f32)(const int32_t *order, int64_t nrows, const int64_t *ur, const int32_t *col,
+                         const float *v, const double *dinv, const double *y, double *z);
+  void (*apply_seq)(const int32_t *order, const int32_t *rev, int64_t nrows, const int64_t *lr,
+                    const int64_t *ur, const int32_t *col, const double *v, const double *dinv,
+                    const double *r, double *y, double *z);
+  void (*apply_seq_f32)(const int32_t *order, const int32_t *rev, int64_t nrows, const int64_t *lr,
+                        const int64_t *ur, const int32_t *col, const float *v, const double *dinv,
+                        const double *r, double *y, double *z);
+} rrt_ilu0_kernels;
+
+/** The table of a resolved backend (RRT_BACKEND_CPU, _CUDA, _EMU), or NULL
+ *  when this build has none for it (cuda without CUDA). */
+const rrt_ilu0_kernels *rrt_ilu0_kernels_for(rrt_backend backend);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,152 @@
+/* GMRES(m), right preconditioned: classical Gram-Schmidt done twice, so
+ * one iteration needs two reductions over ranks; the small dense algebra
+ * (Givens rotations, the triangular solve) runs on the host. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/error.h"
+#include "krylov/solver.h"
+
+/* One restart cycle's storage. */
+typedef struct gmres_work {
+  int m;
+  double **V;      /* m + 1 basis vectors (backend) */
+  double *H;       /* column-major (m+1) x m: the rotated Hessenberg matrix R */
+  double *cs, *sn; /* m Givens rotations */
+  double *g;       /* m + 1: the rotated residual vector */
+  double *h, *h2;  /* m + 1: the new column, and its second Gram-Schmidt pass */
+  double *y;       /* m: R^-1 g */
+  double *vec[3];  /* backend: w (new direction), u (V y), z (preconditioned) */
+} gmres_work;
+
+static void work_free(rrt_krylov_solver *s, gmres_work *W) {
+  if (W->V) rrt_vec_free(&s->v, W->m + 1, W->V);
+  rrt_vec_free(&s->v, 3, W->vec);
+  free(W->V), free(W->H), free(W->cs), free(W->sn), free(W->g), free(W->h), free(W->h2);
+  free(W->y);
+}
+
+static rrt_status work_alloc(rrt_krylov_solver *s, gmres_work *W) {
+  size_t m = (size_t)s->opt->restart;
+  memset(W, 0, sizeof(*W));
+  W->m = (int)m;
+  W->V = calloc(m + 1, sizeof(double *));
+  W->H = calloc((m + 1) * m, sizeof(double));
+  W->cs = calloc(m, sizeof(double)), W->sn = calloc(m, sizeof(double));
+  W->g = calloc(m + 1, sizeof(double)), W->h = calloc(m + 1, sizeof(double));
+  W->h2 = calloc(m + 1, sizeof(double)), W->y = calloc(m, sizeof(double));
+  if (!W->V || !W->H || !W->cs || !W->sn || !W->g || !W->h || !W->h2 || !W->y)
+    return rrt_error(s->ctx, RRT_ERR_OUT_OF_MEMORY, RRT_KRYLOV_OP, "out of memory");
+  RRT_CHECK(rrt_vec_alloc(&s->v, W->m + 1, W->V));
+  return rrt_vec_alloc(&s->v, 3, W->vec);
+}
+
+/* Arnoldi step j: w = A M^-1 V[j] orthogonalised against V[0..j] (twice),
+ * h[0..j+1] its coefficients, V[j+1] = w / |w| unless |w| = 0. */
+static rrt_status arnoldi(rrt_krylov_solver *s, gmres_work *W, int j, double *hn) {
+  const rrt_krylov_vecs *v = &s->v;
+  double *w = W->vec[0], *z = W->vec[2], *h = W->h, *h2 = W->h2;
+  RRT_CHECK(rrt_krylov_precond(s, W->V[j], z));
+  RRT_CHECK(rrt_sparse_spmv(s->A, z, w));
+  RRT_CHECK(rrt_vec_mdot(v, j + 1, W->V, w, h));
+  for (int i = 0; i <= j; i++)
+    RRT_CHECK(rrt_vec_axpby(v, -h[i], W->V[i], 1.0, w));
+  RRT_CHECK(rrt_vec_mdot(v, j + 1, W->V, w, h2));
+  for (int i = 0; i <= j; i++) {
+    RRT_CHECK(rrt_vec_axpby(v, -h2[i], W->V[i], 1.0, w));
+    h[i] += h2[i];
+  }
+  RRT_CHECK(rrt_vec_norm(v, w, hn));
+  h[j + 1] = *hn;
+  if (*hn > 0.0) RRT_CHECK(rrt_vec_axpby(v, 1.0 / *hn, w, 0.0, W->V[j + 1]));
+  return RRT_SUCCESS;
+}
+
+/* The earlier rotations applied to column j, a new one zeroing h[j+1],
+ * g rotated with it, the column stored in H. */
+static void givens(gmres_work *W, int j) {
+  double *h = W->h, *cs = W->cs, *sn = W->sn, *g = W->g;
+  for (int i = 0; i < j; i++) {
+    double a = cs[i] * h[i] + sn[i] * h[i + 1];
+    h[i + 1] = -sn[i] * h[i] + cs[i] * h[i + 1];
+    h[i] = a;
+  }
+  double den = hypot(h[j], h[j + 1]);
+  cs[j] = den > 0.0 ? h[j] / den : 1.0;
+  sn[j] = den > 0.0 ? h[j + 1] / den : 0.0;
+  h[j] = den;
+  h[j + 1] = 0.0;
+  g[j + 1] = -sn[j] * g[j];
+  g[j] = cs[j] * g[j];
+  for (int i = 0; i <= j; i++)
+    W->H[(size_t)j * (W->m + 1) + i] = h[i];
+}
+
+/* y = R^-1 g over the first j columns, x += M^-1 (V y). */
+static rrt_status update_x(rrt_krylov_solver *s, gmres_work *W, int j, double *x) {
+  const rrt_krylov_vecs *v = &s->v;
+  int m = W->m;
+  double *y = W->y, *u = W->vec[1], *z = W->vec[2];
+  for (int i = j - 1; i >= 0; i--) {
+    double t = W->g[i];
+    for (int k = i + 1; k < j; k++)
+      t -= W->H[(size_t)k * (m + 1) + i] * y[k];
+    y[i] = t / W->H[(size_t)i * (m + 1) + i];
+  }
+  RRT_CHECK(rrt_vec_axpby(v, y[0], W->V[0], 0.0, u));
+  for (int i = 1; i < j; i++)
+    RRT_CHECK(rrt_vec_axpby(v, y[i], W->V[i], 1.0, u));
+  RRT_CHECK(rrt_krylov_precond(s, u, z));
+  return rrt_vec_axpby(v, 1.0, z, 1.0, x);
+}
+
+/* One restart cycle from V[0] = r / beta: up to m Arnoldi steps; *j: the
+ * steps taken (columns of R to solve with). */
+static rrt_status cycle(rrt_krylov_solver *s, gmres_work *W, double beta, double target, int *it,
+                        int *jout) {
+  memset(W->g, 0, (size_t)(W->m + 1) * sizeof(double));
+  W->g[0] = beta;
+  int j = 0;
+  for (; j < W->m && *it < s->opt->maxit; j++) {
+    double hn;
+    RRT_CHECK(arnoldi(s, W, j, &hn));
+    givens(W, j);
+    (*it)++;
+    RRT_CHECK(rrt_krylov_record(s, fabs(W->g[j + 1])));
+    if (fabs(W->g[j + 1]) <= target || hn == 0.0) {
+      j++;
+      break;
+    }
+  }
+  *jout = j;
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_krylov_gmres(rrt_krylov_solver *s, const double *b, double *x) {
+  const rrt_krylov_vecs *v = &s->v;
+  double target = s->opt->rtol * s->res->bnorm, beta = 0.0;
+  gmres_work W;
+  rrt_status st = work_alloc(s, &W);
+  if (st) goto done;
+  RRT_CHECK_GOTO(rrt_krylov_residual(s, b, x, W.V[0]), st, done);
+  RRT_CHECK_GOTO(rrt_vec_norm(v, W.V[0], &beta), st, done);
+  RRT_CHECK_GOTO(rrt_krylov_record(s, beta), st, done);
+  int it = 0;
+  while (beta > target && it < s->opt->maxit) {
+    RRT_CHECK_GOTO(rrt_vec_axpby(v, 1.0 / beta, W.V[0], 0.0, W.V[0]), st, done);
+    int j = 0;
+    RRT_CHECK_GOTO(cycle(s, &W, beta, target, &it, &j), st, done);
+    RRT_CHECK_GOTO(update_x(s, &W, j, x), st, done);
+    /* restart from the true residual */
+    RRT_CHECK_GOTO(rrt_krylov_residual(s, b, x, W.V[0]), st, done);
+    RRT_CHECK_GOTO(rrt_vec_norm(v, W.V[0], &beta), st, done);
+    s->res->rnorm = beta;
+    if (beta == 0.0) break;
+  }
+  s->res->iterations = it;
+  s->res->converged = beta <= target;
+done:
+  work_free(s, &W);
+  return st;
+}

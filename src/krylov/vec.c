@@ -1,0 +1,79 @@
+/* Krylov vector operations (see vec.h). */
+#include "krylov/vec.h"
+
+#include <math.h>
+
+#include "comm/ctx.h"
+#include "comm/error.h"
+#include "comm/host_coll.h"
+#include "ringrt/memory.h"
+#include "sparse/csr.h"
+
+rrt_status rrt_krylov_vecs_init(rrt_krylov_vecs *v, rrt_sparse_t A) {
+  *v = (rrt_krylov_vecs){A, A->ctx, A->k, A->nloc, NULL};
+  return rrt_malloc(v->ctx, RRT_ILU0_DOT_BLOCKS * sizeof(double), (void **)&v->d_part);
+}
+
+void rrt_krylov_vecs_free(rrt_krylov_vecs *v) {
+  if (v->d_part) rrt_free(v->ctx, v->d_part);
+  v->d_part = NULL;
+}
+
+rrt_status rrt_vec_alloc(const rrt_krylov_vecs *v, int k, double **x) {
+  size_t bytes = (size_t)(v->n ? v->n : 1) * sizeof(double);
+  for (int j = 0; j < k; j++)
+    x[j] = NULL;
+  for (int j = 0; j < k; j++) {
+    RRT_CHECK(rrt_malloc(v->ctx, bytes, (void **)&x[j]));
+    RRT_CHECK(rrt_memset(v->ctx, x[j], 0, bytes));
+  }
+  return RRT_SUCCESS;
+}
+
+void rrt_vec_free(const rrt_krylov_vecs *v, int k, double **x) {
+  for (int j = 0; j < k; j++)
+    rrt_free(v->ctx, x[j]);
+}
+
+rrt_status rrt_vec_copy(const rrt_krylov_vecs *v, double *dst, const double *src) {
+  return rrt_sparse_copy(v->A, dst, src, v->n);
+}
+
+rrt_status rrt_vec_axpby(const rrt_krylov_vecs *v, double a, const double *x, double b, double *y) {
+  return v->k->axpby(v->ctx->compute_stream, v->n, a, x, b, y);
+}
+
+/* Local part of a dot product, summed in a fixed order: one block per 1024
+ * elements, at most the table's dot_max_blocks, so the block count depends
+ * on n only; the partials are added in block order on the host. */
+static rrt_status local_dot(const rrt_krylov_vecs *v, const double *x, const double *y,
+                            double *out) {
+  int64_t nb = (v->n + 1023) / 1024;
+  if (nb > v->k->dot_max_blocks) nb = v->k->dot_max_blocks;
+  if (nb < 1) nb = 1;
+  double part[RRT_ILU0_DOT_BLOCKS];
+  RRT_CHECK(v->k->dot_partial(v->ctx->compute_stream, v->n, x, y, v->d_part, (int)nb));
+  RRT_CHECK(rrt_memcpy_to_host(v->ctx, part, v->d_part, (size_t)nb * sizeof(double)));
+  double s = 0.0;
+  for (int64_t b = 0; b < nb; b++)
+    s += part[b];
+  *out = s;
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_vec_dot(const rrt_krylov_vecs *v, const double *x, const double *y, double *out) {
+  RRT_CHECK(local_dot(v, x, y, out));
+  return rrt_host_allreduce(v->ctx, out, out, 1, RRT_DTYPE_F64, RRT_OP_SUM);
+}
+
+rrt_status rrt_vec_mdot(const rrt_krylov_vecs *v, int k, double **X, const double *y, double *out) {
+  for (int j = 0; j < k; j++)
+    RRT_CHECK(local_dot(v, X[j], y, &out[j]));
+  return rrt_host_allreduce(v->ctx, out, out, (size_t)k, RRT_DTYPE_F64, RRT_OP_SUM);
+}
+
+rrt_status rrt_vec_norm(const rrt_krylov_vecs *v, const double *x, double *out) {
+  RRT_CHECK(rrt_vec_dot(v, x, x, out));
+  *out = sqrt(*out);
+  return RRT_SUCCESS;
+}

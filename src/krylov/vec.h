@@ -1,0 +1,45 @@
+/* Internal: the Krylov solvers' vector operations on backend memory, over
+ * vectors distributed like the rows of a matrix. The backend's kernels come
+ * from the matrix (its kernel table); dot products are summed locally in a
+ * fixed order (partials in block order) and then over ranks in host memory. */
+#ifndef RRT_KRYLOV_VEC_H
+#define RRT_KRYLOV_VEC_H
+
+#include <stdint.h>
+
+#include "kernels/ilu0_kernels.h"
+#include "ringrt/ilu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rrt_krylov_vecs {
+  rrt_sparse_t A; /* the layout: A's local rows */
+  rrt_ctx_t ctx;
+  const rrt_ilu0_kernels *k;
+  int64_t n;      /* local length */
+  double *d_part; /* RRT_ILU0_DOT_BLOCKS partial sums (backend memory) */
+} rrt_krylov_vecs;
+
+rrt_status rrt_krylov_vecs_init(rrt_krylov_vecs *v, rrt_sparse_t A);
+void rrt_krylov_vecs_free(rrt_krylov_vecs *v);
+
+/** k zeroed vectors of the local length (each NULL on failure). */
+rrt_status rrt_vec_alloc(const rrt_krylov_vecs *v, int k, double **x);
+void rrt_vec_free(const rrt_krylov_vecs *v, int k, double **x);
+
+rrt_status rrt_vec_copy(const rrt_krylov_vecs *v, double *dst, const double *src);
+/** y = a x + b y. */
+rrt_status rrt_vec_axpby(const rrt_krylov_vecs *v, double a, const double *x, double b, double *y);
+/** Global dot product x . y (collective). */
+rrt_status rrt_vec_dot(const rrt_krylov_vecs *v, const double *x, const double *y, double *out);
+/** out[j] = X[j] . y for j < k, with one reduction over ranks (collective). */
+rrt_status rrt_vec_mdot(const rrt_krylov_vecs *v, int k, double **X, const double *y, double *out);
+/** Global 2-norm (collective). */
+rrt_status rrt_vec_norm(const rrt_krylov_vecs *v, const double *x, double *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

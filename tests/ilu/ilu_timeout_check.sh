@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Drive test_ilu_timeout: the job MUST fail, within LIMIT seconds, with a
+# message naming the timeout (and each PATTERN given, '|'-separated).
+# Usage: ilu_timeout_check.sh LIMIT "PATTERN|..." MPIEXEC [MPIEXEC ARGS...] -- EXE [ARGS...]
+# RINGRT_TIMEOUT and RINGRT_BACKEND come from the environment (CTest).
+set -u
+limit=$1
+IFS='|' read -r -a patterns <<<"$2"
+shift 2
+launcher=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do launcher+=("$1"); shift; done
+shift
+err=$(mktemp)
+trap 'rm -f "$err"' EXIT
+start=$(date +%s)
+# The outer `timeout` only guards against a hang (a wait without the timeout).
+timeout -k 5 $((limit + 30)) "${launcher[@]}" "$@" 2>"$err"
+rc=$?
+elapsed=$(($(date +%s) - start))
+cat "$err" >&2
+echo "exit status $rc after ${elapsed} s (limit ${limit} s, RINGRT_TIMEOUT=${RINGRT_TIMEOUT:-unset})"
+if [ "$rc" -eq 77 ]; then
+  echo "skipped"
+  exit 77
+fi
+fail=0
+if [ "$rc" -eq 0 ]; then echo "FAIL: the job succeeded; a timeout abort was expected"; fail=1; fi
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then echo "FAIL: the job hung (killed by the guard)"; fail=1; fi
+if [ "$elapsed" -gt "$limit" ]; then echo "FAIL: took ${elapsed} s > ${limit} s"; fail=1; fi
+for pat in timeout RINGRT_TIMEOUT "${patterns[@]}"; do
+  if ! grep -q -- "$pat" "$err"; then echo "FAIL: stderr does not mention '$pat'"; fail=1; fi
+done
+[ "$fail" -eq 0 ] && echo "PASS"
+exit "$fail"
