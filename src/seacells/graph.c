@@ -8,10 +8,8 @@
 #include <string.h>
 
 #include "seacells/internal.h"
-#include "kernels/cuda/seacells.h"
-#include "comm/ctx.h"
 #include "comm/error.h"
-#include "kernels/cpu/seacells.h"
+#include "comm/host_coll.h"
 #include "kernels/seacells_math.h"
 #include "ringrt/memory.h"
 #include "ringrt/trace.h"
@@ -20,16 +18,24 @@
 #define OOM(s, what)                                                                               \
   rrt_error((s)->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: %s", what)
 
-static rrt_status knn_ring(sc_run *s) {
-  rrt_ctx_t ctx = s->ctx;
-  int P = s->size, k = s->knn, d = s->d;
+/* The largest block of any rank: the size of the ring buffers. */
+static int64_t max_block(const sc_run *s) {
   int64_t maxnl = 0;
-  for (int r = 0; r < P; r++) {
+  for (int r = 0; r < s->size; r++) {
     int64_t c = s->plan.cell_start[r + 1] - s->plan.cell_start[r];
     if (c > maxnl) maxnl = c;
   }
-  size_t blk = (size_t)maxnl * d * sizeof(double), lk = (size_t)s->nl * k;
-  void *buf[2] = {NULL, NULL}, *dq = NULL, *dbd = NULL, *dbi = NULL;
+  return maxnl;
+}
+
+/* Exact kNN: the coordinate blocks travel the ring (as K/V blocks do in
+ * attention), each folded into the local lists by the kernels while the
+ * next one moves. */
+static rrt_status knn_ring(sc_run *s) {
+  rrt_ctx_t ctx = s->ctx;
+  int P = s->size, k = s->knn, d = s->d;
+  size_t blk = (size_t)max_block(s) * d * sizeof(double), lk = (size_t)s->nl * k;
+  void *buf[2] = {NULL, NULL}, *work = NULL;
   rrt_status st = RRT_SUCCESS;
   s->nbr = malloc((lk ? lk : 1) * sizeof(int32_t));
   s->nbr_d2 = malloc((lk ? lk : 1) * sizeof(double));
@@ -40,15 +46,8 @@ static rrt_status knn_ring(sc_run *s) {
   RRT_CHECK_GOTO(rrt_malloc(ctx, blk, &buf[1]), st, out);
   RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, buf[0], s->x, (size_t)s->nl * d * sizeof(double)), st,
                  out);
-  if (s->use_device) { /* the queries and the running lists live on the device */
-    RRT_CHECK_GOTO(rrt_malloc(ctx, (size_t)s->nl * d * sizeof(double), &dq), st, out);
-    RRT_CHECK_GOTO(rrt_malloc(ctx, lk * sizeof(double), &dbd), st, out);
-    RRT_CHECK_GOTO(rrt_malloc(ctx, lk * sizeof(int32_t), &dbi), st, out);
-    RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, dq, s->x, (size_t)s->nl * d * sizeof(double)), st,
-                   out);
-    RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, dbd, s->nbr_d2, lk * sizeof(double)), st, out);
-    RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, dbi, s->nbr, lk * sizeof(int32_t)), st, out);
-  }
+  const rrt_sc_knn_args ka = {s->x, s->nl, s->c0, d, k, s->nbr_d2, s->nbr};
+  RRT_CHECK_GOTO(s->kern->knn_begin(ctx, &ka, &work), st, out);
   for (int step = 0; step < P; step++) {
     int src = ((s->rank - step) % P + P) % P;
     int64_t r0 = s->plan.cell_start[src], nr = s->plan.cell_start[src + 1] - r0;
@@ -56,29 +55,18 @@ static rrt_status knn_ring(sc_run *s) {
     rrt_request_t req = NULL;
     /* post the next block's transfer before computing on this one */
     if (step + 1 < P) RRT_CHECK_GOTO(rrt_ring_shift(ctx, hold, next, blk, step, &req), st, out);
-    if (s->use_device) {
-      st = RRT_KCALL(ctx->dev, rrt_k_sc_knn_tile, ctx->compute_stream, dq, s->nl, s->c0, hold, nr,
-                     r0, d, k, dbd, dbi);
-      if (st == RRT_SUCCESS) st = rrt_synchronize(ctx);
-      if (st != RRT_SUCCESS) st = rrt_error(ctx, st, "seacells", "kNN tile kernel (step %d)", step);
-    } else {
-      st = rrt_sc_cpu_knn_tile(s->x, s->nl, s->c0, hold, nr, r0, d, k, s->nbr_d2, s->nbr);
-      if (st != RRT_SUCCESS) st = OOM(s, "kNN tile");
-    }
+    st = s->kern->knn_tile(ctx, work, hold, nr, r0);
+    if (st != RRT_SUCCESS)
+      st = rrt_error(ctx, st, "seacells", "kNN tile (%s kernels, step %d)", s->kern->name, step);
     rrt_status wst = rrt_request_wait(req);
     if (st == RRT_SUCCESS) st = wst;
     if (st != RRT_SUCCESS) goto out;
   }
-  if (s->use_device) {
-    RRT_CHECK_GOTO(rrt_memcpy_to_host(ctx, s->nbr_d2, dbd, lk * sizeof(double)), st, out);
-    RRT_CHECK_GOTO(rrt_memcpy_to_host(ctx, s->nbr, dbi, lk * sizeof(int32_t)), st, out);
-  }
+  st = s->kern->knn_end(ctx, work);
 out:
+  if (work) s->kern->knn_free(ctx, work);
   rrt_free(ctx, buf[0]);
   rrt_free(ctx, buf[1]);
-  rrt_free(ctx, dq);
-  rrt_free(ctx, dbd);
-  rrt_free(ctx, dbi);
   return st;
 }
 
@@ -112,9 +100,9 @@ static rrt_status build_m(sc_run *s, double **sigma_all) {
   }
   /* bandwidths of every cell (n doubles) so both ends of an edge know both */
   size_t tot = 0;
-  RRT_CHECK_GOTO(
-      sc_allgatherv_host(s, s->sigma, (size_t)nl * sizeof(double), (void **)sigma_all, &tot), st,
-      done);
+  RRT_CHECK_GOTO(rrt_host_allgatherv_alloc(s->ctx, s->sigma, (size_t)nl * sizeof(double),
+                                           (void **)sigma_all, NULL, &tot),
+                 st, done);
   /* transposed edges go to the owner of the neighbour, grouped by owner */
   int64_t ne = 0;
   for (int r = 0; r < P; r++) {
@@ -127,7 +115,8 @@ static rrt_status build_m(sc_run *s, double **sigma_all) {
       }
     scount[r] = (size_t)ne * sizeof(edge) - sdispl[r];
   }
-  RRT_CHECK_GOTO(sc_alltoallv_host(s, out, scount, sdispl, (void **)&in, rcount), st, done);
+  RRT_CHECK_GOTO(rrt_host_alltoallv_alloc(s->ctx, out, scount, sdispl, (void **)&in, rcount), st,
+                 done);
   size_t nin = 0;
   for (int r = 0; r < P; r++)
     nin += rcount[r] / sizeof(edge);
@@ -213,7 +202,7 @@ static rrt_status fetch_ghosts(sc_run *s, sc_ghosts *g) {
       i++;
     sc[r] = (size_t)i * sizeof(int32_t) - sd[r];
   }
-  RRT_CHECK_GOTO(sc_alltoallv_host(s, need, sc, sd, (void **)&req, rc), st, done);
+  RRT_CHECK_GOTO(rrt_host_alltoallv_alloc(s->ctx, need, sc, sd, (void **)&req, rc), st, done);
   /* 2: row lengths, then 3: the entries, in the order requested */
   int64_t nreq = 0, nent = 0;
   for (int r = 0; r < P; r++)
@@ -252,8 +241,8 @@ static rrt_status fetch_ghosts(sc_run *s, sc_ghosts *g) {
     lc[r] = (size_t)q * sizeof(int32_t) - ld[r];
     ec[r] = (size_t)e * sizeof(mentry) - ed[r];
   }
-  st = sc_alltoallv_host(s, lens, lc, ld, (void **)&rlens, rc2);
-  if (st == RRT_SUCCESS) st = sc_alltoallv_host(s, ent, ec, ed, (void **)&rent, rc2);
+  st = rrt_host_alltoallv_alloc(s->ctx, lens, lc, ld, (void **)&rlens, rc2);
+  if (st == RRT_SUCCESS) st = rrt_host_alltoallv_alloc(s->ctx, ent, ec, ed, (void **)&rent, rc2);
   free(ec), free(ed), free(lc), free(ld);
   if (st != RRT_SUCCESS) goto done;
   g->count = nn;
@@ -320,7 +309,7 @@ rrt_status sc_build_graph(sc_run *s) {
   st = rrt_agree(s->ctx, st);
   if (st == RRT_SUCCESS && s->opt.verbose) { /* graph sizes: what the memory scales with */
     int64_t nz[2] = {s->mrow.ptr[s->nl], s->ghost.rows.ptr ? s->ghost.rows.ptr[s->ghost.count] : 0};
-    st = sc_allreduce_host(s, nz, 2, RRT_DTYPE_I64, RRT_OP_SUM);
+    st = rrt_host_allreduce(s->ctx, nz, nz, 2, RRT_DTYPE_I64, RRT_OP_SUM);
     if (st == RRT_SUCCESS && s->rank == 0)
       fprintf(stderr, "seacells: graph: M %.1f nonzeros per cell, %.1f ghost entries per cell\n",
               (double)nz[0] / (double)s->n, (double)nz[1] / (double)s->n);

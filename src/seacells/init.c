@@ -6,6 +6,7 @@
 
 #include "seacells/internal.h"
 #include "comm/error.h"
+#include "comm/host_coll.h"
 #include "kernels/seacells_math.h"
 #include "ringrt/trace.h"
 #include "ringrt/transport.h"
@@ -50,7 +51,7 @@ static rrt_status init_maxmin(sc_run *s) {
     s->archetypes[j] = p;
     int owner = rrt_cell_blocks_owner(&s->plan, p);
     if (owner == s->rank) memcpy(pt, s->x + (p - s->c0) * d, (size_t)d * sizeof(double));
-    st = sc_bcast_host(s, pt, (size_t)d * sizeof(double), owner);
+    st = rrt_host_bcast(s->ctx, pt, (size_t)d * sizeof(double), owner);
     for (int64_t i = 0; st == RRT_SUCCESS && i < s->nl; i++) {
       double d2 = rrt_sc_sqdist(s->x + i * d, pt, d);
       if (d2 < mind[i]) mind[i] = d2;
@@ -156,7 +157,7 @@ static rrt_status init_cssp(sc_run *s) {
     int owner = rrt_cell_blocks_owner(&s->plan, p);
     int64_t len = 0;
     if (owner == s->rank) len = sc_k_row(s, p - s->c0, kacc, kmark, klist, kvals);
-    RRT_CHECK_GOTO(sc_bcast_host(s, &len, sizeof len, owner), st, out);
+    RRT_CHECK_GOTO(rrt_host_bcast(s->ctx, &len, sizeof len, owner), st, out);
     free(rowc), free(rowv);
     rowc = malloc((size_t)(len + 1) * sizeof(int32_t));
     rowv = malloc((size_t)(len + 1) * sizeof(double));
@@ -169,8 +170,8 @@ static rrt_status init_cssp(sc_run *s) {
       memcpy(rowv, kvals, (size_t)len * sizeof(double));
       chosen[p - s->c0] = 1;
     }
-    RRT_CHECK_GOTO(sc_bcast_host(s, rowc, (size_t)len * sizeof(int32_t), owner), st, out);
-    RRT_CHECK_GOTO(sc_bcast_host(s, rowv, (size_t)len * sizeof(double), owner), st, out);
+    RRT_CHECK_GOTO(rrt_host_bcast(s->ctx, rowc, (size_t)len * sizeof(int32_t), owner), st, out);
+    RRT_CHECK_GOTO(rrt_host_bcast(s->ctx, rowv, (size_t)len * sizeof(double), owner), st, out);
     /* delta = K e_p - sum_r w_r[p] w_r, into the dense scratch o */
     int64_t nt = 0;
     for (int64_t q = 0; q < len; q++)

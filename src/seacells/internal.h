@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "kernels/seacells_kernels.h"
 #include "ringrt/seacells.h"
 #include "sched/cell_blocks.h"
 
@@ -71,7 +72,7 @@ typedef struct sc_run {
   int rank, size;
   int64_t n, c0, nl;
   int d, m, knn, capa;
-  int use_device; /* emu or cuda: heavy kernels through src/kernels/cuda */
+  const rrt_sc_kernels *kern; /* the backend's kernels, chosen when the run is made */
   rrt_cell_blocks plan;
   const double *x; /* local coordinates, nl x d */
   /* graph */
@@ -103,19 +104,9 @@ struct rrt_seacells {
 
 enum { SC_KNN = 0, SC_KERNEL, SC_INIT, SC_UPDATE_A, SC_UPDATE_B, SC_RSS };
 
-/* Host-memory collectives for every backend (cuda: staged through device
- * buffers, since the transport there works on device memory). */
-rrt_status sc_allreduce_host(sc_run *s, void *buf, size_t count, int dtype, int op);
-rrt_status sc_allgatherv_host(sc_run *s, const void *send, size_t bytes, void **recv,
-                              size_t *total);
-rrt_status sc_bcast_host(sc_run *s, void *buf, size_t bytes, int root);
-/* All-to-all of variable byte counts: sendcount[r] bytes at senddispl[r]
- * go to rank r; *recv (malloc'd) holds what every rank sent here, in rank
- * order, with recvcount[r] bytes from rank r. */
-rrt_status sc_alltoallv_host(sc_run *s, const void *send, const size_t *sendcount,
-                             const size_t *senddispl, void **recv, size_t *recvcount);
 /* Sum over all cells of per-cell values, taken per fixed block in cell order
- * and then over blocks in order: the same bits for any rank count. */
+ * and then over blocks in order: the same bits for any rank count
+ * (block_sum.c). */
 rrt_status sc_block_sum(sc_run *s, const double *local_vals, double *sum);
 
 /* State arrays for s->m metacells (seacells.c); sc_run_free frees

@@ -10,6 +10,7 @@
 
 #include "seacells/internal.h"
 #include "comm/error.h"
+#include "comm/host_coll.h"
 #include "kernels/cpu/seacells.h"
 #include "ringrt/transport.h"
 
@@ -46,8 +47,9 @@ agree:
       row[k] += x[i * d + k];
     row[d] += 1.0;
   }
-  RRT_CHECK_GOTO(sc_allreduce_host(s, sum, (size_t)m * (d + 1), RRT_DTYPE_F64, RRT_OP_SUM), st,
-                 out);
+  RRT_CHECK_GOTO(
+      rrt_host_allreduce(s->ctx, sum, sum, (size_t)m * (d + 1), RRT_DTYPE_F64, RRT_OP_SUM), st,
+      out);
   for (int j = 0; j < m; j++)
     for (int k = 0; k < d && sum[j * (d + 1) + d] > 0; k++)
       sum[j * (d + 1) + k] /= sum[j * (d + 1) + d]; /* centroids */
@@ -60,7 +62,8 @@ agree:
       acc += (x[i * d + k] - c[k]) * (x[i * d + k] - c[k]);
     dev[assign[i]] += acc;
   }
-  RRT_CHECK_GOTO(sc_allreduce_host(s, dev, (size_t)m, RRT_DTYPE_F64, RRT_OP_SUM), st, out);
+  RRT_CHECK_GOTO(rrt_host_allreduce(s->ctx, dev, dev, (size_t)m, RRT_DTYPE_F64, RRT_OP_SUM), st,
+                 out);
   /* nearest other centroid among the non-empty metacells (exact kNN, k = 1) */
   cen = malloc((size_t)m * d * sizeof(double) + 1);
   bd = malloc((size_t)m * sizeof(double) + 1);

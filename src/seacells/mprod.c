@@ -1,5 +1,5 @@
 /* SEACells products with the implicit K = M M: rows of M (local or ghost),
- * rows of K on demand, and M Y as a by-cell index. Storing K would cost its
+ * rows of K on demand, M Y as a by-cell index, and freeing those stores. Storing K would cost its
  * 2-hop rows, which grow with the in-degree of hub cells (superlinearly in
  * n); M and its ghost rows are O(n k). */
 #include <stdlib.h>
@@ -70,6 +70,13 @@ int64_t sc_k_row(const sc_run *s, int64_t i, double *acc, char *mark, int32_t *l
   for (int64_t q = 0; q < cnt; q++)
     vals[q] = acc[list[q]], mark[list[q]] = 0;
   return cnt;
+}
+
+void sc_csr_free(sc_csr *a) {
+  free(a->ptr);
+  free(a->col);
+  free(a->val);
+  memset(a, 0, sizeof *a);
 }
 
 void sc_yidx_free(sc_yidx *y) {

@@ -31,6 +31,9 @@ static rrt_status validate(sc_run *s, const double *x) {
   if (o->size != sizeof *o || o->magic != RRT_SEACELLS_OPTIONS_MAGIC)
     return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op,
                      "options not initialised with RRT_SEACELLS_OPTIONS_INITIALIZER");
+  if (!s->kern)
+    return rrt_error(s->ctx, RRT_ERR_UNSUPPORTED, op, "no SEACells kernels for the %s backend",
+                     rrt_backend_name(rrt_ctx_backend(s->ctx)));
   if (s->d < 1) return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "dims = %d", s->d);
   if (s->knn < 1) return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "knn = %d", s->knn);
   if (s->n > INT32_MAX)
@@ -159,8 +162,7 @@ rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
   s->m = (int)(m > INT32_MAX ? INT32_MAX : m);
   s->capa = s->m < opt->fw_iter ? s->m : opt->fw_iter;
   if (s->capa < 1) s->capa = 1;
-  rrt_backend be = rrt_ctx_backend(ctx);
-  s->use_device = be == RRT_BACKEND_CUDA || be == RRT_BACKEND_EMU;
+  s->kern = rrt_sc_kernels_for(rrt_ctx_backend(ctx)); /* the one backend question */
   s->x = x;
   s->kat_budget = 4 * (int64_t)s->capa; /* 12 bytes an entry: 2.4 kB a cell at fw_iter 50 */
   rrt_status st = rrt_cell_blocks_create(n < 0 ? 0 : n, s->size, 0, &s->plan);

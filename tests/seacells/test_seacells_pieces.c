@@ -34,6 +34,8 @@ int main(int argc, char **argv) {
   o.n_metacells = m, o.knn = knn, o.fw_iter = fw, o.max_iter = 2;
   s.ctx = ctx, s.opt = o, s.rank = rank, s.size = rrt_ctx_size(ctx);
   s.n = n, s.d = d, s.knn = knn, s.m = m, s.capa = m < fw ? m : fw;
+  s.kern = rrt_sc_kernels_for(rrt_ctx_backend(ctx));
+  CHECK_MSG(s.kern != NULL, "no SEACells kernel table for this backend");
   CHECK_OK(rrt_cell_blocks_create(n, s.size, 0, &s.plan));
   s.c0 = s.plan.cell_start[rank];
   s.nl = s.plan.cell_start[rank + 1] - s.c0;
