@@ -135,6 +135,10 @@ void sc_yidx_free(sc_yidx *y);
 
 /* Initial archetypes (init.c): fills s->archetypes. */
 rrt_status sc_init_archetypes(sc_run *s);
+/* Greedy column subset selection on K (cssp.c). */
+rrt_status sc_init_cssp(sc_run *s);
+/* Global argmax of the local cells' scores, lowest cell on ties (init.c). */
+rrt_status sc_argmax(sc_run *s, const double *score, int64_t *best);
 
 /* Frank-Wolfe (fw.c). */
 rrt_status sc_b_from_archetypes(sc_run *s);
