@@ -8,7 +8,7 @@
 #include "comm/host_coll.h"
 #include "seacells/internal.h"
 
-rrt_status sc_block_sum(sc_run *s, const double *vals, double *sum) {
+rrt_status rrt_sc_block_sum(rrt_sc_run *s, const double *vals, double *sum) {
   const rrt_cell_blocks *pl = &s->plan;
   int64_t b0 = pl->blk_start[s->rank], b1 = pl->blk_start[s->rank + 1];
   double *part = malloc((size_t)(b1 - b0 + 1) * sizeof(double)), *all = NULL;

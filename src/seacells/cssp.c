@@ -50,7 +50,7 @@ static void cssp_free(cssp *c, int m) {
   free(c->kacc), free(c->kvals), free(c->klist), free(c->kmark);
 }
 
-static rrt_status cssp_alloc(sc_run *s, cssp *c) {
+static rrt_status cssp_alloc(rrt_sc_run *s, cssp *c) {
   size_t n = (size_t)s->n, nl = (size_t)s->nl;
   memset(c, 0, sizeof *c);
   c->f = calloc(nl + 1, sizeof(double)), c->g = calloc(nl + 1, sizeof(double));
@@ -68,7 +68,7 @@ static rrt_status cssp_alloc(sc_run *s, cssp *c) {
 }
 
 /* f_i = |K e_i|^2 and g_i = K_ii of the local cells, a K row per cell. */
-static rrt_status cssp_start(sc_run *s, cssp *c) {
+static rrt_status cssp_start(rrt_sc_run *s, cssp *c) {
   int64_t n = s->n, nl = s->nl;
   double *f = c->f, *g = c->g;
   int fail = 0;
@@ -84,7 +84,7 @@ static rrt_status cssp_start(sc_run *s, cssp *c) {
 #pragma omp for schedule(dynamic, 64)
     for (int64_t i = 0; i < nl; i++) {
       if (!acc || !vals || !list || !km) continue;
-      int64_t len = sc_k_row(s, i, acc, km, list, vals);
+      int64_t len = rrt_sc_k_row(s, i, acc, km, list, vals);
       for (int64_t q = 0; q < len; q++) {
         f[i] = f[i] + vals[q] * vals[q];
         if (list[q] == s->c0 + i) g[i] = vals[q];
@@ -96,10 +96,10 @@ static rrt_status cssp_start(sc_run *s, cssp *c) {
 }
 
 /* K row p (= column p) from its owner onto every rank. */
-static rrt_status cssp_fetch_row(sc_run *s, cssp *c, int64_t p) {
+static rrt_status cssp_fetch_row(rrt_sc_run *s, cssp *c, int64_t p) {
   int owner = rrt_cell_blocks_owner(&s->plan, p);
   c->len = 0;
-  if (owner == s->rank) c->len = sc_k_row(s, p - s->c0, c->kacc, c->kmark, c->klist, c->kvals);
+  if (owner == s->rank) c->len = rrt_sc_k_row(s, p - s->c0, c->kacc, c->kmark, c->klist, c->kvals);
   RRT_CHECK(rrt_host_bcast(s->ctx, &c->len, sizeof c->len, owner));
   free(c->rowc), free(c->rowv);
   c->rowc = malloc((size_t)(c->len + 1) * sizeof(int32_t));
@@ -134,7 +134,7 @@ static int i32_cmp(const void *a, const void *b) {
 
 /* The new column: o = (K e_p - sum_r w_r[p] w_r) / sqrt(R_pp), into the
  * dense scratch o (cells listed in tl, ascending), kept as w_j. */
-static rrt_status cssp_new_column(sc_run *s, cssp *c, int j, int64_t p) {
+static rrt_status cssp_new_column(rrt_sc_run *s, cssp *c, int j, int64_t p) {
   double *o = c->o;
   int32_t *tl = c->tl;
   char *mark = c->mark;
@@ -192,7 +192,7 @@ static void cssp_project(cssp *c, int j) {
  * supp(o). (K o)_i = sum_l M_il (M o)_l, with (M o)_l formed once per l
  * (kacc, marked in kmark) rather than a K row per i. Then the scratch is
  * reset for the next column. */
-static void cssp_deflate(sc_run *s, cssp *c) {
+static void cssp_deflate(rrt_sc_run *s, cssp *c) {
   const int32_t *tl = c->tl;
   int64_t nu = 0;
   for (int64_t q = 0; q < c->nt; q++) {
@@ -205,7 +205,7 @@ static void cssp_deflate(sc_run *s, cssp *c) {
         const int32_t *lc;
         const double *lv;
         int64_t len;
-        sc_m_row(s, l, &lc, &lv, &len);
+        rrt_sc_m_row(s, l, &lc, &lv, &len);
         double u = 0.0;
         for (int64_t e = 0; e < len; e++)
           if (c->mark[lc[e]]) u = u + lv[e] * c->o[lc[e]];
@@ -226,11 +226,11 @@ static void cssp_deflate(sc_run *s, cssp *c) {
 }
 
 /* Archetype j: the best-scoring column, then the deflation by it. */
-static rrt_status cssp_select(sc_run *s, cssp *c, int j) {
+static rrt_status cssp_select(rrt_sc_run *s, cssp *c, int j) {
   for (int64_t i = 0; i < s->nl; i++)
     c->score[i] = (!c->chosen[i] && c->g[i] > 1e-12) ? c->f[i] / c->g[i] : -INFINITY;
   int64_t p;
-  RRT_CHECK(sc_argmax(s, c->score, &p));
+  RRT_CHECK(rrt_sc_argmax(s, c->score, &p));
   if (p < 0 || p >= s->n)
     return rrt_error(s->ctx, RRT_ERR_NUMERIC, "seacells", "CSSP found no column for archetype %d",
                      j);
@@ -242,7 +242,7 @@ static rrt_status cssp_select(sc_run *s, cssp *c, int j) {
   return RRT_SUCCESS;
 }
 
-rrt_status sc_init_cssp(sc_run *s) {
+rrt_status rrt_sc_init_cssp(rrt_sc_run *s) {
   cssp c;
   rrt_status st = cssp_alloc(s, &c);
   if (st == RRT_SUCCESS) st = cssp_start(s, &c);

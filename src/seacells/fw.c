@@ -16,7 +16,7 @@
   rrt_error((s)->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: %s", what)
 
 /* By-cell index of the replicated B: entries grouped by cell, archetypes ascending. */
-rrt_status sc_bmat_index(sc_bmat *b) {
+rrt_status rrt_sc_bmat_index(rrt_sc_bmat *b) {
   for (int t = 0; t < b->nent; t++)
     b->cnt[b->touched[t]] = 0, b->first[b->touched[t]] = 0;
   int nt = 0, tot = 0;
@@ -44,14 +44,14 @@ rrt_status sc_bmat_index(sc_bmat *b) {
   return RRT_SUCCESS;
 }
 
-rrt_status sc_b_from_archetypes(sc_run *s) {
-  sc_bmat *b = &s->b;
+rrt_status rrt_sc_b_from_archetypes(rrt_sc_run *s) {
+  rrt_sc_bmat *b = &s->b;
   for (int j = 0; j < s->m; j++) {
     b->nnz[j] = 1;
     b->cell[j * b->cap] = (int32_t)s->archetypes[j];
     b->w[j * b->cap] = 1.0;
   }
-  return sc_bmat_index(b);
+  return rrt_sc_bmat_index(b);
 }
 
 /* T1a = B^T K B = (M B)^T (M B) without a cross-rank sum: every rank
@@ -65,13 +65,13 @@ typedef struct kbrec {
   double v;
 } kbrec;
 
-rrt_status sc_update_t1a(sc_run *s) {
+rrt_status rrt_sc_update_t1a(rrt_sc_run *s) {
   int m = s->m;
-  const sc_bmat *b = &s->b;
-  sc_yidx *g = &s->mb;
+  const rrt_sc_bmat *b = &s->b;
+  rrt_sc_yidx *g = &s->mb;
   kbrec *rec = NULL, *all = NULL;
   size_t tot = 0;
-  rrt_status st = rrt_agree(s->ctx, sc_mprod(s, b->first, b->cnt, b->ent_j, b->ent_w, g));
+  rrt_status st = rrt_agree(s->ctx, rrt_sc_mprod(s, b->first, b->cnt, b->ent_j, b->ent_w, g));
   if (st != RRT_SUCCESS) return st;
   size_t nr = 0;
   for (int64_t i = 0; i < s->nl; i++)
@@ -108,20 +108,20 @@ out:
 }
 
 /* The kernels' views of the run's M rows and of a by-cell index. */
-static rrt_sc_mrows m_rows(const sc_run *s) {
+static rrt_sc_mrows m_rows(const rrt_sc_run *s) {
   return (rrt_sc_mrows){s->nl, s->mrow.ptr, s->mrow.col, s->mrow.val};
 }
 
-static rrt_sc_bycell bycell(const sc_run *s, const sc_yidx *y) {
+static rrt_sc_bycell bycell(const rrt_sc_run *s, const rrt_sc_yidx *y) {
   return (rrt_sc_bycell){y->first, y->cnt, y->ent_j, y->ent_w, s->n, y->nent};
 }
 
-rrt_status sc_update_a(sc_run *s, int first) {
+rrt_status rrt_sc_update_a(rrt_sc_run *s, int first) {
   double t0 = rrt_time_now();
   const rrt_sc_a_args a = {m_rows(s), bycell(s, &s->mb), s->m,   s->opt.fw_iter, s->capa, first,
                            s->t1a,    s->a_idx,          s->a_w, s->a_nnz};
   rrt_status st = s->kern->a_update(s->ctx, &a);
-  s->sec[SC_UPDATE_A] += rrt_time_now() - t0;
+  s->sec[RRT_SC_PHASE_UPDATE_A] += rrt_time_now() - t0;
   return rrt_agree(s->ctx, st);
 }
 
@@ -129,7 +129,7 @@ rrt_status sc_update_a(sc_run *s, int first) {
  * from which the B update forms the rows of K A^T = M H per cell (storing
  * them would cost up to m entries per cell: the archetypes of a 2-hop
  * neighbourhood), and T1b = A A^T from that replica, in cell order. */
-static rrt_status prepare_b(sc_run *s, sc_yidx *h) {
+static rrt_status prepare_b(rrt_sc_run *s, rrt_sc_yidx *h) {
   int m = s->m;
   int64_t nl = s->nl;
   rrt_status st = RRT_SUCCESS;
@@ -194,7 +194,7 @@ static rrt_status prepare_b(sc_run *s, sc_yidx *h) {
     aj[e] = all[e].j, aw[e] = all[e].w;
   free(all), free(cnt_all), free(aptr); /* the replica lives on in afirst/acnt/aj/aw */
   all = NULL, cnt_all = NULL, aptr = NULL;
-  RRT_CHECK_GOTO(sc_mprod(s, afirst, acnt, aj, aw, h), st, out);
+  RRT_CHECK_GOTO(rrt_sc_mprod(s, afirst, acnt, aj, aw, h), st, out);
   free(afirst), free(acnt), free(aj), free(aw);
   afirst = NULL, acnt = NULL, aj = NULL, aw = NULL;
 out:
@@ -208,7 +208,7 @@ out:
 
 /* Bg[:, j] += f (e_amin - Bg[:, j]) for every archetype j, sparse, with
  * the cells of each column kept ascending. */
-static void fw_move_b(sc_bmat *b, const rrt_minloc *ml, int t) {
+static void fw_move_b(rrt_sc_bmat *b, const rrt_minloc *ml, int t) {
   double f = rrt_sc_fw_step(t);
   for (int j = 0; j < b->m; j++) {
     int32_t amin = (int32_t)ml[j].index, *cells = b->cell + j * b->cap;
@@ -228,7 +228,7 @@ static void fw_move_b(sc_bmat *b, const rrt_minloc *ml, int t) {
     }
     b->nnz[j] = nz;
   }
-  sc_bmat_index(b);
+  rrt_sc_bmat_index(b);
 }
 
 /* One Frank-Wolfe step of B: the local fused gradient + argmin, then the
@@ -236,10 +236,10 @@ static void fw_move_b(sc_bmat *b, const rrt_minloc *ml, int t) {
  * no agreement of its own: it rides on the min-loc (one collective per
  * step; each costs a time slice on a loaded machine) as an entry that wins
  * everywhere, so every rank sees it and then agrees on the statuses. */
-static rrt_status fw_step_b(sc_run *s, void *work, sc_yidx *g, rrt_minloc *ml, double *bv,
+static rrt_status fw_step_b(rrt_sc_run *s, void *work, rrt_sc_yidx *g, rrt_minloc *ml, double *bv,
                             int64_t *bi, int t) {
-  sc_bmat *b = &s->b;
-  rrt_status lst = sc_mprod(s, b->first, b->cnt, b->ent_j, b->ent_w, g);
+  rrt_sc_bmat *b = &s->b;
+  rrt_status lst = rrt_sc_mprod(s, b->first, b->cnt, b->ent_j, b->ent_w, g);
   if (lst == RRT_SUCCESS) {
     const rrt_sc_bycell y = bycell(s, g);
     lst = s->kern->b_argmin(s->ctx, work, &y, bv, bi);
@@ -255,7 +255,7 @@ static rrt_status fw_step_b(sc_run *s, void *work, sc_yidx *g, rrt_minloc *ml, d
   return RRT_SUCCESS;
 }
 
-rrt_status sc_update_b(sc_run *s) {
+rrt_status rrt_sc_update_b(rrt_sc_run *s) {
   double t0 = rrt_time_now();
   int m = s->m;
   rrt_minloc *ml = malloc((size_t)m * sizeof(rrt_minloc));
@@ -264,7 +264,7 @@ rrt_status sc_update_b(sc_run *s) {
   void *work = NULL;
   rrt_status st = RRT_SUCCESS;
   if (!ml || !bv || !bi) st = OOM(s, "B update");
-  sc_yidx h, g; /* M A^T (fixed during the update), M Bg (at each step) */
+  rrt_sc_yidx h, g; /* M A^T (fixed during the update), M Bg (at each step) */
   memset(&h, 0, sizeof h);
   memset(&g, 0, sizeof g);
   if (st == RRT_SUCCESS) st = prepare_b(s, &h);
@@ -276,18 +276,18 @@ rrt_status sc_update_b(sc_run *s) {
   for (int t = 0; st == RRT_SUCCESS && t < s->opt.fw_iter; t++)
     st = fw_step_b(s, work, &g, ml, bv, bi, t);
   if (work) s->kern->b_free(s->ctx, work);
-  sc_yidx_free(&h);
-  sc_yidx_free(&g);
+  rrt_sc_yidx_free(&h);
+  rrt_sc_yidx_free(&g);
   free(ml);
   free(bv);
   free(bi);
-  s->sec[SC_UPDATE_B] += rrt_time_now() - t0;
+  s->sec[RRT_SC_PHASE_UPDATE_B] += rrt_time_now() - t0;
   return st;
 }
 
 /* RSS^2 = sum_i K_ii - 2 (K B)_i . a_i + a_i^T T1a a_i (T1a and M B for the
- * current B, from sc_update_t1a). */
-rrt_status sc_compute_rss(sc_run *s, double *rss) {
+ * current B, from rrt_sc_update_t1a). */
+rrt_status rrt_sc_compute_rss(rrt_sc_run *s, double *rss) {
   double t0 = rrt_time_now();
   int m = s->m;
   double *vals = malloc((size_t)(s->nl + 1) * sizeof(double));
@@ -297,7 +297,7 @@ rrt_status sc_compute_rss(sc_run *s, double *rss) {
     free(kb);
     return rrt_agree(s->ctx, OOM(s, "RSS"));
   }
-  const sc_yidx *g = &s->mb; /* M B for the current B */
+  const rrt_sc_yidx *g = &s->mb; /* M B for the current B */
   for (int64_t i = 0; i < s->nl; i++) {
     double kii = s->kdiag[i];
     const int32_t *ai = s->a_idx + i * s->capa;
@@ -323,10 +323,10 @@ rrt_status sc_compute_rss(sc_run *s, double *rss) {
     }
   }
   double sum = 0.0;
-  rrt_status st = sc_block_sum(s, vals, &sum);
+  rrt_status st = rrt_sc_block_sum(s, vals, &sum);
   *rss = sqrt(sum > 0.0 ? sum : 0.0);
   free(vals);
   free(kb);
-  s->sec[SC_RSS] += rrt_time_now() - t0;
+  s->sec[RRT_SC_PHASE_RSS] += rrt_time_now() - t0;
   return st;
 }

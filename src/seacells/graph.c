@@ -19,7 +19,7 @@
   rrt_error((s)->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: %s", what)
 
 /* The largest block of any rank: the size of the ring buffers. */
-static int64_t max_block(const sc_run *s) {
+static int64_t max_block(const rrt_sc_run *s) {
   int64_t maxnl = 0;
   for (int r = 0; r < s->size; r++) {
     int64_t c = s->plan.cell_start[r + 1] - s->plan.cell_start[r];
@@ -31,7 +31,7 @@ static int64_t max_block(const sc_run *s) {
 /* Exact kNN: the coordinate blocks travel the ring (as K/V blocks do in
  * attention), each folded into the local lists by the kernels while the
  * next one moves. */
-static rrt_status knn_ring(sc_run *s) {
+static rrt_status knn_ring(rrt_sc_run *s) {
   rrt_ctx_t ctx = s->ctx;
   int P = s->size, k = s->knn, d = s->d;
   size_t blk = (size_t)max_block(s) * d * sizeof(double), lk = (size_t)s->nl * k;
@@ -87,7 +87,7 @@ static int i32_cmp(const void *a, const void *b) {
 }
 
 /* Rows of M for the local cells: kNN edges both ways (union), diagonal 1. */
-static rrt_status build_m(sc_run *s, double **sigma_all) {
+static rrt_status build_m(rrt_sc_run *s, double **sigma_all) {
   int P = s->size, k = s->knn;
   int64_t nl = s->nl;
   rrt_status st = RRT_SUCCESS;
@@ -173,7 +173,7 @@ typedef struct mentry {
   double val;
 } mentry;
 
-static rrt_status fetch_ghosts(sc_run *s, sc_ghosts *g) {
+static rrt_status fetch_ghosts(rrt_sc_run *s, rrt_sc_ghosts *g) {
   int P = s->size;
   int64_t nnz = s->mrow.ptr[s->nl];
   rrt_status st = RRT_SUCCESS;
@@ -277,7 +277,7 @@ done:
 
 /* K_ii = sum over l of M_il M_li (M is symmetric bit for bit: both ends
  * of an edge compute the same d2 and the same product of bandwidths). */
-static rrt_status build_kdiag(sc_run *s) {
+static rrt_status build_kdiag(rrt_sc_run *s) {
   s->kdiag = malloc((size_t)(s->nl + 1) * sizeof(double));
   if (!s->kdiag) return OOM(s, "K diagonal");
   for (int64_t i = 0; i < s->nl; i++) {
@@ -289,7 +289,7 @@ static rrt_status build_kdiag(sc_run *s) {
   return RRT_SUCCESS;
 }
 
-rrt_status sc_build_graph(sc_run *s) {
+rrt_status rrt_sc_build_graph(rrt_sc_run *s) {
   double t0 = rrt_time_now();
   rrt_status st = rrt_agree(s->ctx, knn_ring(s));
   if (st != RRT_SUCCESS) return st;
@@ -299,13 +299,13 @@ rrt_status sc_build_graph(sc_run *s) {
   for (int64_t i = 0; i < s->nl; i++)
     s->sigma[i] = sqrt(s->nbr_d2[i * k + kb - 1]);
   double t1 = rrt_time_now();
-  s->sec[SC_KNN] += t1 - t0;
+  s->sec[RRT_SC_PHASE_KNN] += t1 - t0;
   double *sigma_all = NULL;
   st = build_m(s, &sigma_all);
   if (st == RRT_SUCCESS) st = fetch_ghosts(s, &s->ghost);
   free(sigma_all);
   if (st == RRT_SUCCESS) st = build_kdiag(s);
-  s->sec[SC_KERNEL] += rrt_time_now() - t1;
+  s->sec[RRT_SC_PHASE_KERNEL] += rrt_time_now() - t1;
   st = rrt_agree(s->ctx, st);
   if (st == RRT_SUCCESS && s->opt.verbose) { /* graph sizes: what the memory scales with */
     int64_t nz[2] = {s->mrow.ptr[s->nl], s->ghost.rows.ptr ? s->ghost.rows.ptr[s->ghost.count] : 0};

@@ -23,7 +23,7 @@ static uint64_t mix64(uint64_t z) {
 }
 
 /* Global argmax of local scores (lowest cell on ties) via min-loc of -score. */
-rrt_status sc_argmax(sc_run *s, const double *score, int64_t *best) {
+rrt_status rrt_sc_argmax(rrt_sc_run *s, const double *score, int64_t *best) {
   rrt_minloc ml = {INFINITY, INT64_MAX};
   for (int64_t i = 0; i < s->nl; i++)
     if (rrt_sc_argmin_better(-score[i], s->c0 + i, ml.value, ml.index))
@@ -33,7 +33,7 @@ rrt_status sc_argmax(sc_run *s, const double *score, int64_t *best) {
   return RRT_SUCCESS;
 }
 
-static rrt_status init_maxmin(sc_run *s) {
+static rrt_status init_maxmin(rrt_sc_run *s) {
   int d = s->d;
   double *mind = malloc((size_t)(s->nl + 1) * sizeof(double)),
          *pt = malloc((size_t)d * sizeof(double));
@@ -46,7 +46,7 @@ static rrt_status init_maxmin(sc_run *s) {
   int64_t p = (int64_t)(mix64(s->opt.seed) % (uint64_t)s->n);
   rrt_status st = RRT_SUCCESS;
   for (int j = 0; j < s->m && st == RRT_SUCCESS; j++) {
-    if (j > 0) st = sc_argmax(s, mind, &p);
+    if (j > 0) st = rrt_sc_argmax(s, mind, &p);
     if (st != RRT_SUCCESS) break;
     s->archetypes[j] = p;
     int owner = rrt_cell_blocks_owner(&s->plan, p);
@@ -63,7 +63,7 @@ static rrt_status init_maxmin(sc_run *s) {
   return st;
 }
 
-rrt_status sc_init_archetypes(sc_run *s) {
+rrt_status rrt_sc_init_archetypes(rrt_sc_run *s) {
   double t0 = rrt_time_now();
   rrt_status st = RRT_SUCCESS;
   switch (s->opt.init) {
@@ -72,8 +72,8 @@ rrt_status sc_init_archetypes(sc_run *s) {
       s->archetypes[j] = s->opt.archetypes[j];
     break;
   case RRT_SEACELLS_INIT_MAXMIN: st = init_maxmin(s); break;
-  default: st = sc_init_cssp(s); break;
+  default: st = rrt_sc_init_cssp(s); break;
   }
-  s->sec[SC_INIT] += rrt_time_now() - t0;
+  s->sec[RRT_SC_PHASE_INIT] += rrt_time_now() - t0;
   return rrt_agree(s->ctx, st);
 }

@@ -19,7 +19,7 @@ rrt_status rrt_seacells_metrics(rrt_ctx_t ctx, rrt_seacells_t h, const double *x
   const char *op = "rrt_seacells_metrics";
   if (!ctx || !h || !compactness || !separation)
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "NULL argument");
-  sc_run *s = &h->s;
+  rrt_sc_run *s = &h->s;
   int m = s->m, d = s->d;
   int64_t nl = s->nl;
   rrt_status st = RRT_SUCCESS;
