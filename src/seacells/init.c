@@ -22,17 +22,6 @@ static uint64_t mix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-/* Global argmax of local scores (lowest cell on ties) via min-loc of -score. */
-rrt_status rrt_sc_argmax(rrt_sc_run *s, const double *score, int64_t *best) {
-  rrt_minloc ml = {INFINITY, INT64_MAX};
-  for (int64_t i = 0; i < s->nl; i++)
-    if (rrt_sc_argmin_better(-score[i], s->c0 + i, ml.value, ml.index))
-      ml.value = -score[i], ml.index = s->c0 + i;
-  RRT_CHECK(rrt_allreduce_minloc(s->ctx, &ml, 1));
-  *best = ml.index;
-  return RRT_SUCCESS;
-}
-
 static rrt_status init_maxmin(rrt_sc_run *s) {
   int d = s->d;
   double *mind = malloc((size_t)(s->nl + 1) * sizeof(double)),

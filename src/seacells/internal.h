@@ -113,10 +113,12 @@ enum {
 
 /* Sum over all cells of per-cell values, taken per fixed block in cell order
  * and then over blocks in order: the same bits for any rank count
- * (block_sum.c). */
+ * (cell_reduce.c). */
 rrt_status rrt_sc_block_sum(rrt_sc_run *s, const double *local_vals, double *sum);
+/* Global argmax of the local cells' scores, lowest cell on ties (cell_reduce.c). */
+rrt_status rrt_sc_argmax(rrt_sc_run *s, const double *score, int64_t *best);
 
-/* State arrays for s->m metacells (seacells.c); rrt_sc_run_free frees
+/* State arrays for s->m metacells (run.c); rrt_sc_run_free frees
  * everything a run allocated (the tests drive the pieces one by one). */
 rrt_status rrt_sc_alloc_state(rrt_sc_run *s);
 void rrt_sc_run_free(rrt_sc_run *s);
@@ -146,8 +148,6 @@ void rrt_sc_yidx_free(rrt_sc_yidx *y);
 rrt_status rrt_sc_init_archetypes(rrt_sc_run *s);
 /* Greedy column subset selection on K (cssp.c). */
 rrt_status rrt_sc_init_cssp(rrt_sc_run *s);
-/* Global argmax of the local cells' scores, lowest cell on ties (init.c). */
-rrt_status rrt_sc_argmax(rrt_sc_run *s, const double *score, int64_t *best);
 
 /* Frank-Wolfe (fw.c). */
 rrt_status rrt_sc_b_from_archetypes(rrt_sc_run *s);

@@ -32,8 +32,8 @@ static rrt_status validate(rrt_sc_run *s, const double *x) {
     return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op,
                      "options not initialised with RRT_SEACELLS_OPTIONS_INITIALIZER");
   if (!s->kern)
-    return rrt_error(s->ctx, RRT_ERR_UNSUPPORTED, op, "no SEACells kernels for the %s backend",
-                     rrt_backend_name(rrt_ctx_backend(s->ctx)));
+    return rrt_error(s->ctx, RRT_ERR_UNSUPPORTED, op,
+                     "no SEACells kernels for this backend in this build");
   if (s->d < 1) return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "dims = %d", s->d);
   if (s->knn < 1) return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "knn = %d", s->knn);
   if (s->n > INT32_MAX)

@@ -1,11 +1,15 @@
-/* The fixed-order sum of SEACells: per-cell values are summed per fixed
- * global block of cells (sched/cell_blocks.h) in cell order, the block
- * partials gathered in block order and summed in that order on every rank.
- * Blocks do not depend on the rank count, so neither do the bits. */
+/* Reductions over all cells whose result does not depend on the rank
+ * count: the fixed-order sum (per-cell values summed per fixed global block
+ * of cells, sched/cell_blocks.h, in cell order; the block partials gathered
+ * in block order and summed in that order on every rank) and the argmax
+ * with ties on the lowest cell. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "comm/error.h"
 #include "comm/host_coll.h"
+#include "kernels/seacells_math.h"
+#include "ringrt/transport.h"
 #include "seacells/internal.h"
 
 rrt_status rrt_sc_block_sum(rrt_sc_run *s, const double *vals, double *sum) {
@@ -33,4 +37,15 @@ rrt_status rrt_sc_block_sum(rrt_sc_run *s, const double *vals, double *sum) {
   free(part);
   free(all);
   return st;
+}
+
+/* Global argmax of local scores (lowest cell on ties) via min-loc of -score. */
+rrt_status rrt_sc_argmax(rrt_sc_run *s, const double *score, int64_t *best) {
+  rrt_minloc ml = {INFINITY, INT64_MAX};
+  for (int64_t i = 0; i < s->nl; i++)
+    if (rrt_sc_argmin_better(-score[i], s->c0 + i, ml.value, ml.index))
+      ml.value = -score[i], ml.index = s->c0 + i;
+  RRT_CHECK(rrt_allreduce_minloc(s->ctx, &ml, 1));
+  *best = ml.index;
+  return RRT_SUCCESS;
 }
