@@ -173,42 +173,60 @@ typedef struct mentry {
   double val;
 } mentry;
 
-static rrt_status fetch_ghosts(rrt_sc_run *s, rrt_sc_ghosts *g) {
+/* The remote cells local rows reference: unique, ascending (and hence
+ * grouped by owner). */
+static rrt_status ghost_cells(rrt_sc_run *s, int32_t **need, int64_t *count) {
+  int64_t nnz = s->mrow.ptr[s->nl], nn = 0;
+  int32_t *v = malloc((size_t)(nnz + 1) * sizeof(int32_t));
+  *need = v;
+  if (!v) return OOM(s, "ghost list");
+  for (int64_t p = 0; p < nnz; p++)
+    if (s->mrow.col[p] < s->c0 || s->mrow.col[p] >= s->c0 + s->nl) v[nn++] = s->mrow.col[p];
+  qsort(v, (size_t)nn, sizeof(int32_t), i32_cmp);
+  int64_t u = 0;
+  for (int64_t i = 0; i < nn; i++)
+    if (u == 0 || v[i] != v[u - 1]) v[u++] = v[i];
+  *count = u;
+  return RRT_SUCCESS;
+}
+
+/* 1: the requests, each to the owner of the cell; on return *req holds the
+ * cells other ranks asked of this one, rc[r] bytes of them from rank r. */
+static rrt_status ghost_requests(rrt_sc_run *s, const int32_t *need, int64_t nn, int32_t **req,
+                                 size_t *rc) {
   int P = s->size;
-  int64_t nnz = s->mrow.ptr[s->nl];
-  rrt_status st = RRT_SUCCESS;
-  int32_t *need = malloc((size_t)(nnz + 1) * sizeof(int32_t)), *req = NULL, *lens = NULL,
-          *rlens = NULL;
-  mentry *ent = NULL, *rent = NULL;
   size_t *sc = calloc((size_t)P, sizeof(size_t)), *sd = calloc((size_t)P, sizeof(size_t));
-  size_t *rc = calloc((size_t)P, sizeof(size_t)), *rc2 = calloc((size_t)P, sizeof(size_t));
-  memset(g, 0, sizeof *g);
-  if (!need || !sc || !sd || !rc || !rc2) {
+  rrt_status st = RRT_SUCCESS;
+  if (!sc || !sd) {
     st = OOM(s, "ghost list");
     goto done;
   }
-  int64_t nn = 0;
-  for (int64_t p = 0; p < nnz; p++)
-    if (s->mrow.col[p] < s->c0 || s->mrow.col[p] >= s->c0 + s->nl) need[nn++] = s->mrow.col[p];
-  qsort(need, (size_t)nn, sizeof(int32_t), i32_cmp);
-  int64_t u = 0;
-  for (int64_t i = 0; i < nn; i++)
-    if (u == 0 || need[i] != need[u - 1]) need[u++] = need[i];
-  nn = u;
-  /* 1: the requests (ascending cells, hence grouped by owner) */
   for (int64_t i = 0, r = 0; r < P; r++) {
     sd[r] = (size_t)i * sizeof(int32_t);
     while (i < nn && rrt_cell_blocks_owner(&s->plan, need[i]) == r)
       i++;
     sc[r] = (size_t)i * sizeof(int32_t) - sd[r];
   }
-  RRT_CHECK_GOTO(rrt_host_alltoallv_alloc(s->ctx, need, sc, sd, (void **)&req, rc), st, done);
-  /* 2: row lengths, then 3: the entries, in the order requested */
+  st = rrt_host_alltoallv_alloc(s->ctx, need, sc, sd, (void **)req, rc);
+done:
+  free(sc), free(sd);
+  return st;
+}
+
+/* 2: the lengths of the requested rows, then 3: their entries, each in the
+ * order requested, back to the requesters; on return this rank's answers
+ * (*rlens, *rent) in the order of its own requests. */
+static rrt_status ghost_answers(rrt_sc_run *s, const int32_t *req, const size_t *rc,
+                                int32_t **rlens, mentry **rent) {
+  int P = s->size;
   int64_t nreq = 0, nent = 0;
   for (int r = 0; r < P; r++)
     nreq += (int64_t)(rc[r] / sizeof(int32_t));
-  lens = malloc((size_t)(nreq + 1) * sizeof(int32_t));
-  if (!lens) {
+  int32_t *lens = malloc((size_t)(nreq + 1) * sizeof(int32_t));
+  mentry *ent = NULL;
+  size_t *cnt = calloc(5 * (size_t)P, sizeof(size_t)); /* lc, ld, ec, ed, received */
+  rrt_status st = RRT_SUCCESS;
+  if (!lens || !cnt) {
     st = OOM(s, "ghost rows");
     goto done;
   }
@@ -222,13 +240,7 @@ static rrt_status fetch_ghosts(rrt_sc_run *s, rrt_sc_ghosts *g) {
     st = OOM(s, "ghost rows");
     goto done;
   }
-  size_t *ec = calloc((size_t)P, sizeof(size_t)), *ed = calloc((size_t)P, sizeof(size_t));
-  size_t *lc = calloc((size_t)P, sizeof(size_t)), *ld = calloc((size_t)P, sizeof(size_t));
-  if (!ec || !ed || !lc || !ld) {
-    free(ec), free(ed), free(lc), free(ld);
-    st = OOM(s, "ghost rows");
-    goto done;
-  }
+  size_t *lc = cnt, *ld = cnt + P, *ec = cnt + 2 * P, *ed = cnt + 3 * P, *rc2 = cnt + 4 * P;
   int64_t q = 0, e = 0;
   for (int r = 0; r < P; r++) {
     ld[r] = (size_t)q * sizeof(int32_t);
@@ -241,13 +253,16 @@ static rrt_status fetch_ghosts(rrt_sc_run *s, rrt_sc_ghosts *g) {
     lc[r] = (size_t)q * sizeof(int32_t) - ld[r];
     ec[r] = (size_t)e * sizeof(mentry) - ed[r];
   }
-  st = rrt_host_alltoallv_alloc(s->ctx, lens, lc, ld, (void **)&rlens, rc2);
-  if (st == RRT_SUCCESS) st = rrt_host_alltoallv_alloc(s->ctx, ent, ec, ed, (void **)&rent, rc2);
-  free(ec), free(ed), free(lc), free(ld);
-  if (st != RRT_SUCCESS) goto done;
-  g->count = nn;
-  g->cell = need;
-  need = NULL;
+  st = rrt_host_alltoallv_alloc(s->ctx, lens, lc, ld, (void **)rlens, rc2);
+  if (st == RRT_SUCCESS) st = rrt_host_alltoallv_alloc(s->ctx, ent, ec, ed, (void **)rent, rc2);
+done:
+  free(lens), free(ent), free(cnt);
+  return st;
+}
+
+/* The ghost rows as CSR over the nn cells asked for, from the answers. */
+static rrt_status ghost_rows(rrt_sc_run *s, rrt_sc_ghosts *g, int64_t nn, const int32_t *rlens,
+                             const mentry *rent) {
   g->rows.rows = nn;
   g->rows.ptr = malloc((size_t)(nn + 1) * sizeof(int64_t));
   int64_t tot = 0;
@@ -255,23 +270,31 @@ static rrt_status fetch_ghosts(rrt_sc_run *s, rrt_sc_ghosts *g) {
     tot += rlens[i];
   g->rows.col = malloc((size_t)(tot + 1) * sizeof(int32_t));
   g->rows.val = malloc((size_t)(tot + 1) * sizeof(double));
-  if (!g->rows.ptr || !g->rows.col || !g->rows.val) {
-    st = OOM(s, "ghost rows");
-    goto done;
-  }
+  if (!g->rows.ptr || !g->rows.col || !g->rows.val) return OOM(s, "ghost rows");
   g->rows.ptr[0] = 0;
   for (int64_t i = 0; i < nn; i++)
     g->rows.ptr[i + 1] = g->rows.ptr[i] + rlens[i];
   for (int64_t p = 0; p < tot; p++)
     g->rows.col[p] = rent[p].col, g->rows.val[p] = rent[p].val;
-done:
-  free(need);
-  free(req);
-  free(lens);
-  free(rlens);
-  free(ent);
-  free(rent);
-  free(sc), free(sd), free(rc), free(rc2);
+  return RRT_SUCCESS;
+}
+
+static rrt_status fetch_ghosts(rrt_sc_run *s, rrt_sc_ghosts *g) {
+  int32_t *need = NULL, *req = NULL, *rlens = NULL;
+  mentry *rent = NULL;
+  int64_t nn = 0;
+  size_t *rc = calloc((size_t)s->size, sizeof(size_t));
+  memset(g, 0, sizeof *g);
+  rrt_status st = rc ? ghost_cells(s, &need, &nn) : OOM(s, "ghost list");
+  if (st == RRT_SUCCESS) st = ghost_requests(s, need, nn, &req, rc);
+  if (st == RRT_SUCCESS) st = ghost_answers(s, req, rc, &rlens, &rent);
+  if (st == RRT_SUCCESS) {
+    g->count = nn;
+    g->cell = need;
+    need = NULL;
+    st = ghost_rows(s, g, nn, rlens, rent);
+  }
+  free(need), free(req), free(rlens), free(rent), free(rc);
   return st;
 }
 
