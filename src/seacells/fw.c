@@ -8,7 +8,6 @@
 #include "comm/error.h"
 #include "comm/host_coll.h"
 #include "kernels/seacells_math.h"
-#include "ringrt/memory.h"
 #include "ringrt/trace.h"
 #include "ringrt/transport.h"
 

@@ -83,7 +83,7 @@ agree:
       bd[ne] = INFINITY, bi[ne] = -1, map[ne++] = j;
     }
   }
-  if (ne >= 2) {
+  if (ne >= 2) { /* centroids are host data on every backend: the cpu kernel */
     if (rrt_sc_cpu_knn_tile(cen, ne, 0, cen, ne, 0, d, 1, bd, bi) != RRT_SUCCESS) {
       st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, op, "nearest centroids");
       goto out;
