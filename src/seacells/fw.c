@@ -5,12 +5,9 @@
 #include <string.h>
 
 #include "seacells/internal.h"
-#include "kernels/cuda/seacells.h"
-#include "comm/ctx.h"
 #include "comm/error.h"
-#include "kernels/cpu/seacells.h"
+#include "comm/host_coll.h"
 #include "kernels/seacells_math.h"
-#include "ringrt/memory.h"
 #include "ringrt/trace.h"
 #include "ringrt/transport.h"
 
@@ -18,7 +15,7 @@
   rrt_error((s)->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: %s", what)
 
 /* By-cell index of the replicated B: entries grouped by cell, archetypes ascending. */
-rrt_status sc_bmat_index(sc_bmat *b) {
+rrt_status rrt_sc_bmat_index(rrt_sc_bmat *b) {
   for (int t = 0; t < b->nent; t++)
     b->cnt[b->touched[t]] = 0, b->first[b->touched[t]] = 0;
   int nt = 0, tot = 0;
@@ -46,14 +43,14 @@ rrt_status sc_bmat_index(sc_bmat *b) {
   return RRT_SUCCESS;
 }
 
-rrt_status sc_b_from_archetypes(sc_run *s) {
-  sc_bmat *b = &s->b;
+rrt_status rrt_sc_b_from_archetypes(rrt_sc_run *s) {
+  rrt_sc_bmat *b = &s->b;
   for (int j = 0; j < s->m; j++) {
     b->nnz[j] = 1;
     b->cell[j * b->cap] = (int32_t)s->archetypes[j];
     b->w[j * b->cap] = 1.0;
   }
-  return sc_bmat_index(b);
+  return rrt_sc_bmat_index(b);
 }
 
 /* T1a = B^T K B = (M B)^T (M B) without a cross-rank sum: every rank
@@ -67,13 +64,13 @@ typedef struct kbrec {
   double v;
 } kbrec;
 
-rrt_status sc_update_t1a(sc_run *s) {
+rrt_status rrt_sc_update_t1a(rrt_sc_run *s) {
   int m = s->m;
-  const sc_bmat *b = &s->b;
-  sc_yidx *g = &s->mb;
+  const rrt_sc_bmat *b = &s->b;
+  rrt_sc_yidx *g = &s->mb;
   kbrec *rec = NULL, *all = NULL;
   size_t tot = 0;
-  rrt_status st = rrt_agree(s->ctx, sc_mprod(s, b->first, b->cnt, b->ent_j, b->ent_w, g));
+  rrt_status st = rrt_agree(s->ctx, rrt_sc_mprod(s, b->first, b->cnt, b->ent_j, b->ent_w, g));
   if (st != RRT_SUCCESS) return st;
   size_t nr = 0;
   for (int64_t i = 0; i < s->nl; i++)
@@ -89,7 +86,9 @@ rrt_status sc_update_t1a(sc_run *s) {
     for (int32_t e = g->first[c]; e < g->first[c] + g->cnt[c]; e++)
       rec[nr++] = (kbrec){c, g->ent_j[e], g->ent_w[e]};
   }
-  RRT_CHECK_GOTO(sc_allgatherv_host(s, rec, nr * sizeof(kbrec), (void **)&all, &tot), st, out);
+  RRT_CHECK_GOTO(
+      rrt_host_allgatherv_alloc(s->ctx, rec, nr * sizeof(kbrec), (void **)&all, NULL, &tot), st,
+      out);
   memset(s->t1a, 0, (size_t)m * m * sizeof(double));
   size_t na = tot / sizeof(kbrec);
   for (size_t r0 = 0, r1; r0 < na; r0 = r1) { /* one cell's row: [r0, r1) */
@@ -107,85 +106,21 @@ out:
   return rrt_agree(s->ctx, st);
 }
 
-/* Device copies for the emu/cuda path (K rows are uploaded once). */
-typedef struct sc_dev {
-  void *kptr, *kcol, *kval, *bfirst, *bcnt, *bent_j, *bent_w, *t1, *aidx, *aw, *annz, *scratch,
-      *iscratch, *hfirst, *hcnt, *hj, *hw, *pv, *pi, *bv, *bi;
-} sc_dev;
-
-static rrt_status up(sc_run *s, void **d, const void *h, size_t bytes) {
-  if (*d) rrt_free(s->ctx, *d);
-  *d = NULL;
-  RRT_CHECK(rrt_malloc(s->ctx, bytes ? bytes : 8, d));
-  return h && bytes ? rrt_memcpy_to_backend(s->ctx, *d, h, bytes) : RRT_SUCCESS;
+/* The kernels' views of the run's M rows and of a by-cell index. */
+static rrt_sc_mrows m_rows(const rrt_sc_run *s) {
+  return (rrt_sc_mrows){s->nl, s->mrow.ptr, s->mrow.col, s->mrow.val};
 }
 
-static void dev_free(sc_run *s, sc_dev *d) {
-  void **p = (void **)d;
-  for (size_t i = 0; i < sizeof *d / sizeof(void *); i++)
-    rrt_free(s->ctx, p[i]);
-  memset(d, 0, sizeof *d);
+static rrt_sc_bycell bycell(const rrt_sc_run *s, const rrt_sc_yidx *y) {
+  return (rrt_sc_bycell){y->first, y->cnt, y->ent_j, y->ent_w, s->n, y->nent};
 }
 
-/* The kernels take "X rows" (CSR, local cells) and "Y by cell": X = M and
- * Y = M B (or M Bg) gives the rows of K B = M (M B). */
-static rrt_status up_y(sc_run *s, sc_dev *d, const sc_yidx *y) {
-  size_t n = (size_t)s->n, ne = (size_t)y->nent;
-  RRT_CHECK(up(s, &d->bfirst, y->first, n * sizeof(int32_t)));
-  RRT_CHECK(up(s, &d->bcnt, y->cnt, n * sizeof(int32_t)));
-  RRT_CHECK(up(s, &d->bent_j, y->ent_j, ne * sizeof(int32_t)));
-  return up(s, &d->bent_w, y->ent_w, ne * sizeof(double));
-}
-
-static rrt_status up_k(sc_run *s, sc_dev *d) {
-  size_t nz = (size_t)s->mrow.ptr[s->nl];
-  RRT_CHECK(up(s, &d->kptr, s->mrow.ptr, (size_t)(s->nl + 1) * sizeof(int64_t)));
-  RRT_CHECK(up(s, &d->kcol, s->mrow.col, nz * sizeof(int32_t)));
-  return up(s, &d->kval, s->mrow.val, nz * sizeof(double));
-}
-
-rrt_status sc_update_a(sc_run *s, int first) {
+rrt_status rrt_sc_update_a(rrt_sc_run *s, int first) {
   double t0 = rrt_time_now();
-  rrt_status st = RRT_SUCCESS;
-  if (!s->use_device) {
-    rrt_sc_rows rows;
-    if (rrt_sc_cpu_sparse_rows(s->m, s->t1a, &rows) != RRT_SUCCESS) {
-      st = OOM(s, "T1a rows");
-    } else {
-      rrt_sc_cpu_a_solve(s->nl, s->m, s->opt.fw_iter, s->capa, s->mrow.ptr, s->mrow.col,
-                         s->mrow.val, s->mb.first, s->mb.cnt, s->mb.ent_j, s->mb.ent_w, s->t1a,
-                         &rows, first, s->a_idx, s->a_w, s->a_nnz);
-      rrt_sc_rows_free(&rows);
-    }
-  } else {
-    sc_dev d;
-    memset(&d, 0, sizeof d);
-    size_t na = (size_t)s->nl * s->capa, mm = (size_t)s->m * s->m;
-    int64_t grid = s->nl < 4096 ? s->nl : 4096;
-    RRT_CHECK_GOTO(up_k(s, &d), st, dout);
-    RRT_CHECK_GOTO(up_y(s, &d, &s->mb), st, dout);
-    RRT_CHECK_GOTO(up(s, &d.t1, s->t1a, mm * sizeof(double)), st, dout);
-    RRT_CHECK_GOTO(up(s, &d.aidx, s->a_idx, na * sizeof(int32_t)), st, dout);
-    RRT_CHECK_GOTO(up(s, &d.aw, s->a_w, na * sizeof(double)), st, dout);
-    RRT_CHECK_GOTO(up(s, &d.annz, s->a_nnz, (size_t)s->nl * sizeof(int)), st, dout);
-    RRT_CHECK_GOTO(up(s, &d.scratch, NULL, (size_t)(grid + 1) * 3 * s->m * sizeof(double)), st,
-                   dout);
-    st = RRT_KCALL(s->ctx->dev, rrt_k_sc_a_solve, s->ctx->compute_stream, s->nl, s->m,
-                   s->opt.fw_iter, s->capa, d.kptr, d.kcol, d.kval, d.bfirst, d.bcnt, d.bent_j,
-                   d.bent_w, d.t1, first, d.aidx, d.aw, d.annz, d.scratch);
-    if (st == RRT_SUCCESS) st = rrt_synchronize(s->ctx);
-    if (st != RRT_SUCCESS) {
-      st = rrt_error(s->ctx, st, "seacells", "A update kernel failed");
-      goto dout;
-    }
-    RRT_CHECK_GOTO(rrt_memcpy_to_host(s->ctx, s->a_idx, d.aidx, na * sizeof(int32_t)), st, dout);
-    RRT_CHECK_GOTO(rrt_memcpy_to_host(s->ctx, s->a_w, d.aw, na * sizeof(double)), st, dout);
-    RRT_CHECK_GOTO(rrt_memcpy_to_host(s->ctx, s->a_nnz, d.annz, (size_t)s->nl * sizeof(int)), st,
-                   dout);
-  dout:
-    dev_free(s, &d);
-  }
-  s->sec[SC_UPDATE_A] += rrt_time_now() - t0;
+  const rrt_sc_a_args a = {m_rows(s), bycell(s, &s->mb), s->m,   s->opt.fw_iter, s->capa, first,
+                           s->t1a,    s->a_idx,          s->a_w, s->a_nnz};
+  rrt_status st = s->kern->a_update(s->ctx, &a);
+  s->sec[RRT_SC_PHASE_UPDATE_A] += rrt_time_now() - t0;
   return rrt_agree(s->ctx, st);
 }
 
@@ -193,7 +128,7 @@ rrt_status sc_update_a(sc_run *s, int first) {
  * from which the B update forms the rows of K A^T = M H per cell (storing
  * them would cost up to m entries per cell: the archetypes of a 2-hop
  * neighbourhood), and T1b = A A^T from that replica, in cell order. */
-static rrt_status prepare_b(sc_run *s, sc_yidx *h) {
+static rrt_status prepare_b(rrt_sc_run *s, rrt_sc_yidx *h) {
   int m = s->m;
   int64_t nl = s->nl;
   rrt_status st = RRT_SUCCESS;
@@ -218,10 +153,12 @@ static rrt_status prepare_b(sc_run *s, sc_yidx *h) {
     for (int e = 0; e < s->a_nnz[i]; e++)
       mine[q++] = (aent){s->a_idx[i * s->capa + e], 0, s->a_w[i * s->capa + e]};
   size_t tot = 0;
-  RRT_CHECK_GOTO(sc_allgatherv_host(s, s->a_nnz, (size_t)nl * sizeof(int), (void **)&cnt_all, &tot),
+  RRT_CHECK_GOTO(rrt_host_allgatherv_alloc(s->ctx, s->a_nnz, (size_t)nl * sizeof(int),
+                                           (void **)&cnt_all, NULL, &tot),
                  st, out);
-  RRT_CHECK_GOTO(sc_allgatherv_host(s, mine, (size_t)nloc * sizeof(aent), (void **)&all, &tot), st,
-                 out);
+  RRT_CHECK_GOTO(rrt_host_allgatherv_alloc(s->ctx, mine, (size_t)nloc * sizeof(aent), (void **)&all,
+                                           NULL, &tot),
+                 st, out);
   free(mine);
   mine = NULL;
   aptr = malloc((size_t)(s->n + 1) * sizeof(int64_t));
@@ -256,7 +193,7 @@ static rrt_status prepare_b(sc_run *s, sc_yidx *h) {
     aj[e] = all[e].j, aw[e] = all[e].w;
   free(all), free(cnt_all), free(aptr); /* the replica lives on in afirst/acnt/aj/aw */
   all = NULL, cnt_all = NULL, aptr = NULL;
-  RRT_CHECK_GOTO(sc_mprod(s, afirst, acnt, aj, aw, h), st, out);
+  RRT_CHECK_GOTO(rrt_sc_mprod(s, afirst, acnt, aj, aw, h), st, out);
   free(afirst), free(acnt), free(aj), free(aw);
   afirst = NULL, acnt = NULL, aj = NULL, aw = NULL;
 out:
@@ -268,122 +205,88 @@ out:
   return st;
 }
 
-rrt_status sc_update_b(sc_run *s) {
+/* Bg[:, j] += f (e_amin - Bg[:, j]) for every archetype j, sparse, with
+ * the cells of each column kept ascending. */
+static void fw_move_b(rrt_sc_bmat *b, const rrt_minloc *ml, int t) {
+  double f = rrt_sc_fw_step(t);
+  for (int j = 0; j < b->m; j++) {
+    int32_t amin = (int32_t)ml[j].index, *cells = b->cell + j * b->cap;
+    double *w = b->w + j * b->cap;
+    int found = 0, nz = 0;
+    for (int e = 0; e < b->nnz[j]; e++) {
+      double v = rrt_sc_fw_move(w[e], f, cells[e] == amin);
+      found |= cells[e] == amin;
+      if (v != 0.0) cells[nz] = cells[e], w[nz++] = v;
+    }
+    if (!found) { /* insert keeping cells ascending */
+      int p = nz++;
+      while (p > 0 && cells[p - 1] > amin)
+        cells[p] = cells[p - 1], w[p] = w[p - 1], p--;
+      cells[p] = amin;
+      w[p] = rrt_sc_fw_move(0.0, f, 1);
+    }
+    b->nnz[j] = nz;
+  }
+  rrt_sc_bmat_index(b);
+}
+
+/* One Frank-Wolfe step of B: the local fused gradient + argmin, then the
+ * global min-loc (lowest cell on ties), then the move. A local failure has
+ * no agreement of its own: it rides on the min-loc (one collective per
+ * step; each costs a time slice on a loaded machine) as an entry that wins
+ * everywhere, so every rank sees it and then agrees on the statuses. */
+static rrt_status fw_step_b(rrt_sc_run *s, void *work, rrt_sc_yidx *g, rrt_minloc *ml, double *bv,
+                            int64_t *bi, int t) {
+  rrt_sc_bmat *b = &s->b;
+  rrt_status lst = rrt_sc_mprod(s, b->first, b->cnt, b->ent_j, b->ent_w, g);
+  if (lst == RRT_SUCCESS) {
+    const rrt_sc_bycell y = bycell(s, g);
+    lst = s->kern->b_argmin(s->ctx, work, &y, bv, bi);
+  }
+  for (int j = 0; j < s->m; j++) {
+    if (lst != RRT_SUCCESS) bv[j] = INFINITY, bi[j] = INT64_MAX;
+    ml[j].value = bv[j], ml[j].index = bi[j];
+  }
+  if (lst != RRT_SUCCESS) ml[0].value = -INFINITY, ml[0].index = -1; /* wins everywhere */
+  RRT_CHECK(rrt_allreduce_minloc(s->ctx, ml, (size_t)s->m));
+  if (ml[0].index < 0) return rrt_agree(s->ctx, lst); /* some rank failed: all agree */
+  fw_move_b(b, ml, t);
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_sc_update_b(rrt_sc_run *s) {
   double t0 = rrt_time_now();
   int m = s->m;
-  sc_dev d;
-  memset(&d, 0, sizeof d);
   rrt_minloc *ml = malloc((size_t)m * sizeof(rrt_minloc));
   double *bv = malloc((size_t)m * sizeof(double));
   int64_t *bi = malloc((size_t)m * sizeof(int64_t));
+  void *work = NULL;
   rrt_status st = RRT_SUCCESS;
   if (!ml || !bv || !bi) st = OOM(s, "B update");
-  sc_yidx h, g; /* M A^T (fixed during the update), M Bg (at each step) */
+  rrt_sc_yidx h, g; /* M A^T (fixed during the update), M Bg (at each step) */
   memset(&h, 0, sizeof h);
   memset(&g, 0, sizeof g);
   if (st == RRT_SUCCESS) st = prepare_b(s, &h);
-  int nparts = rrt_sc_b_argmin_blocks(s->nl);
-  rrt_sc_rows t1b_rows = {NULL, NULL, NULL};
-  if (st == RRT_SUCCESS && !s->use_device && rrt_sc_cpu_sparse_rows(m, s->t1b, &t1b_rows))
-    st = OOM(s, "T1b rows");
-  /* the K A^T rows are the same at every step: kept when they fit the
-   * budget (a bound linear in n), else formed per cell at each step (the
-   * same bits: a hub-heavy graph has rows of up to m entries) */
-  int64_t *katptr = NULL;
-  int32_t *katcol = NULL;
-  double *katval = NULL;
-  if (st == RRT_SUCCESS && !s->use_device)
-    (void)rrt_sc_cpu_xh_rows(s->nl, m, s->mrow.ptr, s->mrow.col, s->mrow.val, h.first, h.cnt,
-                             h.ent_j, h.ent_w, s->kat_budget * s->nl, &katptr, &katcol, &katval);
-  if (st == RRT_SUCCESS && s->use_device) {
-    size_t n = (size_t)s->n, nz = (size_t)h.nent;
-    RRT_CHECK_GOTO(up_k(s, &d), st, agree);
-    RRT_CHECK_GOTO(up(s, &d.hfirst, h.first, n * sizeof(int32_t)), st, agree);
-    RRT_CHECK_GOTO(up(s, &d.hcnt, h.cnt, n * sizeof(int32_t)), st, agree);
-    RRT_CHECK_GOTO(up(s, &d.hj, h.ent_j, nz * sizeof(int32_t)), st, agree);
-    RRT_CHECK_GOTO(up(s, &d.hw, h.ent_w, nz * sizeof(double)), st, agree);
-    RRT_CHECK_GOTO(up(s, &d.t1, s->t1b, (size_t)m * m * sizeof(double)), st, agree);
-    RRT_CHECK_GOTO(up(s, &d.scratch, NULL, (size_t)nparts * 3 * m * sizeof(double)), st, agree);
-    RRT_CHECK_GOTO(up(s, &d.iscratch, NULL, (size_t)nparts * 2 * m * sizeof(int)), st, agree);
-    RRT_CHECK_GOTO(up(s, &d.pv, NULL, (size_t)nparts * m * sizeof(double)), st, agree);
-    RRT_CHECK_GOTO(up(s, &d.pi, NULL, (size_t)nparts * m * sizeof(int64_t)), st, agree);
-    RRT_CHECK_GOTO(up(s, &d.bv, NULL, (size_t)m * sizeof(double)), st, agree);
-    RRT_CHECK_GOTO(up(s, &d.bi, NULL, (size_t)m * sizeof(int64_t)), st, agree);
+  if (st == RRT_SUCCESS) {
+    const rrt_sc_b_args a = {m_rows(s), bycell(s, &h), s->c0, m, s->t1b, s->kat_budget * s->nl};
+    st = s->kern->b_begin(s->ctx, &a, &work);
   }
-agree:
   st = rrt_agree(s->ctx, st);
-  sc_bmat *b = &s->b;
-  for (int t = 0; st == RRT_SUCCESS && t < s->opt.fw_iter; t++) {
-    /* local fused gradient + argmin, then the global min-loc (lowest cell on ties) */
-    /* no agreement of its own: a failure rides on the min-loc below (one
-     * collective per step; each costs a time slice on a loaded machine) */
-    rrt_status mst = sc_mprod(s, b->first, b->cnt, b->ent_j, b->ent_w, &g);
-    if (mst != RRT_SUCCESS) {
-      for (int j = 0; j < m; j++)
-        bv[j] = INFINITY, bi[j] = INT64_MAX;
-    } else if (!s->use_device) {
-      rrt_sc_cpu_b_argmin(s->nl, s->c0, m, s->mrow.ptr, s->mrow.col, s->mrow.val, g.first, g.cnt,
-                          g.ent_j, g.ent_w, h.first, h.cnt, h.ent_j, h.ent_w, katptr, katcol,
-                          katval, &t1b_rows, bv, bi);
-    } else {
-      st = up_y(s, &d, &g);
-      if (st == RRT_SUCCESS)
-        st = RRT_KCALL(s->ctx->dev, rrt_k_sc_b_argmin, s->ctx->compute_stream, s->nl, s->c0, m,
-                       d.kptr, d.kcol, d.kval, d.bfirst, d.bcnt, d.bent_j, d.bent_w, d.hfirst,
-                       d.hcnt, d.hj, d.hw, d.t1, d.pv, d.pi, d.scratch, d.iscratch);
-      if (st == RRT_SUCCESS)
-        st = RRT_KCALL(s->ctx->dev, rrt_k_sc_argmin_reduce, s->ctx->compute_stream, nparts, m, d.pv,
-                       d.pi, d.bv, d.bi);
-      if (st == RRT_SUCCESS) st = rrt_memcpy_to_host(s->ctx, bv, d.bv, (size_t)m * sizeof(double));
-      if (st == RRT_SUCCESS) st = rrt_memcpy_to_host(s->ctx, bi, d.bi, (size_t)m * sizeof(int64_t));
-      st = rrt_agree(s->ctx, st);
-      if (st != RRT_SUCCESS) break;
-    }
-    for (int j = 0; j < m; j++)
-      ml[j].value = bv[j], ml[j].index = bi[j];
-    if (mst != RRT_SUCCESS) ml[0].value = -INFINITY, ml[0].index = -1; /* wins everywhere */
-    st = rrt_allreduce_minloc(s->ctx, ml, (size_t)m);
-    if (st != RRT_SUCCESS) break;
-    if (ml[0].index < 0) { /* some rank failed: every rank sees it and agrees */
-      st = rrt_agree(s->ctx, mst);
-      break;
-    }
-    double f = rrt_sc_fw_step(t);
-    for (int j = 0; j < m; j++) { /* Bg[:, j] += f (e_amin - Bg[:, j]), sparse */
-      int32_t amin = (int32_t)ml[j].index, *cells = b->cell + j * b->cap;
-      double *w = b->w + j * b->cap;
-      int found = 0, nz = 0;
-      for (int e = 0; e < b->nnz[j]; e++) {
-        double v = rrt_sc_fw_move(w[e], f, cells[e] == amin);
-        found |= cells[e] == amin;
-        if (v != 0.0) cells[nz] = cells[e], w[nz++] = v;
-      }
-      if (!found) { /* insert keeping cells ascending */
-        int p = nz++;
-        while (p > 0 && cells[p - 1] > amin)
-          cells[p] = cells[p - 1], w[p] = w[p - 1], p--;
-        cells[p] = amin;
-        w[p] = rrt_sc_fw_move(0.0, f, 1);
-      }
-      b->nnz[j] = nz;
-    }
-    sc_bmat_index(b);
-  }
-  dev_free(s, &d);
-  rrt_sc_rows_free(&t1b_rows);
-  sc_yidx_free(&h);
-  sc_yidx_free(&g);
-  free(katptr), free(katcol), free(katval);
+  for (int t = 0; st == RRT_SUCCESS && t < s->opt.fw_iter; t++)
+    st = fw_step_b(s, work, &g, ml, bv, bi, t);
+  if (work) s->kern->b_free(s->ctx, work);
+  rrt_sc_yidx_free(&h);
+  rrt_sc_yidx_free(&g);
   free(ml);
   free(bv);
   free(bi);
-  s->sec[SC_UPDATE_B] += rrt_time_now() - t0;
+  s->sec[RRT_SC_PHASE_UPDATE_B] += rrt_time_now() - t0;
   return st;
 }
 
 /* RSS^2 = sum_i K_ii - 2 (K B)_i . a_i + a_i^T T1a a_i (T1a and M B for the
- * current B, from sc_update_t1a). */
-rrt_status sc_compute_rss(sc_run *s, double *rss) {
+ * current B, from rrt_sc_update_t1a). */
+rrt_status rrt_sc_compute_rss(rrt_sc_run *s, double *rss) {
   double t0 = rrt_time_now();
   int m = s->m;
   double *vals = malloc((size_t)(s->nl + 1) * sizeof(double));
@@ -393,7 +296,7 @@ rrt_status sc_compute_rss(sc_run *s, double *rss) {
     free(kb);
     return rrt_agree(s->ctx, OOM(s, "RSS"));
   }
-  const sc_yidx *g = &s->mb; /* M B for the current B */
+  const rrt_sc_yidx *g = &s->mb; /* M B for the current B */
   for (int64_t i = 0; i < s->nl; i++) {
     double kii = s->kdiag[i];
     const int32_t *ai = s->a_idx + i * s->capa;
@@ -419,15 +322,10 @@ rrt_status sc_compute_rss(sc_run *s, double *rss) {
     }
   }
   double sum = 0.0;
-  rrt_status st = sc_block_sum(s, vals, &sum);
+  rrt_status st = rrt_sc_block_sum(s, vals, &sum);
   *rss = sqrt(sum > 0.0 ? sum : 0.0);
   free(vals);
   free(kb);
-  s->sec[SC_RSS] += rrt_time_now() - t0;
+  s->sec[RRT_SC_PHASE_RSS] += rrt_time_now() - t0;
   return st;
-}
-
-int rrt_sc_b_argmin_blocks(int64_t nl) {
-  int64_t nb = (nl + 63) / 64; /* must match the launch in seacells.cu */
-  return (int)(nb < 1 ? 1 : nb > 1024 ? 1024 : nb);
 }

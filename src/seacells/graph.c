@@ -8,10 +8,8 @@
 #include <string.h>
 
 #include "seacells/internal.h"
-#include "kernels/cuda/seacells.h"
-#include "comm/ctx.h"
 #include "comm/error.h"
-#include "kernels/cpu/seacells.h"
+#include "comm/host_coll.h"
 #include "kernels/seacells_math.h"
 #include "ringrt/memory.h"
 #include "ringrt/trace.h"
@@ -20,16 +18,24 @@
 #define OOM(s, what)                                                                               \
   rrt_error((s)->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: %s", what)
 
-static rrt_status knn_ring(sc_run *s) {
-  rrt_ctx_t ctx = s->ctx;
-  int P = s->size, k = s->knn, d = s->d;
+/* The largest block of any rank: the size of the ring buffers. */
+static int64_t max_block(const rrt_sc_run *s) {
   int64_t maxnl = 0;
-  for (int r = 0; r < P; r++) {
+  for (int r = 0; r < s->size; r++) {
     int64_t c = s->plan.cell_start[r + 1] - s->plan.cell_start[r];
     if (c > maxnl) maxnl = c;
   }
-  size_t blk = (size_t)maxnl * d * sizeof(double), lk = (size_t)s->nl * k;
-  void *buf[2] = {NULL, NULL}, *dq = NULL, *dbd = NULL, *dbi = NULL;
+  return maxnl;
+}
+
+/* Exact kNN: the coordinate blocks travel the ring (as K/V blocks do in
+ * attention), each folded into the local lists by the kernels while the
+ * next one moves. */
+static rrt_status knn_ring(rrt_sc_run *s) {
+  rrt_ctx_t ctx = s->ctx;
+  int P = s->size, k = s->knn, d = s->d;
+  size_t blk = (size_t)max_block(s) * d * sizeof(double), lk = (size_t)s->nl * k;
+  void *buf[2] = {NULL, NULL}, *work = NULL;
   rrt_status st = RRT_SUCCESS;
   s->nbr = malloc((lk ? lk : 1) * sizeof(int32_t));
   s->nbr_d2 = malloc((lk ? lk : 1) * sizeof(double));
@@ -40,15 +46,8 @@ static rrt_status knn_ring(sc_run *s) {
   RRT_CHECK_GOTO(rrt_malloc(ctx, blk, &buf[1]), st, out);
   RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, buf[0], s->x, (size_t)s->nl * d * sizeof(double)), st,
                  out);
-  if (s->use_device) { /* the queries and the running lists live on the device */
-    RRT_CHECK_GOTO(rrt_malloc(ctx, (size_t)s->nl * d * sizeof(double), &dq), st, out);
-    RRT_CHECK_GOTO(rrt_malloc(ctx, lk * sizeof(double), &dbd), st, out);
-    RRT_CHECK_GOTO(rrt_malloc(ctx, lk * sizeof(int32_t), &dbi), st, out);
-    RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, dq, s->x, (size_t)s->nl * d * sizeof(double)), st,
-                   out);
-    RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, dbd, s->nbr_d2, lk * sizeof(double)), st, out);
-    RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, dbi, s->nbr, lk * sizeof(int32_t)), st, out);
-  }
+  const rrt_sc_knn_args ka = {s->x, s->nl, s->c0, d, k, s->nbr_d2, s->nbr};
+  RRT_CHECK_GOTO(s->kern->knn_begin(ctx, &ka, &work), st, out);
   for (int step = 0; step < P; step++) {
     int src = ((s->rank - step) % P + P) % P;
     int64_t r0 = s->plan.cell_start[src], nr = s->plan.cell_start[src + 1] - r0;
@@ -56,29 +55,18 @@ static rrt_status knn_ring(sc_run *s) {
     rrt_request_t req = NULL;
     /* post the next block's transfer before computing on this one */
     if (step + 1 < P) RRT_CHECK_GOTO(rrt_ring_shift(ctx, hold, next, blk, step, &req), st, out);
-    if (s->use_device) {
-      st = RRT_KCALL(ctx->dev, rrt_k_sc_knn_tile, ctx->compute_stream, dq, s->nl, s->c0, hold, nr,
-                     r0, d, k, dbd, dbi);
-      if (st == RRT_SUCCESS) st = rrt_synchronize(ctx);
-      if (st != RRT_SUCCESS) st = rrt_error(ctx, st, "seacells", "kNN tile kernel (step %d)", step);
-    } else {
-      st = rrt_sc_cpu_knn_tile(s->x, s->nl, s->c0, hold, nr, r0, d, k, s->nbr_d2, s->nbr);
-      if (st != RRT_SUCCESS) st = OOM(s, "kNN tile");
-    }
+    st = s->kern->knn_tile(ctx, work, hold, nr, r0);
+    if (st != RRT_SUCCESS)
+      st = rrt_error(ctx, st, "seacells", "kNN tile (%s kernels, step %d)", s->kern->name, step);
     rrt_status wst = rrt_request_wait(req);
     if (st == RRT_SUCCESS) st = wst;
     if (st != RRT_SUCCESS) goto out;
   }
-  if (s->use_device) {
-    RRT_CHECK_GOTO(rrt_memcpy_to_host(ctx, s->nbr_d2, dbd, lk * sizeof(double)), st, out);
-    RRT_CHECK_GOTO(rrt_memcpy_to_host(ctx, s->nbr, dbi, lk * sizeof(int32_t)), st, out);
-  }
+  st = s->kern->knn_end(ctx, work);
 out:
+  if (work) s->kern->knn_free(ctx, work);
   rrt_free(ctx, buf[0]);
   rrt_free(ctx, buf[1]);
-  rrt_free(ctx, dq);
-  rrt_free(ctx, dbd);
-  rrt_free(ctx, dbi);
   return st;
 }
 
@@ -99,7 +87,7 @@ static int i32_cmp(const void *a, const void *b) {
 }
 
 /* Rows of M for the local cells: kNN edges both ways (union), diagonal 1. */
-static rrt_status build_m(sc_run *s, double **sigma_all) {
+static rrt_status build_m(rrt_sc_run *s, double **sigma_all) {
   int P = s->size, k = s->knn;
   int64_t nl = s->nl;
   rrt_status st = RRT_SUCCESS;
@@ -112,9 +100,9 @@ static rrt_status build_m(sc_run *s, double **sigma_all) {
   }
   /* bandwidths of every cell (n doubles) so both ends of an edge know both */
   size_t tot = 0;
-  RRT_CHECK_GOTO(
-      sc_allgatherv_host(s, s->sigma, (size_t)nl * sizeof(double), (void **)sigma_all, &tot), st,
-      done);
+  RRT_CHECK_GOTO(rrt_host_allgatherv_alloc(s->ctx, s->sigma, (size_t)nl * sizeof(double),
+                                           (void **)sigma_all, NULL, &tot),
+                 st, done);
   /* transposed edges go to the owner of the neighbour, grouped by owner */
   int64_t ne = 0;
   for (int r = 0; r < P; r++) {
@@ -127,7 +115,8 @@ static rrt_status build_m(sc_run *s, double **sigma_all) {
       }
     scount[r] = (size_t)ne * sizeof(edge) - sdispl[r];
   }
-  RRT_CHECK_GOTO(sc_alltoallv_host(s, out, scount, sdispl, (void **)&in, rcount), st, done);
+  RRT_CHECK_GOTO(rrt_host_alltoallv_alloc(s->ctx, out, scount, sdispl, (void **)&in, rcount), st,
+                 done);
   size_t nin = 0;
   for (int r = 0; r < P; r++)
     nin += rcount[r] / sizeof(edge);
@@ -184,42 +173,60 @@ typedef struct mentry {
   double val;
 } mentry;
 
-static rrt_status fetch_ghosts(sc_run *s, sc_ghosts *g) {
+/* The remote cells local rows reference: unique, ascending (and hence
+ * grouped by owner). */
+static rrt_status ghost_cells(rrt_sc_run *s, int32_t **need, int64_t *count) {
+  int64_t nnz = s->mrow.ptr[s->nl], nn = 0;
+  int32_t *v = malloc((size_t)(nnz + 1) * sizeof(int32_t));
+  *need = v;
+  if (!v) return OOM(s, "ghost list");
+  for (int64_t p = 0; p < nnz; p++)
+    if (s->mrow.col[p] < s->c0 || s->mrow.col[p] >= s->c0 + s->nl) v[nn++] = s->mrow.col[p];
+  qsort(v, (size_t)nn, sizeof(int32_t), i32_cmp);
+  int64_t u = 0;
+  for (int64_t i = 0; i < nn; i++)
+    if (u == 0 || v[i] != v[u - 1]) v[u++] = v[i];
+  *count = u;
+  return RRT_SUCCESS;
+}
+
+/* 1: the requests, each to the owner of the cell; on return *req holds the
+ * cells other ranks asked of this one, rc[r] bytes of them from rank r. */
+static rrt_status ghost_requests(rrt_sc_run *s, const int32_t *need, int64_t nn, int32_t **req,
+                                 size_t *rc) {
   int P = s->size;
-  int64_t nnz = s->mrow.ptr[s->nl];
-  rrt_status st = RRT_SUCCESS;
-  int32_t *need = malloc((size_t)(nnz + 1) * sizeof(int32_t)), *req = NULL, *lens = NULL,
-          *rlens = NULL;
-  mentry *ent = NULL, *rent = NULL;
   size_t *sc = calloc((size_t)P, sizeof(size_t)), *sd = calloc((size_t)P, sizeof(size_t));
-  size_t *rc = calloc((size_t)P, sizeof(size_t)), *rc2 = calloc((size_t)P, sizeof(size_t));
-  memset(g, 0, sizeof *g);
-  if (!need || !sc || !sd || !rc || !rc2) {
+  rrt_status st = RRT_SUCCESS;
+  if (!sc || !sd) {
     st = OOM(s, "ghost list");
     goto done;
   }
-  int64_t nn = 0;
-  for (int64_t p = 0; p < nnz; p++)
-    if (s->mrow.col[p] < s->c0 || s->mrow.col[p] >= s->c0 + s->nl) need[nn++] = s->mrow.col[p];
-  qsort(need, (size_t)nn, sizeof(int32_t), i32_cmp);
-  int64_t u = 0;
-  for (int64_t i = 0; i < nn; i++)
-    if (u == 0 || need[i] != need[u - 1]) need[u++] = need[i];
-  nn = u;
-  /* 1: the requests (ascending cells, hence grouped by owner) */
   for (int64_t i = 0, r = 0; r < P; r++) {
     sd[r] = (size_t)i * sizeof(int32_t);
     while (i < nn && rrt_cell_blocks_owner(&s->plan, need[i]) == r)
       i++;
     sc[r] = (size_t)i * sizeof(int32_t) - sd[r];
   }
-  RRT_CHECK_GOTO(sc_alltoallv_host(s, need, sc, sd, (void **)&req, rc), st, done);
-  /* 2: row lengths, then 3: the entries, in the order requested */
+  st = rrt_host_alltoallv_alloc(s->ctx, need, sc, sd, (void **)req, rc);
+done:
+  free(sc), free(sd);
+  return st;
+}
+
+/* 2: the lengths of the requested rows, then 3: their entries, each in the
+ * order requested, back to the requesters; on return this rank's answers
+ * (*rlens, *rent) in the order of its own requests. */
+static rrt_status ghost_answers(rrt_sc_run *s, const int32_t *req, const size_t *rc,
+                                int32_t **rlens, mentry **rent) {
+  int P = s->size;
   int64_t nreq = 0, nent = 0;
   for (int r = 0; r < P; r++)
     nreq += (int64_t)(rc[r] / sizeof(int32_t));
-  lens = malloc((size_t)(nreq + 1) * sizeof(int32_t));
-  if (!lens) {
+  int32_t *lens = malloc((size_t)(nreq + 1) * sizeof(int32_t));
+  mentry *ent = NULL;
+  size_t *cnt = calloc(5 * (size_t)P, sizeof(size_t)); /* lc, ld, ec, ed, received */
+  rrt_status st = RRT_SUCCESS;
+  if (!lens || !cnt) {
     st = OOM(s, "ghost rows");
     goto done;
   }
@@ -233,13 +240,7 @@ static rrt_status fetch_ghosts(sc_run *s, sc_ghosts *g) {
     st = OOM(s, "ghost rows");
     goto done;
   }
-  size_t *ec = calloc((size_t)P, sizeof(size_t)), *ed = calloc((size_t)P, sizeof(size_t));
-  size_t *lc = calloc((size_t)P, sizeof(size_t)), *ld = calloc((size_t)P, sizeof(size_t));
-  if (!ec || !ed || !lc || !ld) {
-    free(ec), free(ed), free(lc), free(ld);
-    st = OOM(s, "ghost rows");
-    goto done;
-  }
+  size_t *lc = cnt, *ld = cnt + P, *ec = cnt + 2 * P, *ed = cnt + 3 * P, *rc2 = cnt + 4 * P;
   int64_t q = 0, e = 0;
   for (int r = 0; r < P; r++) {
     ld[r] = (size_t)q * sizeof(int32_t);
@@ -252,13 +253,16 @@ static rrt_status fetch_ghosts(sc_run *s, sc_ghosts *g) {
     lc[r] = (size_t)q * sizeof(int32_t) - ld[r];
     ec[r] = (size_t)e * sizeof(mentry) - ed[r];
   }
-  st = sc_alltoallv_host(s, lens, lc, ld, (void **)&rlens, rc2);
-  if (st == RRT_SUCCESS) st = sc_alltoallv_host(s, ent, ec, ed, (void **)&rent, rc2);
-  free(ec), free(ed), free(lc), free(ld);
-  if (st != RRT_SUCCESS) goto done;
-  g->count = nn;
-  g->cell = need;
-  need = NULL;
+  st = rrt_host_alltoallv_alloc(s->ctx, lens, lc, ld, (void **)rlens, rc2);
+  if (st == RRT_SUCCESS) st = rrt_host_alltoallv_alloc(s->ctx, ent, ec, ed, (void **)rent, rc2);
+done:
+  free(lens), free(ent), free(cnt);
+  return st;
+}
+
+/* The ghost rows as CSR over the nn cells asked for, from the answers. */
+static rrt_status ghost_rows(rrt_sc_run *s, rrt_sc_ghosts *g, int64_t nn, const int32_t *rlens,
+                             const mentry *rent) {
   g->rows.rows = nn;
   g->rows.ptr = malloc((size_t)(nn + 1) * sizeof(int64_t));
   int64_t tot = 0;
@@ -266,29 +270,37 @@ static rrt_status fetch_ghosts(sc_run *s, sc_ghosts *g) {
     tot += rlens[i];
   g->rows.col = malloc((size_t)(tot + 1) * sizeof(int32_t));
   g->rows.val = malloc((size_t)(tot + 1) * sizeof(double));
-  if (!g->rows.ptr || !g->rows.col || !g->rows.val) {
-    st = OOM(s, "ghost rows");
-    goto done;
-  }
+  if (!g->rows.ptr || !g->rows.col || !g->rows.val) return OOM(s, "ghost rows");
   g->rows.ptr[0] = 0;
   for (int64_t i = 0; i < nn; i++)
     g->rows.ptr[i + 1] = g->rows.ptr[i] + rlens[i];
   for (int64_t p = 0; p < tot; p++)
     g->rows.col[p] = rent[p].col, g->rows.val[p] = rent[p].val;
-done:
-  free(need);
-  free(req);
-  free(lens);
-  free(rlens);
-  free(ent);
-  free(rent);
-  free(sc), free(sd), free(rc), free(rc2);
+  return RRT_SUCCESS;
+}
+
+static rrt_status fetch_ghosts(rrt_sc_run *s, rrt_sc_ghosts *g) {
+  int32_t *need = NULL, *req = NULL, *rlens = NULL;
+  mentry *rent = NULL;
+  int64_t nn = 0;
+  size_t *rc = calloc((size_t)s->size, sizeof(size_t));
+  memset(g, 0, sizeof *g);
+  rrt_status st = rc ? ghost_cells(s, &need, &nn) : OOM(s, "ghost list");
+  if (st == RRT_SUCCESS) st = ghost_requests(s, need, nn, &req, rc);
+  if (st == RRT_SUCCESS) st = ghost_answers(s, req, rc, &rlens, &rent);
+  if (st == RRT_SUCCESS) {
+    g->count = nn;
+    g->cell = need;
+    need = NULL;
+    st = ghost_rows(s, g, nn, rlens, rent);
+  }
+  free(need), free(req), free(rlens), free(rent), free(rc);
   return st;
 }
 
 /* K_ii = sum over l of M_il M_li (M is symmetric bit for bit: both ends
  * of an edge compute the same d2 and the same product of bandwidths). */
-static rrt_status build_kdiag(sc_run *s) {
+static rrt_status build_kdiag(rrt_sc_run *s) {
   s->kdiag = malloc((size_t)(s->nl + 1) * sizeof(double));
   if (!s->kdiag) return OOM(s, "K diagonal");
   for (int64_t i = 0; i < s->nl; i++) {
@@ -300,7 +312,7 @@ static rrt_status build_kdiag(sc_run *s) {
   return RRT_SUCCESS;
 }
 
-rrt_status sc_build_graph(sc_run *s) {
+rrt_status rrt_sc_build_graph(rrt_sc_run *s) {
   double t0 = rrt_time_now();
   rrt_status st = rrt_agree(s->ctx, knn_ring(s));
   if (st != RRT_SUCCESS) return st;
@@ -310,17 +322,17 @@ rrt_status sc_build_graph(sc_run *s) {
   for (int64_t i = 0; i < s->nl; i++)
     s->sigma[i] = sqrt(s->nbr_d2[i * k + kb - 1]);
   double t1 = rrt_time_now();
-  s->sec[SC_KNN] += t1 - t0;
+  s->sec[RRT_SC_PHASE_KNN] += t1 - t0;
   double *sigma_all = NULL;
   st = build_m(s, &sigma_all);
   if (st == RRT_SUCCESS) st = fetch_ghosts(s, &s->ghost);
   free(sigma_all);
   if (st == RRT_SUCCESS) st = build_kdiag(s);
-  s->sec[SC_KERNEL] += rrt_time_now() - t1;
+  s->sec[RRT_SC_PHASE_KERNEL] += rrt_time_now() - t1;
   st = rrt_agree(s->ctx, st);
   if (st == RRT_SUCCESS && s->opt.verbose) { /* graph sizes: what the memory scales with */
     int64_t nz[2] = {s->mrow.ptr[s->nl], s->ghost.rows.ptr ? s->ghost.rows.ptr[s->ghost.count] : 0};
-    st = sc_allreduce_host(s, nz, 2, RRT_DTYPE_I64, RRT_OP_SUM);
+    st = rrt_host_allreduce(s->ctx, nz, nz, 2, RRT_DTYPE_I64, RRT_OP_SUM);
     if (st == RRT_SUCCESS && s->rank == 0)
       fprintf(stderr, "seacells: graph: M %.1f nonzeros per cell, %.1f ghost entries per cell\n",
               (double)nz[0] / (double)s->n, (double)nz[1] / (double)s->n);

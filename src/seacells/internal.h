@@ -5,7 +5,7 @@
  *   ghost rows of M (remote cells that local rows reference);
  *   K = M M is never stored (its rows, the 2-hop neighbourhoods, grow with
  *   the in-degree of hub cells, i.e. superlinearly in n): products with K
- *   are taken as M (M Y), with M Y held as a by-cell index (sc_yidx);
+ *   are taken as M (M Y), with M Y held as a by-cell index (rrt_sc_yidx);
  *   B replicated and sparse (column j: at most fw_iter cells) with a by-cell
  *   index of n entries; A local, at most min(m, fw_iter) weights per cell,
  *   replicated as CSR when the B update needs K A^T;
@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "kernels/seacells_kernels.h"
 #include "ringrt/seacells.h"
 #include "sched/cell_blocks.h"
 
@@ -23,17 +24,17 @@
 extern "C" {
 #endif
 
-typedef struct sc_csr {
+typedef struct rrt_sc_csr {
   int64_t rows;
   int64_t *ptr; /* rows + 1 */
   int32_t *col; /* global cell (or archetype) indices, ascending within a row */
   double *val;
-} sc_csr;
+} rrt_sc_csr;
 
-void sc_csr_free(sc_csr *a);
+void rrt_sc_csr_free(rrt_sc_csr *a);
 
 /* Replicated sparse B: column j holds cells cell[j*cap .. + nnz[j]) ascending. */
-typedef struct sc_bmat {
+typedef struct rrt_sc_bmat {
   int m, cap;
   int *nnz;
   int32_t *cell;
@@ -45,46 +46,46 @@ typedef struct sc_bmat {
   double *ent_w;
   int32_t *touched; /* cells whose first/cnt are set (to reset cheaply) */
   int nent;
-} sc_bmat;
+} rrt_sc_bmat;
 
 /* A sparse matrix with rows over global cells (M Y for Y = B or A^T), kept
  * as a by-cell index for the rows held (local and ghost cells): row c is
  * entries [first[c], first[c] + cnt[c]) of ent_j/ent_w, columns ascending. */
-typedef struct sc_yidx {
+typedef struct rrt_sc_yidx {
   int32_t *first, *cnt; /* n each; cnt 0 for rows not held */
   int32_t *ent_j;
   double *ent_w;
   int64_t nent, cap;
   int32_t *rows; /* rows set last time (to reset cheaply) */
   int64_t nrows;
-} sc_yidx;
+} rrt_sc_yidx;
 
-typedef struct sc_ghosts {
+typedef struct rrt_sc_ghosts {
   int64_t count;
   int32_t *cell; /* ascending */
-  sc_csr rows;
-} sc_ghosts;
+  rrt_sc_csr rows;
+} rrt_sc_ghosts;
 
-typedef struct sc_run {
+typedef struct rrt_sc_run {
   rrt_ctx_t ctx;
   rrt_seacells_options opt;
   int rank, size;
   int64_t n, c0, nl;
   int d, m, knn, capa;
-  int use_device; /* emu or cuda: heavy kernels through src/kernels/cuda */
+  const rrt_sc_kernels *kern; /* the backend's kernels, chosen when the run is made */
   rrt_cell_blocks plan;
   const double *x; /* local coordinates, nl x d */
   /* graph */
   int32_t *nbr; /* nl x knn, global indices */
   double *nbr_d2;
   double *sigma; /* nl bandwidths */
-  sc_csr mrow;
-  sc_ghosts ghost;
+  rrt_sc_csr mrow;
+  rrt_sc_ghosts ghost;
   double *kdiag;      /* nl: K_ii */
-  sc_yidx mb;         /* M B for the current B (sc_update_t1a builds it) */
+  rrt_sc_yidx mb;     /* M B for the current B (rrt_sc_update_t1a builds it) */
   int64_t kat_budget; /* K A^T entries per local cell kept by the B update (cpu) */
   /* state */
-  sc_bmat b;
+  rrt_sc_bmat b;
   int32_t *a_idx; /* nl x capa */
   double *a_w;
   int *a_nnz;
@@ -94,64 +95,67 @@ typedef struct sc_run {
   double *rss;
   int iters, converged;
   double sec[6];
-} sc_run;
+} rrt_sc_run;
 
 /* The public handle (rrt_seacells_t) is the run state. */
 struct rrt_seacells {
-  sc_run s;
+  rrt_sc_run s;
 };
 
-enum { SC_KNN = 0, SC_KERNEL, SC_INIT, SC_UPDATE_A, SC_UPDATE_B, SC_RSS };
+enum {
+  RRT_SC_PHASE_KNN = 0,
+  RRT_SC_PHASE_KERNEL,
+  RRT_SC_PHASE_INIT,
+  RRT_SC_PHASE_UPDATE_A,
+  RRT_SC_PHASE_UPDATE_B,
+  RRT_SC_PHASE_RSS
+};
 
-/* Host-memory collectives for every backend (cuda: staged through device
- * buffers, since the transport there works on device memory). */
-rrt_status sc_allreduce_host(sc_run *s, void *buf, size_t count, int dtype, int op);
-rrt_status sc_allgatherv_host(sc_run *s, const void *send, size_t bytes, void **recv,
-                              size_t *total);
-rrt_status sc_bcast_host(sc_run *s, void *buf, size_t bytes, int root);
-/* All-to-all of variable byte counts: sendcount[r] bytes at senddispl[r]
- * go to rank r; *recv (malloc'd) holds what every rank sent here, in rank
- * order, with recvcount[r] bytes from rank r. */
-rrt_status sc_alltoallv_host(sc_run *s, const void *send, const size_t *sendcount,
-                             const size_t *senddispl, void **recv, size_t *recvcount);
 /* Sum over all cells of per-cell values, taken per fixed block in cell order
- * and then over blocks in order: the same bits for any rank count. */
-rrt_status sc_block_sum(sc_run *s, const double *local_vals, double *sum);
+ * and then over blocks in order: the same bits for any rank count
+ * (cell_reduce.c). */
+rrt_status rrt_sc_block_sum(rrt_sc_run *s, const double *local_vals, double *sum);
+/* Global argmax of the local cells' scores, lowest cell on ties (cell_reduce.c). */
+rrt_status rrt_sc_argmax(rrt_sc_run *s, const double *score, int64_t *best);
 
-/* State arrays for s->m metacells (seacells.c); sc_run_free frees
+/* State arrays for s->m metacells (run.c); rrt_sc_run_free frees
  * everything a run allocated (the tests drive the pieces one by one). */
-rrt_status sc_alloc_state(sc_run *s);
-void sc_run_free(sc_run *s);
+rrt_status rrt_sc_alloc_state(rrt_sc_run *s);
+void rrt_sc_run_free(rrt_sc_run *s);
 
 /* Graph (graph.c): kNN by the ring, bandwidths, union kernel rows
  * of M, ghost rows, K rows. */
-rrt_status sc_build_graph(sc_run *s);
+rrt_status rrt_sc_build_graph(rrt_sc_run *s);
 
 /* Row l (global) of M, local or ghost: l must be local or referenced by a
  * local row. */
-void sc_m_row(const sc_run *s, int32_t l, const int32_t **col, const double **val, int64_t *len);
+void rrt_sc_m_row(const rrt_sc_run *s, int32_t l, const int32_t **col, const double **val,
+                  int64_t *len);
 
 /* Row i (local) of K = M M, columns ascending, each entry summed over l
  * ascending; scratch: acc (n doubles), mark (n, zero), list (n); the row
  * is returned in list (columns) and vals (values, caller's n doubles). */
-int64_t sc_k_row(const sc_run *s, int64_t i, double *acc, char *mark, int32_t *list, double *vals);
+int64_t rrt_sc_k_row(const rrt_sc_run *s, int64_t i, double *acc, char *mark, int32_t *list,
+                     double *vals);
 
 /* out = M Y for the local and ghost rows; Y by cell (yfirst/ycnt over the n
  * cells, entries yj/yw). Row l sums over M row l in ascending column order. */
-rrt_status sc_mprod(sc_run *s, const int32_t *yfirst, const int32_t *ycnt, const int32_t *yj,
-                    const double *yw, sc_yidx *out);
-void sc_yidx_free(sc_yidx *y);
+rrt_status rrt_sc_mprod(rrt_sc_run *s, const int32_t *yfirst, const int32_t *ycnt,
+                        const int32_t *yj, const double *yw, rrt_sc_yidx *out);
+void rrt_sc_yidx_free(rrt_sc_yidx *y);
 
 /* Initial archetypes (init.c): fills s->archetypes. */
-rrt_status sc_init_archetypes(sc_run *s);
+rrt_status rrt_sc_init_archetypes(rrt_sc_run *s);
+/* Greedy column subset selection on K (cssp.c). */
+rrt_status rrt_sc_init_cssp(rrt_sc_run *s);
 
 /* Frank-Wolfe (fw.c). */
-rrt_status sc_b_from_archetypes(sc_run *s);
-rrt_status sc_update_t1a(sc_run *s);
-rrt_status sc_update_a(sc_run *s, int first);
-rrt_status sc_update_b(sc_run *s);
-rrt_status sc_compute_rss(sc_run *s, double *rss);
-rrt_status sc_bmat_index(sc_bmat *b);
+rrt_status rrt_sc_b_from_archetypes(rrt_sc_run *s);
+rrt_status rrt_sc_update_t1a(rrt_sc_run *s);
+rrt_status rrt_sc_update_a(rrt_sc_run *s, int first);
+rrt_status rrt_sc_update_b(rrt_sc_run *s);
+rrt_status rrt_sc_compute_rss(rrt_sc_run *s, double *rss);
+rrt_status rrt_sc_bmat_index(rrt_sc_bmat *b);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 
 #include "seacells/internal.h"
 #include "comm/error.h"
+#include "comm/host_coll.h"
 #include "kernels/cpu/seacells.h"
 #include "ringrt/transport.h"
 
@@ -18,7 +19,7 @@ rrt_status rrt_seacells_metrics(rrt_ctx_t ctx, rrt_seacells_t h, const double *x
   const char *op = "rrt_seacells_metrics";
   if (!ctx || !h || !compactness || !separation)
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "NULL argument");
-  sc_run *s = &h->s;
+  rrt_sc_run *s = &h->s;
   int m = s->m, d = s->d;
   int64_t nl = s->nl;
   rrt_status st = RRT_SUCCESS;
@@ -46,8 +47,9 @@ agree:
       row[k] += x[i * d + k];
     row[d] += 1.0;
   }
-  RRT_CHECK_GOTO(sc_allreduce_host(s, sum, (size_t)m * (d + 1), RRT_DTYPE_F64, RRT_OP_SUM), st,
-                 out);
+  RRT_CHECK_GOTO(
+      rrt_host_allreduce(s->ctx, sum, sum, (size_t)m * (d + 1), RRT_DTYPE_F64, RRT_OP_SUM), st,
+      out);
   for (int j = 0; j < m; j++)
     for (int k = 0; k < d && sum[j * (d + 1) + d] > 0; k++)
       sum[j * (d + 1) + k] /= sum[j * (d + 1) + d]; /* centroids */
@@ -60,7 +62,8 @@ agree:
       acc += (x[i * d + k] - c[k]) * (x[i * d + k] - c[k]);
     dev[assign[i]] += acc;
   }
-  RRT_CHECK_GOTO(sc_allreduce_host(s, dev, (size_t)m, RRT_DTYPE_F64, RRT_OP_SUM), st, out);
+  RRT_CHECK_GOTO(rrt_host_allreduce(s->ctx, dev, dev, (size_t)m, RRT_DTYPE_F64, RRT_OP_SUM), st,
+                 out);
   /* nearest other centroid among the non-empty metacells (exact kNN, k = 1) */
   cen = malloc((size_t)m * d * sizeof(double) + 1);
   bd = malloc((size_t)m * sizeof(double) + 1);
@@ -80,7 +83,7 @@ agree:
       bd[ne] = INFINITY, bi[ne] = -1, map[ne++] = j;
     }
   }
-  if (ne >= 2) {
+  if (ne >= 2) { /* centroids are host data on every backend: the cpu kernel */
     if (rrt_sc_cpu_knn_tile(cen, ne, 0, cen, ne, 0, d, 1, bd, bi) != RRT_SUCCESS) {
       st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, op, "nearest centroids");
       goto out;

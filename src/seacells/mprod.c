@@ -1,5 +1,5 @@
 /* SEACells products with the implicit K = M M: rows of M (local or ghost),
- * rows of K on demand, and M Y as a by-cell index. Storing K would cost its
+ * rows of K on demand, M Y as a by-cell index, and freeing those stores. Storing K would cost its
  * 2-hop rows, which grow with the in-degree of hub cells (superlinearly in
  * n); M and its ghost rows are O(n k). */
 #include <stdlib.h>
@@ -8,13 +8,14 @@
 #include "seacells/internal.h"
 #include "comm/error.h"
 
-void sc_m_row(const sc_run *s, int32_t l, const int32_t **col, const double **val, int64_t *len) {
-  const sc_csr *a = &s->mrow;
+void rrt_sc_m_row(const rrt_sc_run *s, int32_t l, const int32_t **col, const double **val,
+                  int64_t *len) {
+  const rrt_sc_csr *a = &s->mrow;
   int64_t i;
   if (l >= s->c0 && l < s->c0 + s->nl) {
     i = l - s->c0;
   } else {
-    const sc_ghosts *g = &s->ghost;
+    const rrt_sc_ghosts *g = &s->ghost;
     int64_t lo = 0, hi = g->count - 1;
     while (lo < hi) {
       int64_t mid = (lo + hi) / 2;
@@ -52,13 +53,14 @@ static void sort_i32(int32_t *v, int64_t n) {
   }
 }
 
-int64_t sc_k_row(const sc_run *s, int64_t i, double *acc, char *mark, int32_t *list, double *vals) {
+int64_t rrt_sc_k_row(const rrt_sc_run *s, int64_t i, double *acc, char *mark, int32_t *list,
+                     double *vals) {
   int64_t cnt = 0;
   for (int64_t p = s->mrow.ptr[i]; p < s->mrow.ptr[i + 1]; p++) {
     const int32_t *lc;
     const double *lv;
     int64_t len;
-    sc_m_row(s, s->mrow.col[p], &lc, &lv, &len);
+    rrt_sc_m_row(s, s->mrow.col[p], &lc, &lv, &len);
     double mil = s->mrow.val[p];
     for (int64_t q = 0; q < len; q++) {
       int32_t c = lc[q];
@@ -72,20 +74,27 @@ int64_t sc_k_row(const sc_run *s, int64_t i, double *acc, char *mark, int32_t *l
   return cnt;
 }
 
-void sc_yidx_free(sc_yidx *y) {
+void rrt_sc_csr_free(rrt_sc_csr *a) {
+  free(a->ptr);
+  free(a->col);
+  free(a->val);
+  memset(a, 0, sizeof *a);
+}
+
+void rrt_sc_yidx_free(rrt_sc_yidx *y) {
   free(y->first), free(y->cnt), free(y->ent_j), free(y->ent_w), free(y->rows);
   memset(y, 0, sizeof *y);
 }
 
 /* Row l of M Y: its distinct columns into list (count returned), and with
  * acc non-NULL their values, summed over M row l in ascending column order. */
-static int64_t mprod_row(const sc_run *s, int32_t l, const int32_t *yfirst, const int32_t *ycnt,
+static int64_t mprod_row(const rrt_sc_run *s, int32_t l, const int32_t *yfirst, const int32_t *ycnt,
                          const int32_t *yj, const double *yw, char *mark, int32_t *list,
                          double *acc) {
   const int32_t *lc;
   const double *lv;
   int64_t len, nt = 0;
-  sc_m_row(s, l, &lc, &lv, &len);
+  rrt_sc_m_row(s, l, &lc, &lv, &len);
   for (int64_t q = 0; q < len; q++) {
     int32_t c = lc[q];
     for (int32_t e = yfirst[c]; e < yfirst[c] + ycnt[c]; e++) {
@@ -105,15 +114,15 @@ static int64_t mprod_row(const sc_run *s, int32_t l, const int32_t *yfirst, cons
 /* Two passes over the rows (count, then fill at known offsets), so that the
  * entries are allocated once at their exact size and the rows can be
  * formed in parallel; each row's values do not depend on the threads. */
-rrt_status sc_mprod(sc_run *s, const int32_t *yfirst, const int32_t *ycnt, const int32_t *yj,
-                    const double *yw, sc_yidx *y) {
+rrt_status rrt_sc_mprod(rrt_sc_run *s, const int32_t *yfirst, const int32_t *ycnt,
+                        const int32_t *yj, const double *yw, rrt_sc_yidx *y) {
   int64_t nrows = s->nl + s->ghost.count;
   if (!y->first) {
     y->first = calloc((size_t)s->n + 1, sizeof(int32_t));
     y->cnt = calloc((size_t)s->n + 1, sizeof(int32_t));
     y->rows = malloc((size_t)(nrows + 1) * sizeof(int32_t));
     if (!y->first || !y->cnt || !y->rows) {
-      sc_yidx_free(y);
+      rrt_sc_yidx_free(y);
       return rrt_error(s->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: M Y index");
     }
   }

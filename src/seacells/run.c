@@ -25,12 +25,15 @@ rrt_status rrt_seacells_partition(rrt_ctx_t ctx, int64_t n, int64_t *first, int6
   return RRT_SUCCESS;
 }
 
-static rrt_status validate(sc_run *s, const double *x) {
+static rrt_status validate(rrt_sc_run *s, const double *x) {
   const char *op = "rrt_seacells_run";
   const rrt_seacells_options *o = &s->opt;
   if (o->size != sizeof *o || o->magic != RRT_SEACELLS_OPTIONS_MAGIC)
     return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op,
                      "options not initialised with RRT_SEACELLS_OPTIONS_INITIALIZER");
+  if (!s->kern)
+    return rrt_error(s->ctx, RRT_ERR_UNSUPPORTED, op,
+                     "no SEACells kernels for this backend in this build");
   if (s->d < 1) return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "dims = %d", s->d);
   if (s->knn < 1) return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "knn = %d", s->knn);
   if (s->n > INT32_MAX)
@@ -68,9 +71,9 @@ static rrt_status validate(sc_run *s, const double *x) {
   return RRT_SUCCESS;
 }
 
-rrt_status sc_alloc_state(sc_run *s) {
+rrt_status rrt_sc_alloc_state(rrt_sc_run *s) {
   int m = s->m, cap = s->opt.fw_iter + 1;
-  sc_bmat *b = &s->b;
+  rrt_sc_bmat *b = &s->b;
   b->m = m;
   b->cap = cap;
   b->n = s->n;
@@ -98,19 +101,19 @@ rrt_status sc_alloc_state(sc_run *s) {
   return RRT_SUCCESS;
 }
 
-static rrt_status iterate(sc_run *s) {
-  RRT_CHECK(sc_b_from_archetypes(s));
-  RRT_CHECK(sc_update_t1a(s));
-  RRT_CHECK(sc_update_a(s, 1)); /* A0: a first A update from a = 0 */
-  RRT_CHECK(sc_compute_rss(s, &s->rss[0]));
+static rrt_status iterate(rrt_sc_run *s) {
+  RRT_CHECK(rrt_sc_b_from_archetypes(s));
+  RRT_CHECK(rrt_sc_update_t1a(s));
+  RRT_CHECK(rrt_sc_update_a(s, 1)); /* A0: a first A update from a = 0 */
+  RRT_CHECK(rrt_sc_compute_rss(s, &s->rss[0]));
   int verbose = s->opt.verbose && s->rank == 0;
   if (verbose) fprintf(stderr, "seacells: init RSS %.6g\n", s->rss[0]);
   for (int t = 1; t <= s->opt.max_iter; t++) {
     double t0 = rrt_time_now();
-    RRT_CHECK(sc_update_a(s, 0));
-    RRT_CHECK(sc_update_b(s));
-    RRT_CHECK(sc_update_t1a(s)); /* for the RSS and the next A update */
-    RRT_CHECK(sc_compute_rss(s, &s->rss[t]));
+    RRT_CHECK(rrt_sc_update_a(s, 0));
+    RRT_CHECK(rrt_sc_update_b(s));
+    RRT_CHECK(rrt_sc_update_t1a(s)); /* for the RSS and the next A update */
+    RRT_CHECK(rrt_sc_compute_rss(s, &s->rss[t]));
     s->iters = t;
     double delta = fabs(s->rss[t - 1] - s->rss[t]);
     if (verbose)
@@ -124,16 +127,16 @@ static rrt_status iterate(sc_run *s) {
   return RRT_SUCCESS;
 }
 
-void sc_run_free(sc_run *s) {
-  sc_bmat *b = &s->b;
+void rrt_sc_run_free(rrt_sc_run *s) {
+  rrt_sc_bmat *b = &s->b;
   free(b->nnz), free(b->cell), free(b->w), free(b->first), free(b->cnt), free(b->ent_j);
   free(b->ent_w), free(b->touched);
   free(s->nbr), free(s->nbr_d2), free(s->sigma);
-  sc_csr_free(&s->mrow);
+  rrt_sc_csr_free(&s->mrow);
   free(s->ghost.cell);
-  sc_csr_free(&s->ghost.rows);
+  rrt_sc_csr_free(&s->ghost.rows);
   free(s->kdiag);
-  sc_yidx_free(&s->mb);
+  rrt_sc_yidx_free(&s->mb);
   free(s->a_idx), free(s->a_w), free(s->a_nnz), free(s->t1a), free(s->t1b);
   free(s->archetypes), free(s->rss);
   rrt_cell_blocks_destroy(&s->plan);
@@ -147,7 +150,7 @@ rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
   struct rrt_seacells *h = calloc(1, sizeof *h);
   if (!h)
     return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_run", "handle"));
-  sc_run *s = &h->s;
+  rrt_sc_run *s = &h->s;
   s->ctx = ctx;
   s->opt = *opt;
   s->rank = rrt_ctx_rank(ctx);
@@ -159,8 +162,7 @@ rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
   s->m = (int)(m > INT32_MAX ? INT32_MAX : m);
   s->capa = s->m < opt->fw_iter ? s->m : opt->fw_iter;
   if (s->capa < 1) s->capa = 1;
-  rrt_backend be = rrt_ctx_backend(ctx);
-  s->use_device = be == RRT_BACKEND_CUDA || be == RRT_BACKEND_EMU;
+  s->kern = rrt_sc_kernels_for(rrt_ctx_backend(ctx)); /* the one backend question */
   s->x = x;
   s->kat_budget = 4 * (int64_t)s->capa; /* 12 bytes an entry: 2.4 kB a cell at fw_iter 50 */
   rrt_status st = rrt_cell_blocks_create(n < 0 ? 0 : n, s->size, 0, &s->plan);
@@ -171,13 +173,13 @@ rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
   } else {
     st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_run", "plan");
   }
-  if (st == RRT_SUCCESS) st = sc_alloc_state(s);
+  if (st == RRT_SUCCESS) st = rrt_sc_alloc_state(s);
   st = rrt_agree(ctx, st);
-  if (st == RRT_SUCCESS) st = sc_build_graph(s);
-  if (st == RRT_SUCCESS) st = sc_init_archetypes(s);
+  if (st == RRT_SUCCESS) st = rrt_sc_build_graph(s);
+  if (st == RRT_SUCCESS) st = rrt_sc_init_archetypes(s);
   if (st == RRT_SUCCESS) st = iterate(s);
   if (st != RRT_SUCCESS) {
-    sc_run_free(s);
+    rrt_sc_run_free(s);
     free(h);
     return st;
   }
@@ -189,7 +191,7 @@ rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
 
 void rrt_seacells_destroy(rrt_seacells_t h) {
   if (!h) return;
-  sc_run_free(&h->s);
+  rrt_sc_run_free(&h->s);
   free(h);
 }
 
@@ -207,7 +209,7 @@ const int64_t *rrt_seacells_archetypes(rrt_seacells_t h) { return h ? h->s.arche
 rrt_status rrt_seacells_local_assignments(rrt_seacells_t h, int top, int64_t *assign,
                                           int64_t *top_idx, double *top_w) {
   if (!h || top < 0) return RRT_ERR_INVALID_ARG;
-  const sc_run *s = &h->s;
+  const rrt_sc_run *s = &h->s;
   for (int64_t i = 0; i < s->nl; i++) {
     const int32_t *ai = s->a_idx + i * s->capa;
     const double *aw = s->a_w + i * s->capa;

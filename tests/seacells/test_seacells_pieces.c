@@ -28,18 +28,20 @@ int main(int argc, char **argv) {
   int rank = rrt_ctx_rank(ctx);
 
   /* the run state, driven piece by piece */
-  sc_run s;
+  rrt_sc_run s;
   memset(&s, 0, sizeof s);
   rrt_seacells_options o = RRT_SEACELLS_OPTIONS_INITIALIZER;
   o.n_metacells = m, o.knn = knn, o.fw_iter = fw, o.max_iter = 2;
   s.ctx = ctx, s.opt = o, s.rank = rank, s.size = rrt_ctx_size(ctx);
   s.n = n, s.d = d, s.knn = knn, s.m = m, s.capa = m < fw ? m : fw;
+  s.kern = rrt_sc_kernels_for(rrt_ctx_backend(ctx));
+  CHECK_MSG(s.kern != NULL, "no SEACells kernel table for this backend");
   CHECK_OK(rrt_cell_blocks_create(n, s.size, 0, &s.plan));
   s.c0 = s.plan.cell_start[rank];
   s.nl = s.plan.cell_start[rank + 1] - s.c0;
   s.x = x + s.c0 * d;
-  CHECK_OK(sc_alloc_state(&s));
-  CHECK_OK(sc_build_graph(&s));
+  CHECK_OK(rrt_sc_alloc_state(&s));
+  CHECK_OK(rrt_sc_build_graph(&s));
 
   int *nbr = malloc((size_t)n * knn * sizeof(int));
   double *nd = malloc((size_t)n * knn * sizeof(double)), *sig = malloc(n * sizeof(double));
@@ -73,7 +75,7 @@ int main(int argc, char **argv) {
     badm += (s.mrow.ptr[i + 1] - s.mrow.ptr[i]) != nzm;
     for (int64_t p = s.mrow.ptr[i]; p < s.mrow.ptr[i + 1]; p++)
       badm += !REL(s.mrow.val[p], M[g * n + s.mrow.col[p]], 1e-14) || M[g * n + s.mrow.col[p]] == 0;
-    int64_t klen = sc_k_row(&s, i, kacc, kmark, kcol, kval);
+    int64_t klen = rrt_sc_k_row(&s, i, kacc, kmark, kcol, kval);
     badk += klen != nzk;
     for (int64_t p = 0; p < klen; p++)
       badk +=
@@ -90,9 +92,9 @@ int main(int argc, char **argv) {
     s.archetypes[j] = (j * 37 + 5) % n;
     B[s.archetypes[j] * m + j] = 1.0;
   }
-  CHECK_OK(sc_b_from_archetypes(&s));
-  CHECK_OK(sc_update_t1a(&s));
-  CHECK_OK(sc_update_a(&s, 1));
+  CHECK_OK(rrt_sc_b_from_archetypes(&s));
+  CHECK_OK(rrt_sc_update_t1a(&s));
+  CHECK_OK(rrt_sc_update_a(&s, 1));
   ref_update_a(K, B, A, n, m, fw, 1);
   /* our A, dense and gathered (m x n), for the next steps */
   double *Aloc = calloc((size_t)(s.nl + 1) * m, sizeof(double)),
@@ -116,11 +118,11 @@ int main(int argc, char **argv) {
 
   /* RSS by the trace form vs the explicit norm, with B0 */
   double rss = 0, want = ref_rss(M, B, A, n, m);
-  CHECK_OK(sc_compute_rss(&s, &rss));
+  CHECK_OK(rrt_sc_compute_rss(&s, &rss));
   CHECK_MSG(REL(rss, want, 1e-10), "RSS (B0) %.15g vs explicit %.15g", rss, want);
 
   /* one B step from that A */
-  CHECK_OK(sc_update_b(&s));
+  CHECK_OK(rrt_sc_update_b(&s));
   ref_update_b(K, B, A, n, m, fw);
   double *Bour = calloc((size_t)n * m, sizeof(double));
   for (int j = 0; j < m; j++)
@@ -136,15 +138,15 @@ int main(int argc, char **argv) {
   CHECK_MSG(support > m, "the B step should spread B beyond the archetypes (support %d)", support);
 
   /* RSS by the trace form vs the explicit norm, with the new B */
-  CHECK_OK(sc_update_t1a(&s));
+  CHECK_OK(rrt_sc_update_t1a(&s));
   want = ref_rss(M, Bour, A, n, m);
-  CHECK_OK(sc_compute_rss(&s, &rss));
+  CHECK_OK(rrt_sc_compute_rss(&s, &rss));
   CHECK_MSG(REL(rss, want, 1e-10), "RSS (B1) %.15g vs explicit %.15g", rss, want);
   if (rank == 0)
     printf("pieces on %d ranks: kNN, bandwidths, M, K, A step, B step (support %d), RSS %.10g\n", P,
            support, rss);
 
-  sc_run_free(&s);
+  rrt_sc_run_free(&s);
   free(nbr), free(nd), free(sig), free(M), free(K), free(B), free(A), free(Aloc), free(Aall);
   free(Bour), free(cnt), free(dis), free(x);
   rrt_ctx_destroy(ctx);

@@ -1,11 +1,12 @@
 /* CPU local attention: blockwise, online softmax, f32, OpenMP + register-tiled C. */
-#ifndef RRT_KERNELS_CPU_ATTN_FWD_CPU_H
-#define RRT_KERNELS_CPU_ATTN_FWD_CPU_H
+#ifndef RRT_KERNELS_CPU_ATTN_FWD_H
+#define RRT_KERNELS_CPU_ATTN_FWD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ringrt/status.h"
-#include "sched/ring_schedule.h"
+#include "sched/attn_item.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,6 +35,15 @@ typedef struct rrt_attn_cpu_args {
  *  processed in order; the work inside one item is spread over OpenMP
  *  threads by (batch, head, query block). */
 rrt_status rrt_attn_fwd_cpu(const rrt_attn_cpu_args *a, const rrt_attn_item *items, int nitems);
+
+/** dst[i] = src[i] as f32, for n elements of storage dtype (rrt_dtype). */
+void rrt_attn_cpu_to_f32(float *dst, const void *src, size_t n, int dtype);
+/** dst[i] = src[i] in storage dtype, rounded to nearest even. */
+void rrt_attn_cpu_from_f32(void *dst, const float *src, size_t n, int dtype);
+/** Start a run: o = 0 (n_o floats), lse = -inf (n_lse floats) and, unless
+ *  kvbuf is NULL, K then V (half bytes each) copied into kvbuf. */
+void rrt_attn_cpu_start(float *o, size_t n_o, float *lse, size_t n_lse, void *kvbuf, const void *k,
+                        const void *v, size_t half);
 
 #ifdef __cplusplus
 }

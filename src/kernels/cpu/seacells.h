@@ -1,8 +1,8 @@
 /* SEACells CPU kernels (OpenMP, BLAS). Their per-cell arithmetic mirrors
  * src/kernels/cuda/seacells.cu operation for operation (see
  * kernels/seacells_math.h), so cpu and emu/cuda give the same bits. */
-#ifndef RRT_KERNELS_CPU_SEACELLS_CPU_H
-#define RRT_KERNELS_CPU_SEACELLS_CPU_H
+#ifndef RRT_KERNELS_CPU_SEACELLS_H
+#define RRT_KERNELS_CPU_SEACELLS_H
 
 #include <stdint.h>
 

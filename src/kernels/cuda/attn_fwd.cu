@@ -28,13 +28,13 @@ namespace {
 constexpr int kThreads = 128;
 constexpr int kRows = kThreads / 4; /* query rows per block */
 
-__device__ inline int64_t item_kpos(const rrt_attn_item &it, int64_t j) {
+static __device__ inline int64_t item_kpos(const rrt_attn_item &it, int64_t j) {
   return it.k_pos0 + j * it.k_stride;
 }
 
 template <int DPT, int BK>
-__global__ void attn_fwd_kernel(rrt_attn_kargs a, rrt_attn_item it, int64_t n_qtiles, float *o_part,
-                                float *lse_part) {
+__global__ void rrt_attn_fwd_kernel(rrt_attn_kargs a, rrt_attn_item it, int64_t n_qtiles,
+                                    float *o_part, float *lse_part) {
   constexpr int DM = 4 * DPT; /* padded head dim of the shared tiles */
   RRT_DYN_SHARED(float, smem);
   float *ks = smem;           /* [BK][DM] */
@@ -133,9 +133,9 @@ __global__ void attn_fwd_kernel(rrt_attn_kargs a, rrt_attn_item it, int64_t n_qt
 }
 
 /* One thread per (batch, head, row): the coefficients depend on the row only. */
-__global__ void attn_merge_kernel(int64_t batch, int heads_q, int head_dim, int64_t q_rows,
-                                  int64_t q_begin, int64_t q_len, const float *o_part,
-                                  const float *lse_part, float *o, float *lse) {
+__global__ void rrt_attn_merge_kernel(int64_t batch, int heads_q, int head_dim, int64_t q_rows,
+                                      int64_t q_begin, int64_t q_len, const float *o_part,
+                                      const float *lse_part, float *o, float *lse) {
   const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= batch * heads_q * q_len) return;
   const int64_t i = t % q_len;
@@ -150,7 +150,7 @@ __global__ void attn_merge_kernel(int64_t batch, int heads_q, int head_dim, int6
     orow[d] = orow[d] * ca + prow[d] * cb;
 }
 
-__global__ void attn_init_kernel(float *o, int64_t n_o, float *lse, int64_t n_lse) {
+__global__ void rrt_attn_init_kernel(float *o, int64_t n_o, float *lse, int64_t n_lse) {
   const int64_t stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < n_o || t < n_lse;
        t += stride) {
@@ -159,13 +159,13 @@ __global__ void attn_init_kernel(float *o, int64_t n_o, float *lse, int64_t n_ls
   }
 }
 
-__global__ void attn_store_kernel(const float *in, void *out, int dtype, int64_t n) {
+__global__ void rrt_attn_store_kernel(const float *in, void *out, int dtype, int64_t n) {
   const int64_t stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < n; t += stride)
     rrt_am_store(out, t, dtype, in[t]);
 }
 
-inline unsigned grid_for(int64_t n, int threads) {
+static inline unsigned grid_for(int64_t n, int threads) {
   int64_t g = (n + threads - 1) / threads;
   if (g < 1) g = 1;
   return (unsigned)(g < 65535 * 16 ? g : 65535 * 16);
@@ -186,17 +186,17 @@ RRT_KERNEL_API(rrt_k_attn_fwd)
   const unsigned grid = (unsigned)nblocks;
   /* K and V tiles: 2 * BK * 4 * DPT floats = 32 KiB (16 KiB for DPT 8) */
   if (ka.head_dim <= 32)
-    RRT_LAUNCH((attn_fwd_kernel<8, 64>), grid, kThreads, 2 * 64 * 32 * sizeof(float), stream, ka,
-               it, nqt, o_part, lse_part);
+    RRT_LAUNCH((rrt_attn_fwd_kernel<8, 64>), grid, kThreads, 2 * 64 * 32 * sizeof(float), stream,
+               ka, it, nqt, o_part, lse_part);
   else if (ka.head_dim <= 64)
-    RRT_LAUNCH((attn_fwd_kernel<16, 64>), grid, kThreads, 2 * 64 * 64 * sizeof(float), stream, ka,
-               it, nqt, o_part, lse_part);
+    RRT_LAUNCH((rrt_attn_fwd_kernel<16, 64>), grid, kThreads, 2 * 64 * 64 * sizeof(float), stream,
+               ka, it, nqt, o_part, lse_part);
   else if (ka.head_dim <= 128)
-    RRT_LAUNCH((attn_fwd_kernel<32, 32>), grid, kThreads, 2 * 32 * 128 * sizeof(float), stream, ka,
-               it, nqt, o_part, lse_part);
+    RRT_LAUNCH((rrt_attn_fwd_kernel<32, 32>), grid, kThreads, 2 * 32 * 128 * sizeof(float), stream,
+               ka, it, nqt, o_part, lse_part);
   else
-    RRT_LAUNCH((attn_fwd_kernel<64, 16>), grid, kThreads, 2 * 16 * 256 * sizeof(float), stream, ka,
-               it, nqt, o_part, lse_part);
+    RRT_LAUNCH((rrt_attn_fwd_kernel<64, 16>), grid, kThreads, 2 * 16 * 256 * sizeof(float), stream,
+               ka, it, nqt, o_part, lse_part);
 }
 
 RRT_KERNEL_API(rrt_k_attn_merge)
@@ -206,7 +206,7 @@ RRT_KERNEL_API(rrt_k_attn_merge)
   if (n <= 0) return RRT_SUCCESS;
   const int64_t g = (n + 127) / 128;
   if (g >= ((int64_t)1 << 31)) return RRT_ERR_INVALID_ARG;
-  RRT_LAUNCH(attn_merge_kernel, (unsigned)g, 128, 0, stream, batch, heads_q, head_dim, q_rows,
+  RRT_LAUNCH(rrt_attn_merge_kernel, (unsigned)g, 128, 0, stream, batch, heads_q, head_dim, q_rows,
              q_begin, q_len, o_part, lse_part, o, lse);
 }
 
@@ -214,11 +214,11 @@ RRT_KERNEL_API(rrt_k_attn_init)
 (rrt_stream stream, float *o, int64_t n_o, float *lse, int64_t n_lse) {
   const int64_t n = n_o > n_lse ? n_o : n_lse;
   if (n <= 0) return RRT_SUCCESS;
-  RRT_LAUNCH(attn_init_kernel, grid_for(n, 256), 256, 0, stream, o, n_o, lse, n_lse);
+  RRT_LAUNCH(rrt_attn_init_kernel, grid_for(n, 256), 256, 0, stream, o, n_o, lse, n_lse);
 }
 
 RRT_KERNEL_API(rrt_k_attn_store)
 (rrt_stream stream, const float *in, void *out, int dtype, int64_t n) {
   if (n <= 0) return RRT_SUCCESS;
-  RRT_LAUNCH(attn_store_kernel, grid_for(n, 256), 256, 0, stream, in, out, dtype, n);
+  RRT_LAUNCH(rrt_attn_store_kernel, grid_for(n, 256), 256, 0, stream, in, out, dtype, n);
 }

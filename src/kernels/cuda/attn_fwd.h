@@ -1,8 +1,8 @@
 /* Ring attention kernels of src/kernels/cuda/attn_fwd.cu, as seen from C.
  * Each wrapper has an nvcc build (_cuda) and an emulator build (_emu); call
  * them with RRT_KCALL (comm/device.h). */
-#ifndef RRT_KERNELS_CUDA_ATTN_KERNELS_H
-#define RRT_KERNELS_CUDA_ATTN_KERNELS_H
+#ifndef RRT_KERNELS_CUDA_ATTN_FWD_H
+#define RRT_KERNELS_CUDA_ATTN_FWD_H
 
 #include <stdint.h>
 

@@ -10,9 +10,9 @@
 #define SC_THREADS 128
 
 // ---- kNN tile: one thread per query, exact distances ------------------------
-__global__ void sc_knn_tile_kernel(const double *q, int64_t nq, int64_t q0, const double *r,
-                                   int64_t nr, int64_t r0, int d, int k, double *best_d,
-                                   int32_t *best_i) {
+__global__ void rrt_sc_knn_tile_kernel(const double *q, int64_t nq, int64_t q0, const double *r,
+                                       int64_t nr, int64_t r0, int d, int k, double *best_d,
+                                       int32_t *best_i) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= nq) return;
   double *bd = best_d + i * k;
@@ -38,14 +38,14 @@ RRT_KERNEL_API(rrt_k_sc_knn_tile)
  int64_t r0, int d, int k, double *best_d, int32_t *best_i) {
   if (nq == 0 || nr == 0) return RRT_SUCCESS;
   unsigned grid = (unsigned)((nq + SC_THREADS - 1) / SC_THREADS);
-  RRT_LAUNCH(sc_knn_tile_kernel, grid, SC_THREADS, 0, stream, q, nq, q0, r, nr, r0, d, k, best_d,
-             best_i);
+  RRT_LAUNCH(rrt_sc_knn_tile_kernel, grid, SC_THREADS, 0, stream, q, nq, q0, r, nr, r0, d, k,
+             best_d, best_i);
 }
 
 // Block-wide argmin of (value, index) with lowest-index ties; every thread
 // gets the winner.
-__device__ static inline void sc_block_argmin(double *rv, int64_t *ri, double v, int64_t i,
-                                              double *outv, int64_t *outi) {
+__device__ static inline void rrt_sc_block_argmin(double *rv, int64_t *ri, double v, int64_t i,
+                                                  double *outv, int64_t *outi) {
   rv[threadIdx.x] = v;
   ri[threadIdx.x] = i;
   __syncthreads();
@@ -64,11 +64,12 @@ __device__ static inline void sc_block_argmin(double *rv, int64_t *ri, double v,
 
 // ---- A update: one thread block per cell, the three m-vectors (t2, u, a)
 // in shared memory when they fit, else in a per-block global scratch -------
-__global__ void sc_a_solve_kernel(int64_t nl, int m, int fw_iter, int capa, const int64_t *kptr,
-                                  const int32_t *kcol, const double *kval, const int32_t *bfirst,
-                                  const int32_t *bcnt, const int32_t *bent_j, const double *bent_w,
-                                  const double *t1a, int first, int32_t *a_idx, double *a_w,
-                                  int *a_nnz, double *scratch, int use_shared) {
+__global__ void rrt_sc_a_solve_kernel(int64_t nl, int m, int fw_iter, int capa, const int64_t *kptr,
+                                      const int32_t *kcol, const double *kval,
+                                      const int32_t *bfirst, const int32_t *bcnt,
+                                      const int32_t *bent_j, const double *bent_w,
+                                      const double *t1a, int first, int32_t *a_idx, double *a_w,
+                                      int *a_nnz, double *scratch, int use_shared) {
   RRT_DYN_SHARED(double, dyn);
   __shared__ double rv[SC_THREADS];
   __shared__ int64_t ri[SC_THREADS];
@@ -105,7 +106,7 @@ __global__ void sc_a_solve_kernel(int64_t nl, int m, int fw_iter, int capa, cons
       }
       double gv;
       int64_t gi;
-      sc_block_argmin(rv, ri, bv, bi, &gv, &gi);
+      rrt_sc_block_argmin(rv, ri, bv, bi, &gv, &gi);
       int amin = gi == INT64_MAX ? 0 : (int)gi;
       double f = rrt_sc_fw_step(t);
       const double *row = t1a + (int64_t)amin * m;
@@ -138,19 +139,17 @@ RRT_KERNEL_API(rrt_k_sc_a_solve)
   size_t shmem = (size_t)3 * m * sizeof(double);
   int use_shared = shmem <= 40 * 1024;
   unsigned grid = (unsigned)(nl < 4096 ? nl : 4096);
-  RRT_LAUNCH(sc_a_solve_kernel, grid, SC_THREADS, use_shared ? shmem : 0, stream, nl, m, fw_iter,
-             capa, kptr, kcol, kval, bfirst, bcnt, bent_j, bent_w, t1a, first, a_idx, a_w, a_nnz,
-             scratch, use_shared);
+  RRT_LAUNCH(rrt_sc_a_solve_kernel, grid, SC_THREADS, use_shared ? shmem : 0, stream, nl, m,
+             fw_iter, capa, kptr, kcol, kval, bfirst, bcnt, bent_j, bent_w, t1a, first, a_idx, a_w,
+             a_nnz, scratch, use_shared);
 }
 
 // ---- B update: fused gradient + argmin over each block's cells ----------
-__global__ void sc_b_argmin_kernel(int64_t nl, int64_t c0, int m, const int64_t *kptr,
-                                   const int32_t *kcol, const double *kval, const int32_t *bfirst,
-                                   const int32_t *bcnt, const int32_t *bent_j, const double *bent_w,
-                                   const int32_t *hfirst, const int32_t *hcnt,
-                                   const int32_t *hent_j, const double *hent_w, const double *t1b,
-                                   double *part_v, int64_t *part_i, double *scratch,
-                                   int *iscratch) {
+__global__ void rrt_sc_b_argmin_kernel(
+    int64_t nl, int64_t c0, int m, const int64_t *kptr, const int32_t *kcol, const double *kval,
+    const int32_t *bfirst, const int32_t *bcnt, const int32_t *bent_j, const double *bent_w,
+    const int32_t *hfirst, const int32_t *hcnt, const int32_t *hent_j, const double *hent_w,
+    const double *t1b, double *part_v, int64_t *part_i, double *scratch, int *iscratch) {
   __shared__ int nt_s;
   double *kbg = scratch + (int64_t)blockIdx.x * 3 * m, *kat = kbg + m;
   double *bv = part_v + (int64_t)blockIdx.x * m;
@@ -204,14 +203,15 @@ RRT_KERNEL_API(rrt_k_sc_b_argmin)
  int *iscratch) {
   int64_t nb = (nl + 63) / 64;
   unsigned grid = (unsigned)(nb < 1 ? 1 : nb > 1024 ? 1024 : nb);
-  RRT_LAUNCH(sc_b_argmin_kernel, grid, SC_THREADS, 0, stream, nl, c0, m, kptr, kcol, kval, bfirst,
-             bcnt, bent_j, bent_w, hfirst, hcnt, hent_j, hent_w, t1b, part_v, part_i, scratch,
-             iscratch);
+  RRT_LAUNCH(rrt_sc_b_argmin_kernel, grid, SC_THREADS, 0, stream, nl, c0, m, kptr, kcol, kval,
+             bfirst, bcnt, bent_j, bent_w, hfirst, hcnt, hent_j, hent_w, t1b, part_v, part_i,
+             scratch, iscratch);
 }
 
 // Second stage: per archetype, the best over the blocks' partials.
-__global__ void sc_argmin_reduce_kernel(int nparts, int m, const double *part_v,
-                                        const int64_t *part_i, double *best_v, int64_t *best_i) {
+__global__ void rrt_sc_argmin_reduce_kernel(int nparts, int m, const double *part_v,
+                                            const int64_t *part_i, double *best_v,
+                                            int64_t *best_i) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= m) return;
   double v = INFINITY;
@@ -227,6 +227,6 @@ RRT_KERNEL_API(rrt_k_sc_argmin_reduce)
 (rrt_stream stream, int nparts, int m, const double *part_v, const int64_t *part_i, double *best_v,
  int64_t *best_i) {
   unsigned grid = (unsigned)((m + SC_THREADS - 1) / SC_THREADS);
-  RRT_LAUNCH(sc_argmin_reduce_kernel, grid, SC_THREADS, 0, stream, nparts, m, part_v, part_i,
+  RRT_LAUNCH(rrt_sc_argmin_reduce_kernel, grid, SC_THREADS, 0, stream, nparts, m, part_v, part_i,
              best_v, best_i);
 }

@@ -1,0 +1,160 @@
+/* Ring attention plan: validation, the agreement that every rank describes
+ * the same problem, the choice of the backend's kernel table, allocation of
+ * the ring buffers and accumulators, and the statistics of the last run.
+ *
+ * A plan reads the context once: its device layer and streams, and the
+ * kernel table of its backend (kernels/attn_kernels.h). The drivers
+ * (ring_fwd.c) then never ask which backend runs. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/plan_impl.h"
+#include "comm/ctx.h"
+#include "comm/error.h"
+#include "comm/host_coll.h"
+#include "ringrt/memory.h"
+
+const char rrt_attn_op_create[] = "rrt_attn_plan_create";
+const char rrt_attn_op_run[] = "rrt_attn_plan_run";
+
+/* ---- validation ----------------------------------------------------------- */
+
+/* Every rank must describe the same problem: compare the fields by a max
+ * over (v, -v) pairs, one small allreduce. */
+static rrt_status check_same_desc(rrt_ctx_t ctx, const rrt_attn_desc *d) {
+  double sc = d->scale;
+  int64_t scale_bits;
+  memcpy(&scale_bits, &sc, sizeof scale_bits);
+  int64_t v[9] = {d->batch,           d->seq,
+                  d->heads_q,         d->heads_kv,
+                  d->head_dim,        (int64_t)d->causal,
+                  (int64_t)d->layout, (int64_t)d->dtype,
+                  scale_bits};
+  enum { N = 9 };
+  int64_t both[2 * N], out[2 * N];
+  for (int i = 0; i < N; i++) {
+    both[i] = v[i];
+    both[N + i] = -v[i];
+  }
+  RRT_CHECK(rrt_host_allreduce(ctx, both, out, 2 * N, RRT_DTYPE_I64, RRT_OP_MAX));
+  static const char *const names[N] = {"batch",  "seq",    "heads_q", "heads_kv", "head_dim",
+                                       "causal", "layout", "dtype",   "scale"};
+  for (int i = 0; i < N; i++)
+    if (out[i] != -out[N + i])
+      return rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create,
+                       "the descriptor differs between ranks: %s is %lld here, ranges over "
+                       "[%lld, %lld]",
+                       names[i], (long long)v[i], (long long)-out[N + i], (long long)out[i]);
+  return RRT_SUCCESS;
+}
+
+/* ---- plan ------------------------------------------------------------------ */
+
+/* Sizes, the kernel table and the context's device layer (no allocation). */
+static rrt_status plan_init(rrt_attn_plan_t p, rrt_ctx_t ctx, const rrt_attn_desc *desc) {
+  p->ctx = ctx;
+  p->d = *desc;
+  p->P = ctx->size;
+  p->rank = ctx->rank;
+  p->dev = ctx->dev;
+  p->compute_stream = ctx->compute_stream;
+  p->comm_stream = ctx->comm_stream;
+  p->async = ctx->dev->is_cuda;
+  p->shift_on_stream = ctx->transport == RRT_TRANSPORT_NCCL;
+  p->kern = rrt_attn_kernels_for(ctx->backend);
+  if (!p->kern)
+    return rrt_error(ctx, RRT_ERR_UNSUPPORTED, rrt_attn_op_create,
+                     "no attention kernels for the %s backend in this build",
+                     rrt_backend_name(ctx->backend));
+  int64_t L = 0;
+  rrt_attn_seq_local(desc->layout, desc->seq, p->P, &L);
+  const float scale = desc->scale > 0 ? (float)desc->scale : 1.0f / sqrtf((float)desc->head_dim);
+  p->shape = (rrt_attn_kshape){
+      desc->batch, L, desc->heads_q, desc->heads_kv, desc->head_dim, (int)desc->dtype, scale};
+  p->q_elems = (size_t)desc->batch * (size_t)L * (size_t)desc->heads_q * (size_t)desc->head_dim;
+  p->lse_elems = (size_t)desc->batch * (size_t)desc->heads_q * (size_t)L;
+  p->kv_elems = (size_t)desc->batch * (size_t)L * (size_t)desc->heads_kv * (size_t)desc->head_dim;
+  p->kv_bytes = 2 * p->kv_elems * rrt_dtype_size(desc->dtype);
+  return RRT_SUCCESS;
+}
+
+static rrt_status plan_alloc(rrt_attn_plan_t p) {
+  rrt_ctx_t ctx = p->ctx;
+  const rrt_attn_desc *d = &p->d;
+  p->steps = calloc((size_t)p->P, sizeof *p->steps);
+  p->times = calloc((size_t)p->P, sizeof *p->times);
+  if (!p->steps || !p->times)
+    return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "plan arrays");
+  for (int s = 0; s < p->P; s++)
+    if (rrt_ring_step_plan(d->layout, d->causal, d->seq, p->P, p->rank, s, &p->steps[s]) !=
+        RRT_SUCCESS)
+      return rrt_error(ctx, RRT_ERR_INTERNAL, rrt_attn_op_create, "no schedule for step %d", s);
+  for (int i = 0; i < 2; i++)
+    RRT_CHECK(rrt_malloc(ctx, p->kv_bytes, &p->kvbuf[i]));
+  if (d->dtype != RRT_DTYPE_F32)
+    RRT_CHECK(rrt_malloc(ctx, p->q_elems * sizeof(float), (void **)&p->o_acc));
+  RRT_CHECK(rrt_malloc(ctx, p->lse_elems * sizeof(float), (void **)&p->lse_acc));
+  rrt_status st = p->kern->work_create(ctx, &p->shape, &p->work);
+  if (st != RRT_SUCCESS)
+    return rrt_error(ctx, st, rrt_attn_op_create, "%s kernel scratch for %zu query elements",
+                     p->kern->name, p->q_elems);
+  if (p->async) {
+    const int nev = RRT_ATTN_STEP_EVENTS * p->P + 1;
+    p->ev = calloc((size_t)nev, sizeof *p->ev);
+    if (!p->ev) return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "events");
+    for (int i = 0; i < nev; i++)
+      RRT_CHECK(p->dev->event_create(&p->ev[i]));
+  }
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_attn_plan_destroy(rrt_attn_plan_t p) {
+  if (!p) return RRT_SUCCESS;
+  rrt_ctx_t ctx = p->ctx;
+  for (int i = 0; i < 2; i++)
+    rrt_free(ctx, p->kvbuf[i]);
+  rrt_free(ctx, p->o_acc);
+  rrt_free(ctx, p->lse_acc);
+  if (p->kern) p->kern->work_destroy(ctx, &p->work);
+  if (p->ev)
+    for (int i = 0; i < RRT_ATTN_STEP_EVENTS * p->P + 1; i++)
+      if (p->ev[i]) p->dev->event_destroy(p->ev[i]);
+  free(p->ev);
+  free(p->steps);
+  free(p->times);
+  free(p);
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_attn_plan_create(rrt_ctx_t ctx, const rrt_attn_desc *desc, rrt_attn_plan_t *plan) {
+  if (!ctx) return rrt_error(NULL, RRT_ERR_INVALID_ARG, rrt_attn_op_create, "context is NULL");
+  if (plan) *plan = NULL;
+  char msg[256];
+  rrt_status st = RRT_SUCCESS;
+  if (!plan)
+    st = rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create, "plan pointer is NULL");
+  else if (rrt_attn_desc_check(desc, ctx->size, msg, sizeof msg) != RRT_SUCCESS)
+    st = rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create, "%s", msg);
+  RRT_CHECK(rrt_agree(ctx, st));
+  RRT_CHECK(check_same_desc(ctx, desc));
+
+  rrt_attn_plan_t p = calloc(1, sizeof *p);
+  st = p ? plan_init(p, ctx, desc)
+         : rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "plan");
+  if (st == RRT_SUCCESS) st = plan_alloc(p);
+  /* an allocation failure on one rank is a failure on all */
+  st = rrt_agree(ctx, st);
+  if (st != RRT_SUCCESS) {
+    rrt_attn_plan_destroy(p);
+    return st;
+  }
+  *plan = p;
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_attn_plan_stats(rrt_attn_plan_t p, rrt_attn_stats *stats) {
+  if (!p || !stats) return RRT_ERR_INVALID_ARG;
+  *stats = p->stats;
+  return RRT_SUCCESS;
+}

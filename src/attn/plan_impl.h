@@ -1,0 +1,79 @@
+/* Internal: the ring attention plan behind rrt_attn_plan_t, shared by the
+ * files of src/attn/ (plan.c makes it, ring_fwd.c runs it, stats.c reports
+ * a run, progress.c lets the ring move during compute). */
+#ifndef RRT_ATTN_PLAN_IMPL_H
+#define RRT_ATTN_PLAN_IMPL_H
+
+#include <stddef.h>
+
+#include "comm/device.h"
+#include "kernels/attn_kernels.h"
+#include "ringrt/attn.h"
+#include "ringrt/transport.h"
+#include "sched/ring_schedule.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Per-step timing: comm [cb, ce], compute [kb, ke] (seconds, host clock). */
+typedef struct rrt_attn_step_time {
+  double cb, ce, kb, ke;
+} rrt_attn_step_time;
+
+/* Events of one step when the device layer runs asynchronously (cuda): the
+ * shift [0] queued, [1] done; the compute [2] begun, [3] done. The plan
+ * holds RRT_ATTN_STEP_EVENTS per step and one more, the run's start. */
+enum { RRT_ATTN_STEP_EVENTS = 4 };
+
+struct rrt_attn_plan {
+  rrt_ctx_t ctx;
+  rrt_attn_desc d;
+  const rrt_attn_kernels *kern; /* the backend's kernels, chosen at creation */
+  rrt_attn_kshape shape;        /* this rank's shard as the kernels see it */
+  rrt_attn_work work;           /* the kernels' scratch */
+  int P, rank;
+  /* the context's device layer and streams, read once at creation */
+  const rrt_device_ops *dev;
+  rrt_stream compute_stream, comm_stream;
+  int async;            /* the device layer queues work: step times come from events */
+  int shift_on_stream;  /* the shift is queued on the comm stream (NCCL) when posted */
+  size_t q_elems;       /* elements of Q (and O) on a rank */
+  size_t lse_elems;     /* elements of the LSE on a rank */
+  size_t kv_elems;      /* elements of one of K, V on a rank */
+  size_t kv_bytes;      /* K + V message */
+  void *kvbuf[2];       /* backend memory: the two ring buffers */
+  float *o_acc;         /* backend f32 running output (dtype != f32) */
+  float *lse_acc;       /* backend f32 running LSE (when the caller passes none) */
+  rrt_ring_step *steps; /* this rank's P steps */
+  rrt_attn_step_time *times;
+  rrt_event *ev; /* async: RRT_ATTN_STEP_EVENTS per step + 1 */
+  rrt_attn_stats stats;
+};
+
+extern const char rrt_attn_op_create[]; /* "rrt_attn_plan_create" */
+extern const char rrt_attn_op_run[];    /* "rrt_attn_plan_run" */
+
+/* ring_fwd.c: one forward run over the ring (arguments checked and agreed). */
+rrt_status rrt_attn_ring_fwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
+                             void *o, float *lse);
+
+/* stats.c: p->stats and the trace from the step times of the run that
+ * began at t0 (host clock) and ended at t1. */
+void rrt_attn_stats_collect(rrt_attn_plan_t p, double t0, double t1);
+
+/* progress.c: lets the transport move a posted shift while the kernels
+ * compute, and notes when it finished. */
+typedef struct rrt_attn_shift_progress {
+  rrt_request_t req; /* NULL: nothing posted */
+  int done;
+  double t_done;
+  rrt_status st;
+} rrt_attn_shift_progress;
+
+void rrt_attn_shift_poll(void *arg); /* arg: rrt_attn_shift_progress */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

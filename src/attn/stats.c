@@ -1,0 +1,56 @@
+/* Statistics and trace of a ring attention run: compute and comm time per
+ * step, and how much of the comm hid behind the compute (the overlap of
+ * the two intervals of each step). With queued device work the intervals
+ * come from the events, relative to the run's start event. */
+#include <stdio.h>
+#include <string.h>
+
+#include "attn/plan_impl.h"
+#include "ringrt/trace.h"
+
+static double ev_time(rrt_attn_plan_t p, double t_base, rrt_event e) {
+  float ms = 0.0f;
+  p->dev->event_elapsed_ms(p->ev[RRT_ATTN_STEP_EVENTS * p->P], e, &ms);
+  return t_base + ms * 1e-3;
+}
+
+/* Step s's intervals from its events (async device layer only). */
+static void times_from_events(rrt_attn_plan_t p, double t0, int s) {
+  rrt_attn_step_time *tm = &p->times[s];
+  rrt_event *ev = &p->ev[RRT_ATTN_STEP_EVENTS * s];
+  tm->kb = ev_time(p, t0, ev[2]);
+  tm->ke = ev_time(p, t0, ev[3]);
+  if (s + 1 < p->P) {
+    tm->cb = ev_time(p, t0, ev[0]);
+    tm->ce = ev_time(p, t0, ev[1]);
+  }
+}
+
+void rrt_attn_stats_collect(rrt_attn_plan_t p, double t0, double t1) {
+  const rrt_attn_desc *d = &p->d;
+  rrt_attn_stats *S = &p->stats;
+  memset(S, 0, sizeof *S);
+  S->total_s = t1 - t0;
+  S->steps = p->P;
+  S->bytes_sent = (double)(p->P - 1) * (double)p->kv_bytes;
+  for (int s = 0; s < p->P; s++) {
+    rrt_attn_step_time *tm = &p->times[s];
+    if (p->async) times_from_events(p, t0, s);
+    S->flops += 4.0 * d->head_dim * (double)p->steps[s].pairs * (double)d->batch * d->heads_q;
+    S->compute_s += tm->ke - tm->kb;
+    char name[48];
+    snprintf(name, sizeof name, "attn step %d", s);
+    rrt_trace_add(p->ctx, RRT_TRACK_COMPUTE, name, tm->kb, tm->ke);
+    if (s + 1 < p->P) {
+      double c = tm->ce - tm->cb;
+      double lo = tm->cb > tm->kb ? tm->cb : tm->kb;
+      double hi = tm->ce < tm->ke ? tm->ce : tm->ke;
+      double hidden = hi > lo ? hi - lo : 0.0;
+      S->comm_s += c;
+      S->comm_exposed_s += c - hidden;
+      snprintf(name, sizeof name, "kv shift %d", s);
+      rrt_trace_add(p->ctx, RRT_TRACK_COMM, name, tm->cb, tm->ce);
+    }
+  }
+  S->hidden_share = S->comm_s > 0 ? 1.0 - S->comm_exposed_s / S->comm_s : 1.0;
+}

@@ -1,0 +1,98 @@
+/* Ring attention kernel table of the cpu backend (kernels/cpu/attn_fwd.c on
+ * host memory), and the choice of a table for a backend. */
+#include <stdlib.h>
+
+#include "comm/ctx.h"
+#include "kernels/attn_kernels.h"
+#include "kernels/cpu/attn_fwd.h"
+#include "ringrt/transport.h"
+
+static size_t q_elems(const rrt_attn_kshape *sh) {
+  return (size_t)sh->batch * (size_t)sh->rows * (size_t)sh->heads_q * (size_t)sh->head_dim;
+}
+
+static size_t kv_elems(const rrt_attn_kshape *sh) {
+  return (size_t)sh->batch * (size_t)sh->rows * (size_t)sh->heads_kv * (size_t)sh->head_dim;
+}
+
+/* The CPU kernel reads f32: half storage is converted once per block into
+ * these host copies (each K/V element is reused by every query block). */
+static rrt_status cpu_work_create(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w) {
+  (void)ctx;
+  if (sh->dtype == RRT_DTYPE_F32) return RRT_SUCCESS;
+  w->q32 = malloc(q_elems(sh) * sizeof(float));
+  w->kv32 = malloc(2 * kv_elems(sh) * sizeof(float));
+  return w->q32 && w->kv32 ? RRT_SUCCESS : RRT_ERR_OUT_OF_MEMORY;
+}
+
+static void cpu_work_destroy(rrt_ctx_t ctx, rrt_attn_work *w) {
+  (void)ctx;
+  free(w->q32);
+  free(w->kv32);
+  w->q32 = w->kv32 = NULL;
+}
+
+static rrt_status cpu_start(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
+                            const void *q, const void *k, const void *v, void *kvbuf, float *o,
+                            float *lse) {
+  (void)ctx;
+  const size_t n_lse = (size_t)sh->batch * (size_t)sh->heads_q * (size_t)sh->rows;
+  const size_t half = kv_elems(sh) * rrt_dtype_size((rrt_dtype)sh->dtype);
+  rrt_attn_cpu_start(o, q_elems(sh), lse, n_lse, kvbuf, k, v, half);
+  w->q = q;
+  if (sh->dtype != RRT_DTYPE_F32) {
+    rrt_attn_cpu_to_f32(w->q32, q, q_elems(sh), sh->dtype);
+    w->q = w->q32;
+  }
+  return RRT_SUCCESS;
+}
+
+static rrt_status cpu_step(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
+                           const void *k, const void *v, const rrt_attn_item *items, int nitems,
+                           float *o, float *lse, const rrt_attn_progress *progress) {
+  const float *k32 = k, *v32 = v;
+  if (sh->dtype != RRT_DTYPE_F32) {
+    const size_t n = kv_elems(sh);
+    rrt_attn_cpu_to_f32(w->kv32, k, n, sh->dtype);
+    rrt_attn_cpu_to_f32(w->kv32 + n, v, n, sh->dtype);
+    k32 = w->kv32;
+    v32 = w->kv32 + n;
+  }
+  rrt_attn_cpu_args a = {sh->batch,
+                         sh->heads_q,
+                         sh->heads_kv,
+                         sh->head_dim,
+                         sh->scale,
+                         w->q,
+                         sh->rows,
+                         k32,
+                         v32,
+                         sh->rows,
+                         o,
+                         lse,
+                         progress->poll,
+                         progress->arg,
+                         ctx->env.cpu_isa};
+  return rrt_attn_fwd_cpu(&a, items, nitems);
+}
+
+static rrt_status cpu_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, const float *o_acc,
+                             void *o) {
+  (void)ctx;
+  if (sh->dtype != RRT_DTYPE_F32) rrt_attn_cpu_from_f32(o, o_acc, q_elems(sh), sh->dtype);
+  return RRT_SUCCESS;
+}
+
+const rrt_attn_kernels rrt_attn_kernels_cpu = {
+    "cpu", 1, cpu_work_create, cpu_work_destroy, cpu_start, cpu_step, cpu_finish};
+
+const rrt_attn_kernels *rrt_attn_kernels_for(rrt_backend backend) {
+  switch (backend) {
+  case RRT_BACKEND_CPU: return &rrt_attn_kernels_cpu;
+  case RRT_BACKEND_EMU: return &rrt_attn_kernels_emu;
+#if RINGRT_HAVE_CUDA
+  case RRT_BACKEND_CUDA: return &rrt_attn_kernels_cuda;
+#endif
+  default: return NULL;
+  }
+}

@@ -1,0 +1,108 @@
+/* SEACells kernel table of the cpu backend (kernels/cpu/seacells.c on host
+ * memory), and the choice of a table for a backend. */
+#include <stdlib.h>
+
+#include "comm/error.h"
+#include "kernels/cpu/seacells.h"
+#include "kernels/seacells_kernels.h"
+
+static rrt_status oom(rrt_ctx_t ctx, const char *what) {
+  return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: %s", what);
+}
+
+/* ---- kNN: the queries and lists are the caller's host arrays ---------------- */
+
+static rrt_status cpu_knn_begin(rrt_ctx_t ctx, const rrt_sc_knn_args *a, void **work) {
+  rrt_sc_knn_args *w = malloc(sizeof *w);
+  *work = w;
+  if (!w) return oom(ctx, "kNN state");
+  *w = *a;
+  return RRT_SUCCESS;
+}
+
+static rrt_status cpu_knn_tile(rrt_ctx_t ctx, void *work, const double *r, int64_t nr, int64_t r0) {
+  (void)ctx;
+  const rrt_sc_knn_args *a = work;
+  return rrt_sc_cpu_knn_tile(a->q, a->nq, a->q0, r, nr, r0, a->d, a->k, a->best_d, a->best_i);
+}
+
+static rrt_status cpu_knn_end(rrt_ctx_t ctx, void *work) {
+  (void)ctx, (void)work;
+  return RRT_SUCCESS;
+}
+
+static void cpu_knn_free(rrt_ctx_t ctx, void *work) {
+  (void)ctx;
+  free(work);
+}
+
+/* ---- A update ------------------------------------------------------------------ */
+
+static rrt_status cpu_a_update(rrt_ctx_t ctx, const rrt_sc_a_args *a) {
+  rrt_sc_rows rows;
+  if (rrt_sc_cpu_sparse_rows(a->m, a->t1a, &rows) != RRT_SUCCESS) return oom(ctx, "T1a rows");
+  rrt_sc_cpu_a_solve(a->x.nl, a->m, a->fw_iter, a->capa, a->x.ptr, a->x.col, a->x.val, a->y.first,
+                     a->y.cnt, a->y.j, a->y.w, a->t1a, &rows, a->first, a->a_idx, a->a_w, a->a_nnz);
+  rrt_sc_rows_free(&rows);
+  return RRT_SUCCESS;
+}
+
+/* ---- B update: the nonzeros of T1b and, within budget, the K A^T rows ---------- */
+
+typedef struct cpu_b_work {
+  rrt_sc_b_args a;
+  rrt_sc_rows t1b_rows;
+  int64_t *katptr; /* NULL: the K A^T rows are formed per cell at each step */
+  int32_t *katcol;
+  double *katval;
+} cpu_b_work;
+
+static void cpu_b_free(rrt_ctx_t ctx, void *work) {
+  (void)ctx;
+  cpu_b_work *w = work;
+  if (!w) return;
+  rrt_sc_rows_free(&w->t1b_rows);
+  free(w->katptr), free(w->katcol), free(w->katval);
+  free(w);
+}
+
+static rrt_status cpu_b_begin(rrt_ctx_t ctx, const rrt_sc_b_args *a, void **work) {
+  cpu_b_work *w = calloc(1, sizeof *w);
+  *work = w;
+  if (!w) return oom(ctx, "B update");
+  w->a = *a;
+  if (rrt_sc_cpu_sparse_rows(a->m, a->t1b, &w->t1b_rows) != RRT_SUCCESS)
+    return oom(ctx, "T1b rows");
+  /* the K A^T rows are the same at every step: kept when they fit the
+   * budget (a bound linear in n), else formed per cell at each step (the
+   * same bits: a hub-heavy graph has rows of up to m entries) */
+  (void)rrt_sc_cpu_xh_rows(a->x.nl, a->m, a->x.ptr, a->x.col, a->x.val, a->h.first, a->h.cnt,
+                           a->h.j, a->h.w, a->kat_budget, &w->katptr, &w->katcol, &w->katval);
+  return RRT_SUCCESS;
+}
+
+static rrt_status cpu_b_argmin(rrt_ctx_t ctx, void *work, const rrt_sc_bycell *y, double *best_v,
+                               int64_t *best_i) {
+  (void)ctx;
+  const cpu_b_work *w = work;
+  const rrt_sc_b_args *a = &w->a;
+  rrt_sc_cpu_b_argmin(a->x.nl, a->c0, a->m, a->x.ptr, a->x.col, a->x.val, y->first, y->cnt, y->j,
+                      y->w, a->h.first, a->h.cnt, a->h.j, a->h.w, w->katptr, w->katcol, w->katval,
+                      &w->t1b_rows, best_v, best_i);
+  return RRT_SUCCESS;
+}
+
+const rrt_sc_kernels rrt_sc_kernels_cpu = {"cpu",       cpu_knn_begin, cpu_knn_tile,
+                                           cpu_knn_end, cpu_knn_free,  cpu_a_update,
+                                           cpu_b_begin, cpu_b_argmin,  cpu_b_free};
+
+const rrt_sc_kernels *rrt_sc_kernels_for(rrt_backend backend) {
+  switch (backend) {
+  case RRT_BACKEND_CPU: return &rrt_sc_kernels_cpu;
+  case RRT_BACKEND_EMU: return &rrt_sc_kernels_emu;
+#if RINGRT_HAVE_CUDA
+  case RRT_BACKEND_CUDA: return &rrt_sc_kernels_cuda;
+#endif
+  default: return NULL;
+  }
+}
