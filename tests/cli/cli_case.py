@@ -60,7 +60,7 @@ MEASURED_KEY = re.compile(r"(_s|gflops|tflops|_share)$")
 MEASURED_UNIT = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?=( s\b| GFLOP/s| TFLOP/s|%))")
 SMALL_EXP = re.compile(r"(?<![\w.])-?\d\.\d+e-\d+(?![\w.])")
 DECIMAL = re.compile(r"(?<![\w.])-?\d+\.\d+(?:e[-+]?\d+)?(?![\w.])")
-TAG = re.compile(r"^\[\d+,(\d+)\]<(stdout|stderr)>:(.*)$")
+TAG = re.compile(r"\[\d+,(\d+)\]<(stdout|stderr|stddiag)>:")
 MPIRUN_NOTICE = ("Primary job", "detected that one or more processes exited with non-zero status")
 
 
@@ -189,6 +189,25 @@ def sections(name, text):
     return ["[%s]" % name] + lines if lines else []
 
 
+def split_tagged(text, ranks):
+    """Sort mpirun --tag-output text into ranks[(rank, stream)] (lines);
+    return mpirun's own lines. A tag starts every line of a rank and also
+    every chunk it forwards, which may begin inside a line: a tag's text runs
+    to the end of its line or to the next tag."""
+    pieces, rest, pos = {}, [], 0
+    tags = list(TAG.finditer(text))
+    for k, m in enumerate(tags):
+        rest.append(text[pos:m.start()])
+        nxt = tags[k + 1].start() if k + 1 < len(tags) else len(text)
+        nl = text.find("\n", m.end(), nxt)
+        pos = nl + 1 if nl >= 0 else nxt
+        pieces.setdefault((int(m.group(1)), m.group(2)), []).append(text[m.end():pos])
+    rest.append(text[pos:])
+    for key, parts in pieces.items():
+        ranks.setdefault(key, []).extend("".join(parts).splitlines())
+    return "".join(rest).splitlines()
+
+
 def run_ringrt(words, env, args):
     np_ = args.np
     if len(words) >= 2 and words[0] == "-n":
@@ -209,14 +228,9 @@ def run_ringrt(words, env, args):
         err = e.stderr.decode(errors="replace") if e.stderr else ""
     if np_ == 0:
         return echo, rc, sections("stdout", out) + sections("stderr", err), out + err
-    ranks, untagged = {}, {"stdout": [], "stderr": []}
+    ranks, untagged = {}, {}
     for stream, text in (("stdout", out), ("stderr", err)):
-        for line in text.splitlines():
-            m = TAG.match(line)
-            if m:
-                ranks.setdefault((int(m.group(1)), m.group(2)), []).append(m.group(3))
-            else:
-                untagged[stream].append(line)
+        untagged[stream] = split_tagged(text, ranks)
     body = []
     for (rank, stream) in sorted(ranks, key=lambda k: (k[0], k[1] != "stdout")):
         body += ["[rank %d %s]" % (rank, stream)] + ranks[(rank, stream)]
