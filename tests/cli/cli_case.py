@@ -40,6 +40,7 @@ CTest never passes it). --update-all BUILD [REGEX] reruns every `cli` CTest
 case of a build folder (or those matching REGEX) with --update.
 """
 import argparse
+import difflib
 import json
 import math
 import os
@@ -49,7 +50,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import difflib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
