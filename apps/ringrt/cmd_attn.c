@@ -4,16 +4,21 @@
  * shard from --seed, see src/io/attn_gen.h) or global BSHD .npy files in
  * natural order. Outputs (--out, --lse) are written in natural order
  * whatever the layout. --check compares with a double-precision naive
- * reference on rank 0. Reports time (max over ranks, median over --iters),
- * FLOP/s (causal counts only unmasked pairs), bytes sent per rank and the
- * share of communication hidden behind compute. */
+ * reference on rank 0 (attn_check.c). Reports time (max over ranks, median
+ * over --iters), FLOP/s (causal counts only unmasked pairs), bytes sent per
+ * rank and the share of communication hidden behind compute.
+ *
+ * Phases of rrt_cmd_attn: parse options, read the input files, create the
+ * plan and the shards, time the runs, gather/write/check the outputs,
+ * report (text and JSON). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/attn_gen.h"
 #include "app.h"
+#include "attn_check.h"
+#include "io/attn_gen.h"
 #include "io/npy.h"
 #include "kernels/attn_math.h"
 #include "ringrt/attn.h"
@@ -26,6 +31,29 @@ typedef struct attn_opts {
   rrt_dtype dtype;
   const char *qf, *kf, *vf, *out, *lse;
 } attn_opts;
+
+/* What one run holds once the plan exists: the context, the shards on the
+ * host and in backend memory, the outputs, the per-iteration times. */
+typedef struct attn_run {
+  rrt_ctx_t ctx;
+  MPI_Comm comm; /* the context's communicator */
+  int rank, P;
+  rrt_attn_desc d;
+  rrt_attn_plan_t plan;
+  size_t es;   /* bytes per stored element */
+  size_t n[3]; /* elements of this rank's Q, K, V shards (O has n[0]) */
+  size_t nl;   /* LSE entries of this rank */
+  void *host[3], *dev[3], *dout, *hout;
+  float *dlse, *hlse;
+  double *times; /* per timed iteration, the slowest rank's */
+} attn_run;
+
+/* The timed runs, reduced over the ranks. */
+typedef struct attn_timing {
+  double t_med, flops, hidden, bytes;
+  double per;     /* 1 / (iterations * ranks): sums to means per rank and run */
+  double sums[3]; /* comm, exposed comm, compute: summed over ranks and runs */
+} attn_timing;
 
 static void usage(void) {
   printf("usage: ringrt attn [options]\n\n"
@@ -55,6 +83,75 @@ static const char *descr_of(rrt_dtype dt) {
   return dt == RRT_DTYPE_F32 ? "<f4" : dt == RRT_DTYPE_F16 ? "<f2" : "<u2";
 }
 
+/* ------------------------------------------------------------ options --- */
+
+/* An integer option of the table: 1 if `a` is one (parsed into o, 2 on a
+ * bad value), 0 if not. */
+static int parse_long_option(MPI_Comm comm, const char *a, const char *next, attn_opts *o) {
+  static const struct {
+    const char *name;
+    size_t off;
+    long lo, hi;
+  } longs[] = {
+      {"--batch", offsetof(attn_opts, batch), 1, 1L << 20},
+      {"--seq", offsetof(attn_opts, seq), 1, 1L << 40},
+      {"--heads", offsetof(attn_opts, heads), 1, 1 << 16},
+      {"--kv-heads", offsetof(attn_opts, kv_heads), 1, 1 << 16},
+      {"--dim", offsetof(attn_opts, dim), 1, RRT_ATTN_MAX_HEAD_DIM},
+      {"--iters", offsetof(attn_opts, iters), 1, 1 << 20},
+      {"--warmup", offsetof(attn_opts, warmup), 0, 1 << 20},
+      {"--seed", offsetof(attn_opts, seed), 0, (long)(~0UL >> 1)},
+  };
+  int done = 0;
+  for (size_t k = 0; k < sizeof longs / sizeof longs[0]; k++)
+    if (strcmp(a, longs[k].name) == 0) {
+      if (rrt_app_parse_long(comm, "attn", a, next, longs[k].lo, longs[k].hi,
+                             (long *)((char *)o + longs[k].off)) != 0)
+        return 2;
+      done = 1;
+    }
+  return done;
+}
+
+/* Any other option with a value: 0 parsed, 2 on a usage error. */
+static int parse_value_option(MPI_Comm comm, const char *a, const char *next, attn_opts *o) {
+  if (strcmp(a, "--scale") == 0) {
+    if (rrt_app_parse_double(comm, "attn", a, next, &o->scale) != 0) return 2;
+  } else if (strcmp(a, "--layout") == 0) {
+    if (rrt_attn_layout_parse(next, &o->layout) != RRT_SUCCESS) {
+      rrt_app_print0(comm, "ringrt attn: --layout '%s' is not contiguous, zigzag or stripe\n",
+                     next);
+      return 2;
+    }
+  } else if (strcmp(a, "--dtype") == 0) {
+    if (strcmp(next, "f32") == 0)
+      o->dtype = RRT_DTYPE_F32;
+    else if (strcmp(next, "bf16") == 0)
+      o->dtype = RRT_DTYPE_BF16;
+    else if (strcmp(next, "f16") == 0)
+      o->dtype = RRT_DTYPE_F16;
+    else {
+      rrt_app_print0(comm, "ringrt attn: --dtype '%s' is not f32, bf16 or f16\n", next);
+      return 2;
+    }
+  } else if (strcmp(a, "--q") == 0)
+    o->qf = next;
+  else if (strcmp(a, "--k") == 0)
+    o->kf = next;
+  else if (strcmp(a, "--v") == 0)
+    o->vf = next;
+  else if (strcmp(a, "--out") == 0)
+    o->out = next;
+  else if (strcmp(a, "--lse") == 0)
+    o->lse = next;
+  else {
+    rrt_app_print0(comm, "ringrt attn: unknown option '%s'\n", a);
+    return 2;
+  }
+  return 0;
+}
+
+/* 0: run; 1: --help was printed; 2: usage error (printed on rank 0). */
 static int parse(MPI_Comm comm, int argc, char **argv, attn_opts *o, rrt_app_common *c) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -79,66 +176,10 @@ static int parse(MPI_Comm comm, int argc, char **argv, attn_opts *o, rrt_app_com
       rrt_app_print0(comm, "ringrt attn: unknown option or missing value: '%s'\n", a);
       return 2;
     }
-    static const struct {
-      const char *name;
-      size_t off;
-      long lo, hi;
-    } longs[] = {
-        {"--batch", offsetof(attn_opts, batch), 1, 1L << 20},
-        {"--seq", offsetof(attn_opts, seq), 1, 1L << 40},
-        {"--heads", offsetof(attn_opts, heads), 1, 1 << 16},
-        {"--kv-heads", offsetof(attn_opts, kv_heads), 1, 1 << 16},
-        {"--dim", offsetof(attn_opts, dim), 1, RRT_ATTN_MAX_HEAD_DIM},
-        {"--iters", offsetof(attn_opts, iters), 1, 1 << 20},
-        {"--warmup", offsetof(attn_opts, warmup), 0, 1 << 20},
-        {"--seed", offsetof(attn_opts, seed), 0, (long)(~0UL >> 1)},
-    };
-    int done = 0;
-    for (size_t k = 0; k < sizeof longs / sizeof longs[0]; k++)
-      if (strcmp(a, longs[k].name) == 0) {
-        if (rrt_app_parse_long(comm, "attn", a, next, longs[k].lo, longs[k].hi,
-                               (long *)((char *)o + longs[k].off)) != 0)
-          return 2;
-        done = 1;
-      }
-    if (done) {
-      i++;
-      continue;
-    }
     i++;
-    if (strcmp(a, "--scale") == 0) {
-      if (rrt_app_parse_double(comm, "attn", a, next, &o->scale) != 0) return 2;
-    } else if (strcmp(a, "--layout") == 0) {
-      if (rrt_attn_layout_parse(next, &o->layout) != RRT_SUCCESS) {
-        rrt_app_print0(comm, "ringrt attn: --layout '%s' is not contiguous, zigzag or stripe\n",
-                       next);
-        return 2;
-      }
-    } else if (strcmp(a, "--dtype") == 0) {
-      if (strcmp(next, "f32") == 0)
-        o->dtype = RRT_DTYPE_F32;
-      else if (strcmp(next, "bf16") == 0)
-        o->dtype = RRT_DTYPE_BF16;
-      else if (strcmp(next, "f16") == 0)
-        o->dtype = RRT_DTYPE_F16;
-      else {
-        rrt_app_print0(comm, "ringrt attn: --dtype '%s' is not f32, bf16 or f16\n", next);
-        return 2;
-      }
-    } else if (strcmp(a, "--q") == 0)
-      o->qf = next;
-    else if (strcmp(a, "--k") == 0)
-      o->kf = next;
-    else if (strcmp(a, "--v") == 0)
-      o->vf = next;
-    else if (strcmp(a, "--out") == 0)
-      o->out = next;
-    else if (strcmp(a, "--lse") == 0)
-      o->lse = next;
-    else {
-      rrt_app_print0(comm, "ringrt attn: unknown option '%s'\n", a);
-      return 2;
-    }
+    r = parse_long_option(comm, a, next, o);
+    if (r == 0) r = parse_value_option(comm, a, next, o);
+    if (r == 2) return 2;
   }
   if ((o->qf || o->kf || o->vf) && !(o->qf && o->kf && o->vf)) {
     rrt_app_print0(comm, "ringrt attn: --q, --k and --v go together\n");
@@ -146,6 +187,8 @@ static int parse(MPI_Comm comm, int argc, char **argv, attn_opts *o, rrt_app_com
   }
   return 0;
 }
+
+/* ------------------------------------------------------------- inputs --- */
 
 /* Global inputs from .npy files: shapes checked against each other and the
  * dtype; fills the shape options. Returns 0 or prints (rank 0) and returns 1. */
@@ -215,6 +258,117 @@ static void *make_shard(const attn_opts *o, const rrt_attn_desc *d, int P, int r
   return x;
 }
 
+/* The input files, if any, read on every rank; a failure anywhere fails all
+ * ranks (message on rank 0). Fills the default --kv-heads. Returns 0 or 1. */
+static int read_inputs(MPI_Comm comm, attn_opts *o, rrt_npy files[3]) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  memset(files, 0, 3 * sizeof files[0]);
+  int fail = 0;
+  if (o->qf) fail = load_inputs(o, files, rank);
+  MPI_Allreduce(MPI_IN_PLACE, &fail, 1, MPI_INT, MPI_MAX, comm);
+  if (fail) {
+    for (int t = 0; t < 3; t++)
+      rrt_npy_free(&files[t]);
+    return 1;
+  }
+  if (o->kv_heads == 0) o->kv_heads = o->heads;
+  return 0;
+}
+
+static rrt_attn_desc desc_of(const attn_opts *o) {
+  rrt_attn_desc d = RRT_ATTN_DESC_INITIALIZER;
+  d.batch = o->batch;
+  d.seq = o->seq;
+  d.heads_q = (int)o->heads;
+  d.heads_kv = (int)o->kv_heads;
+  d.head_dim = (int)o->dim;
+  d.scale = o->scale;
+  d.causal = o->causal;
+  d.layout = o->layout;
+  d.dtype = o->dtype;
+  return d;
+}
+
+/* The plan, this rank's shards in backend memory, the output buffers.
+ * Returns 0, or 1 after a message on rank 0 (every rank fails). */
+static int setup(attn_run *run, const attn_opts *o, rrt_npy files[3]) {
+  if (rrt_attn_plan_create(run->ctx, &run->d, &run->plan) != RRT_SUCCESS) {
+    if (run->rank == 0) fprintf(stderr, "ringrt attn: %s\n", rrt_ctx_last_error(run->ctx));
+    return 1;
+  }
+  const rrt_attn_desc *d = &run->d;
+  const int64_t L = d->seq / run->P;
+  run->es = rrt_dtype_size(d->dtype);
+  run->n[0] = (size_t)(d->batch * L * d->heads_q * d->head_dim);
+  run->n[1] = run->n[2] = (size_t)(d->batch * L * d->heads_kv * d->head_dim);
+  run->nl = (size_t)(d->batch * d->heads_q * L);
+  const int heads[3] = {d->heads_q, d->heads_kv, d->heads_kv};
+  rrt_status st = RRT_SUCCESS;
+  for (int t = 0; t < 3 && st == RRT_SUCCESS; t++) {
+    run->host[t] = make_shard(o, d, run->P, run->rank, t, heads[t], o->qf ? &files[t] : NULL);
+    st = run->host[t] ? rrt_malloc(run->ctx, run->n[t] * run->es, &run->dev[t])
+                      : RRT_ERR_OUT_OF_MEMORY;
+    if (st == RRT_SUCCESS)
+      st = rrt_memcpy_to_backend(run->ctx, run->dev[t], run->host[t], run->n[t] * run->es);
+  }
+  if (st == RRT_SUCCESS) st = rrt_malloc(run->ctx, run->n[0] * run->es, &run->dout);
+  if (st == RRT_SUCCESS) st = rrt_malloc(run->ctx, run->nl * sizeof(float), (void **)&run->dlse);
+  run->hout = malloc(run->n[0] * run->es + 1);
+  run->hlse = malloc(run->nl * sizeof(float) + 1);
+  run->times = calloc((size_t)o->iters, sizeof *run->times);
+  if (st == RRT_SUCCESS && (!run->hout || !run->hlse || !run->times)) st = RRT_ERR_OUT_OF_MEMORY;
+  if (rrt_agree(run->ctx, st) != RRT_SUCCESS) {
+    if (run->rank == 0)
+      fprintf(stderr, "ringrt attn: allocating inputs: %s\n", rrt_ctx_last_error(run->ctx));
+    return 1;
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------- run --- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Warm-up and timed runs: per iteration the slowest rank's time; the median
+ * and the comm/compute means over ranks and runs. Returns 0 or 1. */
+static int time_runs(attn_run *run, const attn_opts *o, attn_timing *tm) {
+  double comm_s = 0, exposed_s = 0, compute_s = 0;
+  rrt_attn_stats stt = {0};
+  for (long it = -o->warmup; it < o->iters; it++) {
+    MPI_Barrier(run->comm);
+    if (rrt_attn_plan_run(run->plan, run->dev[0], run->dev[1], run->dev[2], run->dout, run->dlse) !=
+        RRT_SUCCESS) {
+      if (run->rank == 0) fprintf(stderr, "ringrt attn: %s\n", rrt_ctx_last_error(run->ctx));
+      return 1;
+    }
+    rrt_attn_plan_stats(run->plan, &stt);
+    if (it >= 0) {
+      run->times[it] = stt.total_s;
+      comm_s += stt.comm_s;
+      exposed_s += stt.comm_exposed_s;
+      compute_s += stt.compute_s;
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, run->times, (int)o->iters, MPI_DOUBLE, MPI_MAX, run->comm);
+  tm->sums[0] = comm_s, tm->sums[1] = exposed_s, tm->sums[2] = compute_s;
+  tm->bytes = stt.bytes_sent;
+  MPI_Allreduce(MPI_IN_PLACE, tm->sums, 3, MPI_DOUBLE, MPI_SUM, run->comm);
+  MPI_Allreduce(MPI_IN_PLACE, &tm->bytes, 1, MPI_DOUBLE, MPI_MAX, run->comm);
+  qsort(run->times, (size_t)o->iters, sizeof *run->times, cmp_double);
+  const double *t = run->times;
+  tm->t_med = o->iters % 2 ? t[o->iters / 2] : 0.5 * (t[o->iters / 2 - 1] + t[o->iters / 2]);
+  tm->flops = rrt_attn_flops(&run->d);
+  tm->hidden = tm->sums[0] > 0 ? 1.0 - tm->sums[1] / tm->sums[0] : 1.0;
+  tm->per = 1.0 / ((double)o->iters * run->P);
+  return 0;
+}
+
+/* ------------------------------------------------------------ outputs --- */
+
 /* Gather shards on rank 0 and reorder to natural order: O ([B, S, H, D])
  * or, with is_lse, LSE ([B, H, S]). Returns a malloc'd global array on
  * rank 0, NULL elsewhere; *fail when the shards are too large for one
@@ -250,95 +404,143 @@ static void *gather_natural(MPI_Comm comm, const rrt_attn_desc *d, const void *s
   return nat;
 }
 
-typedef struct check_result {
-  double max_abs, max_rel, lse_abs, ref_max;
-  int pass;
-} check_result;
-
-/* Global input tensor t as stored, in double (rank 0, for --check). */
-static double *input_global(const attn_opts *o, const rrt_attn_desc *d, int t, int heads,
-                            const rrt_npy *file) {
-  size_t n = (size_t)(d->batch * d->seq * heads * d->head_dim);
-  double *g = malloc(n * sizeof(double) + 1);
-  if (!g) return NULL;
-  for (size_t i = 0; i < n; i++) {
-    if (file) {
-      g[i] = rrt_am_load(file->data, (int64_t)i, (int)d->dtype);
-    } else {
-      float tmp;
-      rrt_am_store(&tmp, 0, (int)d->dtype, rrt_attn_data_value((uint64_t)o->seed, t, i));
-      g[i] = rrt_am_load(&tmp, 0, (int)d->dtype);
-    }
+/* --out and --lse on rank 0 (global arrays in natural order). Returns 1 on
+ * a write failure (message printed). */
+static int write_outputs(const attn_opts *o, const rrt_attn_desc *d, const void *go,
+                         const float *gl) {
+  char err[600];
+  int io_fail = 0;
+  int64_t oshape[4] = {d->batch, d->seq, d->heads_q, d->head_dim};
+  int64_t lshape[3] = {d->batch, d->heads_q, d->seq};
+  if (o->out && rrt_npy_write(o->out, descr_of(d->dtype), 4, oshape, go, err, sizeof err)) {
+    fprintf(stderr, "ringrt attn: %s\n", err);
+    io_fail = 1;
   }
-  return g;
+  if (o->lse && rrt_npy_write(o->lse, "<f4", 3, lshape, gl, err, sizeof err)) {
+    fprintf(stderr, "ringrt attn: %s\n", err);
+    io_fail = 1;
+  }
+  return io_fail;
 }
 
-/* Naive attention in double on the global tensors (rank 0). */
-static int check_ref(const attn_opts *o, const rrt_attn_desc *d, const rrt_npy *files,
-                     const void *out, const float *lse, check_result *c) {
-  const int64_t S = d->seq, D = d->head_dim, Hq = d->heads_q, Hkv = d->heads_kv;
-  const double scale = d->scale > 0 ? d->scale : 1.0 / sqrt((double)D);
-  const int heads[3] = {(int)Hq, (int)Hkv, (int)Hkv};
-  double *g[3];
-  for (int t = 0; t < 3; t++)
-    g[t] = input_global(o, d, t, heads[t], files ? &files[t] : NULL);
-  if (!g[0] || !g[1] || !g[2]) {
+/* --check on rank 0: the inputs again (files were freed after sharding),
+ * then the reference; nothing after a failed write but the size note. Sets
+ * *checked when a verdict exists; returns 1 on an I/O or memory failure
+ * (message printed). */
+static int check_outputs(const attn_opts *o, const rrt_attn_desc *d, rrt_npy files[3],
+                         const void *go, const float *gl, int write_failed, rrt_app_attn_check *chk,
+                         int *checked) {
+  char err[600];
+  double work = (double)d->batch * d->heads_q * (double)d->seq * (double)d->seq * d->head_dim;
+  if (work > 1e10) {
+    fprintf(stderr,
+            "ringrt attn: --check skipped: the naive reference would take %.0e "
+            "multiply-adds (limit 1e10)\n",
+            work);
+    return 0;
+  }
+  if (write_failed) return 0;
+  if (o->qf) {
+    const char *fn[3] = {o->qf, o->kf, o->vf};
     for (int t = 0; t < 3; t++)
-      free(g[t]);
+      if (rrt_npy_read(fn[t], &files[t], err, sizeof err) != RRT_SUCCESS) {
+        fprintf(stderr, "ringrt attn: %s\n", err);
+        return 1;
+      }
+  }
+  if (rrt_app_attn_check_ref((uint64_t)o->seed, d, o->qf ? files : NULL, go, gl, chk) != 0) {
+    fprintf(stderr, "ringrt attn: --check: out of memory for the global inputs\n");
     return 1;
   }
-  double max_abs = 0, lse_abs = 0, ref_max = 0;
-#pragma omp parallel for schedule(dynamic, 1) reduction(max : max_abs, lse_abs, ref_max)
-  for (int64_t t = 0; t < d->batch * Hq * S; t++) {
-    const int64_t i = t % S, h = (t / S) % Hq, b = t / (S * Hq), hk = h / (Hq / Hkv);
-    double *s = malloc(sizeof(double) * (size_t)S), *acc = calloc((size_t)D, sizeof(double));
-    const double *qv = g[0] + ((b * S + i) * Hq + h) * D;
-    const int64_t nk = d->causal ? i + 1 : S;
-    double mx = -HUGE_VAL, sum = 0;
-    for (int64_t j = 0; j < nk; j++) {
-      const double *kr = g[1] + ((b * S + j) * Hkv + hk) * D;
-      double x = 0;
-      for (int64_t e = 0; e < D; e++)
-        x += qv[e] * kr[e];
-      s[j] = x * scale;
-      mx = s[j] > mx ? s[j] : mx;
-    }
-    for (int64_t j = 0; j < nk; j++) {
-      const double *vr = g[2] + ((b * S + j) * Hkv + hk) * D;
-      double p = exp(s[j] - mx);
-      sum += p;
-      for (int64_t e = 0; e < D; e++)
-        acc[e] += p * vr[e];
-    }
-    for (int64_t e = 0; e < D; e++) {
-      double ref = acc[e] / sum;
-      double got = rrt_am_load(out, ((b * S + i) * Hq + h) * D + e, (int)d->dtype);
-      double ae = fabs(got - ref);
-      if (!(ae <= max_abs)) max_abs = ae == ae ? ae : HUGE_VAL;
-      if (fabs(ref) > ref_max) ref_max = fabs(ref);
-    }
-    double le = fabs((double)lse[(b * Hq + h) * S + i] - (mx + log(sum)));
-    if (!(le <= lse_abs)) lse_abs = le == le ? le : HUGE_VAL;
-    free(s);
-    free(acc);
-  }
-  for (int t = 0; t < 3; t++)
-    free(g[t]);
-  c->max_abs = max_abs;
-  c->max_rel = ref_max > 0 ? max_abs / ref_max : max_abs;
-  c->lse_abs = lse_abs;
-  c->ref_max = ref_max;
-  /* Errors relative to the output scale: f32 accumulation (~1e-6, allow
-   * 1e-4), plus the final rounding of O to bf16 (2^-8) or f16 (2^-11). */
-  double tol = d->dtype == RRT_DTYPE_F32 ? 1e-4 : d->dtype == RRT_DTYPE_BF16 ? 8e-3 : 1.5e-3;
-  double norm = ref_max > 1 ? ref_max : 1;
-  c->pass = max_abs <= tol * norm && lse_abs <= 1e-4 * (1 + log((double)S));
+  *checked = 1;
   return 0;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
+/* Outputs to the host; with --out, --lse or --check, gathered in natural
+ * order on rank 0, written and checked there. Returns -1 when the copy back
+ * failed (nothing to report), else 1 on an I/O failure on any rank, else 0. */
+static int finish_outputs(attn_run *run, const attn_opts *o, rrt_npy files[3],
+                          rrt_app_attn_check *chk, int *checked) {
+  const size_t qbytes = run->n[0] * run->es;
+  if (rrt_memcpy_to_host(run->ctx, run->hout, run->dout, qbytes) != RRT_SUCCESS ||
+      rrt_memcpy_to_host(run->ctx, run->hlse, run->dlse, run->nl * sizeof(float)) != RRT_SUCCESS) {
+    if (run->rank == 0) fprintf(stderr, "ringrt attn: %s\n", rrt_ctx_last_error(run->ctx));
+    return -1;
+  }
+  int io_fail = 0;
+  if (o->out || o->lse || o->check) {
+    int f1 = 0, f2 = 0;
+    void *go = gather_natural(run->comm, &run->d, run->hout, qbytes, run->es, 0, &f1);
+    float *gl = gather_natural(run->comm, &run->d, run->hlse, run->nl * sizeof(float),
+                               sizeof(float), 1, &f2);
+    if (f1 || f2) {
+      if (run->rank == 0) fprintf(stderr, "ringrt attn: outputs too large to gather on one rank\n");
+      io_fail = 1;
+    } else if (run->rank == 0) {
+      io_fail = write_outputs(o, &run->d, go, gl);
+      if (o->check) io_fail |= check_outputs(o, &run->d, files, go, gl, io_fail, chk, checked);
+    }
+    free(go);
+    free(gl);
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &io_fail, 1, MPI_INT, MPI_MAX, run->comm);
+  return io_fail;
+}
+
+/* ------------------------------------------------------------- report --- */
+
+static void report_text(const attn_run *run, const attn_opts *o, const attn_timing *tm,
+                        const rrt_app_attn_check *chk, int checked) {
+  const rrt_attn_desc *d = &run->d;
+  printf("ringrt attn: %s backend, %d rank(s), batch %lld seq %lld heads %d/%d dim %d %s "
+         "%s%s\n",
+         rrt_backend_name(rrt_ctx_backend(run->ctx)), run->P, (long long)d->batch,
+         (long long)d->seq, d->heads_q, d->heads_kv, d->head_dim, rrt_dtype_name(d->dtype),
+         rrt_attn_layout_name(d->layout), d->causal ? " causal" : "");
+  printf("  time %.6f s (median of %ld, max over ranks), %.3f TFLOP/s (%.2f GFLOP/s)\n", tm->t_med,
+         o->iters, tm->flops / tm->t_med * 1e-12, tm->flops / tm->t_med * 1e-9);
+  printf("  K/V sent per rank %.0f bytes; comm %.6f s, exposed %.6f s, hidden %.1f%%; compute "
+         "%.6f s (means per rank and run)\n",
+         tm->bytes, tm->sums[0] * tm->per, tm->sums[1] * tm->per, 100.0 * tm->hidden,
+         tm->sums[2] * tm->per);
+  if (checked)
+    printf("  check vs double reference: max abs err %.3e, max rel err %.3e, LSE max abs err "
+           "%.3e: %s\n",
+           chk->max_abs, chk->max_rel, chk->lse_abs, chk->pass ? "PASS" : "FAIL");
+}
+
+static void report_json(FILE *jf, const attn_run *run, const attn_opts *o, const attn_timing *tm,
+                        const rrt_app_attn_check *chk, int checked) {
+  const rrt_attn_desc *d = &run->d;
+  const double per = tm->per;
+  fprintf(jf,
+          "{\"command\":\"attn\",\"backend\":\"%s\",\"ranks\":%d,\"batch\":%lld,\"seq\":%lld,"
+          "\"heads\":%d,\"kv_heads\":%d,\"dim\":%d,\"dtype\":\"%s\",\"layout\":\"%s\","
+          "\"causal\":%s,\"iters\":%ld,\"warmup\":%ld,\"time_s\":%.9g,\"time_min_s\":%.9g,"
+          "\"flops\":%.6g,\"tflops\":%.6g,\"bytes_sent_per_rank\":%.0f,\"comm_s\":%.9g,"
+          "\"comm_exposed_s\":%.9g,\"compute_s\":%.9g,\"hidden_share\":%.6f",
+          rrt_backend_name(rrt_ctx_backend(run->ctx)), run->P, (long long)d->batch,
+          (long long)d->seq, d->heads_q, d->heads_kv, d->head_dim, rrt_dtype_name(d->dtype),
+          rrt_attn_layout_name(d->layout), d->causal ? "true" : "false", o->iters, o->warmup,
+          tm->t_med, run->times[0], tm->flops, tm->flops / tm->t_med * 1e-12, tm->bytes,
+          tm->sums[0] * per, tm->sums[1] * per, tm->sums[2] * per, tm->hidden);
+  if (checked)
+    fprintf(jf, ",\"check\":{\"max_abs\":%.6g,\"max_rel\":%.6g,\"lse_max_abs\":%.6g,\"pass\":%s}",
+            chk->max_abs, chk->max_rel, chk->lse_abs, chk->pass ? "true" : "false");
+  fprintf(jf, "}\n");
+}
+
+static void run_free(attn_run *run) {
+  for (int t = 0; t < 3; t++) {
+    free(run->host[t]);
+    rrt_free(run->ctx, run->dev[t]);
+  }
+  rrt_free(run->ctx, run->dout);
+  rrt_free(run->ctx, run->dlse);
+  free(run->hout);
+  free(run->hlse);
+  free(run->times);
+  rrt_attn_plan_destroy(run->plan);
 }
 
 int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
@@ -348,207 +550,44 @@ int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
   int pr = parse(comm, argc, argv, &o, &c);
   if (pr == 1) return 0;
   if (pr) return pr;
-  int rank = 0, P = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &P);
-
   rrt_npy files[3];
-  memset(files, 0, sizeof files);
-  int fail = 0;
-  if (o.qf) fail = load_inputs(&o, files, rank);
-  MPI_Allreduce(MPI_IN_PLACE, &fail, 1, MPI_INT, MPI_MAX, comm);
-  if (fail) {
+  if (read_inputs(comm, &o, files) != 0) return 1;
+
+  attn_run run = {0};
+  if (rrt_app_ctx_create(comm, &c, &run.ctx) != RRT_SUCCESS) {
     for (int t = 0; t < 3; t++)
       rrt_npy_free(&files[t]);
     return 1;
   }
-  if (o.kv_heads == 0) o.kv_heads = o.heads;
-
-  rrt_ctx_t ctx = NULL;
-  if (rrt_app_ctx_create(comm, &c, &ctx) != RRT_SUCCESS) return 1;
-  MPI_Comm cc = rrt_ctx_comm(ctx);
-  rrt_attn_desc d = RRT_ATTN_DESC_INITIALIZER;
-  d.batch = o.batch;
-  d.seq = o.seq;
-  d.heads_q = (int)o.heads;
-  d.heads_kv = (int)o.kv_heads;
-  d.head_dim = (int)o.dim;
-  d.scale = o.scale;
-  d.causal = o.causal;
-  d.layout = o.layout;
-  d.dtype = o.dtype;
+  run.comm = rrt_ctx_comm(run.ctx);
+  run.rank = rrt_ctx_rank(run.ctx);
+  run.P = rrt_ctx_size(run.ctx);
+  run.d = desc_of(&o);
   int rc = 1;
-  rrt_attn_plan_t plan = NULL;
-  void *host[3] = {NULL, NULL, NULL}, *dev[3] = {NULL, NULL, NULL}, *dout = NULL, *hout = NULL;
-  float *dlse = NULL, *hlse = NULL;
-  double *times = NULL;
-  if (rrt_attn_plan_create(ctx, &d, &plan) != RRT_SUCCESS) {
-    if (rank == 0) fprintf(stderr, "ringrt attn: %s\n", rrt_ctx_last_error(ctx));
-    goto done;
-  }
-  const int64_t L = d.seq / P;
-  const size_t es = rrt_dtype_size(d.dtype);
-  const size_t nq = (size_t)(d.batch * L * d.heads_q * d.head_dim);
-  const size_t nkv = (size_t)(d.batch * L * d.heads_kv * d.head_dim);
-  const size_t nl = (size_t)(d.batch * d.heads_q * L);
-  const size_t n[3] = {nq, nkv, nkv};
-  const int heads[3] = {d.heads_q, d.heads_kv, d.heads_kv};
-  rrt_status st = RRT_SUCCESS;
-  for (int t = 0; t < 3 && st == RRT_SUCCESS; t++) {
-    host[t] = make_shard(&o, &d, P, rank, t, heads[t], o.qf ? &files[t] : NULL);
-    st = host[t] ? rrt_malloc(ctx, n[t] * es, &dev[t]) : RRT_ERR_OUT_OF_MEMORY;
-    if (st == RRT_SUCCESS) st = rrt_memcpy_to_backend(ctx, dev[t], host[t], n[t] * es);
-  }
-  if (st == RRT_SUCCESS) st = rrt_malloc(ctx, nq * es, &dout);
-  if (st == RRT_SUCCESS) st = rrt_malloc(ctx, nl * sizeof(float), (void **)&dlse);
-  hout = malloc(nq * es + 1);
-  hlse = malloc(nl * sizeof(float) + 1);
-  times = calloc((size_t)o.iters, sizeof *times);
-  if (st == RRT_SUCCESS && (!hout || !hlse || !times)) st = RRT_ERR_OUT_OF_MEMORY;
-  if (rrt_agree(ctx, st) != RRT_SUCCESS) {
-    if (rank == 0) fprintf(stderr, "ringrt attn: allocating inputs: %s\n", rrt_ctx_last_error(ctx));
-    goto done;
-  }
+  attn_timing tm = {0};
+  rrt_app_attn_check chk = {0, 0, 0, 0, 1};
+  int checked = 0;
+  if (setup(&run, &o, files) != 0) goto done;
   for (int t = 0; t < 3; t++)
     rrt_npy_free(&files[t]);
-
-  /* timed runs: per iteration the slowest rank's time */
-  double comm_s = 0, exposed_s = 0, compute_s = 0;
-  rrt_attn_stats stt = {0};
-  for (long it = -o.warmup; it < o.iters; it++) {
-    MPI_Barrier(cc);
-    if (rrt_attn_plan_run(plan, dev[0], dev[1], dev[2], dout, dlse) != RRT_SUCCESS) {
-      if (rank == 0) fprintf(stderr, "ringrt attn: %s\n", rrt_ctx_last_error(ctx));
-      goto done;
-    }
-    rrt_attn_plan_stats(plan, &stt);
-    if (it >= 0) {
-      times[it] = stt.total_s;
-      comm_s += stt.comm_s;
-      exposed_s += stt.comm_exposed_s;
-      compute_s += stt.compute_s;
-    }
-  }
-  MPI_Allreduce(MPI_IN_PLACE, times, (int)o.iters, MPI_DOUBLE, MPI_MAX, cc);
-  double sums[3] = {comm_s, exposed_s, compute_s}, bytes = stt.bytes_sent;
-  MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, cc);
-  MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_DOUBLE, MPI_MAX, cc);
-  qsort(times, (size_t)o.iters, sizeof *times, cmp_double);
-  const double t_med =
-      o.iters % 2 ? times[o.iters / 2] : 0.5 * (times[o.iters / 2 - 1] + times[o.iters / 2]);
-  const double flops = rrt_attn_flops(&d);
-  const double hidden = sums[0] > 0 ? 1.0 - sums[1] / sums[0] : 1.0;
-  const double per = 1.0 / ((double)o.iters * P);
-
-  /* outputs in natural order, and the check, on rank 0 */
-  if (rrt_memcpy_to_host(ctx, hout, dout, nq * es) != RRT_SUCCESS ||
-      rrt_memcpy_to_host(ctx, hlse, dlse, nl * sizeof(float)) != RRT_SUCCESS) {
-    if (rank == 0) fprintf(stderr, "ringrt attn: %s\n", rrt_ctx_last_error(ctx));
-    goto done;
-  }
-  check_result chk = {0, 0, 0, 0, 1};
-  int checked = 0, io_fail = 0;
-  if (o.out || o.lse || o.check) {
-    int f1 = 0, f2 = 0;
-    void *go = gather_natural(cc, &d, hout, nq * es, es, 0, &f1);
-    float *gl = gather_natural(cc, &d, hlse, nl * sizeof(float), sizeof(float), 1, &f2);
-    if (f1 || f2) {
-      if (rank == 0) fprintf(stderr, "ringrt attn: outputs too large to gather on one rank\n");
-      io_fail = 1;
-    } else if (rank == 0) {
-      char err[600];
-      int64_t oshape[4] = {d.batch, d.seq, d.heads_q, d.head_dim};
-      int64_t lshape[3] = {d.batch, d.heads_q, d.seq};
-      if (o.out && rrt_npy_write(o.out, descr_of(d.dtype), 4, oshape, go, err, sizeof err)) {
-        fprintf(stderr, "ringrt attn: %s\n", err);
-        io_fail = 1;
-      }
-      if (o.lse && rrt_npy_write(o.lse, "<f4", 3, lshape, gl, err, sizeof err)) {
-        fprintf(stderr, "ringrt attn: %s\n", err);
-        io_fail = 1;
-      }
-      double work = (double)d.batch * d.heads_q * (double)d.seq * (double)d.seq * d.head_dim;
-      if (o.check && work > 1e10) {
-        fprintf(stderr,
-                "ringrt attn: --check skipped: the naive reference would take %.0e "
-                "multiply-adds (limit 1e10)\n",
-                work);
-      } else if (o.check) {
-        if (o.qf) { /* inputs were freed after sharding: read them again */
-          for (int t = 0; t < 3 && !io_fail; t++) {
-            const char *fn[3] = {o.qf, o.kf, o.vf};
-            if (rrt_npy_read(fn[t], &files[t], err, sizeof err) != RRT_SUCCESS) {
-              fprintf(stderr, "ringrt attn: %s\n", err);
-              io_fail = 1;
-            }
-          }
-        }
-        if (!io_fail && check_ref(&o, &d, o.qf ? files : NULL, go, gl, &chk) != 0) {
-          fprintf(stderr, "ringrt attn: --check: out of memory for the global inputs\n");
-          io_fail = 1;
-        } else if (!io_fail) {
-          checked = 1;
-        }
-      }
-    }
-    free(go);
-    free(gl);
-  }
-  MPI_Allreduce(MPI_IN_PLACE, &io_fail, 1, MPI_INT, MPI_MAX, cc);
+  if (time_runs(&run, &o, &tm) != 0) goto done;
+  int io_fail = finish_outputs(&run, &o, files, &chk, &checked);
+  if (io_fail < 0) goto done;
   int check_fail = checked && !chk.pass;
-  MPI_Allreduce(MPI_IN_PLACE, &check_fail, 1, MPI_INT, MPI_MAX, cc);
-
-  if (rank == 0) {
-    if (!c.quiet) {
-      printf("ringrt attn: %s backend, %d rank(s), batch %lld seq %lld heads %d/%d dim %d %s "
-             "%s%s\n",
-             rrt_backend_name(rrt_ctx_backend(ctx)), P, (long long)d.batch, (long long)d.seq,
-             d.heads_q, d.heads_kv, d.head_dim, rrt_dtype_name(d.dtype),
-             rrt_attn_layout_name(d.layout), d.causal ? " causal" : "");
-      printf("  time %.6f s (median of %ld, max over ranks), %.3f TFLOP/s (%.2f GFLOP/s)\n", t_med,
-             o.iters, flops / t_med * 1e-12, flops / t_med * 1e-9);
-      printf("  K/V sent per rank %.0f bytes; comm %.6f s, exposed %.6f s, hidden %.1f%%; compute "
-             "%.6f s (means per rank and run)\n",
-             bytes, sums[0] * per, sums[1] * per, 100.0 * hidden, sums[2] * per);
-      if (checked)
-        printf("  check vs double reference: max abs err %.3e, max rel err %.3e, LSE max abs err "
-               "%.3e: %s\n",
-               chk.max_abs, chk.max_rel, chk.lse_abs, chk.pass ? "PASS" : "FAIL");
-    }
-    FILE *jf = rrt_app_json_open(&c, rank);
+  MPI_Allreduce(MPI_IN_PLACE, &check_fail, 1, MPI_INT, MPI_MAX, run.comm);
+  if (run.rank == 0) {
+    if (!c.quiet) report_text(&run, &o, &tm, &chk, checked);
+    FILE *jf = rrt_app_json_open(&c, run.rank);
     if (jf) {
-      fprintf(jf,
-              "{\"command\":\"attn\",\"backend\":\"%s\",\"ranks\":%d,\"batch\":%lld,\"seq\":%lld,"
-              "\"heads\":%d,\"kv_heads\":%d,\"dim\":%d,\"dtype\":\"%s\",\"layout\":\"%s\","
-              "\"causal\":%s,\"iters\":%ld,\"warmup\":%ld,\"time_s\":%.9g,\"time_min_s\":%.9g,"
-              "\"flops\":%.6g,\"tflops\":%.6g,\"bytes_sent_per_rank\":%.0f,\"comm_s\":%.9g,"
-              "\"comm_exposed_s\":%.9g,\"compute_s\":%.9g,\"hidden_share\":%.6f",
-              rrt_backend_name(rrt_ctx_backend(ctx)), P, (long long)d.batch, (long long)d.seq,
-              d.heads_q, d.heads_kv, d.head_dim, rrt_dtype_name(d.dtype),
-              rrt_attn_layout_name(d.layout), d.causal ? "true" : "false", o.iters, o.warmup, t_med,
-              times[0], flops, flops / t_med * 1e-12, bytes, sums[0] * per, sums[1] * per,
-              sums[2] * per, hidden);
-      if (checked)
-        fprintf(jf,
-                ",\"check\":{\"max_abs\":%.6g,\"max_rel\":%.6g,\"lse_max_abs\":%.6g,\"pass\":%s}",
-                chk.max_abs, chk.max_rel, chk.lse_abs, chk.pass ? "true" : "false");
-      fprintf(jf, "}\n");
+      report_json(jf, &run, &o, &tm, &chk, checked);
       rrt_app_json_close(jf);
     }
   }
   rc = io_fail || check_fail ? 1 : 0;
 done:
-  for (int t = 0; t < 3; t++) {
+  for (int t = 0; t < 3; t++)
     rrt_npy_free(&files[t]);
-    free(host[t]);
-    rrt_free(ctx, dev[t]);
-  }
-  rrt_free(ctx, dout);
-  rrt_free(ctx, dlse);
-  free(hout);
-  free(hlse);
-  free(times);
-  rrt_attn_plan_destroy(plan);
-  if (rrt_app_ctx_finish(ctx, &c) != RRT_SUCCESS) rc = 1;
+  run_free(&run);
+  if (rrt_app_ctx_finish(run.ctx, &c) != RRT_SUCCESS) rc = 1;
   return rc;
 }

@@ -1,5 +1,9 @@
 /* `ringrt seacells`: SEACells metacells of single-cell PCA coordinates.
- * Every rank reads its own block of rows; errors are agreed on all ranks. */
+ * Every rank reads its own block of rows; errors are agreed on all ranks.
+ *
+ * Phases of rrt_cmd_seacells: parse options, read the inputs (coordinates,
+ * labels, cell ids, given archetypes), run, metrics, gather the assignments
+ * on rank 0, write and report there (seacells_report.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +13,7 @@
 #include "io/csv_matrix.h"
 #include "io/h5ad.h"
 #include "io/npy.h"
+#include "seacells_report.h"
 
 static const char usage[] = "usage: ringrt seacells INPUT (.h5ad | .npy | .csv) [options]\n"
                             "  --obsm KEY            h5ad matrix (default X_pca)\n"
@@ -27,69 +32,125 @@ static int ends_with(const char *s, const char *suf) {
   return a >= b && !strcmp(s + a - b, suf);
 }
 
-/* Share of the most common label per metacell, averaged over the non-empty
- * metacells (cells with a missing label, code -1, count in the size only). */
-static double mean_purity(const int64_t *assign, const int32_t *codes, int64_t n, int64_t m,
-                          int64_t ncat) {
-  int64_t *h = calloc((size_t)m * (ncat + 1), sizeof(int64_t)), *size = calloc((size_t)m, 8);
-  double purity = 0.0;
-  int64_t used = 0;
-  for (int64_t i = 0; h && size && i < n; i++) {
-    if (assign[i] < 0) continue;
-    size[assign[i]]++;
-    if (codes[i] >= 0 && codes[i] < ncat) h[assign[i] * (ncat + 1) + codes[i]]++;
-  }
-  for (int64_t j = 0; h && size && j < m; j++) {
-    int64_t best = 0;
-    for (int64_t k = 0; k < ncat; k++)
-      if (h[j * (ncat + 1) + k] > best) best = h[j * (ncat + 1) + k];
-    if (size[j]) purity += (double)best / size[j], used++;
-  }
-  free(h), free(size);
-  return used ? purity / used : 0.0;
-}
+/* Options of the subcommand beyond rrt_seacells_options. */
+typedef struct sc_opts {
+  const char *input, *key, *labels, *out, *ain, *aout;
+} sc_opts;
 
-/* Baseline: the purity of random groups with the metacells' sizes (the
- * labels shuffled over the cells, seeded), averaged over `reps` shuffles. */
-static double random_purity(const int64_t *assign, const int32_t *codes, int64_t n, int64_t m,
-                            int64_t ncat, uint64_t seed, int reps) {
-  int32_t *perm = malloc((size_t)(n + 1) * sizeof(int32_t));
-  if (!perm) return NAN;
-  uint64_t z = seed ^ 0x5ea5eedull;
-  double acc = 0.0;
-  for (int r = 0; r < reps; r++) {
-    memcpy(perm, codes, (size_t)n * sizeof(int32_t));
-    for (int64_t i = n - 1; i > 0; i--) { /* Fisher-Yates with splitmix64 */
-      z += 0x9e3779b97f4a7c15ull;
-      uint64_t v = z;
-      v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ull;
-      v = (v ^ (v >> 27)) * 0x94d049bb133111ebull;
-      v ^= v >> 31;
-      int64_t k = (int64_t)(v % (uint64_t)(i + 1));
-      int32_t t = perm[i];
-      perm[i] = perm[k], perm[k] = t;
-    }
-    acc += mean_purity(assign, perm, n, m, ncat);
-  }
-  free(perm);
-  return acc / reps;
-}
+/* This rank's inputs: its block of rows, the labels and cell ids (whole),
+ * archetypes given with --archetypes-in. */
+typedef struct sc_inputs {
+  int64_t n, first, count, *arch_in, na, ncodes;
+  int d;
+  double *x;
+  rrt_strings names, cats;
+  int32_t *codes;
+} sc_inputs;
 
-static void json_num(FILE *f, double v) {
-  if (isfinite(v))
-    fprintf(f, "%.6g", v);
+/* The assignments of every cell, gathered on rank 0 (NULL elsewhere except
+ * the local parts). */
+typedef struct sc_gathered {
+  int64_t *assign, *all, *ti, *tia;
+  double *tw, *twa;
+  int *cnt, *dis;
+} sc_gathered;
+
+/* ------------------------------------------------------------ options --- */
+
+/* An option with a numeric value of rrt_seacells_options: 0, or 2. */
+static int parse_number(MPI_Comm comm, const char *a, const char *val, rrt_seacells_options *o) {
+  long v;
+  double dv;
+  if (!strcmp(a, "--eps")) {
+    if (rrt_app_parse_double(comm, "seacells", "eps", val, &dv)) return 2;
+    o->eps = dv;
+    return 0;
+  }
+  if (rrt_app_parse_long(comm, "seacells", a + 2, val, 0, 1L << 40, &v)) return 2;
+  if (!strcmp(a, "--n-metacells"))
+    o->n_metacells = v;
+  else if (!strcmp(a, "--knn"))
+    o->knn = (int)v;
+  else if (!strcmp(a, "--seed"))
+    o->seed = (uint64_t)v;
+  else if (!strcmp(a, "--max-iter"))
+    o->max_iter = (int)v;
+  else if (!strcmp(a, "--min-iter"))
+    o->min_iter = (int)v;
   else
-    fputs("null", f);
+    o->fw_iter = (int)v;
+  return 0;
 }
 
-/* Mean of the finite values (NaN marks an undefined metric). */
-static double finite_mean(const double *v, int64_t m) {
-  double s = 0.0;
-  int64_t c = 0;
-  for (int64_t j = 0; j < m; j++)
-    if (isfinite(v[j])) s += v[j], c++;
-  return c ? s / c : NAN;
+static int is_number_option(const char *a) {
+  static const char *const names[] = {"--n-metacells", "--knn",     "--seed", "--max-iter",
+                                      "--min-iter",    "--fw-iter", "--eps"};
+  for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+    if (!strcmp(a, names[k])) return 1;
+  return 0;
 }
+
+/* An option that takes a value (val, NULL if missing): 1 parsed (consumes
+ * val), 0 not such an option, 2 usage error (printed). */
+static int parse_valued(MPI_Comm comm, const char *a, const char *val, sc_opts *so,
+                        rrt_seacells_options *o) {
+  const char **slot = !strcmp(a, "--obsm")             ? &so->key
+                      : !strcmp(a, "--labels")         ? &so->labels
+                      : !strcmp(a, "--out")            ? &so->out
+                      : !strcmp(a, "--archetypes-in")  ? &so->ain
+                      : !strcmp(a, "--archetypes-out") ? &so->aout
+                                                       : NULL;
+  if (!slot && strcmp(a, "--init") && !is_number_option(a)) return 0;
+  if (!val) {
+    rrt_app_print0(comm, "ringrt seacells: %s needs a value\n", a);
+    return 2;
+  }
+  if (slot) {
+    *slot = val;
+  } else if (!strcmp(a, "--init")) {
+    if (!strcmp(val, "maxmin"))
+      o->init = RRT_SEACELLS_INIT_MAXMIN;
+    else if (strcmp(val, "cssp")) {
+      rrt_app_print0(comm, "ringrt seacells: bad --init '%s'\n", val);
+      return 2;
+    }
+  } else if (parse_number(comm, a, val, o)) {
+    return 2;
+  }
+  return 1;
+}
+
+/* 0: run; 1: --help was printed; 2: usage error (printed on rank 0). */
+static int parse(MPI_Comm comm, int argc, char **argv, sc_opts *so, rrt_app_common *com,
+                 rrt_seacells_options *o) {
+  for (int i = 1; i < argc; i++) {
+    int c = rrt_app_common_option(com, argc, argv, &i);
+    if (c < 0) return 2;
+    if (c > 0) continue;
+    const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      rrt_app_print0(comm, "%s%s", usage, rrt_app_common_help);
+      return 1;
+    }
+    int r = parse_valued(comm, a, val, so, o);
+    if (r == 2) return 2;
+    if (r == 1) {
+      i++;
+    } else if (a[0] != '-' && !so->input) {
+      so->input = a;
+    } else {
+      rrt_app_print0(comm, "ringrt seacells: unknown option '%s'\n%s", a, usage);
+      return 2;
+    }
+  }
+  if (!so->input) {
+    rrt_app_print0(comm, "%s", usage);
+    return 2;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------- inputs --- */
 
 /* Read this rank's rows. Returns 0 or fills err. */
 static rrt_status read_input(const char *path, const char *key, rrt_ctx_t ctx, int64_t *n, int *d,
@@ -136,250 +197,154 @@ static rrt_status read_input(const char *path, const char *key, rrt_ctx_t ctx, i
   return *x ? RRT_SUCCESS : RRT_ERR_OUT_OF_MEMORY;
 }
 
+/* --archetypes-in: cell indices, one per line; they set --n-metacells. */
+static rrt_status read_archetypes(const char *path, sc_inputs *in, rrt_seacells_options *o,
+                                  char *err, size_t len) {
+  FILE *f = fopen(path, "r");
+  long long a;
+  if (!f) {
+    snprintf(err, len, "%s: cannot open", path);
+    return RRT_ERR_IO;
+  }
+  in->arch_in = malloc(sizeof(int64_t) * 1024 * 1024);
+  while (in->arch_in && in->na < 1024 * 1024 && fscanf(f, "%lld", &a) == 1)
+    in->arch_in[in->na++] = a;
+  fclose(f);
+  o->init = RRT_SEACELLS_INIT_GIVEN;
+  o->archetypes = in->arch_in;
+  o->n_metacells = in->na;
+  return RRT_SUCCESS;
+}
+
+/* Every input of this rank; the outcome is agreed on all ranks (each rank
+ * names its own problem). Returns 0 or 1. */
+static int read_all(rrt_ctx_t ctx, const sc_opts *so, rrt_seacells_options *o, sc_inputs *in) {
+  char err[1024] = "";
+  rrt_status st = read_input(so->input, so->key, ctx, &in->n, &in->d, &in->x, &in->first,
+                             &in->count, err, sizeof err);
+  if (st == RRT_SUCCESS && so->labels) {
+    st = rrt_h5ad_read_categorical(so->input, so->labels, &in->codes, &in->ncodes, &in->cats, err,
+                                   sizeof err);
+    if (st == RRT_SUCCESS && in->ncodes != in->n) {
+      snprintf(err, sizeof err, "%s: obs/%s has %lld rows, the matrix %lld", so->input, so->labels,
+               (long long)in->ncodes, (long long)in->n);
+      st = RRT_ERR_INVALID_ARG;
+    }
+  }
+  if (st == RRT_SUCCESS && (ends_with(so->input, ".h5ad")))
+    if (rrt_h5ad_read_obs_names(so->input, &in->names, err, sizeof err) != RRT_SUCCESS) err[0] = 0;
+  if (st == RRT_SUCCESS && so->ain) st = read_archetypes(so->ain, in, o, err, sizeof err);
+  st = rrt_agree(ctx, st);
+  if (st != RRT_SUCCESS) {
+    fprintf(stderr, "ringrt seacells: rank %d: %s\n", rrt_ctx_rank(ctx),
+            err[0] ? err : rrt_ctx_last_error(ctx));
+    return 1;
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------- gathering --- */
+
+/* Assignments and the top-5 metacells of every cell, on rank 0. */
+static void gather_assignments(MPI_Comm comm, rrt_ctx_t ctx, rrt_seacells_t s, const sc_inputs *in,
+                               sc_gathered *g) {
+  const int64_t n = in->n, count = in->count;
+  g->assign = malloc((size_t)(count + 1) * sizeof(int64_t));
+  g->all = malloc((size_t)n * sizeof(int64_t));
+  g->ti = malloc((size_t)(count * 5 + 1) * sizeof(int64_t));
+  g->tia = malloc((size_t)n * 5 * sizeof(int64_t));
+  g->tw = malloc((size_t)(count * 5 + 1) * sizeof(double));
+  g->twa = malloc((size_t)n * 5 * sizeof(double));
+  rrt_seacells_local_assignments(s, 5, g->assign, g->ti, g->tw);
+  int P = rrt_ctx_size(ctx), c = (int)count;
+  g->cnt = malloc(P * sizeof(int));
+  g->dis = malloc(P * sizeof(int));
+  MPI_Allgather(&c, 1, MPI_INT, g->cnt, 1, MPI_INT, comm);
+  for (int r = 0, off = 0; r < P; r++)
+    g->dis[r] = off, off += g->cnt[r];
+  MPI_Gatherv(g->assign, c, MPI_INT64_T, g->all, g->cnt, g->dis, MPI_INT64_T, 0, comm);
+  for (int r = 0; r < P; r++)
+    g->cnt[r] *= 5, g->dis[r] *= 5;
+  MPI_Gatherv(g->ti, c * 5, MPI_INT64_T, g->tia, g->cnt, g->dis, MPI_INT64_T, 0, comm);
+  MPI_Gatherv(g->tw, c * 5, MPI_DOUBLE, g->twa, g->cnt, g->dis, MPI_DOUBLE, 0, comm);
+}
+
+static void gathered_free(sc_gathered *g) {
+  free(g->assign), free(g->all), free(g->ti), free(g->tia), free(g->tw), free(g->twa);
+  free(g->cnt), free(g->dis);
+}
+
+/* Rank 0: the CSV, the archetypes, the JSON report, the summary lines. */
+static void write_and_report(rrt_ctx_t ctx, rrt_seacells_t s, const sc_opts *so,
+                             const rrt_app_common *com, const rrt_app_seacells_result *r) {
+  rrt_app_seacells_summary sm;
+  rrt_app_seacells_summarise(r, &sm);
+  if (so->out) rrt_app_seacells_write_csv(so->out, r);
+  if (so->aout) rrt_app_seacells_write_archetypes(so->aout, s, r->m);
+  FILE *js = rrt_app_json_open(com, 0);
+  if (js) {
+    rrt_app_seacells_json(js, ctx, s, r, &sm);
+    rrt_app_json_close(js);
+  }
+  if (!com->quiet) rrt_app_seacells_text(s, r, &sm);
+  free(sm.size);
+}
+
 int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
   rrt_app_common com;
   memset(&com, 0, sizeof com);
-  const char *input = NULL, *key = "X_pca", *labels = NULL, *out = NULL, *ain = NULL, *aout = NULL;
+  sc_opts so = {NULL, "X_pca", NULL, NULL, NULL, NULL};
   rrt_seacells_options o = RRT_SEACELLS_OPTIONS_INITIALIZER;
-  long v;
-  double dv;
-  for (int i = 1; i < argc; i++) {
-    int c = rrt_app_common_option(&com, argc, argv, &i);
-    if (c < 0) return 2;
-    if (c > 0) continue;
-    const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED()                                                                                     \
-  if (!val) {                                                                                      \
-    rrt_app_print0(comm, "ringrt seacells: %s needs a value\n", a);                                \
-    return 2;                                                                                      \
-  }                                                                                                \
-  i++
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      rrt_app_print0(comm, "%s%s", usage, rrt_app_common_help);
-      return 0;
-    } else if (!strcmp(a, "--obsm")) {
-      NEED();
-      key = val;
-    } else if (!strcmp(a, "--labels")) {
-      NEED();
-      labels = val;
-    } else if (!strcmp(a, "--out")) {
-      NEED();
-      out = val;
-    } else if (!strcmp(a, "--archetypes-in")) {
-      NEED();
-      ain = val;
-    } else if (!strcmp(a, "--archetypes-out")) {
-      NEED();
-      aout = val;
-    } else if (!strcmp(a, "--init")) {
-      NEED();
-      if (!strcmp(val, "maxmin"))
-        o.init = RRT_SEACELLS_INIT_MAXMIN;
-      else if (strcmp(val, "cssp")) {
-        rrt_app_print0(comm, "ringrt seacells: bad --init '%s'\n", val);
-        return 2;
-      }
-    } else if (!strcmp(a, "--n-metacells") || !strcmp(a, "--knn") || !strcmp(a, "--seed") ||
-               !strcmp(a, "--max-iter") || !strcmp(a, "--min-iter") || !strcmp(a, "--fw-iter")) {
-      NEED();
-      if (rrt_app_parse_long(comm, "seacells", a + 2, val, 0, 1L << 40, &v)) return 2;
-      if (!strcmp(a, "--n-metacells"))
-        o.n_metacells = v;
-      else if (!strcmp(a, "--knn"))
-        o.knn = (int)v;
-      else if (!strcmp(a, "--seed"))
-        o.seed = (uint64_t)v;
-      else if (!strcmp(a, "--max-iter"))
-        o.max_iter = (int)v;
-      else if (!strcmp(a, "--min-iter"))
-        o.min_iter = (int)v;
-      else
-        o.fw_iter = (int)v;
-    } else if (!strcmp(a, "--eps")) {
-      NEED();
-      if (rrt_app_parse_double(comm, "seacells", "eps", val, &dv)) return 2;
-      o.eps = dv;
-    } else if (a[0] != '-' && !input) {
-      input = a;
-    } else {
-      rrt_app_print0(comm, "ringrt seacells: unknown option '%s'\n%s", a, usage);
-      return 2;
-    }
-  }
-  if (!input) {
-    rrt_app_print0(comm, "%s", usage);
-    return 2;
-  }
+  int pr = parse(comm, argc, argv, &so, &com, &o);
+  if (pr) return pr == 1 ? 0 : pr;
   rrt_ctx_t ctx = NULL;
   if (rrt_app_ctx_create(comm, &com, &ctx) != RRT_SUCCESS) return 1;
   int rank = rrt_ctx_rank(ctx), rc = 1;
   o.verbose = !com.quiet;
-  char err[1024] = "";
-  int64_t n = 0, first = 0, count = 0, *arch_in = NULL, na = 0;
-  int d = 0;
-  double *x = NULL;
-  rrt_strings names = {0, NULL}, cats = {0, NULL};
-  int32_t *codes = NULL;
-  int64_t ncodes = 0;
+  sc_inputs in;
+  memset(&in, 0, sizeof in);
   rrt_seacells_t s = NULL;
-  rrt_status st = read_input(input, key, ctx, &n, &d, &x, &first, &count, err, sizeof err);
-  if (st == RRT_SUCCESS && labels) {
-    st = rrt_h5ad_read_categorical(input, labels, &codes, &ncodes, &cats, err, sizeof err);
-    if (st == RRT_SUCCESS && ncodes != n) {
-      snprintf(err, sizeof err, "%s: obs/%s has %lld rows, the matrix %lld", input, labels,
-               (long long)ncodes, (long long)n);
-      st = RRT_ERR_INVALID_ARG;
-    }
-  }
-  if (st == RRT_SUCCESS && (ends_with(input, ".h5ad")))
-    if (rrt_h5ad_read_obs_names(input, &names, err, sizeof err) != RRT_SUCCESS) err[0] = 0;
-  if (st == RRT_SUCCESS && ain) {
-    FILE *f = fopen(ain, "r");
-    long long a;
-    if (!f) {
-      snprintf(err, sizeof err, "%s: cannot open", ain);
-      st = RRT_ERR_IO;
-    } else {
-      arch_in = malloc(sizeof(int64_t) * 1024 * 1024);
-      while (arch_in && na < 1024 * 1024 && fscanf(f, "%lld", &a) == 1)
-        arch_in[na++] = a;
-      fclose(f);
-      o.init = RRT_SEACELLS_INIT_GIVEN;
-      o.archetypes = arch_in;
-      o.n_metacells = na;
-    }
-  }
-  st = rrt_agree(ctx, st);
-  if (st != RRT_SUCCESS) {
-    fprintf(stderr, "ringrt seacells: rank %d: %s\n", rank, err[0] ? err : rrt_ctx_last_error(ctx));
-    goto done;
-  }
-  st = rrt_seacells_run(ctx, n, d, x, &o, &s);
-  if (st != RRT_SUCCESS) {
+  if (read_all(ctx, &so, &o, &in) != 0) goto done;
+  if (rrt_seacells_run(ctx, in.n, in.d, in.x, &o, &s) != RRT_SUCCESS) {
     /* every rank reports: the run agreed on the failure, so all of them exit */
     fprintf(stderr, "ringrt seacells: %s\n", rrt_ctx_last_error(ctx)); /* names the rank */
     goto done;
   }
   int64_t m = rrt_seacells_n_metacells(s);
   double *comp = malloc((size_t)m * sizeof(double)), *sep = malloc((size_t)m * sizeof(double));
-  if (!comp || !sep || rrt_seacells_metrics(ctx, s, x, comp, sep) != RRT_SUCCESS) {
+  if (!comp || !sep || rrt_seacells_metrics(ctx, s, in.x, comp, sep) != RRT_SUCCESS) {
     if (rank == 0) fprintf(stderr, "ringrt seacells: metrics: %s\n", rrt_ctx_last_error(ctx));
     free(comp), free(sep);
     goto done;
   }
-  int64_t *assign = malloc((size_t)(count + 1) * sizeof(int64_t)),
-          *all = malloc((size_t)n * sizeof(int64_t));
-  int64_t *ti = malloc((size_t)(count * 5 + 1) * sizeof(int64_t)),
-          *tia = malloc((size_t)n * 5 * sizeof(int64_t));
-  double *tw = malloc((size_t)(count * 5 + 1) * sizeof(double)),
-         *twa = malloc((size_t)n * 5 * sizeof(double));
-  rrt_seacells_local_assignments(s, 5, assign, ti, tw);
-  int P = rrt_ctx_size(ctx), *cnt = malloc(P * sizeof(int)), *dis = malloc(P * sizeof(int)),
-      c = (int)count;
-  MPI_Allgather(&c, 1, MPI_INT, cnt, 1, MPI_INT, comm);
-  for (int r = 0, off = 0; r < P; r++)
-    dis[r] = off, off += cnt[r];
-  MPI_Gatherv(assign, c, MPI_INT64_T, all, cnt, dis, MPI_INT64_T, 0, comm);
-  for (int r = 0; r < P; r++)
-    cnt[r] *= 5, dis[r] *= 5;
-  MPI_Gatherv(ti, c * 5, MPI_INT64_T, tia, cnt, dis, MPI_INT64_T, 0, comm);
-  MPI_Gatherv(tw, c * 5, MPI_DOUBLE, twa, cnt, dis, MPI_DOUBLE, 0, comm);
+  sc_gathered g;
+  gather_assignments(comm, ctx, s, &in, &g);
   if (rank == 0) {
-    int64_t *size = calloc((size_t)m, sizeof(int64_t));
-    for (int64_t i = 0; i < n; i++)
-      if (all[i] >= 0) size[all[i]]++;
-    double purity = 0.0, rpurity = 0.0;
-    if (codes) {
-      purity = mean_purity(all, codes, n, m, cats.count);
-      rpurity = random_purity(all, codes, n, m, cats.count, o.seed, 20);
-    }
-    double mcomp = finite_mean(comp, m), msep = finite_mean(sep, m);
-    if (out) {
-      FILE *f = fopen(out, "w");
-      if (!f) {
-        fprintf(stderr, "ringrt seacells: cannot write %s\n", out);
-      } else {
-        fprintf(f, "cell,metacell,mc1,w1,mc2,w2,mc3,w3,mc4,w4,mc5,w5\n");
-        for (int64_t i = 0; i < n; i++) {
-          if (names.count == n)
-            fprintf(f, "%s,%lld", names.items[i], (long long)all[i]);
-          else
-            fprintf(f, "%lld,%lld", (long long)i, (long long)all[i]);
-          for (int t = 0; t < 5; t++)
-            fprintf(f, ",%lld,%.6g", (long long)tia[i * 5 + t], twa[i * 5 + t]);
-          fputc('\n', f);
-        }
-        fclose(f);
-      }
-    }
-    if (aout) {
-      FILE *f = fopen(aout, "w");
-      const int64_t *ar = rrt_seacells_archetypes(s);
-      for (int64_t j = 0; f && j < m; j++)
-        fprintf(f, "%lld\n", (long long)ar[j]);
-      if (f) fclose(f);
-    }
-    FILE *js = rrt_app_json_open(&com, rank);
-    if (js) {
-      int nr = 0;
-      const double *rss = rrt_seacells_rss(s, &nr);
-      fprintf(js,
-              "{\"command\": \"seacells\", \"input\": \"%s\", \"cells\": %lld, \"dims\": %d, "
-              "\"metacells\": %lld, \"ranks\": %d, \"backend\": \"%s\", \"iterations\": %d, "
-              "\"converged\": %s, \"rss\": [",
-              input, (long long)n, d, (long long)m, P, rrt_backend_name(rrt_ctx_backend(ctx)),
-              rrt_seacells_iterations(s), rrt_seacells_converged(s) ? "true" : "false");
-      for (int t = 0; t < nr; t++)
-        fprintf(js, "%s%.10g", t ? ", " : "", rss[t]);
-      fprintf(js, "], \"sizes\": [");
-      for (int64_t j = 0; j < m; j++)
-        fprintf(js, "%s%lld", j ? ", " : "", (long long)size[j]);
-      fprintf(js, "]");
-      if (codes)
-        fprintf(js,
-                ", \"labels\": \"%s\", \"mean_purity\": %.6f, \"random_purity\": %.6f, "
-                "\"random_purity_seed\": %llu, \"random_purity_reps\": 20",
-                labels, purity, rpurity, (unsigned long long)o.seed);
-      fprintf(js, ", \"mean_compactness\": ");
-      json_num(js, mcomp);
-      fprintf(js, ", \"mean_separation\": ");
-      json_num(js, msep);
-      fprintf(js, ", \"compactness\": [");
-      for (int64_t j = 0; j < m; j++)
-        fprintf(js, "%s", j ? ", " : ""), json_num(js, comp[j]);
-      fprintf(js, "], \"separation\": [");
-      for (int64_t j = 0; j < m; j++)
-        fprintf(js, "%s", j ? ", " : ""), json_num(js, sep[j]);
-      fprintf(js, "]");
-      fprintf(js, ", \"seconds\": {");
-      const char *ph[] = {"knn", "kernel", "init", "update_a", "update_b", "rss"};
-      for (int p = 0; p < 6; p++)
-        fprintf(js, "%s\"%s\": %.6f", p ? ", " : "", ph[p], rrt_seacells_seconds(s, ph[p]));
-      fprintf(js, "}}\n");
-      rrt_app_json_close(js);
-    }
-    if (!com.quiet) {
-      fprintf(stderr, "seacells: %lld metacells, %d iterations%s, RSS %.6g -> %.6g\n", (long long)m,
-              rrt_seacells_iterations(s), rrt_seacells_converged(s) ? "" : " (not converged)",
-              rrt_seacells_rss(s, NULL)[0], rrt_seacells_rss(s, NULL)[rrt_seacells_iterations(s)]);
-      fprintf(stderr, "seacells: mean compactness %.4g, mean separation %.4g (input coordinates)\n",
-              mcomp, msep);
-      if (codes)
-        fprintf(stderr,
-                "seacells: mean purity of %s: %.4f (random groups of the same sizes: %.4f)\n",
-                labels, purity, rpurity);
-    }
-    free(size);
+    rrt_app_seacells_result r = {.input = so.input,
+                                 .labels = so.labels,
+                                 .n = in.n,
+                                 .m = m,
+                                 .d = in.d,
+                                 .P = rrt_ctx_size(ctx),
+                                 .assign = g.all,
+                                 .top_i = g.tia,
+                                 .top_w = g.twa,
+                                 .comp = comp,
+                                 .sep = sep,
+                                 .names = &in.names,
+                                 .codes = in.codes,
+                                 .ncat = in.cats.count,
+                                 .seed = o.seed};
+    write_and_report(ctx, s, &so, &com, &r);
   }
-  free(assign), free(all), free(ti), free(tia), free(tw), free(twa), free(cnt), free(dis);
+  gathered_free(&g);
   free(comp), free(sep);
   rc = 0;
 done:
   rrt_seacells_destroy(s);
-  free(x), free(codes), free(arch_in);
-  rrt_strings_free(&names);
-  rrt_strings_free(&cats);
+  free(in.x), free(in.codes), free(in.arch_in);
+  rrt_strings_free(&in.names);
+  rrt_strings_free(&in.cats);
   rrt_app_ctx_finish(ctx, &com);
   return rc;
 }

@@ -12,15 +12,9 @@ typedef struct subcommand {
 
 static const subcommand commands[] = {
     {"info", rrt_cmd_info, "per-rank host, backend, device, binding, transport and versions"},
-#ifdef RRT_APP_CMD_ATTN
     {"attn", rrt_cmd_attn, "ring attention forward over the ranks"},
-#endif
-#ifdef RRT_APP_CMD_ILU
     {"ilu", rrt_cmd_ilu, "distributed ILU(0) and Krylov solve of a sparse system"},
-#endif
-#ifdef RRT_APP_CMD_SEACELLS
     {"seacells", rrt_cmd_seacells, "SEACells metacells of single-cell data"},
-#endif
 };
 static const int ncommands = (int)(sizeof commands / sizeof commands[0]);
 
