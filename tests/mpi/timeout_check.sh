@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Drive test_timeout: the job MUST fail, within LIMIT seconds, with a message
-# naming the operation, the peer, the step and the timeout.
+# Drive a timeout test (test_timeout, test_trace_timeout): the job MUST fail,
+# within LIMIT seconds, with a message naming the operation, the peer, the
+# step and the timeout.
 # Usage: timeout_check.sh LIMIT MPIEXEC [MPIEXEC ARGS...] -- EXE [ARGS...]
-# RINGRT_TIMEOUT and RINGRT_BACKEND come from the environment (CTest).
+# RINGRT_TIMEOUT and RINGRT_BACKEND come from the environment (CTest), and
+# TIMEOUT_EXPECT, when set, replaces the expected stderr patterns
+# ('|'-separated; default: test_timeout's ring shift at step 5 with peer 1).
 set -u
 limit=$1
 shift
@@ -26,7 +29,8 @@ fail=0
 if [ "$rc" -eq 0 ]; then echo "FAIL: the job succeeded; a timeout abort was expected"; fail=1; fi
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then echo "FAIL: the job hung (killed by the guard)"; fail=1; fi
 if [ "$elapsed" -gt "$limit" ]; then echo "FAIL: took ${elapsed} s > ${limit} s"; fail=1; fi
-for pat in "rrt_ring_shift" "peer 1" "step 5" "timeout" "RINGRT_TIMEOUT"; do
+IFS='|' read -r -a patterns <<<"${TIMEOUT_EXPECT:-rrt_ring_shift|peer 1|step 5|timeout|RINGRT_TIMEOUT}"
+for pat in "${patterns[@]}"; do
   if ! grep -q -- "$pat" "$err"; then echo "FAIL: stderr does not mention '$pat'"; fail=1; fi
 done
 [ "$fail" -eq 0 ] && echo "PASS"
