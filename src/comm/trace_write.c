@@ -43,8 +43,9 @@ static size_t offset_of(const size_t *block_bytes, int r) {
 /* One rank's gathered block: its host name, then its intervals. */
 #define HOST_LEN 64
 
-static const char *block_host(const char *block) { return block; }
-static size_t block_count(size_t bytes) { return (bytes - HOST_LEN) / sizeof(rrt_interval); }
+static size_t block_count(size_t bytes) {
+  return bytes > HOST_LEN ? (bytes - HOST_LEN) / sizeof(rrt_interval) : 0;
+}
 
 /* Rank 0 writes everything: blocks[r] (block_bytes[r] bytes) came from rank r. */
 static void write_trace(FILE *f, int size, const char *all, const size_t *block_bytes) {
@@ -55,8 +56,8 @@ static void write_trace(FILE *f, int size, const char *all, const size_t *block_
             "%s{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"rank %d (",
             first ? "" : ",\n", r, r);
     first = 0;
-    const char *host = block_host(all + offset_of(block_bytes, r));
-    for (const char *h = host; h < host + HOST_LEN && *h; h++)
+    const char *host = all + offset_of(block_bytes, r);
+    for (const char *h = host; block_bytes[r] >= HOST_LEN && h < host + HOST_LEN && *h; h++)
       if (*h != '"' && *h != '\\') fputc(*h, f);
     fprintf(f, ")\"}}");
     fprintf(
