@@ -8,29 +8,23 @@
 
 #include "comm/ctx.h"
 #include "comm/error.h"
+#include "comm/host_coll.h"
+#include "comm/transport_ops.h"
 #include "ringrt/trace.h"
+#if RINGRT_HAVE_NCCL
+#include "comm/nccl_init.h"
+#endif
 
 #if RINGRT_HAVE_CUDA
 rrt_status rrt_cuda_select_device(rrt_ctx_t ctx); /* comm/cuda_select.c */
 #endif
 
-/* Context creation cannot use rrt_agree yet (the context is half built), so
- * it agrees with a plain blocking reduction: every rank is inside
- * rrt_ctx_create, so nothing can block on a peer that is elsewhere. The
- * lowest failing rank's message is broadcast so all ranks report the cause. */
+/* Every rank agrees on each step of creation. The communicator and the
+ * rank fields exist by then, which is all the request machinery needs (the
+ * trace state may not: recording into it is skipped until it exists), so
+ * the agreement is rrt_agree's, with its timeout, named after creation. */
 static rrt_status agree_during_create(rrt_ctx_t ctx, rrt_status local) {
-  int mine = local == RRT_SUCCESS ? ctx->size : ctx->rank, first = ctx->size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, ctx->comm);
-  if (first == ctx->size) return RRT_SUCCESS;
-  char msg[sizeof ctx->last_error];
-  memcpy(msg, ctx->last_error, sizeof msg);
-  MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, ctx->comm);
-  if (local == RRT_SUCCESS) {
-    snprintf(ctx->last_error, sizeof ctx->last_error, "rank %d: rrt_ctx_create: failed on %.900s",
-             ctx->rank, msg);
-    return RRT_ERR_REMOTE;
-  }
-  return local;
+  return rrt_agree_named(ctx, "rrt_ctx_create", local);
 }
 
 static rrt_status resolve_backend(rrt_ctx_t ctx, rrt_backend requested) {
@@ -50,14 +44,18 @@ static rrt_status resolve_backend(rrt_ctx_t ctx, rrt_backend requested) {
   }
   ctx->backend = requested;
   ctx->dev = &rrt_device_host;
-  ctx->transport = RRT_TRANSPORT_MPI;
+  ctx->tx = &rrt_transport_mpi;
 #if RINGRT_HAVE_CUDA
   if (requested == RRT_BACKEND_CUDA) {
     ctx->dev = &rrt_device_cuda;
-    ctx->transport =
-        (RINGRT_HAVE_NCCL && ctx->env.use_nccl) ? RRT_TRANSPORT_NCCL : RRT_TRANSPORT_MPI_STAGED;
+    ctx->tx = &rrt_transport_staged;
+#if RINGRT_HAVE_NCCL
+    if (ctx->env.use_nccl) ctx->tx = &rrt_transport_nccl;
+#endif
   }
 #endif
+  /* The one place the transport is chosen; every call goes through ctx->tx. */
+  ctx->transport = ctx->tx->kind;
   return RRT_SUCCESS;
 }
 
@@ -137,6 +135,7 @@ rrt_status rrt_ctx_create(MPI_Comm comm, const rrt_ctx_config *cfg, rrt_ctx_t *o
   ctx->device = -1;
   ctx->numa_node = -1;
   ctx->threads = 1;
+  ctx->timeout_s = RRT_DEFAULT_TIMEOUT_S; /* until the environment is read */
   snprintf(ctx->cores, sizeof ctx->cores, "unbound");
   MPI_Comm_dup(comm, &ctx->comm);
   MPI_Comm_rank(ctx->comm, &ctx->rank);

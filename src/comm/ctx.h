@@ -12,7 +12,8 @@
 extern "C" {
 #endif
 
-struct rrt_trace_state; /* comm/trace.c */
+struct rrt_trace_state;   /* comm/trace_state.h */
+struct rrt_transport_ops; /* comm/transport_ops.h */
 
 struct rrt_ctx {
   MPI_Comm comm;      /* duplicate of the caller's communicator */
@@ -20,15 +21,24 @@ struct rrt_ctx {
   int rank, size, local_rank, local_size;
   char host[64];
 
-  rrt_env env;               /* knobs, read once at creation (comm/env.c) */
-  rrt_backend backend;       /* resolved: CPU, CUDA or EMU */
-  rrt_transport transport;   /* resolved */
-  const rrt_device_ops *dev; /* device layer of the backend */
-  int device;                /* CUDA ordinal, -1 for none */
+  rrt_env env;                        /* knobs, read once at creation (comm/env.c) */
+  rrt_backend backend;                /* resolved: CPU, CUDA or EMU */
+  rrt_transport transport;            /* resolved; always tx->kind */
+  const struct rrt_transport_ops *tx; /* the engine, chosen once at creation */
+  const rrt_device_ops *dev;          /* device layer of the backend */
+  int device;                         /* CUDA ordinal, -1 for none */
   rrt_stream compute_stream; /* cuda: cudaStream_t; host: synchronous, carries emu threads */
   rrt_stream comm_stream;    /* cuda: high-priority stream for transfers */
   void *nccl_comm;           /* ncclComm_t when transport == NCCL */
   double timeout_s;
+
+  /* Called by rrt_fatal_abort before MPI_Abort (NULL: nothing to do). Set
+   * by whoever owns state that must be aborted rather than left behind:
+   * nccl_init.c while the NCCL communicator lives (a communicator with
+   * operations in flight must be aborted, or MPI_Abort may wait on the GPU
+   * forever). Keeps error.c free of any engine's code. */
+  void (*abort_hook)(void *arg);
+  void *abort_arg;
 
   /* CPU binding (comm/bind.c) */
   char cores[128];
@@ -39,12 +49,10 @@ struct rrt_ctx {
   char last_error[1024];
 };
 
-/* Lifecycle pieces, each in its own file. */
-rrt_status rrt_bind_rank(rrt_ctx_t ctx);      /* comm/bind.c: hwloc binding + thread counts */
-rrt_status rrt_nccl_init(rrt_ctx_t ctx);      /* comm/nccl_init.c */
-void rrt_nccl_fini(rrt_ctx_t ctx, int abort); /* comm/nccl_init.c */
-rrt_status rrt_trace_state_create(rrt_ctx_t ctx);
-void rrt_trace_state_destroy(rrt_ctx_t ctx);
+/* Lifecycle pieces, each in its own file (NCCL: comm/nccl_init.h). */
+rrt_status rrt_bind_rank(rrt_ctx_t ctx);          /* comm/bind.c: hwloc binding + thread counts */
+rrt_status rrt_trace_state_create(rrt_ctx_t ctx); /* comm/trace.c */
+void rrt_trace_state_destroy(rrt_ctx_t ctx);      /* comm/trace.c */
 
 #ifdef __cplusplus
 }

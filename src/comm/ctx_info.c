@@ -9,7 +9,7 @@
 void rrt_cuda_describe(rrt_ctx_t ctx, rrt_ctx_info *info); /* comm/cuda_select.c */
 #endif
 #if RINGRT_HAVE_NCCL
-void rrt_nccl_version(char *buf, size_t len); /* comm/nccl_init.c */
+#include "comm/nccl_init.h"
 #endif
 
 rrt_status rrt_ctx_get_info(rrt_ctx_t ctx, rrt_ctx_info *info) {

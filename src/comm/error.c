@@ -36,11 +36,14 @@ void rrt_fatal_abort(rrt_ctx_t ctx, rrt_status status, const char *op, const cha
   fprintf(stderr, "ringrt: FATAL rank %d: %s: %s (%s); aborting the job\n", rank, op, msg,
           rrt_status_string(status));
   fflush(stderr);
-  /* NCCL first: a communicator with operations in flight must be aborted, not
-   * destroyed, or the abort below could wait on the GPU forever. */
-#if RINGRT_HAVE_NCCL
-  if (ctx && ctx->nccl_comm) rrt_nccl_fini(ctx, 1);
-#endif
+  /* The owner of state that must be aborted, not destroyed (the NCCL
+   * communicator), goes first; cleared before the call so a failure inside
+   * the hook that aborts again cannot recurse. */
+  if (ctx && ctx->abort_hook) {
+    void (*hook)(void *) = ctx->abort_hook;
+    ctx->abort_hook = NULL;
+    hook(ctx->abort_arg);
+  }
   MPI_Abort(ctx ? ctx->comm : MPI_COMM_WORLD, 3);
   exit(3); /* MPI_Abort should not return */
 }

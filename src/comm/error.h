@@ -18,7 +18,8 @@ rrt_status rrt_error(rrt_ctx_t ctx, rrt_status status, const char *op, const cha
     ;
 
 /** Print a fatal message naming rank, operation, peer and step to stderr and
- *  abort the job (NCCL communicator first, then MPI_Abort). Never returns. */
+ *  abort the job (the context's abort hook first, e.g. the NCCL
+ *  communicator, then MPI_Abort). Never returns. */
 void rrt_fatal_abort(rrt_ctx_t ctx, rrt_status status, const char *op, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5), noreturn))

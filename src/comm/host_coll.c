@@ -1,12 +1,20 @@
 /* Host-memory collectives (see host_coll.h): thin layers over the MPI engine
- * of the transport, whose requests carry the timeout. */
+ * of the transport, whose requests carry the timeout. Sizes are size_t (and
+ * uint64 on the wire) throughout; the engine cuts messages into int-sized
+ * pieces, so no count wraps past 2^31. rrt_barrier lives here too: a
+ * host-side rendezvous on every transport. */
 #include "comm/host_coll.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm/error.h"
-#include "comm/request.h"
+#include "comm/transport_mpi.h"
+
+rrt_status rrt_barrier(rrt_ctx_t ctx) {
+  if (!ctx) return rrt_error(NULL, RRT_ERR_INVALID_ARG, "rrt_barrier", "the context is NULL");
+  return rrt_mpi_barrier(ctx);
+}
 
 rrt_status rrt_host_allreduce(rrt_ctx_t ctx, const void *send, void *recv, size_t count,
                               rrt_dtype dtype, rrt_op op) {
@@ -22,53 +30,75 @@ rrt_status rrt_host_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, vo
   return rrt_mpi_allgatherv(ctx, send, bytes, recv, recv_bytes, displs);
 }
 
+rrt_status rrt_host_allreduce_named(rrt_ctx_t ctx, const char *op, const void *send, void *recv,
+                                    size_t count, rrt_dtype dtype, rrt_op reduce) {
+  rrt_request_t req;
+  RRT_CHECK(rrt_request_create(ctx, op, -1, -1, &req));
+  return rrt_request_wait_posted(req,
+                                 rrt_mpi_post_allreduce(req, send, recv, count, dtype, reduce));
+}
+
+rrt_status rrt_host_bcast_named(rrt_ctx_t ctx, const char *op, void *buf, size_t bytes, int root) {
+  rrt_request_t req;
+  RRT_CHECK(rrt_request_create(ctx, op, root, -1, &req));
+  return rrt_request_wait_posted(req, rrt_mpi_post_bcast(req, buf, bytes, root));
+}
+
 static rrt_status nomem(rrt_ctx_t ctx, const char *op, const char *what, size_t bytes) {
   return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, op, "cannot allocate %s (%zu bytes)", what, bytes);
 }
 
-/* Every rank's one uint64 in rank order (an allgather of fixed size). */
-static rrt_status gather_sizes(rrt_ctx_t ctx, const char *op, uint64_t mine, uint64_t *all) {
+/* Allgatherv naming `op`. */
+static rrt_status allgatherv_named(rrt_ctx_t ctx, const char *op, const void *send, size_t bytes,
+                                   void *recv, const size_t *recv_bytes, const size_t *displs) {
+  rrt_request_t req;
+  RRT_CHECK(rrt_request_create(ctx, op, -1, -1, &req));
+  return rrt_request_wait_posted(
+      req, rrt_mpi_post_allgatherv(req, send, bytes, recv, recv_bytes, displs));
+}
+
+/* Every rank's size in rank order (an allgather of one uint64), then the
+ * layout of the gathered data: layout[r] bytes of rank r at layout[P + r]. */
+static rrt_status gather_sizes(rrt_ctx_t ctx, const char *op, size_t bytes, uint64_t *sizes,
+                               size_t *layout, size_t *total) {
   size_t P = (size_t)ctx->size;
-  size_t *layout = malloc(2 * P * sizeof(size_t));
-  if (!layout) return nomem(ctx, op, "the size layout", 2 * P * sizeof(size_t));
+  uint64_t mine = bytes;
   for (size_t r = 0; r < P; r++) {
     layout[r] = sizeof(uint64_t);
     layout[P + r] = r * sizeof(uint64_t);
   }
-  rrt_status st = rrt_mpi_allgatherv(ctx, &mine, sizeof mine, all, layout, layout + P);
-  free(layout);
+  rrt_status st = allgatherv_named(ctx, op, &mine, sizeof mine, sizes, layout, layout + P);
+  *total = 0;
+  for (size_t r = 0; r < P && st == RRT_SUCCESS; r++) {
+    if (sizes[r] > SIZE_MAX - *total) {
+      st = rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "the gathered size overflows at rank %zu", r);
+      break;
+    }
+    layout[r] = (size_t)sizes[r];
+    layout[P + r] = *total;
+    *total += layout[r];
+  }
   return st;
 }
 
 rrt_status rrt_host_allgatherv_alloc(rrt_ctx_t ctx, const void *send, size_t bytes, void **recv,
                                      size_t *recv_bytes, size_t *total) {
   const char *op = "rrt_host_allgatherv";
-  size_t P = (size_t)ctx->size;
-  rrt_status st = RRT_SUCCESS;
-  uint64_t *all = malloc(P * sizeof(uint64_t));
+  size_t P = (size_t)ctx->size, sum = 0;
   size_t *layout = malloc(2 * P * sizeof(size_t));
+  uint64_t *sizes = malloc(P * sizeof(uint64_t));
   *recv = NULL;
-  if (!all || !layout) {
-    st = nomem(ctx, op, "the size table", 3 * P * sizeof(size_t));
-    goto out;
+  rrt_status st = RRT_SUCCESS;
+  if (!layout || !sizes) st = nomem(ctx, op, "the size table", 3 * P * sizeof(size_t));
+  RRT_CHECK_GOTO(rrt_agree_named(ctx, op, st), st, out);
+  st = gather_sizes(ctx, op, bytes, sizes, layout, &sum);
+  if (st == RRT_SUCCESS) {
+    *recv = malloc(sum ? sum : 1);
+    if (!*recv) st = nomem(ctx, op, "the gathered data", sum);
   }
-  RRT_CHECK_GOTO(gather_sizes(ctx, op, bytes, all), st, out);
-  size_t sum = 0;
-  for (size_t r = 0; r < P; r++) {
-    if (all[r] > SIZE_MAX - sum) {
-      st = rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "the gathered size overflows at rank %zu", r);
-      goto out;
-    }
-    layout[r] = (size_t)all[r];
-    layout[P + r] = sum;
-    sum += layout[r];
-  }
-  *recv = malloc(sum ? sum : 1);
-  if (!*recv) {
-    st = nomem(ctx, op, "the gathered data", sum);
-    goto out;
-  }
-  RRT_CHECK_GOTO(rrt_mpi_allgatherv(ctx, send, bytes, *recv, layout, layout + P), st, out);
+  /* Every rank computed the same sizes; only the allocation can differ. */
+  RRT_CHECK_GOTO(rrt_agree_named(ctx, op, st), st, out);
+  RRT_CHECK_GOTO(allgatherv_named(ctx, op, send, bytes, *recv, layout, layout + P), st, out);
   if (recv_bytes) memcpy(recv_bytes, layout, P * sizeof(size_t));
   if (total) *total = sum;
 out:
@@ -76,113 +106,158 @@ out:
     free(*recv);
     *recv = NULL;
   }
-  free(all);
   free(layout);
+  free(sizes);
   return st;
 }
 
-/* Each rank tells each other rank how many bytes it will send: one uint64
- * message per pair, through the grouped point-to-point engine. */
-static rrt_status exchange_counts(rrt_ctx_t ctx, const size_t *send_bytes, size_t *recv_bytes) {
+/* Scratch of one all-to-all: the message lists (used first for the count
+ * exchange, then for the data) and the counts sent and received. */
+typedef struct alltoall_scratch {
+  rrt_p2p *sends, *recvs;
+  uint64_t *count_out, *count_in;
+} alltoall_scratch;
+
+static rrt_status scratch_alloc(rrt_ctx_t ctx, const char *op, alltoall_scratch *w) {
   size_t P = (size_t)ctx->size;
-  rrt_status st = RRT_SUCCESS;
-  uint64_t *out = malloc(2 * P * sizeof(uint64_t));
-  rrt_p2p *msgs = malloc(2 * P * sizeof(rrt_p2p));
-  rrt_request_t req = NULL;
-  if (!out || !msgs) {
-    st = nomem(ctx, "rrt_host_alltoallv", "the count exchange", 2 * P * sizeof(rrt_p2p));
-    goto done;
-  }
-  uint64_t *in = out + P;
+  w->sends = malloc(2 * P * sizeof(rrt_p2p));
+  w->count_out = malloc(2 * P * sizeof(uint64_t));
+  w->recvs = w->sends ? w->sends + P : NULL;
+  w->count_in = w->count_out ? w->count_out + P : NULL;
+  if (!w->sends || !w->count_out)
+    return nomem(ctx, op, "the message lists", 2 * P * (sizeof(rrt_p2p) + sizeof(uint64_t)));
+  return RRT_SUCCESS;
+}
+
+/* Each rank tells each other rank (and itself) how many bytes it will send:
+ * one uint64 message per pair, through the grouped point-to-point engine. */
+static rrt_status exchange_counts(rrt_ctx_t ctx, const char *op, alltoall_scratch *w,
+                                  const size_t *send_bytes, size_t *recv_bytes) {
+  size_t P = (size_t)ctx->size;
   for (size_t r = 0; r < P; r++) {
-    out[r] = send_bytes[r];
-    msgs[r] = (rrt_p2p){(int)r, &out[r], sizeof(uint64_t)};
-    msgs[P + r] = (rrt_p2p){(int)r, &in[r], sizeof(uint64_t)};
+    w->count_out[r] = send_bytes[r];
+    w->sends[r] = (rrt_p2p){(int)r, &w->count_out[r], sizeof(uint64_t)};
+    w->recvs[r] = (rrt_p2p){(int)r, &w->count_in[r], sizeof(uint64_t)};
   }
-  RRT_CHECK_GOTO(rrt_mpi_p2p_group(ctx, msgs, (int)P, msgs + P, (int)P, &req), st, done);
-  RRT_CHECK_GOTO(rrt_request_wait(req), st, done);
+  rrt_request_t req;
+  RRT_CHECK(rrt_request_create(ctx, op, -1, -1, &req));
+  RRT_CHECK(rrt_request_wait_posted(
+      req, rrt_mpi_post_p2p(req, w->sends, (int)P, w->recvs, (int)P, RRT_MPI_MAX_CHUNK)));
   for (size_t r = 0; r < P; r++)
-    recv_bytes[r] = (size_t)in[r];
-done:
-  free(out);
-  free(msgs);
-  return st;
+    recv_bytes[r] = (size_t)w->count_in[r];
+  return RRT_SUCCESS;
+}
+
+/* The received total, or an error when it does not fit in size_t. */
+static rrt_status sum_sizes(rrt_ctx_t ctx, const char *op, const size_t *bytes, size_t *total) {
+  *total = 0;
+  for (int r = 0; r < ctx->size; r++) {
+    if (bytes[r] > SIZE_MAX - *total)
+      return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "the received size overflows at rank %d", r);
+    *total += bytes[r];
+  }
+  return RRT_SUCCESS;
+}
+
+/* The data messages: sends out of `send`, receives into `recv` in rank order. */
+static rrt_status exchange_data(rrt_ctx_t ctx, const char *op, alltoall_scratch *w,
+                                const void *send, const size_t *send_bytes,
+                                const size_t *send_displs, void *recv, const size_t *recv_bytes) {
+  int ns = 0, nr = 0;
+  size_t off = 0;
+  for (int r = 0; r < ctx->size; r++) {
+    if (send_bytes[r]) w->sends[ns++] = (rrt_p2p){r, (char *)send + send_displs[r], send_bytes[r]};
+    if (recv_bytes[r]) w->recvs[nr++] = (rrt_p2p){r, (char *)recv + off, recv_bytes[r]};
+    off += recv_bytes[r];
+  }
+  rrt_request_t req;
+  RRT_CHECK(rrt_request_create(ctx, op, -1, -1, &req));
+  return rrt_request_wait_posted(
+      req, rrt_mpi_post_p2p(req, w->sends, ns, w->recvs, nr, RRT_MPI_MAX_CHUNK));
 }
 
 rrt_status rrt_host_alltoallv_alloc(rrt_ctx_t ctx, const void *send, const size_t *send_bytes,
                                     const size_t *send_displs, void **recv, size_t *recv_bytes) {
   const char *op = "rrt_host_alltoallv";
-  size_t P = (size_t)ctx->size;
-  rrt_status st = RRT_SUCCESS;
-  rrt_p2p *sends = malloc(P * sizeof(rrt_p2p)), *recvs = malloc(P * sizeof(rrt_p2p));
-  rrt_request_t req = NULL;
-  *recv = NULL;
-  if (!sends || !recvs) {
-    st = nomem(ctx, op, "the message lists", 2 * P * sizeof(rrt_p2p));
-    goto out;
-  }
-  RRT_CHECK_GOTO(exchange_counts(ctx, send_bytes, recv_bytes), st, out);
+  alltoall_scratch w = {0};
   size_t total = 0;
-  for (size_t r = 0; r < P; r++) {
-    if (recv_bytes[r] > SIZE_MAX - total) {
-      st = rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "the received size overflows at rank %zu", r);
-      goto out;
-    }
-    total += recv_bytes[r];
+  *recv = NULL;
+  /* Agree twice: on the scratch before the counts move, and on the
+   * received total and its buffer before the data moves. */
+  rrt_status st = rrt_agree_named(ctx, op, scratch_alloc(ctx, op, &w));
+  RRT_CHECK_GOTO(st, st, out);
+  RRT_CHECK_GOTO(exchange_counts(ctx, op, &w, send_bytes, recv_bytes), st, out);
+  st = sum_sizes(ctx, op, recv_bytes, &total);
+  if (st == RRT_SUCCESS) {
+    *recv = malloc(total ? total : 1);
+    if (!*recv) st = nomem(ctx, op, "the received data", total);
   }
-  *recv = malloc(total ? total : 1);
-  if (!*recv) {
-    st = nomem(ctx, op, "the received data", total);
-    goto out;
-  }
-  int ns = 0, nr = 0;
-  size_t off = 0;
-  for (size_t r = 0; r < P; r++) {
-    if (send_bytes[r])
-      sends[ns++] = (rrt_p2p){(int)r, (char *)send + send_displs[r], send_bytes[r]};
-    if (recv_bytes[r]) recvs[nr++] = (rrt_p2p){(int)r, (char *)*recv + off, recv_bytes[r]};
-    off += recv_bytes[r];
-  }
-  RRT_CHECK_GOTO(rrt_mpi_p2p_group(ctx, sends, ns, recvs, nr, &req), st, out);
-  RRT_CHECK_GOTO(rrt_request_wait(req), st, out);
+  RRT_CHECK_GOTO(rrt_agree_named(ctx, op, st), st, out);
+  st = exchange_data(ctx, op, &w, send, send_bytes, send_displs, *recv, recv_bytes);
 out:
   if (st != RRT_SUCCESS) {
     free(*recv);
     *recv = NULL;
   }
-  free(sends);
-  free(recvs);
+  free(w.sends);
+  free(w.count_out);
   return st;
+}
+
+/* Records grouped by destination rank: sbytes[r] bytes for rank r at
+ * sdispl[r] of the malloc'd *sbuf. Checks the arguments (a bad destination
+ * would write out of bounds). */
+static rrt_status pack_records(rrt_ctx_t ctx, const char *op, int64_t nitems, const int32_t *dest,
+                               const int64_t *data, int k, size_t *sbytes, size_t *sdispl,
+                               int64_t **sbuf) {
+  size_t P = (size_t)ctx->size;
+  *sbuf = NULL;
+  if (k <= 0 || nitems < 0)
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "k = %d, nitems = %lld (k > 0, nitems >= 0)", k,
+                     (long long)nitems);
+  size_t rec = (size_t)k * sizeof(int64_t);
+  if ((uint64_t)nitems >= SIZE_MAX / rec)
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "%lld records of %zu bytes overflow size_t",
+                     (long long)nitems, rec);
+  if (nitems > 0 && (!dest || !data))
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "%s is NULL with %lld records",
+                     !dest ? "dest" : "data", (long long)nitems);
+  for (int64_t t = 0; t < nitems; t++) {
+    if (dest[t] < 0 || (size_t)dest[t] >= P)
+      return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "record %lld: destination %d out of [0, %zu)",
+                       (long long)t, (int)dest[t], P);
+    sbytes[dest[t]] += rec;
+  }
+  *sbuf = malloc((size_t)nitems * rec + 1);
+  if (!*sbuf) return nomem(ctx, op, "the packed records", (size_t)nitems * rec);
+  for (size_t r = 1; r < P; r++)
+    sdispl[r] = sdispl[r - 1] + sbytes[r - 1];
+  for (int64_t t = 0; t < nitems; t++) { /* sdispl advances while filling, then is rewound */
+    memcpy((char *)*sbuf + sdispl[dest[t]], data + t * k, rec);
+    sdispl[dest[t]] += rec;
+  }
+  for (size_t r = 0; r < P; r++)
+    sdispl[r] -= sbytes[r];
+  return RRT_SUCCESS;
 }
 
 rrt_status rrt_host_exchange_records(rrt_ctx_t ctx, int64_t nitems, const int32_t *dest,
                                      const int64_t *data, int k, int64_t *nrecv, int64_t **rdata,
                                      int32_t **rsrc) {
   const char *op = "rrt_host_exchange_records";
-  size_t P = (size_t)ctx->size, rec = (size_t)k * sizeof(int64_t);
-  rrt_status st = RRT_SUCCESS;
+  size_t P = (size_t)ctx->size;
   size_t *cnt = calloc(3 * P, sizeof(size_t)); /* send bytes, send displs, recv bytes */
-  int64_t *sbuf = malloc((size_t)nitems * rec + 1);
+  int64_t *sbuf = NULL;
   void *rbuf = NULL;
   int32_t *src = NULL;
+  *nrecv = 0;
   *rdata = NULL;
   *rsrc = NULL;
-  if (!cnt || !sbuf) {
-    st = nomem(ctx, op, "the plan records", (size_t)nitems * rec);
-    goto done;
-  }
-  size_t *sbytes = cnt, *sdispl = cnt + P, *rbytes = cnt + 2 * P;
-  for (int64_t t = 0; t < nitems; t++)
-    sbytes[dest[t]] += rec;
-  for (size_t r = 1; r < P; r++)
-    sdispl[r] = sdispl[r - 1] + sbytes[r - 1];
-  for (int64_t t = 0; t < nitems; t++) { /* sdispl advances while filling, then is rewound */
-    memcpy((char *)sbuf + sdispl[dest[t]], data + t * k, rec);
-    sdispl[dest[t]] += rec;
-  }
-  for (size_t r = 0; r < P; r++)
-    sdispl[r] -= sbytes[r];
-  RRT_CHECK_GOTO(rrt_host_alltoallv_alloc(ctx, sbuf, sbytes, sdispl, &rbuf, rbytes), st, done);
+  rrt_status st = cnt ? RRT_SUCCESS : nomem(ctx, op, "the record counts", 3 * P * sizeof(size_t));
+  if (st == RRT_SUCCESS) st = pack_records(ctx, op, nitems, dest, data, k, cnt, cnt + P, &sbuf);
+  RRT_CHECK_GOTO(rrt_agree_named(ctx, op, st), st, done);
+  size_t *rbytes = cnt + 2 * P, rec = (size_t)k * sizeof(int64_t);
+  RRT_CHECK_GOTO(rrt_host_alltoallv_alloc(ctx, sbuf, cnt, cnt + P, &rbuf, rbytes), st, done);
   size_t total = 0;
   for (size_t r = 0; r < P; r++)
     total += rbytes[r] / rec;
@@ -232,5 +307,95 @@ rrt_status rrt_host_alltoallv(rrt_ctx_t ctx, const void *send, const size_t *sen
 out:
   free(sends);
   free(recvs);
+  return st;
+}
+
+/* ---- gather to one rank ---------------------------------------------------- */
+
+/* Phase 1: root learns every rank's size (one uint64 message per rank). */
+static rrt_status gather_counts(rrt_ctx_t ctx, const char *op, int root, uint64_t *mine,
+                                uint64_t *sizes) {
+  rrt_request_t req;
+  RRT_CHECK(rrt_request_create(ctx, op, root, -1, &req));
+  rrt_status st = RRT_SUCCESS;
+  if (ctx->rank != root) {
+    st = rrt_mpi_post_send(req, mine, sizeof *mine, root, RRT_TAG_GATHER);
+  } else {
+    sizes[root] = *mine;
+    for (int r = 0; r < ctx->size && st == RRT_SUCCESS; r++)
+      if (r != root) st = rrt_mpi_post_recv(req, &sizes[r], sizeof *sizes, r, RRT_TAG_GATHER);
+  }
+  return rrt_request_wait_posted(req, st);
+}
+
+/* Phase 3: the data, one (chunked) message per rank, zero bytes included so
+ * both sides always post the same messages. */
+static rrt_status gather_data(rrt_ctx_t ctx, const char *op, int root, const void *send,
+                              size_t bytes, char *recv, const size_t *layout) {
+  rrt_request_t req;
+  RRT_CHECK(rrt_request_create(ctx, op, root, -1, &req));
+  rrt_status st = RRT_SUCCESS;
+  size_t P = (size_t)ctx->size;
+  if (ctx->rank != root) {
+    st = rrt_mpi_post_send(req, send, bytes, root, RRT_TAG_GATHER);
+  } else {
+    if (bytes) memcpy(recv + layout[P + (size_t)root], send, bytes);
+    for (int r = 0; r < ctx->size && st == RRT_SUCCESS; r++)
+      if (r != root)
+        st = rrt_mpi_post_recv(req, recv + layout[P + (size_t)r], layout[r], r, RRT_TAG_GATHER);
+  }
+  return rrt_request_wait_posted(req, st);
+}
+
+/* Root's sizes, offsets (layout[P + r]) and buffer. */
+static rrt_status gather_layout(rrt_ctx_t ctx, const char *op, const uint64_t *sizes,
+                                size_t *layout, void **recv, size_t *total) {
+  size_t P = (size_t)ctx->size, sum = 0;
+  for (size_t r = 0; r < P; r++) {
+    if (sizes[r] > SIZE_MAX - sum)
+      return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "the gathered size overflows at rank %zu", r);
+    layout[r] = (size_t)sizes[r];
+    layout[P + r] = sum;
+    sum += layout[r];
+  }
+  *total = sum;
+  *recv = malloc(sum ? sum : 1);
+  return *recv ? RRT_SUCCESS : nomem(ctx, op, "the gathered data", sum);
+}
+
+rrt_status rrt_host_gatherv_alloc(rrt_ctx_t ctx, const char *op, const void *send, size_t bytes,
+                                  int root, void **recv, size_t *recv_bytes, size_t *total) {
+  if (!op) op = "rrt_host_gatherv";
+  size_t P = (size_t)ctx->size, sum = 0;
+  uint64_t mine = bytes, *sizes = NULL;
+  size_t *layout = NULL;
+  *recv = NULL;
+  if (total) *total = 0;
+  if (root < 0 || root >= ctx->size)
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "root %d out of range [0, %d)", root, ctx->size);
+  rrt_status st = RRT_SUCCESS;
+  if (ctx->rank == root) {
+    sizes = malloc(P * sizeof *sizes);
+    layout = malloc(2 * P * sizeof *layout);
+    if (!sizes || !layout) st = nomem(ctx, op, "the size table", 3 * P * sizeof(size_t));
+  }
+  /* Root's allocations are agreed on before any message, so a failure
+   * there is an error on every rank rather than senders left waiting. */
+  RRT_CHECK_GOTO(rrt_agree_named(ctx, op, st), st, out);
+  RRT_CHECK_GOTO(gather_counts(ctx, op, root, &mine, sizes), st, out);
+  if (ctx->rank == root) st = gather_layout(ctx, op, sizes, layout, recv, &sum);
+  RRT_CHECK_GOTO(rrt_agree_named(ctx, op, st), st, out);
+  RRT_CHECK_GOTO(gather_data(ctx, op, root, send, bytes, *recv, layout), st, out);
+  if (ctx->rank == root) {
+    if (recv_bytes) memcpy(recv_bytes, layout, P * sizeof(size_t));
+    if (total) *total = sum;
+  }
+out:
+  if (st != RRT_SUCCESS) {
+    free(*recv);
+    *recv = NULL;
+  }
+  free(sizes);
+  free(layout);
   return st;
 }

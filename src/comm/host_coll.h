@@ -6,7 +6,9 @@
  * request machinery of the transport, so every wait honours RINGRT_TIMEOUT
  * and names the operation; byte counts are size_t end to end (messages are
  * cut into int-sized pieces inside), so nothing wraps past 2^31.
- * Every function is collective over the context. */
+ * Every function is collective over the context. The functions that
+ * allocate what they receive agree on the allocation before moving data, so
+ * a rank out of memory is an error on every rank, not a hang. */
 #ifndef RRT_COMM_HOST_COLL_H
 #define RRT_COMM_HOST_COLL_H
 
@@ -40,8 +42,8 @@ rrt_status rrt_host_allgatherv_alloc(rrt_ctx_t ctx, const void *send, size_t byt
 rrt_status rrt_host_alltoallv_alloc(rrt_ctx_t ctx, const void *send, const size_t *send_bytes,
                                     const size_t *send_displs, void **recv, size_t *recv_bytes);
 /** Sparse all-to-all of records of k int64 each: record t goes to rank
- *  dest[t] (any order). On return *nrecv records from the other ranks in
- *  rank order (malloc'd *rdata) and (*rsrc)[t] the sender of each. */
+ *  dest[t] (any order). On return *nrecv records from every rank (this one
+ *  included) in rank order (malloc'd *rdata) and (*rsrc)[t] the sender of each. */
 rrt_status rrt_host_exchange_records(rrt_ctx_t ctx, int64_t nitems, const int32_t *dest,
                                      const int64_t *data, int k, int64_t *nrecv, int64_t **rdata,
                                      int32_t **rsrc);
@@ -52,6 +54,23 @@ rrt_status rrt_host_exchange_records(rrt_ctx_t ctx, int64_t nitems, const int32_
 rrt_status rrt_host_alltoallv(rrt_ctx_t ctx, const void *send, const size_t *send_bytes,
                               const size_t *send_displs, void *recv, const size_t *recv_bytes,
                               const size_t *recv_displs);
+
+/** rrt_agree naming `op` in its messages and timeout (rrt_agree itself
+ *  is rrt_agree_named(ctx, "rrt_agree", local)). */
+rrt_status rrt_agree_named(rrt_ctx_t ctx, const char *op, rrt_status local);
+/** rrt_host_allreduce / rrt_host_bcast naming `op` (the caller's operation,
+ *  e.g. "rrt_ctx_create") in errors and in the timeout message. */
+rrt_status rrt_host_allreduce_named(rrt_ctx_t ctx, const char *op, const void *send, void *recv,
+                                    size_t count, rrt_dtype dtype, rrt_op reduce);
+rrt_status rrt_host_bcast_named(rrt_ctx_t ctx, const char *op, void *buf, size_t bytes, int root);
+/** Gather to `root` that learns the sizes, naming `op` in errors and
+ *  timeouts. On root *recv is malloc'd and holds every rank's bytes in rank
+ *  order; recv_bytes (size P, may be NULL) and *total (may be NULL)
+ *  describe it. On the other ranks *recv is NULL and *total 0. Point-to-
+ *  point messages with size_t counts; a failure to allocate on root is an
+ *  error on every rank. */
+rrt_status rrt_host_gatherv_alloc(rrt_ctx_t ctx, const char *op, const void *send, size_t bytes,
+                                  int root, void **recv, size_t *recv_bytes, size_t *total);
 
 #ifdef __cplusplus
 }

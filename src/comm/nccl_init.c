@@ -1,33 +1,48 @@
-/* The NCCL communicator of a cuda context: unique id from rank 0 over MPI,
- * non-blocking ncclCommInitRankConfig polled under the context timeout, and
- * ncclCommAbort on error or timeout. */
+/* The NCCL communicator of a cuda context: unique id from rank 0 over the
+ * host collectives (so the exchange honours RINGRT_TIMEOUT), non-blocking
+ * ncclCommInitRankConfig polled under the context timeout, and
+ * ncclCommAbort on error or timeout. While the communicator lives it is the
+ * context's abort hook, so rrt_fatal_abort aborts it before MPI_Abort. */
+#include "comm/nccl_init.h"
+
 #include <nccl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <time.h>
 
 #include "comm/ctx.h"
 #include "comm/error.h"
+#include "comm/host_coll.h"
 
 static void pause_briefly(void) {
   struct timespec ts = {0, 200000}; /* 200 us */
   nanosleep(&ts, NULL);
 }
 
+/* The abort hook: called from rrt_fatal_abort with operations possibly in
+ * flight, so the communicator is aborted, never finalised. */
+static void abort_comm(void *arg) { rrt_nccl_fini((rrt_ctx_t)arg, 1); }
+
+/* Rank 0 makes the unique id; every rank learns it (or that it failed). */
+static rrt_status share_unique_id(rrt_ctx_t ctx, ncclUniqueId *id) {
+  const char *op = "rrt_ctx_create";
+  ncclResult_t r = ncclSuccess;
+  if (ctx->rank == 0) r = ncclGetUniqueId(id);
+  int32_t ok = r == ncclSuccess, allok = 0;
+  RRT_CHECK(rrt_host_allreduce_named(ctx, op, &ok, &allok, 1, RRT_DTYPE_I32, RRT_OP_MIN));
+  if (!allok)
+    return rrt_error(ctx, RRT_ERR_NCCL, op, "ncclGetUniqueId on rank 0: %s",
+                     ok ? "failed on rank 0" : ncclGetErrorString(r));
+  return rrt_host_bcast_named(ctx, op, id, sizeof *id, 0);
+}
+
 rrt_status rrt_nccl_init(rrt_ctx_t ctx) {
   ncclUniqueId id;
-  ncclResult_t r = ncclSuccess;
-  if (ctx->rank == 0) r = ncclGetUniqueId(&id);
-  int ok = r == ncclSuccess, allok = 0;
-  MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, ctx->comm);
-  if (!allok)
-    return rrt_error(ctx, RRT_ERR_NCCL, "rrt_ctx_create", "ncclGetUniqueId on rank 0: %s",
-                     ok ? "failed on rank 0" : ncclGetErrorString(r));
-  MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, ctx->comm);
-
+  RRT_CHECK(share_unique_id(ctx, &id));
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   ncclComm_t comm = NULL;
-  r = ncclCommInitRankConfig(&comm, ctx->size, id, ctx->rank, &config);
+  ncclResult_t r = ncclCommInitRankConfig(&comm, ctx->size, id, ctx->rank, &config);
   double t0 = MPI_Wtime();
   ncclResult_t state = r;
   while (r == ncclSuccess || r == ncclInProgress) {
@@ -50,6 +65,8 @@ rrt_status rrt_nccl_init(rrt_ctx_t ctx) {
                      ncclGetErrorString(bad), last ? last : "");
   }
   ctx->nccl_comm = comm;
+  ctx->abort_hook = abort_comm;
+  ctx->abort_arg = ctx;
   return RRT_SUCCESS;
 }
 
@@ -57,6 +74,8 @@ void rrt_nccl_fini(rrt_ctx_t ctx, int abort) {
   ncclComm_t comm = (ncclComm_t)ctx->nccl_comm;
   if (!comm) return;
   ctx->nccl_comm = NULL;
+  ctx->abort_hook = NULL;
+  ctx->abort_arg = NULL;
   if (abort) {
     ncclCommAbort(comm);
     return;

@@ -1,5 +1,7 @@
-/* Internal: the completion handle behind rrt_request_t, and the internal
- * interface of the transports (MPI on host memory, NCCL, MPI with staging).
+/* Internal: the completion handle behind rrt_request_t, its lifecycle and
+ * the timed wait. The engines that fill requests are declared in
+ * comm/transport_mpi.h (the MPI engine) and comm/transport_ops.h (the
+ * table every engine provides).
  *
  * A request completes when every MPI request it holds has completed (MPI and
  * staged transports) or when its CUDA event has fired (NCCL). For the staged
@@ -10,7 +12,6 @@
 #ifndef RRT_COMM_REQUEST_H
 #define RRT_COMM_REQUEST_H
 
-#include <limits.h>
 #include <mpi.h>
 #include <stddef.h>
 
@@ -89,90 +90,9 @@ rrt_status rrt_request_poll(rrt_request_t req, int *done);
 rrt_status rrt_request_wait_keep(rrt_request_t req);
 /** Wait, then release (the body of every blocking collective). */
 rrt_status rrt_request_wait_release(rrt_request_t req);
-
-/* ---- MPI on host memory (comm/transport_mpi.c) -------------------------- */
-
-/* Message tags: one per operation kind, so a ring shift and a halo exchange
- * in flight at once never match each other's messages. Within one kind,
- * MPI's non-overtaking rule matches messages between a pair of ranks in the
- * order they were posted, which is the order the API promises. */
-#define RRT_TAG_RING 0x5201
-#define RRT_TAG_P2P 0x5202
-
-/* Point-to-point messages are cut into pieces of at most this many bytes so
- * that counts fit in an int; collectives use a derived datatype instead. */
-#define RRT_MPI_MAX_CHUNK ((size_t)1 << 30)
-
-/* Where int counts end and the block of the derived datatypes used beyond
- * (collectives); the tests shrink both to run that path on small buffers. */
-typedef struct rrt_mpi_limits {
-  size_t max_count; /* largest byte count passed to MPI as an int */
-  size_t block;     /* block of the derived datatype above that */
-} rrt_mpi_limits;
-#define RRT_MPI_LIMITS_DEFAULT ((rrt_mpi_limits){(size_t)INT_MAX, (size_t)1 << 30})
-
-rrt_status rrt_mpi_post_ring(rrt_request_t req, const void *send, void *recv, size_t bytes,
-                             size_t max_chunk);
-rrt_status rrt_mpi_post_p2p(rrt_request_t req, const rrt_p2p *sends, int nsends,
-                            const rrt_p2p *recvs, int nrecvs, size_t max_chunk);
-rrt_status rrt_mpi_post_allreduce(rrt_request_t req, const void *send, void *recv, size_t count,
-                                  rrt_dtype dtype, rrt_op op);
-rrt_status rrt_mpi_post_allgatherv(rrt_request_t req, const void *send, size_t bytes, void *recv,
-                                   const size_t *recv_bytes, const size_t *displs);
-rrt_status rrt_mpi_post_bcast(rrt_request_t req, void *buf, size_t bytes, int root);
-rrt_status rrt_mpi_post_allgatherv_ex(rrt_request_t req, const void *send, size_t bytes, void *recv,
-                                      const size_t *recv_bytes, const size_t *displs,
-                                      rrt_mpi_limits lim);
-rrt_status rrt_mpi_post_bcast_ex(rrt_request_t req, void *buf, size_t bytes, int root,
-                                 rrt_mpi_limits lim);
-
-/** Ring shift on host memory with an explicit chunk size (tests use a small
- *  one to exercise the path taken above INT_MAX bytes). */
-rrt_status rrt_mpi_ring_shift_chunked(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes,
-                                      int step, size_t max_chunk, rrt_request_t *req);
-rrt_status rrt_mpi_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes, int step,
-                              rrt_request_t *req);
-rrt_status rrt_mpi_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends, const rrt_p2p *recvs,
-                             int nrecvs, rrt_request_t *req);
-rrt_status rrt_mpi_allreduce(rrt_ctx_t ctx, const void *send, void *recv, size_t count,
-                             rrt_dtype dtype, rrt_op op);
-rrt_status rrt_mpi_allreduce_minloc(rrt_ctx_t ctx, rrt_minloc *inout, size_t count);
-rrt_status rrt_mpi_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, void *recv,
-                              const size_t *recv_bytes, const size_t *displs);
-rrt_status rrt_mpi_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root);
-rrt_status rrt_mpi_allgatherv_ex(rrt_ctx_t ctx, const void *send, size_t bytes, void *recv,
-                                 const size_t *recv_bytes, const size_t *displs,
-                                 rrt_mpi_limits lim);
-rrt_status rrt_mpi_bcast_ex(rrt_ctx_t ctx, void *buf, size_t bytes, int root, rrt_mpi_limits lim);
-rrt_status rrt_mpi_barrier(rrt_ctx_t ctx);
-rrt_status rrt_mpi_agree(rrt_ctx_t ctx, rrt_status local);
-
-/* ---- MPI with host staging of device memory (comm/transport_staged.c) --- */
-
-rrt_status rrt_staged_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes,
-                                 int step, rrt_request_t *req);
-rrt_status rrt_staged_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends,
-                                const rrt_p2p *recvs, int nrecvs, rrt_request_t *req);
-rrt_status rrt_staged_allreduce(rrt_ctx_t ctx, const void *send, void *recv, size_t count,
-                                rrt_dtype dtype, rrt_op op);
-rrt_status rrt_staged_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, void *recv,
-                                 const size_t *recv_bytes, const size_t *displs);
-rrt_status rrt_staged_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root);
-
-/* ---- NCCL on device memory (comm/transport_nccl.c, built with NCCL) ----- */
-
-#if RINGRT_HAVE_NCCL
-rrt_status rrt_nccl_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes, int step,
-                               rrt_request_t *req);
-rrt_status rrt_nccl_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends, const rrt_p2p *recvs,
-                              int nrecvs, rrt_request_t *req);
-rrt_status rrt_nccl_allreduce(rrt_ctx_t ctx, const void *send, void *recv, size_t count,
-                              rrt_dtype dtype, rrt_op op);
-rrt_status rrt_nccl_allgather(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes);
-rrt_status rrt_nccl_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, void *recv,
-                               const size_t *recv_bytes, const size_t *displs);
-rrt_status rrt_nccl_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root);
-#endif
+/** End of a blocking call: `posted` is the status of posting into `req`;
+ *  on failure release the request and return it, else wait and release. */
+rrt_status rrt_request_wait_posted(rrt_request_t req, rrt_status posted);
 
 #ifdef __cplusplus
 }

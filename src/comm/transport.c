@@ -1,46 +1,19 @@
 /* Public transport entry points: validate the arguments (so that a bad call
  * is an error naming the operation and rank, never a crash or a hang inside
- * MPI/NCCL), then dispatch on the context's transport. Intervals go to the
- * comm track of the trace when a request completes (wait.c). */
+ * MPI/NCCL), then call the context's engine through its table (ctx->tx,
+ * chosen once at context creation). Intervals go to the comm track of the
+ * trace when a request completes (wait.c). The host-memory calls that are
+ * MPI on every transport live elsewhere: rrt_allreduce_minloc (minloc.c),
+ * rrt_barrier (host_coll.c), rrt_agree (agree.c). */
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "comm/ctx.h"
 #include "comm/error.h"
-#include "comm/request.h"
-
-size_t rrt_dtype_size(rrt_dtype dtype) {
-  switch (dtype) {
-  case RRT_DTYPE_F32: return 4;
-  case RRT_DTYPE_F64: return 8;
-  case RRT_DTYPE_I32: return 4;
-  case RRT_DTYPE_I64: return 8;
-  case RRT_DTYPE_U8: return 1;
-  case RRT_DTYPE_BF16: return 2;
-  case RRT_DTYPE_F16: return 2;
-  }
-  return 0;
-}
-
-const char *rrt_dtype_name(rrt_dtype dtype) {
-  switch (dtype) {
-  case RRT_DTYPE_F32: return "f32";
-  case RRT_DTYPE_F64: return "f64";
-  case RRT_DTYPE_I32: return "i32";
-  case RRT_DTYPE_I64: return "i64";
-  case RRT_DTYPE_U8: return "u8";
-  case RRT_DTYPE_BF16: return "bf16";
-  case RRT_DTYPE_F16: return "f16";
-  }
-  return "unknown";
-}
+#include "comm/transport_ops.h"
 
 static rrt_status no_ctx(const char *op) {
   return rrt_error(NULL, RRT_ERR_INVALID_ARG, op, "the context is NULL");
-}
-
-static rrt_status unsupported(rrt_ctx_t ctx, const char *op) {
-  return rrt_error(ctx, RRT_ERR_UNSUPPORTED, op, "transport %s is not built into this library",
-                   rrt_transport_name(ctx->transport));
 }
 
 #define VALID_PEER(ctx, p) ((p) >= 0 && (p) < (ctx)->size)
@@ -54,17 +27,7 @@ rrt_status rrt_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t by
   if (bytes && (!send || !recv))
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "%s buffer is NULL with %zu bytes (step %d)",
                      !send ? "send" : "recv", bytes, step);
-  switch (ctx->transport) {
-  case RRT_TRANSPORT_MPI: return rrt_mpi_ring_shift(ctx, send, recv, bytes, step, req);
-  case RRT_TRANSPORT_MPI_STAGED: return rrt_staged_ring_shift(ctx, send, recv, bytes, step, req);
-  case RRT_TRANSPORT_NCCL:
-#if RINGRT_HAVE_NCCL
-    return rrt_nccl_ring_shift(ctx, send, recv, bytes, step, req);
-#else
-    break;
-#endif
-  }
-  return unsupported(ctx, op);
+  return ctx->tx->ring_shift(ctx, send, recv, bytes, step, req);
 }
 
 static rrt_status check_list(rrt_ctx_t ctx, const char *op, const char *what, const rrt_p2p *list,
@@ -92,18 +55,7 @@ rrt_status rrt_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends, const 
   *req = NULL;
   RRT_CHECK(check_list(ctx, op, "sends", sends, nsends));
   RRT_CHECK(check_list(ctx, op, "recvs", recvs, nrecvs));
-  switch (ctx->transport) {
-  case RRT_TRANSPORT_MPI: return rrt_mpi_p2p_group(ctx, sends, nsends, recvs, nrecvs, req);
-  case RRT_TRANSPORT_MPI_STAGED:
-    return rrt_staged_p2p_group(ctx, sends, nsends, recvs, nrecvs, req);
-  case RRT_TRANSPORT_NCCL:
-#if RINGRT_HAVE_NCCL
-    return rrt_nccl_p2p_group(ctx, sends, nsends, recvs, nrecvs, req);
-#else
-    break;
-#endif
-  }
-  return unsupported(ctx, op);
+  return ctx->tx->p2p_group(ctx, sends, nsends, recvs, nrecvs, req);
 }
 
 rrt_status rrt_allreduce(rrt_ctx_t ctx, const void *send, void *recv, size_t count, rrt_dtype dtype,
@@ -122,42 +74,7 @@ rrt_status rrt_allreduce(rrt_ctx_t ctx, const void *send, void *recv, size_t cou
   if (count && (!send || !recv))
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, name, "%s buffer is NULL with count %zu",
                      !send ? "send" : "recv", count);
-  switch (ctx->transport) {
-  case RRT_TRANSPORT_MPI: return rrt_mpi_allreduce(ctx, send, recv, count, dtype, op);
-  case RRT_TRANSPORT_MPI_STAGED: return rrt_staged_allreduce(ctx, send, recv, count, dtype, op);
-  case RRT_TRANSPORT_NCCL:
-#if RINGRT_HAVE_NCCL
-    return rrt_nccl_allreduce(ctx, send, recv, count, dtype, op);
-#else
-    break;
-#endif
-  }
-  return unsupported(ctx, name);
-}
-
-rrt_status rrt_allreduce_minloc(rrt_ctx_t ctx, rrt_minloc *inout, size_t count) {
-  const char *op = "rrt_allreduce_minloc";
-  if (!ctx) return no_ctx(op);
-  if (count && !inout)
-    return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "inout is NULL with count %zu", count);
-  /* Host memory on every backend (see transport.h): always MPI. */
-  return rrt_mpi_allreduce_minloc(ctx, inout, count);
-}
-
-static rrt_status gatherv_dispatch(rrt_ctx_t ctx, const char *op, const void *send, size_t bytes,
-                                   void *recv, const size_t *recv_bytes, const size_t *displs) {
-  switch (ctx->transport) {
-  case RRT_TRANSPORT_MPI: return rrt_mpi_allgatherv(ctx, send, bytes, recv, recv_bytes, displs);
-  case RRT_TRANSPORT_MPI_STAGED:
-    return rrt_staged_allgatherv(ctx, send, bytes, recv, recv_bytes, displs);
-  case RRT_TRANSPORT_NCCL:
-#if RINGRT_HAVE_NCCL
-    return rrt_nccl_allgatherv(ctx, send, bytes, recv, recv_bytes, displs);
-#else
-    break;
-#endif
-  }
-  return unsupported(ctx, op);
+  return ctx->tx->allreduce(ctx, send, recv, count, dtype, op);
 }
 
 rrt_status rrt_allgather(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes) {
@@ -169,16 +86,15 @@ rrt_status rrt_allgather(rrt_ctx_t ctx, const void *send, void *recv, size_t byt
   if (bytes > SIZE_MAX / (size_t)ctx->size)
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "%zu bytes x %d ranks overflows", bytes,
                      ctx->size);
-#if RINGRT_HAVE_NCCL
-  if (ctx->transport == RRT_TRANSPORT_NCCL) return rrt_nccl_allgather(ctx, send, recv, bytes);
-#endif
+  if (ctx->tx->allgather) return ctx->tx->allgather(ctx, send, recv, bytes);
+  /* No equal-block path in this engine: allgatherv with the equal layout. */
   size_t *layout = malloc(2 * (size_t)ctx->size * sizeof(size_t));
   if (!layout) return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, op, "cannot allocate the layout");
   for (int r = 0; r < ctx->size; r++) {
     layout[r] = bytes;
     layout[ctx->size + r] = (size_t)r * bytes;
   }
-  rrt_status st = gatherv_dispatch(ctx, op, send, bytes, recv, layout, layout + ctx->size);
+  rrt_status st = ctx->tx->allgatherv(ctx, send, bytes, recv, layout, layout + ctx->size);
   free(layout);
   return st;
 }
@@ -202,7 +118,7 @@ rrt_status rrt_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, void *r
     if (displs[r] > SIZE_MAX - recv_bytes[r])
       return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "displs[%d] + recv_bytes[%d] overflows", r, r);
   }
-  return gatherv_dispatch(ctx, op, send, bytes, recv, recv_bytes, displs);
+  return ctx->tx->allgatherv(ctx, send, bytes, recv, recv_bytes, displs);
 }
 
 rrt_status rrt_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root) {
@@ -213,25 +129,5 @@ rrt_status rrt_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root) {
   if (bytes && !buf)
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "buffer is NULL with %zu bytes (root %d)", bytes,
                      root);
-  switch (ctx->transport) {
-  case RRT_TRANSPORT_MPI: return rrt_mpi_bcast(ctx, buf, bytes, root);
-  case RRT_TRANSPORT_MPI_STAGED: return rrt_staged_bcast(ctx, buf, bytes, root);
-  case RRT_TRANSPORT_NCCL:
-#if RINGRT_HAVE_NCCL
-    return rrt_nccl_bcast(ctx, buf, bytes, root);
-#else
-    break;
-#endif
-  }
-  return unsupported(ctx, op);
-}
-
-rrt_status rrt_barrier(rrt_ctx_t ctx) {
-  if (!ctx) return no_ctx("rrt_barrier");
-  return rrt_mpi_barrier(ctx); /* a host-side rendezvous on every transport */
-}
-
-rrt_status rrt_agree(rrt_ctx_t ctx, rrt_status local) {
-  if (!ctx) return no_ctx("rrt_agree");
-  return rrt_mpi_agree(ctx, local);
+  return ctx->tx->bcast(ctx, buf, bytes, root);
 }

@@ -6,17 +6,20 @@
  * the timed wait of wait.c. Sizes are size_t in the API and int in MPI:
  * point-to-point messages are cut into pieces of at most RRT_MPI_MAX_CHUNK
  * bytes; collectives describe a large block with one derived datatype.
- * Arguments were validated by transport.c.
+ * Arguments were validated by transport.c. The table at the end is the
+ * engine as the context sees it (transport_ops.h); the post functions and
+ * blocking helpers (transport_mpi.h) serve the staged engine and every
+ * host-memory collective.
  */
 #include <limits.h>
-#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm/error.h"
-#include "comm/request.h"
+#include "comm/transport_mpi.h"
+#include "comm/transport_ops.h"
 
 /* Record an MPI failure on the request's context and return. */
 #define REQ_MPI_CHECK(req, call) RRT_MPI_CHECK((req)->ctx, (req)->op, call)
@@ -114,6 +117,14 @@ static rrt_status post_send(rrt_request_t req, const void *buf, size_t bytes, in
   return RRT_SUCCESS;
 }
 
+rrt_status rrt_mpi_post_send(rrt_request_t req, const void *buf, size_t bytes, int peer, int tag) {
+  return post_send(req, buf, bytes, peer, tag, RRT_MPI_MAX_CHUNK);
+}
+
+rrt_status rrt_mpi_post_recv(rrt_request_t req, void *buf, size_t bytes, int peer, int tag) {
+  return post_recv(req, buf, bytes, peer, tag, RRT_MPI_MAX_CHUNK);
+}
+
 rrt_status rrt_mpi_post_ring(rrt_request_t req, const void *send, void *recv, size_t bytes,
                              size_t max_chunk) {
   rrt_ctx_t ctx = req->ctx;
@@ -153,8 +164,8 @@ rrt_status rrt_mpi_ring_shift_chunked(rrt_ctx_t ctx, const void *send, void *rec
   return RRT_SUCCESS;
 }
 
-rrt_status rrt_mpi_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes, int step,
-                              rrt_request_t *req) {
+static rrt_status mpi_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes,
+                                 int step, rrt_request_t *req) {
   return rrt_mpi_ring_shift_chunked(ctx, send, recv, bytes, step, RRT_MPI_MAX_CHUNK, req);
 }
 
@@ -175,8 +186,8 @@ rrt_status rrt_mpi_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends, co
 /* ---- collectives -------------------------------------------------------- */
 
 /* Iallreduce in pieces of at most 2^30 elements. */
-static rrt_status post_reduce_chunks(rrt_request_t req, const void *send, void *recv, size_t count,
-                                     size_t elem, MPI_Datatype type, MPI_Op mop) {
+rrt_status rrt_mpi_post_reduce(rrt_request_t req, const void *send, void *recv, size_t count,
+                               size_t elem, MPI_Datatype type, MPI_Op mop) {
   const size_t max_elems = (size_t)1 << 30;
   int in_place = send == recv;
   size_t off = 0;
@@ -199,72 +210,14 @@ rrt_status rrt_mpi_post_allreduce(rrt_request_t req, const void *send, void *rec
   RRT_CHECK(dtype_to_mpi(req, dtype, &t));
   RRT_CHECK(op_to_mpi(req, op, &m));
   if (count == 0) return RRT_SUCCESS;
-  return post_reduce_chunks(req, send, recv, count, rrt_dtype_size(dtype), t, m);
+  return rrt_mpi_post_reduce(req, send, recv, count, rrt_dtype_size(dtype), t, m);
 }
 
 rrt_status rrt_mpi_allreduce(rrt_ctx_t ctx, const void *send, void *recv, size_t count,
                              rrt_dtype dtype, rrt_op op) {
   rrt_request_t req;
   RRT_CHECK(rrt_request_create(ctx, "rrt_allreduce", -1, -1, &req));
-  rrt_status st = rrt_mpi_post_allreduce(req, send, recv, count, dtype, op);
-  if (st != RRT_SUCCESS) {
-    rrt_request_release(req);
-    return st;
-  }
-  return rrt_request_wait_release(req);
-}
-
-/* Min-loc order: a non-NaN value beats NaN; a smaller value wins; equal
- * values (and two NaNs) go to the lower index. This is a total order on
- * (value, index) pairs, so the reduction is commutative and associative and
- * the answer does not depend on rank count or reduction tree. */
-static int minloc_better(const rrt_minloc *a, const rrt_minloc *b) {
-  int an = isnan(a->value), bn = isnan(b->value);
-  if (an != bn) return bn;
-  if (!an && a->value != b->value) return a->value < b->value;
-  return a->index < b->index;
-}
-
-static void minloc_reduce(void *in, void *inout, int *len, MPI_Datatype *type) {
-  (void)type;
-  const rrt_minloc *a = in;
-  rrt_minloc *b = inout;
-  for (int i = 0; i < *len; i++)
-    if (minloc_better(&a[i], &b[i])) b[i] = a[i];
-}
-
-rrt_status rrt_mpi_allreduce_minloc(rrt_ctx_t ctx, rrt_minloc *inout, size_t count) {
-  if (count == 0) return RRT_SUCCESS;
-  rrt_request_t req;
-  RRT_CHECK(rrt_request_create(ctx, "rrt_allreduce_minloc", -1, -1, &req));
-  rrt_status st = RRT_SUCCESS;
-  int lens[2] = {1, 1};
-  MPI_Aint displs[2] = {offsetof(rrt_minloc, value), offsetof(rrt_minloc, index)};
-  MPI_Datatype types[2] = {MPI_DOUBLE, MPI_INT64_T}, pair, t;
-  int rc = MPI_Type_create_struct(2, lens, displs, types, &pair);
-  if (rc == MPI_SUCCESS) {
-    /* Extent = sizeof, so arrays of the C struct (with its padding) line up. */
-    rc = MPI_Type_create_resized(pair, 0, (MPI_Aint)sizeof(rrt_minloc), &t);
-    MPI_Type_free(&pair);
-  }
-  if (rc == MPI_SUCCESS) rc = MPI_Type_commit(&t);
-  if (rc != MPI_SUCCESS) {
-    st = rrt_error(ctx, RRT_ERR_MPI, req->op, "cannot build the min-loc datatype (MPI error %d)",
-                   rc);
-    goto fail;
-  }
-  RRT_CHECK_GOTO(rrt_request_keep_type(req, t), st, fail);
-  if (MPI_Op_create(minloc_reduce, 1, &req->mpi_op) != MPI_SUCCESS) {
-    req->mpi_op = MPI_OP_NULL;
-    st = rrt_error(ctx, RRT_ERR_MPI, req->op, "cannot create the min-loc reduction");
-    goto fail;
-  }
-  RRT_CHECK_GOTO(post_reduce_chunks(req, inout, inout, count, sizeof(rrt_minloc), t, req->mpi_op),
-                 st, fail);
-  return rrt_request_wait_release(req);
-fail:
-  rrt_request_release(req);
-  return st;
+  return rrt_request_wait_posted(req, rrt_mpi_post_allreduce(req, send, recv, count, dtype, op));
 }
 
 rrt_status rrt_mpi_post_allgatherv_ex(rrt_request_t req, const void *send, size_t bytes, void *recv,
@@ -316,12 +269,8 @@ rrt_status rrt_mpi_allgatherv_ex(rrt_ctx_t ctx, const void *send, size_t bytes, 
                                  rrt_mpi_limits lim) {
   rrt_request_t req;
   RRT_CHECK(rrt_request_create(ctx, "rrt_allgatherv", -1, -1, &req));
-  rrt_status st = rrt_mpi_post_allgatherv_ex(req, send, bytes, recv, recv_bytes, displs, lim);
-  if (st != RRT_SUCCESS) {
-    rrt_request_release(req);
-    return st;
-  }
-  return rrt_request_wait_release(req);
+  return rrt_request_wait_posted(
+      req, rrt_mpi_post_allgatherv_ex(req, send, bytes, recv, recv_bytes, displs, lim));
 }
 
 rrt_status rrt_mpi_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, void *recv,
@@ -348,97 +297,35 @@ rrt_status rrt_mpi_post_bcast(rrt_request_t req, void *buf, size_t bytes, int ro
 rrt_status rrt_mpi_bcast_ex(rrt_ctx_t ctx, void *buf, size_t bytes, int root, rrt_mpi_limits lim) {
   rrt_request_t req;
   RRT_CHECK(rrt_request_create(ctx, "rrt_bcast", root, -1, &req));
-  rrt_status st = rrt_mpi_post_bcast_ex(req, buf, bytes, root, lim);
-  if (st != RRT_SUCCESS) {
-    rrt_request_release(req);
-    return st;
-  }
-  return rrt_request_wait_release(req);
+  return rrt_request_wait_posted(req, rrt_mpi_post_bcast_ex(req, buf, bytes, root, lim));
 }
 
 rrt_status rrt_mpi_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root) {
   return rrt_mpi_bcast_ex(ctx, buf, bytes, root, RRT_MPI_LIMITS_DEFAULT);
 }
 
+rrt_status rrt_mpi_post_barrier(rrt_request_t req) {
+  MPI_Request *slot = rrt_request_add_mpi(req, -1, RRT_DIR_COLL);
+  if (!slot) return RRT_ERR_OUT_OF_MEMORY;
+  REQ_MPI_CHECK(req, MPI_Ibarrier(req->ctx->comm, slot));
+  return RRT_SUCCESS;
+}
+
 rrt_status rrt_mpi_barrier(rrt_ctx_t ctx) {
   rrt_request_t req;
   RRT_CHECK(rrt_request_create(ctx, "rrt_barrier", -1, -1, &req));
-  MPI_Request *slot = rrt_request_add_mpi(req, -1, RRT_DIR_COLL);
-  int rc = slot ? MPI_Ibarrier(ctx->comm, slot) : MPI_SUCCESS;
-  if (!slot || rc != MPI_SUCCESS) {
-    rrt_request_release(req);
-    return slot ? rrt_error(ctx, RRT_ERR_MPI, "rrt_barrier", "MPI_Ibarrier failed (error %d)", rc)
-                : RRT_ERR_OUT_OF_MEMORY;
-  }
-  return rrt_request_wait_release(req);
+  return rrt_request_wait_posted(req, rrt_mpi_post_barrier(req));
 }
 
-/* ---- agreement ----------------------------------------------------------- */
+/* ---- the engine table ------------------------------------------------------ */
 
-/* What the lowest failing rank tells the others. */
-typedef struct agree_msg {
-  int status;
-  char text[sizeof(((struct rrt_ctx *)0)->last_error)];
-} agree_msg;
-
-/* rrt_error() records "rank R: op: message"; the agreed message names the
- * failing rank itself, so drop that prefix from the forwarded text. */
-static const char *strip_rank_prefix(const char *text, int rank) {
-  char prefix[32];
-  int n = snprintf(prefix, sizeof(prefix), "rank %d: ", rank);
-  if (n > 0 && strncmp(text, prefix, (size_t)n) == 0) return text + n;
-  return text;
-}
-
-rrt_status rrt_mpi_agree(rrt_ctx_t ctx, rrt_status local) {
-  const char *op = "rrt_agree";
-  int mine = local != RRT_SUCCESS ? ctx->rank : ctx->size, lowest = ctx->size;
-  rrt_request_t req;
-  RRT_CHECK(rrt_request_create(ctx, op, -1, -1, &req));
-  MPI_Request *slot = rrt_request_add_mpi(req, -1, RRT_DIR_COLL);
-  if (!slot) {
-    rrt_request_release(req);
-    return RRT_ERR_OUT_OF_MEMORY;
-  }
-  int rc = MPI_Iallreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, ctx->comm, slot);
-  if (rc != MPI_SUCCESS) {
-    rrt_request_release(req);
-    return rrt_error(ctx, RRT_ERR_MPI, op, "MPI_Iallreduce failed (error %d)", rc);
-  }
-  RRT_CHECK(rrt_request_wait_release(req));
-  if (lowest >= ctx->size) return RRT_SUCCESS;
-
-  agree_msg *msg = calloc(1, sizeof(*msg));
-  if (!msg) return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, op, "cannot allocate the message");
-  if (ctx->rank == lowest) {
-    msg->status = (int)local;
-    snprintf(msg->text, sizeof(msg->text), "%s", ctx->last_error);
-  }
-  rrt_status st = rrt_mpi_bcast(ctx, msg, sizeof(*msg), lowest);
-  if (st == RRT_SUCCESS && ctx->rank != lowest) {
-    const char *text = strip_rank_prefix(msg->text, lowest);
-    rrt_status remote = msg->status > 0 && msg->status < RRT_STATUS_COUNT ? (rrt_status)msg->status
-                                                                          : RRT_ERR_INTERNAL;
-    /* The forwarded text ends with the status in brackets (rrt_error);
-     * without a message the status alone is named. */
-    char what[sizeof(msg->text)];
-    if (text[0]) {
-      snprintf(what, sizeof(what), "%s", text);
-    } else {
-      snprintf(what, sizeof(what), "(no message) (%s)", rrt_status_string(remote));
-    }
-    if (local == RRT_SUCCESS) {
-      st = rrt_error(ctx, RRT_ERR_REMOTE, op, "rank %d failed: %s", lowest, what);
-    } else {
-      /* This rank failed too: keep its own message after the agreed one. */
-      char own[sizeof(ctx->last_error)];
-      snprintf(own, sizeof(own), "%s", ctx->last_error);
-      st = rrt_error(ctx, local, op, "rank %d failed: %s; this rank also failed: %s", lowest, what,
-                     own);
-    }
-  } else if (st == RRT_SUCCESS) {
-    st = local; /* the lowest failing rank keeps its own message */
-  }
-  free(msg);
-  return st;
-}
+const rrt_transport_ops rrt_transport_mpi = {
+    .name = "mpi",
+    .kind = RRT_TRANSPORT_MPI,
+    .ring_shift = mpi_ring_shift,
+    .p2p_group = rrt_mpi_p2p_group,
+    .allreduce = rrt_mpi_allreduce,
+    .allgather = NULL, /* allgatherv with equal blocks is what MPI would do */
+    .allgatherv = rrt_mpi_allgatherv,
+    .bcast = rrt_mpi_bcast,
+};

@@ -19,6 +19,7 @@
 
 #include "comm/error.h"
 #include "comm/request.h"
+#include "comm/transport_ops.h"
 
 static ncclComm_t comm_of(rrt_ctx_t ctx) { return (ncclComm_t)ctx->nccl_comm; }
 static cudaStream_t stream_of(rrt_ctx_t ctx) { return (cudaStream_t)ctx->comm_stream; }
@@ -155,8 +156,8 @@ static rrt_status post_ring(rrt_request_t req, const void *p) {
   return RRT_SUCCESS;
 }
 
-rrt_status rrt_nccl_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes, int step,
-                               rrt_request_t *req) {
+static rrt_status nccl_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes,
+                                  int step, rrt_request_t *req) {
   ring_args a = {send, recv, bytes};
   *req = NULL;
   return run(ctx, "rrt_ring_shift", (ctx->rank - 1 + ctx->size) % ctx->size, step, post_ring, &a,
@@ -186,8 +187,8 @@ static rrt_status post_p2p(rrt_request_t req, const void *p) {
   return RRT_SUCCESS;
 }
 
-rrt_status rrt_nccl_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends, const rrt_p2p *recvs,
-                              int nrecvs, rrt_request_t *req) {
+static rrt_status nccl_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends,
+                                 const rrt_p2p *recvs, int nrecvs, rrt_request_t *req) {
   p2p_args a = {sends, recvs, nsends, nrecvs};
   *req = NULL;
   return run(ctx, "rrt_p2p_group", -1, -1, post_p2p, &a, req);
@@ -229,8 +230,8 @@ static rrt_status post_allreduce(rrt_request_t req, const void *p) {
   return RRT_SUCCESS;
 }
 
-rrt_status rrt_nccl_allreduce(rrt_ctx_t ctx, const void *send, void *recv, size_t count,
-                              rrt_dtype dtype, rrt_op op) {
+static rrt_status nccl_allreduce(rrt_ctx_t ctx, const void *send, void *recv, size_t count,
+                                 rrt_dtype dtype, rrt_op op) {
   reduce_args a = {send, recv, count, dtype, op};
   return run(ctx, "rrt_allreduce", -1, -1, post_allreduce, &a, NULL);
 }
@@ -243,7 +244,7 @@ static rrt_status post_allgather(rrt_request_t req, const void *p) {
   return RRT_SUCCESS;
 }
 
-rrt_status rrt_nccl_allgather(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes) {
+static rrt_status nccl_allgather(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes) {
   ring_args a = {send, recv, bytes};
   return run(ctx, "rrt_allgather", -1, -1, post_allgather, &a, NULL);
 }
@@ -276,8 +277,8 @@ static rrt_status post_allgatherv(rrt_request_t req, const void *p) {
   return RRT_SUCCESS;
 }
 
-rrt_status rrt_nccl_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, void *recv,
-                               const size_t *recv_bytes, const size_t *displs) {
+static rrt_status nccl_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, void *recv,
+                                  const size_t *recv_bytes, const size_t *displs) {
   gatherv_args a = {send, bytes, recv, recv_bytes, displs};
   return run(ctx, "rrt_allgatherv", -1, -1, post_allgatherv, &a, NULL);
 }
@@ -296,7 +297,18 @@ static rrt_status post_bcast(rrt_request_t req, const void *p) {
   return RRT_SUCCESS;
 }
 
-rrt_status rrt_nccl_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root) {
+static rrt_status nccl_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root) {
   bcast_args a = {buf, bytes, root};
   return run(ctx, "rrt_bcast", root, -1, post_bcast, &a, NULL);
 }
+
+const rrt_transport_ops rrt_transport_nccl = {
+    .name = "nccl",
+    .kind = RRT_TRANSPORT_NCCL,
+    .ring_shift = nccl_ring_shift,
+    .p2p_group = nccl_p2p_group,
+    .allreduce = nccl_allreduce,
+    .allgather = nccl_allgather,
+    .allgatherv = nccl_allgatherv,
+    .bcast = nccl_bcast,
+};

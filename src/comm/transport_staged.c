@@ -15,7 +15,8 @@
 #include <string.h>
 
 #include "comm/error.h"
-#include "comm/request.h"
+#include "comm/transport_mpi.h"
+#include "comm/transport_ops.h"
 
 static rrt_status dev_check(rrt_request_t req, rrt_status st, const char *what) {
   if (st == RRT_SUCCESS) return st;
@@ -71,8 +72,8 @@ static rrt_status post_ring(rrt_request_t req, const void *send, void *recv, siz
   return rrt_request_add_copy(req, recv, hrecv, bytes);
 }
 
-rrt_status rrt_staged_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes,
-                                 int step, rrt_request_t *out) {
+static rrt_status staged_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes,
+                                    int step, rrt_request_t *out) {
   *out = NULL;
   rrt_request_t req;
   RRT_CHECK(rrt_request_create(ctx, "rrt_ring_shift", (ctx->rank - 1 + ctx->size) % ctx->size, step,
@@ -119,8 +120,8 @@ static rrt_status post_p2p(rrt_request_t req, const rrt_p2p *sends, int nsends,
   return st;
 }
 
-rrt_status rrt_staged_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends,
-                                const rrt_p2p *recvs, int nrecvs, rrt_request_t *out) {
+static rrt_status staged_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends,
+                                   const rrt_p2p *recvs, int nrecvs, rrt_request_t *out) {
   *out = NULL;
   rrt_request_t req;
   RRT_CHECK(rrt_request_create(ctx, "rrt_p2p_group", -1, -1, &req));
@@ -145,16 +146,11 @@ static rrt_status post_allreduce(rrt_request_t req, const void *send, void *recv
   return rrt_request_add_copy(req, recv, host, bytes);
 }
 
-rrt_status rrt_staged_allreduce(rrt_ctx_t ctx, const void *send, void *recv, size_t count,
-                                rrt_dtype dtype, rrt_op op) {
+static rrt_status staged_allreduce(rrt_ctx_t ctx, const void *send, void *recv, size_t count,
+                                   rrt_dtype dtype, rrt_op op) {
   rrt_request_t req;
   RRT_CHECK(rrt_request_create(ctx, "rrt_allreduce", -1, -1, &req));
-  rrt_status st = post_allreduce(req, send, recv, count, dtype, op);
-  if (st != RRT_SUCCESS) {
-    rrt_request_release(req);
-    return st;
-  }
-  return rrt_request_wait_release(req);
+  return rrt_request_wait_posted(req, post_allreduce(req, send, recv, count, dtype, op));
 }
 
 static rrt_status post_allgatherv(rrt_request_t req, const void *send, size_t bytes, void *recv,
@@ -179,16 +175,11 @@ static rrt_status post_allgatherv(rrt_request_t req, const void *send, size_t by
   return RRT_SUCCESS;
 }
 
-rrt_status rrt_staged_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, void *recv,
-                                 const size_t *recv_bytes, const size_t *displs) {
+static rrt_status staged_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, void *recv,
+                                    const size_t *recv_bytes, const size_t *displs) {
   rrt_request_t req;
   RRT_CHECK(rrt_request_create(ctx, "rrt_allgatherv", -1, -1, &req));
-  rrt_status st = post_allgatherv(req, send, bytes, recv, recv_bytes, displs);
-  if (st != RRT_SUCCESS) {
-    rrt_request_release(req);
-    return st;
-  }
-  return rrt_request_wait_release(req);
+  return rrt_request_wait_posted(req, post_allgatherv(req, send, bytes, recv, recv_bytes, displs));
 }
 
 static rrt_status post_bcast(rrt_request_t req, void *buf, size_t bytes, int root) {
@@ -205,13 +196,19 @@ static rrt_status post_bcast(rrt_request_t req, void *buf, size_t bytes, int roo
   return RRT_SUCCESS;
 }
 
-rrt_status rrt_staged_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root) {
+static rrt_status staged_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root) {
   rrt_request_t req;
   RRT_CHECK(rrt_request_create(ctx, "rrt_bcast", root, -1, &req));
-  rrt_status st = post_bcast(req, buf, bytes, root);
-  if (st != RRT_SUCCESS) {
-    rrt_request_release(req);
-    return st;
-  }
-  return rrt_request_wait_release(req);
+  return rrt_request_wait_posted(req, post_bcast(req, buf, bytes, root));
 }
+
+const rrt_transport_ops rrt_transport_staged = {
+    .name = "mpi-staged",
+    .kind = RRT_TRANSPORT_MPI_STAGED,
+    .ring_shift = staged_ring_shift,
+    .p2p_group = staged_p2p_group,
+    .allreduce = staged_allreduce,
+    .allgather = NULL,
+    .allgatherv = staged_allgatherv,
+    .bcast = staged_bcast,
+};

@@ -144,6 +144,14 @@ rrt_status rrt_request_wait_release(rrt_request_t req) {
   return st;
 }
 
+rrt_status rrt_request_wait_posted(rrt_request_t req, rrt_status posted) {
+  if (posted != RRT_SUCCESS) {
+    rrt_request_release(req);
+    return posted;
+  }
+  return rrt_request_wait_release(req);
+}
+
 /* ---- public API ---------------------------------------------------------- */
 
 rrt_status rrt_request_test(rrt_request_t req, int *done) {

@@ -5,7 +5,7 @@
  * lowest index, NaNs that never win, -0 == +0), allgather, allgatherv with
  * empty contributions and gaps that must stay untouched, bcast from a
  * non-zero root, barrier, and argument errors. */
-#include "comm/request.h"
+#include "comm/transport_mpi.h"
 #include "transport_test.h"
 
 #define GEN_F(r, i) ((double)(((i)*7 + (r)*13) % 23) - 11.0 + 0.5 * (r))

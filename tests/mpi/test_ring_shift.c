@@ -4,7 +4,7 @@
  * after P steps its own data is back. Also: the chunked path that messages
  * above INT_MAX bytes take (forced with a tiny chunk), completion by
  * polling rrt_request_test, and argument errors. */
-#include "comm/request.h"
+#include "comm/transport_mpi.h"
 #include "transport_test.h"
 
 /* Byte i of rank q's data; distinct for q = 0..3 at every i. */

@@ -16,6 +16,7 @@
 
 #include "comm/ctx.h"
 #include "comm/device.h"
+#include "comm/transport_ops.h"
 #include "ringrt/ringrt.h"
 #include "test_util.h"
 
@@ -52,8 +53,10 @@ static inline int tt_setup(int argc, char **argv, rrt_ctx_t *ctx) {
     MPI_Finalize();
     return 1;
   }
-  if (staged && (*ctx)->transport == RRT_TRANSPORT_MPI)
-    (*ctx)->transport = RRT_TRANSPORT_MPI_STAGED;
+  if (staged && (*ctx)->transport == RRT_TRANSPORT_MPI) {
+    (*ctx)->tx = &rrt_transport_staged;
+    (*ctx)->transport = rrt_transport_staged.kind;
+  }
   if (rrt_ctx_rank(*ctx) == 0)
     printf("np %d backend %s transport %s\n", rrt_ctx_size(*ctx),
            rrt_backend_name(rrt_ctx_backend(*ctx)), rrt_transport_name(rrt_ctx_transport(*ctx)));
