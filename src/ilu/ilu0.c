@@ -8,12 +8,14 @@
  * factors are bitwise those of the serial ILU(0) of P A P^T. */
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sparse/sparse_impl.h"
 #include "comm/error.h"
 #include "comm/host_coll.h"
+#include "comm/options.h"
 
 struct rrt_ilu0 {
   rrt_sparse_t A;
@@ -470,18 +472,26 @@ static rrt_status agree_missing(rrt_ilu0_t M, int64_t missing) {
   return RRT_SUCCESS;
 }
 
+static const rrt_ilu0_options ilu0_options_defaults = RRT_ILU0_OPTIONS_INITIALIZER;
+static const rrt_options_layout ilu0_options_layout = {
+    .name = "rrt_ilu0_options",
+    .initializer = "RRT_ILU0_OPTIONS_INITIALIZER",
+    .size = sizeof(rrt_ilu0_options),
+    .min_size = offsetof(rrt_ilu0_options, ordering),
+    .defaults = &ilu0_options_defaults,
+};
+
 rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_ilu0_t *out) {
   *out = NULL;
   rrt_ctx_t ctx = A->ctx;
-  rrt_ilu0_options opt = RRT_ILU0_OPTIONS_INITIALIZER;
-  if (options) {
-    if (options->size != sizeof(rrt_ilu0_options) || options->ordering < RRT_ILU_ORDER_NATURAL ||
-        options->ordering > RRT_ILU_ORDER_MULTICOLOR)
-      return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, OPC,
-                                      "options not from RRT_ILU0_OPTIONS_INITIALIZER or bad "
-                                      "ordering"));
-    opt = *options;
-  }
+  /* options from an older header: its fields, defaults for the rest */
+  rrt_ilu0_options opt;
+  char msg[256];
+  if (rrt_options_import(&ilu0_options_layout, options, &opt, msg, sizeof msg) != RRT_SUCCESS)
+    return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, OPC, "%s", msg));
+  if (opt.ordering < RRT_ILU_ORDER_NATURAL || opt.ordering > RRT_ILU_ORDER_MULTICOLOR)
+    return rrt_agree(
+        ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, OPC, "ordering %d unknown", (int)opt.ordering));
   double t0 = rrt_phase_begin(ctx);
   rrt_status st = RRT_SUCCESS;
   struct rrt_ilu0 *M = calloc(1, sizeof(*M));

@@ -4,12 +4,14 @@
  * memory; the small dense GMRES algebra runs on the host. Convergence is
  * always judged on the unpreconditioned residual ||b - A x|| <= rtol ||b||. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sparse/sparse_impl.h"
 #include "comm/error.h"
+#include "comm/options.h"
 
 #define OPK "rrt_krylov_solve"
 
@@ -370,20 +372,29 @@ done:
   return st;
 }
 
+static const rrt_krylov_options krylov_options_defaults = RRT_KRYLOV_OPTIONS_INITIALIZER;
+static const rrt_options_layout krylov_options_layout = {
+    .name = "rrt_krylov_options",
+    .initializer = "RRT_KRYLOV_OPTIONS_INITIALIZER",
+    .size = sizeof(rrt_krylov_options),
+    .min_size = offsetof(rrt_krylov_options, method),
+    .defaults = &krylov_options_defaults,
+};
+
 rrt_status rrt_krylov_solve(rrt_sparse_t A, rrt_ilu0_t M, const rrt_krylov_options *options,
                             const double *b, double *x, rrt_krylov_result *result) {
   rrt_ctx_t ctx = A->ctx;
   memset(result, 0, sizeof(*result));
-  rrt_krylov_options opt = RRT_KRYLOV_OPTIONS_INITIALIZER;
-  if (options) {
-    if (options->size != sizeof(rrt_krylov_options) || options->rtol < 0.0 || options->maxit < 0 ||
-        options->restart < 1 || options->method < RRT_KRYLOV_GMRES ||
-        options->method > RRT_KRYLOV_CG)
-      return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, OPK,
-                                      "bad options (rtol >= 0, maxit >= 0, restart >= 1, from "
-                                      "RRT_KRYLOV_OPTIONS_INITIALIZER)"));
-    opt = *options;
-  }
+  /* options from an older header: its fields, defaults for the rest */
+  rrt_krylov_options opt;
+  char msg[256];
+  if (rrt_options_import(&krylov_options_layout, options, &opt, msg, sizeof msg) != RRT_SUCCESS)
+    return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, OPK, "%s", msg));
+  if (opt.rtol < 0.0 || opt.maxit < 0 || opt.restart < 1 || opt.method < RRT_KRYLOV_GMRES ||
+      opt.method > RRT_KRYLOV_CG)
+    return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, OPK,
+                                    "bad options (rtol >= 0, maxit >= 0, restart >= 1, a known "
+                                    "method)"));
   solver s = {A, M, ctx, A->nloc, &opt, result, 0};
   double t0 = rrt_phase_begin(ctx);
   RRT_CHECK(vec_norm(ctx, s.n, b, &result->bnorm));
