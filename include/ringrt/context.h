@@ -44,7 +44,9 @@ typedef enum rrt_transport {
 #define RRT_CTX_CONFIG_VERSION 1
 
 /** Versioned creation options. Always start from RRT_CTX_CONFIG_INITIALIZER:
- *  every field then means "take the environment, else the default". */
+ *  every field then means "take the environment, else the default". As for
+ *  every option struct of the API, a program built against an older header
+ *  passes a smaller size, and the fields its struct lacks get their defaults. */
 typedef struct rrt_ctx_config {
   size_t size;         /**< sizeof(rrt_ctx_config), set by the initializer */
   unsigned magic;      /**< RRT_CTX_CONFIG_MAGIC */
