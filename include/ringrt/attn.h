@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ringrt/export.h"
 #include "ringrt/context.h"
 #include "ringrt/transport.h"
 
@@ -40,9 +41,9 @@ typedef enum rrt_attn_layout {
 } rrt_attn_layout;
 
 /** "contiguous", "zigzag", "stripe". */
-const char *rrt_attn_layout_name(rrt_attn_layout layout);
+RRT_API const char *rrt_attn_layout_name(rrt_attn_layout layout);
 /** Parse a layout name; RRT_ERR_INVALID_ARG for unknown names. */
-rrt_status rrt_attn_layout_parse(const char *name, rrt_attn_layout *layout);
+RRT_API rrt_status rrt_attn_layout_parse(const char *name, rrt_attn_layout *layout);
 
 #define RRT_ATTN_DESC_MAGIC 0x52524131u /* "RRA1" */
 #define RRT_ATTN_DESC_VERSION 1
@@ -75,21 +76,23 @@ typedef struct rrt_attn_desc {
 
 /** Check that `seq` splits over `nranks` as `layout` requires and give the
  *  per-rank shard length. RRT_ERR_INVALID_ARG otherwise. */
-rrt_status rrt_attn_seq_local(rrt_attn_layout layout, int64_t seq, int nranks, int64_t *seq_local);
+RRT_API rrt_status rrt_attn_seq_local(rrt_attn_layout layout, int64_t seq, int nranks,
+                                      int64_t *seq_local);
 /** Global position of local index `local` on `rank` (valid sizes assumed). */
-int64_t rrt_attn_global_pos(rrt_attn_layout layout, int64_t seq, int nranks, int rank,
-                            int64_t local);
+RRT_API int64_t rrt_attn_global_pos(rrt_attn_layout layout, int64_t seq, int nranks, int rank,
+                                    int64_t local);
 /** Which rank holds global position `pos`, and at which local index. */
-void rrt_attn_locate(rrt_attn_layout layout, int64_t seq, int nranks, int64_t pos, int *rank,
-                     int64_t *local);
+RRT_API void rrt_attn_locate(rrt_attn_layout layout, int64_t seq, int nranks, int64_t pos,
+                             int *rank, int64_t *local);
 
 /** Validate a descriptor for `nranks` ranks (local, no communication).
  *  Fills `msg` (may be NULL) with what is wrong. */
-rrt_status rrt_attn_desc_check(const rrt_attn_desc *desc, int nranks, char *msg, size_t msglen);
+RRT_API rrt_status rrt_attn_desc_check(const rrt_attn_desc *desc, int nranks, char *msg,
+                                       size_t msglen);
 
 /** Floating-point operations of the whole problem (all ranks): 4 * head_dim
  *  per (query, key, head, batch) pair that the mask keeps. */
-double rrt_attn_flops(const rrt_attn_desc *desc);
+RRT_API double rrt_attn_flops(const rrt_attn_desc *desc);
 
 /* ---- running it ---------------------------------------------------------- */
 
@@ -110,19 +113,20 @@ typedef struct rrt_attn_stats {
 /** Create a plan (collective): validates `desc` on every rank, agrees on the
  *  result (a bad or mismatched descriptor anywhere is an error everywhere),
  *  and allocates the K/V ring buffers and accumulators. */
-rrt_status rrt_attn_plan_create(rrt_ctx_t ctx, const rrt_attn_desc *desc, rrt_attn_plan_t *plan);
+RRT_API rrt_status rrt_attn_plan_create(rrt_ctx_t ctx, const rrt_attn_desc *desc,
+                                        rrt_attn_plan_t *plan);
 /** Run the forward pass (collective). q, k, v: this rank's shards; o: output
  *  shard (q's dtype); lse: f32 [batch, heads_q, seq_local], may be NULL. */
-rrt_status rrt_attn_plan_run(rrt_attn_plan_t plan, const void *q, const void *k, const void *v,
-                             void *o, float *lse);
+RRT_API rrt_status rrt_attn_plan_run(rrt_attn_plan_t plan, const void *q, const void *k,
+                                     const void *v, void *o, float *lse);
 /** Statistics of the last run. */
-rrt_status rrt_attn_plan_stats(rrt_attn_plan_t plan, rrt_attn_stats *stats);
+RRT_API rrt_status rrt_attn_plan_stats(rrt_attn_plan_t plan, rrt_attn_stats *stats);
 /** Destroy (local). Safe on NULL. */
-rrt_status rrt_attn_plan_destroy(rrt_attn_plan_t plan);
+RRT_API rrt_status rrt_attn_plan_destroy(rrt_attn_plan_t plan);
 
 /** One-shot forward: plan create, run, destroy (collective). */
-rrt_status rrt_attn_fwd(rrt_ctx_t ctx, const rrt_attn_desc *desc, const void *q, const void *k,
-                        const void *v, void *o, float *lse);
+RRT_API rrt_status rrt_attn_fwd(rrt_ctx_t ctx, const rrt_attn_desc *desc, const void *q,
+                                const void *k, const void *v, void *o, float *lse);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ringrt/export.h"
 #include "ringrt/status.h"
 
 #ifdef __cplusplus
@@ -43,7 +44,9 @@ typedef enum rrt_transport {
 #define RRT_CTX_CONFIG_VERSION 1
 
 /** Versioned creation options. Always start from RRT_CTX_CONFIG_INITIALIZER:
- *  every field then means "take the environment, else the default". */
+ *  every field then means "take the environment, else the default". As for
+ *  every option struct of the API, a program built against an older header
+ *  passes a smaller size, and the fields its struct lacks get their defaults. */
 typedef struct rrt_ctx_config {
   size_t size;         /**< sizeof(rrt_ctx_config), set by the initializer */
   unsigned magic;      /**< RRT_CTX_CONFIG_MAGIC */
@@ -64,35 +67,35 @@ typedef struct rrt_ctx_config {
 /** Create a context on `comm` (collective). `config` may be NULL (all
  *  defaults). On failure *ctx is NULL and every rank returns an error; the
  *  message is printed to stderr since there is no context to keep it. */
-rrt_status rrt_ctx_create(MPI_Comm comm, const rrt_ctx_config *config, rrt_ctx_t *ctx);
+RRT_API rrt_status rrt_ctx_create(MPI_Comm comm, const rrt_ctx_config *config, rrt_ctx_t *ctx);
 
 /** Destroy a context (collective). Safe on NULL. */
-rrt_status rrt_ctx_destroy(rrt_ctx_t ctx);
+RRT_API rrt_status rrt_ctx_destroy(rrt_ctx_t ctx);
 
 /** Rank and size in the context's communicator; local rank/size on this node. */
-int rrt_ctx_rank(rrt_ctx_t ctx);
-int rrt_ctx_size(rrt_ctx_t ctx);
-int rrt_ctx_local_rank(rrt_ctx_t ctx);
-int rrt_ctx_local_size(rrt_ctx_t ctx);
+RRT_API int rrt_ctx_rank(rrt_ctx_t ctx);
+RRT_API int rrt_ctx_size(rrt_ctx_t ctx);
+RRT_API int rrt_ctx_local_rank(rrt_ctx_t ctx);
+RRT_API int rrt_ctx_local_size(rrt_ctx_t ctx);
 /** The library's private communicator (a duplicate; do not free). */
-MPI_Comm rrt_ctx_comm(rrt_ctx_t ctx);
+RRT_API MPI_Comm rrt_ctx_comm(rrt_ctx_t ctx);
 /** Resolved backend (never DEFAULT/AUTO) and transport. */
-rrt_backend rrt_ctx_backend(rrt_ctx_t ctx);
-rrt_transport rrt_ctx_transport(rrt_ctx_t ctx);
+RRT_API rrt_backend rrt_ctx_backend(rrt_ctx_t ctx);
+RRT_API rrt_transport rrt_ctx_transport(rrt_ctx_t ctx);
 /** Timeout for blocking waits, in seconds. */
-double rrt_ctx_timeout(rrt_ctx_t ctx);
+RRT_API double rrt_ctx_timeout(rrt_ctx_t ctx);
 
 /** The last error recorded on this context ("" if none): names the rank,
  *  the operation and, for input errors, the file and line. */
-const char *rrt_ctx_last_error(rrt_ctx_t ctx);
+RRT_API const char *rrt_ctx_last_error(rrt_ctx_t ctx);
 /** Forget the last error. */
-void rrt_ctx_clear_error(rrt_ctx_t ctx);
+RRT_API void rrt_ctx_clear_error(rrt_ctx_t ctx);
 
 /** Short names: "cpu", "cuda", "emu", "auto", "default"; "mpi", "nccl", "mpi-staged". */
-const char *rrt_backend_name(rrt_backend backend);
-const char *rrt_transport_name(rrt_transport transport);
+RRT_API const char *rrt_backend_name(rrt_backend backend);
+RRT_API const char *rrt_transport_name(rrt_transport transport);
 /** Parse a backend name; returns RRT_ERR_INVALID_ARG for unknown names. */
-rrt_status rrt_backend_parse(const char *name, rrt_backend *backend);
+RRT_API rrt_status rrt_backend_parse(const char *name, rrt_backend *backend);
 
 /** What `ringrt info` prints for one rank. */
 typedef struct rrt_ctx_info {
@@ -113,10 +116,15 @@ typedef struct rrt_ctx_info {
 } rrt_ctx_info;
 
 /** Fill `info` for the calling rank (local; no communication). */
-rrt_status rrt_ctx_get_info(rrt_ctx_t ctx, rrt_ctx_info *info);
+RRT_API rrt_status rrt_ctx_get_info(rrt_ctx_t ctx, rrt_ctx_info *info);
 
-/** Library version string ("0.1.0"); compare with RINGRT_VERSION in config.h. */
-const char *rrt_version(void);
+/** Library version string ("0.1.0"). */
+RRT_API const char *rrt_version(void);
+/** Version of the library that is running, as one integer: major*10000 +
+ *  minor*100 + patch (as ncclGetVersion). Compare with RINGRT_VERSION_CODE
+ *  in ringrt/config.h, the version a program was compiled against.
+ *  RRT_ERR_INVALID_ARG when `version` is NULL. */
+RRT_API rrt_status rrt_get_version(int *version);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ringrt/export.h"
 #include "ringrt/sparse.h"
 
 #ifdef __cplusplus
@@ -52,38 +53,39 @@ typedef struct rrt_ilu0 *rrt_ilu0_t;
 /** Analysis (collective): ordering, levels, plans. The handle refers to A,
  *  which must outlive it. A row without a diagonal entry is RRT_ERR_SINGULAR
  *  on every rank, naming the global row. */
-rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_ilu0_t *ilu);
+RRT_API rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options,
+                                   rrt_ilu0_t *ilu);
 
 /** Numeric factorisation from A's current values (collective; call again
  *  after rrt_sparse_set_values). A zero pivot is RRT_ERR_SINGULAR on every
  *  rank, naming the first global row in elimination order; a non-finite
  *  pivot is RRT_ERR_NUMERIC. */
-rrt_status rrt_ilu0_factor(rrt_ilu0_t ilu);
+RRT_API rrt_status rrt_ilu0_factor(rrt_ilu0_t ilu);
 
 /** z = U^-1 L^-1 r (collective): local_rows doubles in backend memory each. */
-rrt_status rrt_ilu0_apply(rrt_ilu0_t ilu, const double *r, double *z);
+RRT_API rrt_status rrt_ilu0_apply(rrt_ilu0_t ilu, const double *r, double *z);
 
 /** Destroy (local). Safe on NULL. */
-rrt_status rrt_ilu0_destroy(rrt_ilu0_t ilu);
+RRT_API rrt_status rrt_ilu0_destroy(rrt_ilu0_t ilu);
 
 /** Global number of levels of L and of U (either pointer may be NULL). */
-void rrt_ilu0_levels(rrt_ilu0_t ilu, int *levels_l, int *levels_u);
+RRT_API void rrt_ilu0_levels(rrt_ilu0_t ilu, int *levels_l, int *levels_u);
 
 /** Rows per level over all ranks: which = 0 (L) or 1 (U); counts has
  *  levels entries. Local (computed at creation). */
-rrt_status rrt_ilu0_level_histogram(rrt_ilu0_t ilu, int which, int64_t *counts);
+RRT_API rrt_status rrt_ilu0_level_histogram(rrt_ilu0_t ilu, int which, int64_t *counts);
 
 /** The local factors on the host, in A's local entry order (combined LU:
  *  entries before the diagonal in elimination order hold L, unit diagonal
  *  implied; the others hold U). vals has local_nnz entries. */
-rrt_status rrt_ilu0_get_factors(rrt_ilu0_t ilu, double *vals);
+RRT_API rrt_status rrt_ilu0_get_factors(rrt_ilu0_t ilu, double *vals);
 
 /** Position of every local row in the elimination order (local_rows entries). */
-rrt_status rrt_ilu0_get_positions(rrt_ilu0_t ilu, int64_t *pos);
+RRT_API rrt_status rrt_ilu0_get_positions(rrt_ilu0_t ilu, int64_t *pos);
 
 /** Floating-point operations of one factorisation / one apply, over all ranks. */
-double rrt_ilu0_factor_flops(rrt_ilu0_t ilu);
-double rrt_ilu0_apply_flops(rrt_ilu0_t ilu);
+RRT_API double rrt_ilu0_factor_flops(rrt_ilu0_t ilu);
+RRT_API double rrt_ilu0_apply_flops(rrt_ilu0_t ilu);
 
 /* ---- Krylov solvers ------------------------------------------------------- */
 
@@ -117,17 +119,17 @@ typedef struct rrt_krylov_result {
 /** Solve A x = b (collective) with preconditioner M (NULL: none), from the
  *  initial guess in x. b and x: local_rows doubles in backend memory. Not
  *  converging within maxit is not an error (result->converged = 0). */
-rrt_status rrt_krylov_solve(rrt_sparse_t A, rrt_ilu0_t M, const rrt_krylov_options *options,
-                            const double *b, double *x, rrt_krylov_result *result);
+RRT_API rrt_status rrt_krylov_solve(rrt_sparse_t A, rrt_ilu0_t M, const rrt_krylov_options *options,
+                                    const double *b, double *x, rrt_krylov_result *result);
 
 /** Free the history of a result. */
-void rrt_krylov_result_free(rrt_krylov_result *result);
+RRT_API void rrt_krylov_result_free(rrt_krylov_result *result);
 
 /** "gmres", "bicgstab", "cg" <-> method; "natural", "rcm", "multicolor" <-> ordering. */
-const char *rrt_krylov_method_name(rrt_krylov_method method);
-rrt_status rrt_krylov_method_parse(const char *name, rrt_krylov_method *method);
-const char *rrt_ilu_ordering_name(rrt_ilu_ordering ordering);
-rrt_status rrt_ilu_ordering_parse(const char *name, rrt_ilu_ordering *ordering);
+RRT_API const char *rrt_krylov_method_name(rrt_krylov_method method);
+RRT_API rrt_status rrt_krylov_method_parse(const char *name, rrt_krylov_method *method);
+RRT_API const char *rrt_ilu_ordering_name(rrt_ilu_ordering ordering);
+RRT_API rrt_status rrt_ilu_ordering_parse(const char *name, rrt_ilu_ordering *ordering);
 
 #ifdef __cplusplus
 }

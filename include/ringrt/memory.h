@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "ringrt/export.h"
 #include "ringrt/context.h"
 
 #ifdef __cplusplus
@@ -16,17 +17,18 @@ extern "C" {
 #endif
 
 /** Allocate `bytes` of backend memory (zero bytes gives a valid, unique pointer). */
-rrt_status rrt_malloc(rrt_ctx_t ctx, size_t bytes, void **ptr);
+RRT_API rrt_status rrt_malloc(rrt_ctx_t ctx, size_t bytes, void **ptr);
 /** Free backend memory from rrt_malloc (NULL is fine). */
-rrt_status rrt_free(rrt_ctx_t ctx, void *ptr);
+RRT_API rrt_status rrt_free(rrt_ctx_t ctx, void *ptr);
 /** Copy host -> backend memory. */
-rrt_status rrt_memcpy_to_backend(rrt_ctx_t ctx, void *dst, const void *host_src, size_t bytes);
+RRT_API rrt_status rrt_memcpy_to_backend(rrt_ctx_t ctx, void *dst, const void *host_src,
+                                         size_t bytes);
 /** Copy backend -> host memory. */
-rrt_status rrt_memcpy_to_host(rrt_ctx_t ctx, void *host_dst, const void *src, size_t bytes);
+RRT_API rrt_status rrt_memcpy_to_host(rrt_ctx_t ctx, void *host_dst, const void *src, size_t bytes);
 /** Set backend memory to a byte value. */
-rrt_status rrt_memset(rrt_ctx_t ctx, void *dst, int value, size_t bytes);
+RRT_API rrt_status rrt_memset(rrt_ctx_t ctx, void *dst, int value, size_t bytes);
 /** Wait until all work the context queued (compute and comm streams) is done. */
-rrt_status rrt_synchronize(rrt_ctx_t ctx);
+RRT_API rrt_status rrt_synchronize(rrt_ctx_t ctx);
 
 #ifdef __cplusplus
 }

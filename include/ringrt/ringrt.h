@@ -4,6 +4,7 @@
 #define RINGRT_H
 
 #include "ringrt/config.h"
+#include "ringrt/export.h"
 #include "ringrt/status.h"
 #include "ringrt/context.h"
 #include "ringrt/memory.h"

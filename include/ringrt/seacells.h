@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ringrt/export.h"
 #include "ringrt/context.h"
 
 #ifdef __cplusplus
@@ -52,7 +53,7 @@ typedef struct rrt_seacells_options {
 
 /** The global row range [*first, *first + *count) this rank must pass for
  *  n cells (cells are dealt in fixed reduction blocks; see the docs). */
-rrt_status rrt_seacells_partition(rrt_ctx_t ctx, int64_t n, int64_t *first, int64_t *count);
+RRT_API rrt_status rrt_seacells_partition(rrt_ctx_t ctx, int64_t n, int64_t *first, int64_t *count);
 
 typedef struct rrt_seacells *rrt_seacells_t;
 
@@ -61,27 +62,27 @@ typedef struct rrt_seacells *rrt_seacells_t;
  *  validated and agreed on all ranks first: NaN/Inf coordinates, fewer
  *  cells than metacells or than knn + 1, bad archetype indices are errors
  *  on every rank. */
-rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
-                            const rrt_seacells_options *opt, rrt_seacells_t *result);
+RRT_API rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
+                                    const rrt_seacells_options *opt, rrt_seacells_t *result);
 
 /** Free a result (NULL is fine). */
-void rrt_seacells_destroy(rrt_seacells_t s);
+RRT_API void rrt_seacells_destroy(rrt_seacells_t s);
 
 /** Sizes and outcome. */
-int64_t rrt_seacells_n_metacells(rrt_seacells_t s);
-int rrt_seacells_iterations(rrt_seacells_t s);
-int rrt_seacells_converged(rrt_seacells_t s);
+RRT_API int64_t rrt_seacells_n_metacells(rrt_seacells_t s);
+RRT_API int rrt_seacells_iterations(rrt_seacells_t s);
+RRT_API int rrt_seacells_converged(rrt_seacells_t s);
 /** RSS = |M - M B A|_F per iteration: rss[0] after initialisation, then one
  *  per iteration (iterations + 1 values). Pointer valid until destroy. */
-const double *rrt_seacells_rss(rrt_seacells_t s, int *count);
+RRT_API const double *rrt_seacells_rss(rrt_seacells_t s, int *count);
 /** Archetype cells (global indices, n_metacells values, same on all ranks). */
-const int64_t *rrt_seacells_archetypes(rrt_seacells_t s);
+RRT_API const int64_t *rrt_seacells_archetypes(rrt_seacells_t s);
 
 /** This rank's cells: hard assignment (argmax of the A column, lowest
  *  metacell on ties) and up to `top` largest weights (metacell, weight),
  *  padded with (-1, 0). `assign` has count values, `top_idx`/`top_w` count * top. */
-rrt_status rrt_seacells_local_assignments(rrt_seacells_t s, int top, int64_t *assign,
-                                          int64_t *top_idx, double *top_w);
+RRT_API rrt_status rrt_seacells_local_assignments(rrt_seacells_t s, int top, int64_t *assign,
+                                                  int64_t *top_idx, double *top_w);
 
 /** Quality of the hard assignments on the input coordinates, as the
  *  reference SEACells evaluation defines them (collective). Per metacell:
@@ -91,12 +92,12 @@ rrt_status rrt_seacells_local_assignments(rrt_seacells_t s, int top, int64_t *as
  *  metacell's centroid (NaN when empty or alone). `x`: this rank's rows as
  *  passed to rrt_seacells_run. Both arrays have n_metacells values, the
  *  same on every rank (up to the order of the cross-rank sums). */
-rrt_status rrt_seacells_metrics(rrt_ctx_t ctx, rrt_seacells_t s, const double *x,
-                                double *compactness, double *separation);
+RRT_API rrt_status rrt_seacells_metrics(rrt_ctx_t ctx, rrt_seacells_t s, const double *x,
+                                        double *compactness, double *separation);
 
 /** Seconds spent in the phases "knn", "kernel", "init", "update_a", "update_b",
  *  "rss" on this rank (0 for an unknown name). */
-double rrt_seacells_seconds(rrt_seacells_t s, const char *phase);
+RRT_API double rrt_seacells_seconds(rrt_seacells_t s, const char *phase);
 
 #ifdef __cplusplus
 }

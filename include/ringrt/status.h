@@ -2,6 +2,8 @@
 #ifndef RINGRT_STATUS_H
 #define RINGRT_STATUS_H
 
+#include "ringrt/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -28,7 +30,7 @@ typedef enum rrt_status {
 } rrt_status;
 
 /** Short, static, human-readable name of a status ("invalid argument"). */
-const char *rrt_status_string(rrt_status status);
+RRT_API const char *rrt_status_string(rrt_status status);
 
 #ifdef __cplusplus
 }

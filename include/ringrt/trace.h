@@ -8,6 +8,7 @@
 #ifndef RINGRT_TRACE_H
 #define RINGRT_TRACE_H
 
+#include "ringrt/export.h"
 #include "ringrt/context.h"
 
 #ifdef __cplusplus
@@ -23,28 +24,29 @@ typedef enum rrt_track {
 } rrt_track;
 
 /** Wall clock in seconds (MPI_Wtime). */
-double rrt_time_now(void);
+RRT_API double rrt_time_now(void);
 
 /** Start recording intervals for the trace (timers run regardless). */
-rrt_status rrt_trace_enable(rrt_ctx_t ctx, int on);
+RRT_API rrt_status rrt_trace_enable(rrt_ctx_t ctx, int on);
 
 /** Record a finished interval [t0, t1] (rrt_time_now() seconds) on a track;
  *  also adds t1 - t0 to the phase total of `name`. `name` is copied. */
-rrt_status rrt_trace_add(rrt_ctx_t ctx, rrt_track track, const char *name, double t0, double t1);
+RRT_API rrt_status rrt_trace_add(rrt_ctx_t ctx, rrt_track track, const char *name, double t0,
+                                 double t1);
 
 /** Host-side phase: begin returns the start time; end records the interval. */
-double rrt_phase_begin(rrt_ctx_t ctx);
-rrt_status rrt_phase_end(rrt_ctx_t ctx, const char *name, double t_begin);
+RRT_API double rrt_phase_begin(rrt_ctx_t ctx);
+RRT_API rrt_status rrt_phase_end(rrt_ctx_t ctx, const char *name, double t_begin);
 
 /** Accumulated seconds and count of a phase on this rank (0 if never seen). */
-double rrt_phase_seconds(rrt_ctx_t ctx, const char *name, int *count);
+RRT_API double rrt_phase_seconds(rrt_ctx_t ctx, const char *name, int *count);
 /** Reset all phase totals and recorded intervals on this rank. */
-void rrt_phase_reset(rrt_ctx_t ctx);
+RRT_API void rrt_phase_reset(rrt_ctx_t ctx);
 
 /** Collective: gather every rank's intervals and write one Chrome trace JSON
  *  to `path` from rank 0. Does nothing useful if tracing was never enabled
  *  (writes an empty trace). */
-rrt_status rrt_trace_write(rrt_ctx_t ctx, const char *path);
+RRT_API rrt_status rrt_trace_write(rrt_ctx_t ctx, const char *path);
 
 #ifdef __cplusplus
 }

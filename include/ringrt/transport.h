@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ringrt/export.h"
 #include "ringrt/context.h"
 
 #ifdef __cplusplus
@@ -32,9 +33,9 @@ typedef enum rrt_dtype {
 } rrt_dtype;
 
 /** Size in bytes of one element. */
-size_t rrt_dtype_size(rrt_dtype dtype);
+RRT_API size_t rrt_dtype_size(rrt_dtype dtype);
 /** "f32", "f64", "i32", "i64", "u8", "bf16", "f16". */
-const char *rrt_dtype_name(rrt_dtype dtype);
+RRT_API const char *rrt_dtype_name(rrt_dtype dtype);
 
 typedef enum rrt_op { RRT_OP_SUM = 0, RRT_OP_MIN, RRT_OP_MAX } rrt_op;
 
@@ -46,17 +47,17 @@ typedef struct rrt_request *rrt_request_t;
  *  pair so no ordering can deadlock. Non-blocking: the buffers must stay
  *  untouched until the request completes. `step` is only reported in
  *  timeout messages. With P = 1 the data is copied locally. 0 bytes is valid. */
-rrt_status rrt_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes, int step,
-                          rrt_request_t *req);
+RRT_API rrt_status rrt_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes,
+                                  int step, rrt_request_t *req);
 
 /** Test for completion without blocking: *done = 1 when complete. The
  *  request stays valid until rrt_request_wait() or rrt_request_free(). */
-rrt_status rrt_request_test(rrt_request_t req, int *done);
+RRT_API rrt_status rrt_request_test(rrt_request_t req, int *done);
 /** Wait (honouring the timeout) and free the request; NULL is fine. */
-rrt_status rrt_request_wait(rrt_request_t req);
+RRT_API rrt_status rrt_request_wait(rrt_request_t req);
 /** Free a request. One still in flight is waited for first (timeout
  *  applies), since MPI/NCCL may still be using its buffers. NULL is fine. */
-void rrt_request_free(rrt_request_t req);
+RRT_API void rrt_request_free(rrt_request_t req);
 
 /** One message of a grouped point-to-point exchange. */
 typedef struct rrt_p2p {
@@ -69,12 +70,12 @@ typedef struct rrt_p2p {
  *  receives at once (one NCCL group); lists may be empty and uneven between
  *  ranks, but every send must be matched by the peer's receive of the same size.
  *  Several messages to the same peer are matched in list order. */
-rrt_status rrt_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends, const rrt_p2p *recvs,
-                         int nrecvs, rrt_request_t *req);
+RRT_API rrt_status rrt_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends,
+                                 const rrt_p2p *recvs, int nrecvs, rrt_request_t *req);
 
 /** Blocking allreduce of `count` elements (send == recv is in place). */
-rrt_status rrt_allreduce(rrt_ctx_t ctx, const void *send, void *recv, size_t count, rrt_dtype dtype,
-                         rrt_op op);
+RRT_API rrt_status rrt_allreduce(rrt_ctx_t ctx, const void *send, void *recv, size_t count,
+                                 rrt_dtype dtype, rrt_op op);
 
 /** A value and the global index it came from. */
 typedef struct rrt_minloc {
@@ -86,21 +87,21 @@ typedef struct rrt_minloc {
  *  backend (these arrays are small): the smallest value wins; equal values go
  *  to the lowest index, so the answer does not depend on rank order. NaN
  *  values never win. */
-rrt_status rrt_allreduce_minloc(rrt_ctx_t ctx, rrt_minloc *inout, size_t count);
+RRT_API rrt_status rrt_allreduce_minloc(rrt_ctx_t ctx, rrt_minloc *inout, size_t count);
 
 /** Every rank contributes `bytes`; recv holds size * bytes in rank order. */
-rrt_status rrt_allgather(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes);
+RRT_API rrt_status rrt_allgather(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes);
 
 /** Every rank contributes `bytes` (0 is fine); recv_bytes[r] and displs[r]
  *  (byte offsets in recv) describe rank r's part on every rank. */
-rrt_status rrt_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, void *recv,
-                          const size_t *recv_bytes, const size_t *displs);
+RRT_API rrt_status rrt_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, void *recv,
+                                  const size_t *recv_bytes, const size_t *displs);
 
 /** Broadcast `bytes` from `root`. */
-rrt_status rrt_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root);
+RRT_API rrt_status rrt_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root);
 
 /** Barrier (honours the timeout). */
-rrt_status rrt_barrier(rrt_ctx_t ctx);
+RRT_API rrt_status rrt_barrier(rrt_ctx_t ctx);
 
 /** Agree on a local result before communicating: every rank passes its own
  *  status; every rank gets RRT_SUCCESS only if all succeeded. Otherwise the
@@ -108,7 +109,7 @@ rrt_status rrt_barrier(rrt_ctx_t ctx);
  *  every rank's last error names the lowest failing rank and its message.
  *  Use it after validating inputs, before any blocking exchange, so a bad
  *  input on one rank is an error on all ranks rather than a hang. */
-rrt_status rrt_agree(rrt_ctx_t ctx, rrt_status local);
+RRT_API rrt_status rrt_agree(rrt_ctx_t ctx, rrt_status local);
 
 #ifdef __cplusplus
 }

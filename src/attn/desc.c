@@ -1,6 +1,9 @@
 /* Ring attention descriptor: validation and work counts (local, pure). */
+#include <stddef.h>
 #include <stdio.h>
 
+#include "attn/desc.h"
+#include "comm/options.h"
 #include "ringrt/attn.h"
 #include "sched/ring_schedule.h"
 
@@ -10,12 +13,30 @@
     return RRT_ERR_INVALID_ARG;                                                                    \
   } while (0)
 
-rrt_status rrt_attn_desc_check(const rrt_attn_desc *d, int nranks, char *msg, size_t msglen) {
-  if (!d) DESC_FAIL("descriptor is NULL");
-  if (d->magic != RRT_ATTN_DESC_MAGIC || d->size != sizeof(rrt_attn_desc) ||
-      d->version != RRT_ATTN_DESC_VERSION)
-    DESC_FAIL("descriptor not initialised with RRT_ATTN_DESC_INITIALIZER (size %zu, version %u)",
-              d->size, d->version);
+static const rrt_attn_desc desc_defaults = RRT_ATTN_DESC_INITIALIZER;
+static const rrt_options_layout desc_layout = {
+    .name = "rrt_attn_desc",
+    .initializer = "RRT_ATTN_DESC_INITIALIZER",
+    .size = sizeof(rrt_attn_desc),
+    .min_size = offsetof(rrt_attn_desc, batch),
+    .defaults = &desc_defaults,
+    .magic_offset = offsetof(rrt_attn_desc, magic),
+    .magic = RRT_ATTN_DESC_MAGIC,
+    .version_offset = offsetof(rrt_attn_desc, version),
+    .version = RRT_ATTN_DESC_VERSION,
+};
+
+rrt_status rrt_attn_desc_import(const rrt_attn_desc *user, rrt_attn_desc *full, char *msg,
+                                size_t msglen) {
+  if (!user) DESC_FAIL("descriptor is NULL");
+  return rrt_options_import(&desc_layout, user, full, msg, msglen);
+}
+
+rrt_status rrt_attn_desc_check(const rrt_attn_desc *user, int nranks, char *msg, size_t msglen) {
+  rrt_attn_desc full;
+  rrt_status st = rrt_attn_desc_import(user, &full, msg, msglen);
+  if (st != RRT_SUCCESS) return st;
+  const rrt_attn_desc *d = &full;
   if (d->batch < 1) DESC_FAIL("batch %lld < 1", (long long)d->batch);
   if (d->seq < 1) DESC_FAIL("seq %lld < 1", (long long)d->seq);
   if (d->heads_q < 1 || d->heads_kv < 1)
@@ -37,7 +58,9 @@ rrt_status rrt_attn_desc_check(const rrt_attn_desc *d, int nranks, char *msg, si
   return RRT_SUCCESS;
 }
 
-double rrt_attn_flops(const rrt_attn_desc *d) {
+double rrt_attn_flops(const rrt_attn_desc *user) {
+  rrt_attn_desc full, *d = &full;
+  if (rrt_attn_desc_import(user, &full, NULL, 0) != RRT_SUCCESS) return 0.0;
   double s = (double)d->seq;
   double pairs = d->causal ? s * (s + 1) / 2 : s * s;
   return 4.0 * d->head_dim * pairs * (double)d->heads_q * (double)d->batch;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn/desc.h"
 #include "attn/plan_impl.h"
 #include "comm/ctx.h"
 #include "comm/error.h"
@@ -132,11 +133,16 @@ rrt_status rrt_attn_plan_create(rrt_ctx_t ctx, const rrt_attn_desc *desc, rrt_at
   if (plan) *plan = NULL;
   char msg[256];
   rrt_status st = RRT_SUCCESS;
+  /* From here on `desc` is the full descriptor: the caller's fields, and
+   * defaults for those a descriptor from an older header lacks. */
+  rrt_attn_desc full_desc;
   if (!plan)
     st = rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create, "plan pointer is NULL");
-  else if (rrt_attn_desc_check(desc, ctx->size, msg, sizeof msg) != RRT_SUCCESS)
+  else if (rrt_attn_desc_import(desc, &full_desc, msg, sizeof msg) != RRT_SUCCESS ||
+           rrt_attn_desc_check(&full_desc, ctx->size, msg, sizeof msg) != RRT_SUCCESS)
     st = rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create, "%s", msg);
   RRT_CHECK(rrt_agree(ctx, st));
+  desc = &full_desc;
   RRT_CHECK(check_same_desc(ctx, desc));
 
   rrt_attn_plan_t p = calloc(1, sizeof *p);

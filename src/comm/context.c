@@ -1,6 +1,7 @@
 /* rrt_ctx: creation (bootstrap, backend, device, binding, streams, NCCL),
  * destruction and the getters. Each step lives in its own file; this one
  * only sequences them and makes every rank agree on the outcome. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,9 @@
 #include "comm/ctx.h"
 #include "comm/error.h"
 #include "comm/host_coll.h"
+#include "comm/options.h"
 #include "comm/transport_ops.h"
+#include "ringrt/config.h"
 #include "ringrt/trace.h"
 #if RINGRT_HAVE_NCCL
 #include "comm/nccl_init.h"
@@ -59,13 +62,25 @@ static rrt_status resolve_backend(rrt_ctx_t ctx, rrt_backend requested) {
   return RRT_SUCCESS;
 }
 
-static rrt_status check_config(const rrt_ctx_config *cfg) {
-  if (!cfg) return RRT_SUCCESS;
-  if (cfg->magic != RRT_CTX_CONFIG_MAGIC || cfg->size != sizeof(rrt_ctx_config) ||
-      cfg->version != RRT_CTX_CONFIG_VERSION)
-    return rrt_error(NULL, RRT_ERR_INVALID_ARG, "rrt_ctx_create",
-                     "config not initialised with RRT_CTX_CONFIG_INITIALIZER (or built against "
-                     "another ringrt version)");
+static const rrt_ctx_config config_defaults = RRT_CTX_CONFIG_INITIALIZER;
+static const rrt_options_layout config_layout = {
+    .name = "rrt_ctx_config",
+    .initializer = "RRT_CTX_CONFIG_INITIALIZER",
+    .size = sizeof(rrt_ctx_config),
+    .min_size = offsetof(rrt_ctx_config, backend),
+    .defaults = &config_defaults,
+    .magic_offset = offsetof(rrt_ctx_config, magic),
+    .magic = RRT_CTX_CONFIG_MAGIC,
+    .version_offset = offsetof(rrt_ctx_config, version),
+    .version = RRT_CTX_CONFIG_VERSION,
+};
+
+/* `user` may come from an older header (a smaller size): `cfg` gets its
+ * fields and defaults for the rest; NULL gives all defaults. */
+static rrt_status check_config(const rrt_ctx_config *user, rrt_ctx_config *cfg) {
+  char msg[256];
+  if (rrt_options_import(&config_layout, user, cfg, msg, sizeof msg) != RRT_SUCCESS)
+    return rrt_error(NULL, RRT_ERR_INVALID_ARG, "rrt_ctx_create", "%s", msg);
   if (cfg->backend < RRT_BACKEND_DEFAULT || cfg->backend > RRT_BACKEND_EMU)
     return rrt_error(NULL, RRT_ERR_INVALID_ARG, "rrt_ctx_create", "config backend %d unknown",
                      (int)cfg->backend);
@@ -109,14 +124,15 @@ static void release(rrt_ctx_t ctx) {
   free(ctx);
 }
 
-rrt_status rrt_ctx_create(MPI_Comm comm, const rrt_ctx_config *cfg, rrt_ctx_t *out) {
+rrt_status rrt_ctx_create(MPI_Comm comm, const rrt_ctx_config *user_cfg, rrt_ctx_t *out) {
   if (!out) return rrt_error(NULL, RRT_ERR_INVALID_ARG, "rrt_ctx_create", "ctx pointer is NULL");
   *out = NULL;
   int init = 0;
   MPI_Initialized(&init);
   if (!init)
     return rrt_error(NULL, RRT_ERR_INVALID_ARG, "rrt_ctx_create", "MPI is not initialised");
-  rrt_status st = check_config(cfg);
+  rrt_ctx_config full_cfg, *cfg = &full_cfg;
+  rrt_status st = check_config(user_cfg, cfg);
   /* Agree on the config check over the caller's communicator before anything
    * collective, so a mismatched config on one rank cannot hang the others. */
   int bad = st != RRT_SUCCESS, anybad = 0;
@@ -192,3 +208,10 @@ void rrt_ctx_clear_error(rrt_ctx_t ctx) {
 }
 
 const char *rrt_version(void) { return RINGRT_VERSION_STRING; }
+
+/* The code this library was compiled with, not the caller's header's. */
+rrt_status rrt_get_version(int *version) {
+  if (!version) return RRT_ERR_INVALID_ARG;
+  *version = RINGRT_VERSION_CODE;
+  return RRT_SUCCESS;
+}

@@ -1,28 +1,38 @@
 /* rrt_ilu0_create as a sequence of named phases (each in the file of its
  * job, see ilu0_impl.h), rrt_ilu0_destroy and the queries. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm/ctx.h"
 #include "comm/error.h"
 #include "comm/host_coll.h"
+#include "comm/options.h"
 #include "ilu/ilu0_impl.h"
 #include "ringrt/memory.h"
 #include "ringrt/trace.h"
 
 #define OPC RRT_ILU0_OP_CREATE
 
-/* Options from RRT_ILU0_OPTIONS_INITIALIZER with a known ordering (agreed). */
+static const rrt_ilu0_options ilu0_options_defaults = RRT_ILU0_OPTIONS_INITIALIZER;
+static const rrt_options_layout ilu0_options_layout = {
+    .name = "rrt_ilu0_options",
+    .initializer = "RRT_ILU0_OPTIONS_INITIALIZER",
+    .size = sizeof(rrt_ilu0_options),
+    .min_size = offsetof(rrt_ilu0_options, ordering),
+    .defaults = &ilu0_options_defaults,
+};
+
+/* Options from an older header get defaults for the fields they lack; the
+ * ordering must be known (agreed, so every rank fails alike). */
 static rrt_status read_options(rrt_ctx_t ctx, const rrt_ilu0_options *options,
                                rrt_ilu0_options *opt) {
-  *opt = (rrt_ilu0_options)RRT_ILU0_OPTIONS_INITIALIZER;
-  if (!options) return RRT_SUCCESS;
-  if (options->size != sizeof(rrt_ilu0_options) || options->ordering < RRT_ILU_ORDER_NATURAL ||
-      options->ordering > RRT_ILU_ORDER_MULTICOLOR)
-    return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, OPC,
-                                    "options not from RRT_ILU0_OPTIONS_INITIALIZER or bad "
-                                    "ordering"));
-  *opt = *options;
+  char msg[256];
+  if (rrt_options_import(&ilu0_options_layout, options, opt, msg, sizeof msg) != RRT_SUCCESS)
+    return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, OPC, "%s", msg));
+  if (opt->ordering < RRT_ILU_ORDER_NATURAL || opt->ordering > RRT_ILU_ORDER_MULTICOLOR)
+    return rrt_agree(
+        ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, OPC, "ordering %d unknown", (int)opt->ordering));
   return RRT_SUCCESS;
 }
 

@@ -14,16 +14,12 @@
 #include <string.h>
 #endif
 
-#if defined(__CUDACC__)
-#define RRT_AM_FN static inline __host__ __device__
-#else
-#define RRT_AM_FN static inline
-#endif
+#include "kernels/hd.h"
 
 /* -inf without relying on the INFINITY macro under every compiler. */
-RRT_AM_FN float rrt_am_neg_inf(void) { return -HUGE_VALF; }
+static inline RRT_HD float rrt_am_neg_inf(void) { return -HUGE_VALF; }
 
-RRT_AM_FN uint32_t rrt_am_f2u(float f) {
+static inline RRT_HD uint32_t rrt_am_f2u(float f) {
 #if defined(__CUDA_ARCH__)
   return __float_as_uint(f);
 #else
@@ -33,7 +29,7 @@ RRT_AM_FN uint32_t rrt_am_f2u(float f) {
 #endif
 }
 
-RRT_AM_FN float rrt_am_u2f(uint32_t u) {
+static inline RRT_HD float rrt_am_u2f(uint32_t u) {
 #if defined(__CUDA_ARCH__)
   return __uint_as_float(u);
 #else
@@ -44,10 +40,10 @@ RRT_AM_FN float rrt_am_u2f(uint32_t u) {
 }
 
 /* bfloat16: the top 16 bits of an f32. */
-RRT_AM_FN float rrt_bf16_to_f32(uint16_t h) { return rrt_am_u2f((uint32_t)h << 16); }
+static inline RRT_HD float rrt_bf16_to_f32(uint16_t h) { return rrt_am_u2f((uint32_t)h << 16); }
 
 /* Round to nearest even; NaN stays a (quiet) NaN. */
-RRT_AM_FN uint16_t rrt_f32_to_bf16(float f) {
+static inline RRT_HD uint16_t rrt_f32_to_bf16(float f) {
   uint32_t u = rrt_am_f2u(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
   u += 0x7fffu + ((u >> 16) & 1u);
@@ -55,7 +51,7 @@ RRT_AM_FN uint16_t rrt_f32_to_bf16(float f) {
 }
 
 /* IEEE binary16 -> f32, exact (subnormals included). */
-RRT_AM_FN float rrt_f16_to_f32(uint16_t h) {
+static inline RRT_HD float rrt_f16_to_f32(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu;
   uint32_t man = h & 0x3ffu;
@@ -69,7 +65,7 @@ RRT_AM_FN float rrt_f16_to_f32(uint16_t h) {
 }
 
 /* f32 -> IEEE binary16, round to nearest even, overflow to inf. */
-RRT_AM_FN uint16_t rrt_f32_to_f16(float f) {
+static inline RRT_HD uint16_t rrt_f32_to_f16(float f) {
   uint32_t u = rrt_am_f2u(f);
   uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
   uint32_t a = u & 0x7fffffffu;
@@ -96,13 +92,13 @@ RRT_AM_FN uint16_t rrt_f32_to_f16(float f) {
 #define RRT_AM_BF16 5
 #define RRT_AM_F16 6
 
-RRT_AM_FN float rrt_am_load(const void *base, int64_t i, int dtype) {
+static inline RRT_HD float rrt_am_load(const void *base, int64_t i, int dtype) {
   if (dtype == RRT_AM_F32) return ((const float *)base)[i];
   uint16_t h = ((const uint16_t *)base)[i];
   return dtype == RRT_AM_BF16 ? rrt_bf16_to_f32(h) : rrt_f16_to_f32(h);
 }
 
-RRT_AM_FN void rrt_am_store(void *base, int64_t i, int dtype, float v) {
+static inline RRT_HD void rrt_am_store(void *base, int64_t i, int dtype, float v) {
   if (dtype == RRT_AM_F32)
     ((float *)base)[i] = v;
   else
@@ -113,7 +109,7 @@ RRT_AM_FN void rrt_am_store(void *base, int64_t i, int dtype, float v) {
  * returns the factor (exp(m_old - m_new)) that rescales the old sum and
  * accumulator. A row that has seen only masked scores keeps m = -inf and the
  * factor is 0 (the old state is empty anyway), never exp(-inf - -inf) = NaN. */
-RRT_AM_FN float rrt_attn_rescale(float *m, float tile_max) {
+static inline RRT_HD float rrt_attn_rescale(float *m, float tile_max) {
   float m_old = *m;
   float m_new = m_old > tile_max ? m_old : tile_max;
   *m = m_new;
@@ -122,14 +118,14 @@ RRT_AM_FN float rrt_attn_rescale(float *m, float tile_max) {
 }
 
 /* exp(s - m) for a score s against the running max m; masked (-inf) -> 0. */
-RRT_AM_FN float rrt_attn_prob(float s, float m) {
+static inline RRT_HD float rrt_attn_prob(float s, float m) {
   if (s == rrt_am_neg_inf()) return 0.0f;
   return expf(s - m);
 }
 
 /* Finish a row: lse = m + log(l); the factor 1/l that normalises the
  * accumulator, 0 for a fully masked row (l = 0: output 0, lse = -inf). */
-RRT_AM_FN float rrt_attn_finish(float m, float l, float *inv_l) {
+static inline RRT_HD float rrt_attn_finish(float m, float l, float *inv_l) {
   if (!(l > 0.0f)) {
     *inv_l = 0.0f;
     return rrt_am_neg_inf();
@@ -143,7 +139,7 @@ RRT_AM_FN float rrt_attn_finish(float m, float l, float *inv_l) {
  *   O'   = O_a * exp(lse_a - lse') + O_b * exp(lse_b - lse')
  * Returns lse' and the two coefficients. Both sides fully masked: lse' = -inf,
  * coefficients 0 (the outputs are 0 already). */
-RRT_AM_FN float rrt_attn_merge_coef(float lse_a, float lse_b, float *ca, float *cb) {
+static inline RRT_HD float rrt_attn_merge_coef(float lse_a, float lse_b, float *ca, float *cb) {
   float ninf = rrt_am_neg_inf();
   if (lse_a == ninf && lse_b == ninf) {
     *ca = 0.0f;

@@ -9,16 +9,14 @@
 #define RRT_KERNELS_ILU0_MATH_H
 
 #include <stdint.h>
-
-#if defined(__CUDACC__)
-#define RRT_ILU_HD __host__ __device__ __forceinline__
-#else
+#if !defined(__CUDACC__)
 #include <math.h>
-#define RRT_ILU_HD static inline
 #endif
 
+#include "kernels/hd.h"
+
 /** Multiplier l_ik = a_ik / u_kk. */
-RRT_ILU_HD double rrt_ilu0_div(double a, double pivot) {
+static inline RRT_HD double rrt_ilu0_div(double a, double pivot) {
 #if defined(__CUDA_ARCH__)
   return __ddiv_rn(a, pivot);
 #else
@@ -28,7 +26,7 @@ RRT_ILU_HD double rrt_ilu0_div(double a, double pivot) {
 
 /** IKJ update a_ij - l_ik * u_kj (also the triangular-solve step y_i - l_ik y_k):
  *  a rounded product, then a rounded difference. */
-RRT_ILU_HD double rrt_ilu0_update(double a, double l, double u) {
+static inline RRT_HD double rrt_ilu0_update(double a, double l, double u) {
 #if defined(__CUDA_ARCH__)
   return __dsub_rn(a, __dmul_rn(l, u));
 #else
@@ -38,7 +36,7 @@ RRT_ILU_HD double rrt_ilu0_update(double a, double l, double u) {
 }
 
 /** Rounded product (z_i = s * (1 / u_ii) in the U solve). */
-RRT_ILU_HD double rrt_ilu0_mul(double a, double b) {
+static inline RRT_HD double rrt_ilu0_mul(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dmul_rn(a, b);
 #else
@@ -47,12 +45,12 @@ RRT_ILU_HD double rrt_ilu0_mul(double a, double b) {
 }
 
 /** Opt-in pivot boost (as cuSPARSE's csrilu02_numericBoost): |p| <= tol -> value. */
-RRT_ILU_HD double rrt_ilu0_boost(double pivot, int boost, double tol, double value) {
+static inline RRT_HD double rrt_ilu0_boost(double pivot, int boost, double tol, double value) {
   return (boost && fabs(pivot) <= tol) ? value : pivot;
 }
 
 /** SpMV accumulation step s + a * x (separately rounded). */
-RRT_ILU_HD double rrt_ilu0_madd(double s, double a, double x) {
+static inline RRT_HD double rrt_ilu0_madd(double s, double a, double x) {
 #if defined(__CUDA_ARCH__)
   return __dadd_rn(s, __dmul_rn(a, x));
 #else
@@ -67,11 +65,11 @@ RRT_ILU_HD double rrt_ilu0_madd(double s, double a, double x) {
  *  l * v[pair_src[p]] for the pairs of entry e), boost the pivot if asked,
  *  store 1 / u_ii. One row is one CPU loop iteration or one GPU thread; the
  *  same code on both sides is what makes the factors bitwise equal. */
-RRT_ILU_HD void rrt_ilu0_factor_row(int32_t i, const int64_t *lr, const int64_t *ur,
-                                    const int32_t *piv, const int64_t *pair_ptr,
-                                    const int32_t *pair_dst, const int32_t *pair_src,
-                                    const double *a, const int32_t *fperm, double *v, double *dinv,
-                                    int boost, double tol, double value) {
+static inline RRT_HD void rrt_ilu0_factor_row(int32_t i, const int64_t *lr, const int64_t *ur,
+                                              const int32_t *piv, const int64_t *pair_ptr,
+                                              const int32_t *pair_dst, const int32_t *pair_src,
+                                              const double *a, const int32_t *fperm, double *v,
+                                              double *dinv, int boost, double tol, double value) {
   int64_t d = ur[2 * i];
   /* the row's values from A first: in cache for the updates that follow */
   for (int64_t e = lr[2 * i]; e < lr[2 * i + 1]; e++)

@@ -8,17 +8,11 @@
 #include <math.h>
 #include <stdint.h>
 
-#if defined(__CUDACC__)
-#define RRT_SC_HD static __host__ __device__ __forceinline__
-#elif defined(__cplusplus)
-#define RRT_SC_HD static inline __host__ __device__
-#else
-#define RRT_SC_HD static inline
-#endif
+#include "kernels/hd.h"
 
 /** Squared Euclidean distance, summed in dimension order. Both backends
  *  rank neighbours and build the kernel from this value. */
-RRT_SC_HD double rrt_sc_sqdist(const double *x, const double *y, int d) {
+static inline RRT_HD double rrt_sc_sqdist(const double *x, const double *y, int d) {
   double s = 0.0;
   for (int k = 0; k < d; k++) {
     double t = x[k] - y[k];
@@ -29,7 +23,7 @@ RRT_SC_HD double rrt_sc_sqdist(const double *x, const double *y, int d) {
 
 /** Adaptive Gaussian kernel exp(-d2 / (s_i s_j)); identical points give 1
  *  (also when a bandwidth is zero, which would otherwise be 0/0). */
-RRT_SC_HD double rrt_sc_kernel(double d2, double si, double sj) {
+static inline RRT_HD double rrt_sc_kernel(double d2, double si, double sj) {
   if (d2 <= 0.0) return 1.0;
   double den = si * sj;
   if (!(den > 0.0)) return 0.0;
@@ -37,25 +31,25 @@ RRT_SC_HD double rrt_sc_kernel(double d2, double si, double sj) {
 }
 
 /** (d, i) comes before (e, j): smaller distance, then lower index. */
-RRT_SC_HD int rrt_sc_nn_less(double d, int64_t i, double e, int64_t j) {
+static inline RRT_HD int rrt_sc_nn_less(double d, int64_t i, double e, int64_t j) {
   return d < e || (d == e && i < j);
 }
 
 /** Frank-Wolfe step size 2 / (t + 2) of inner iteration t (t = 0 gives 1). */
-RRT_SC_HD double rrt_sc_fw_step(int t) { return 2.0 / ((double)t + 2.0); }
+static inline RRT_HD double rrt_sc_fw_step(int t) { return 2.0 / ((double)t + 2.0); }
 
 /** One coordinate of x + f (e - x), where e is the chosen vertex (is_vertex)
  *  or 0. With f = 1 the result is exactly the vertex. */
-RRT_SC_HD double rrt_sc_fw_move(double x, double f, int is_vertex) {
+static inline RRT_HD double rrt_sc_fw_move(double x, double f, int is_vertex) {
   if (f == 1.0) return is_vertex ? 1.0 : 0.0;
   return x + f * ((is_vertex ? 1.0 : 0.0) - x);
 }
 
 /** Gradient entry 2 (p - q) of both updates. */
-RRT_SC_HD double rrt_sc_grad(double p, double q) { return 2.0 * (p - q); }
+static inline RRT_HD double rrt_sc_grad(double p, double q) { return 2.0 * (p - q); }
 
 /** (g, i) beats (h, j) in an argmin: smaller value, then lower index; NaN never wins. */
-RRT_SC_HD int rrt_sc_argmin_better(double g, int64_t i, double h, int64_t j) {
+static inline RRT_HD int rrt_sc_argmin_better(double g, int64_t i, double h, int64_t j) {
   if (g != g) return 0;
   if (h != h) return 1;
   return g < h || (g == h && i < j);
@@ -67,10 +61,11 @@ RRT_SC_HD int rrt_sc_argmin_better(double g, int64_t i, double h, int64_t j) {
  *  The columns reached are listed in `touched` in first-touch order (their
  *  count is returned) and flagged in `mark`, which must be all zero on entry;
  *  the caller clears the flags of the touched columns afterwards. */
-RRT_SC_HD int rrt_sc_sparse_row(int64_t p0, int64_t p1, const int32_t *kcol, const double *kval,
-                                const int32_t *first, const int32_t *cnt, const int32_t *ent_j,
-                                const double *ent_w, unsigned char *mark, double *acc,
-                                int32_t *touched) {
+static inline RRT_HD int rrt_sc_sparse_row(int64_t p0, int64_t p1, const int32_t *kcol,
+                                           const double *kval, const int32_t *first,
+                                           const int32_t *cnt, const int32_t *ent_j,
+                                           const double *ent_w, unsigned char *mark, double *acc,
+                                           int32_t *touched) {
   int nt = 0;
   for (int64_t p = p0; p < p1; p++) {
     int32_t c = kcol[p];

@@ -1,25 +1,37 @@
 /* rrt_krylov_solve: options, the method dispatch and the result; method
  * names. Each method is one file (gmres.c, bicgstab.c, cg.c). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm/error.h"
+#include "comm/options.h"
 #include "krylov/solver.h"
 #include "ringrt/memory.h"
 #include "ringrt/trace.h"
 #include "sparse/csr.h"
 
-/* Options from RRT_KRYLOV_OPTIONS_INITIALIZER within range (agreed). */
+static const rrt_krylov_options krylov_options_defaults = RRT_KRYLOV_OPTIONS_INITIALIZER;
+static const rrt_options_layout krylov_options_layout = {
+    .name = "rrt_krylov_options",
+    .initializer = "RRT_KRYLOV_OPTIONS_INITIALIZER",
+    .size = sizeof(rrt_krylov_options),
+    .min_size = offsetof(rrt_krylov_options, method),
+    .defaults = &krylov_options_defaults,
+};
+
+/* Options from an older header get defaults for the fields they lack; the
+ * values must be in range (agreed, so every rank fails alike). */
 static rrt_status read_options(rrt_ctx_t ctx, const rrt_krylov_options *options,
                                rrt_krylov_options *opt) {
-  *opt = (rrt_krylov_options)RRT_KRYLOV_OPTIONS_INITIALIZER;
-  if (!options) return RRT_SUCCESS;
-  if (options->size != sizeof(rrt_krylov_options) || options->rtol < 0.0 || options->maxit < 0 ||
-      options->restart < 1 || options->method < RRT_KRYLOV_GMRES || options->method > RRT_KRYLOV_CG)
+  char msg[256];
+  if (rrt_options_import(&krylov_options_layout, options, opt, msg, sizeof msg) != RRT_SUCCESS)
+    return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, RRT_KRYLOV_OP, "%s", msg));
+  if (opt->rtol < 0.0 || opt->maxit < 0 || opt->restart < 1 || opt->method < RRT_KRYLOV_GMRES ||
+      opt->method > RRT_KRYLOV_CG)
     return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, RRT_KRYLOV_OP,
-                                    "bad options (rtol >= 0, maxit >= 0, restart >= 1, from "
-                                    "RRT_KRYLOV_OPTIONS_INITIALIZER)"));
-  *opt = *options;
+                                    "bad options (rtol >= 0, maxit >= 0, restart >= 1, a known "
+                                    "method)"));
   return RRT_SUCCESS;
 }
 

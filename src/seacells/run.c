@@ -2,12 +2,14 @@
 #include "ringrt/seacells.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "seacells/internal.h"
 #include "comm/error.h"
+#include "comm/options.h"
 #include "ringrt/trace.h"
 #include "ringrt/transport.h"
 
@@ -28,9 +30,6 @@ rrt_status rrt_seacells_partition(rrt_ctx_t ctx, int64_t n, int64_t *first, int6
 static rrt_status validate(rrt_sc_run *s, const double *x) {
   const char *op = "rrt_seacells_run";
   const rrt_seacells_options *o = &s->opt;
-  if (o->size != sizeof *o || o->magic != RRT_SEACELLS_OPTIONS_MAGIC)
-    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op,
-                     "options not initialised with RRT_SEACELLS_OPTIONS_INITIALIZER");
   if (!s->kern)
     return rrt_error(s->ctx, RRT_ERR_UNSUPPORTED, op,
                      "no SEACells kernels for this backend in this build");
@@ -142,11 +141,27 @@ void rrt_sc_run_free(rrt_sc_run *s) {
   rrt_cell_blocks_destroy(&s->plan);
 }
 
+static const rrt_seacells_options options_defaults = RRT_SEACELLS_OPTIONS_INITIALIZER;
+static const rrt_options_layout options_layout = {
+    .name = "rrt_seacells_options",
+    .initializer = "RRT_SEACELLS_OPTIONS_INITIALIZER",
+    .size = sizeof(rrt_seacells_options),
+    .min_size = offsetof(rrt_seacells_options, n_metacells),
+    .defaults = &options_defaults,
+    .magic_offset = offsetof(rrt_seacells_options, magic),
+    .magic = RRT_SEACELLS_OPTIONS_MAGIC,
+};
+
 rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
-                            const rrt_seacells_options *opt, rrt_seacells_t *result) {
-  if (!ctx || !opt || !result)
+                            const rrt_seacells_options *user_opt, rrt_seacells_t *result) {
+  if (!ctx || !user_opt || !result)
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_seacells_run", "NULL argument");
   *result = NULL;
+  /* options from an older header: its fields, defaults for the rest */
+  rrt_seacells_options full_opt, *opt = &full_opt;
+  char msg[256];
+  if (rrt_options_import(&options_layout, user_opt, opt, msg, sizeof msg) != RRT_SUCCESS)
+    return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_seacells_run", "%s", msg));
   struct rrt_seacells *h = calloc(1, sizeof *h);
   if (!h)
     return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_run", "handle"));

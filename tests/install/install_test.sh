@@ -12,7 +12,7 @@ run2() { RINGRT_BACKEND=cpu "$mpirun" -np 2 --oversubscribe --bind-to none "$@";
 
 cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 || fail "install: $(tail "$tmp/install.log")"
 libdir=$(ls -d "$prefix"/lib*/ | head -n 1)
-for f in bin/ringrt bin/ringrt-run include/ringrt/ringrt.h include/ringrt/config.h; do
+for f in bin/ringrt bin/ringrt-run include/ringrt/ringrt.h include/ringrt/config.h include/ringrt/export.h; do
   [ -e "$prefix/$f" ] || fail "missing $f"
 done
 for f in libringrt.a libringrt.so cmake/ringrt/ringrtConfig.cmake cmake/ringrt/ringrtConfigVersion.cmake pkgconfig/ringrt.pc; do
@@ -23,6 +23,11 @@ soname=$(readelf -d "$libdir/libringrt.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p
 [ -e "$libdir/$soname" ] || fail "no $soname file"
 "$prefix/bin/ringrt" --version | grep -q '^ringrt ' || fail "installed ringrt --version"
 grep -q "RINGRT_VERSION " "$prefix/include/ringrt/config.h" || fail "no RINGRT_VERSION macro"
+grep -q "RINGRT_VERSION_CODE " "$prefix/include/ringrt/config.h" || fail "no RINGRT_VERSION_CODE macro"
+# only the public API leaves the installed library (tests/api checks it in detail)
+leaked=$(nm -D --defined-only "$libdir/libringrt.so" |
+  awk '$3 !~ /^rrt_/ && $3 !~ /^(_init|_fini|_edata|_end|__bss_start)$/ {print $3}')
+[ -z "$leaked" ] || fail "the installed libringrt.so exports internal symbols: $leaked"
 
 for kind in shared static; do
   static=OFF; [ $kind = static ] && static=ON
