@@ -74,6 +74,8 @@ rrt_status rrt_agree_named(rrt_ctx_t ctx, const char *op, rrt_status local) {
     }
     if (local == RRT_SUCCESS) {
       st = rrt_error(ctx, RRT_ERR_REMOTE, op, "rank %d failed: %s", lowest, what);
+    } else if (strcmp(strip_rank_prefix(ctx->last_error, ctx->rank), text) == 0) {
+      st = local; /* the same failure as the lowest rank's: its own message says it all */
     } else {
       /* This rank failed too: keep its own message after the agreed one. */
       char own[sizeof(ctx->last_error)];
