@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""The layering rules of DESIGN.md that a machine can check.
+
+usage: check_layering.py SRC_DIR NM OBJECT...
+
+1. No two source files depend on each other in a loop: an edge f -> g means
+   an object of f uses a symbol that g's object defines (nm); every strongly
+   connected component must be a single file.
+2. Lower layers (comm, kernels, sched, io) never include a workload's
+   headers (attn, sparse, ilu, krylov, seacells).
+3. No MPI outside src/comm: no MPI_ call and no <mpi.h> include elsewhere in
+   src/ (every wait goes through the transport, so every wait has the timeout).
+Prints each violation and exits 1 if there is any.
+"""
+import collections
+import os
+import re
+import subprocess
+import sys
+
+LOWER = ("comm", "kernels", "sched", "io")
+WORKLOADS = ("attn", "sparse", "ilu", "krylov", "seacells")
+
+
+def source_of(obj):
+    """src/CMakeFiles/ringrt_objects.dir/ilu/factor.c.o -> ilu/factor.c"""
+    marker = "ringrt_objects.dir" + os.sep
+    rel = os.path.normpath(obj.split(marker, 1)[-1])
+    return rel[:-2] if rel.endswith(".o") else rel
+
+
+def symbol_graph(nm, objects):
+    defined, used = {}, collections.defaultdict(set)
+    for obj in objects:
+        name = source_of(obj)
+        out = subprocess.run([nm, obj], capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[1] in "TDRBVW":
+                defined[parts[2]] = name
+            elif len(parts) == 2 and parts[0] == "U":
+                used[name].add(parts[1])
+    graph = collections.defaultdict(set)
+    for f, symbols in used.items():
+        for s in symbols:
+            g = defined.get(s)
+            if g and g != f:
+                graph[f].add(g)
+    return graph
+
+
+def loops(graph):
+    """Strongly connected components with more than one file (Tarjan)."""
+    index, low, stack, on, found, counter = {}, {}, [], set(), [], [0]
+    sys.setrecursionlimit(100000)
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def source_files(src):
+    for root, _, files in os.walk(src):
+        for f in sorted(files):
+            if f.endswith((".c", ".h", ".cu", ".cpp")):
+                path = os.path.join(root, f)
+                yield os.path.relpath(path, src), path
+
+
+def main():
+    src, nm, objects = sys.argv[1], sys.argv[2], sys.argv[3:]
+    bad = []
+    for comp in loops(symbol_graph(nm, objects)):
+        bad.append("file loop: " + " <-> ".join(comp))
+    include = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')
+    mpi_call = re.compile(r"\bMPI_[A-Z][a-z_]*\s*\(")
+    for rel, path in source_files(src):
+        layer = rel.split(os.sep)[0]
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for n, line in enumerate(fh, 1):
+                m = include.match(line)
+                if m and layer in LOWER and m.group(1).split("/")[0] in WORKLOADS:
+                    bad.append(f"src/{rel}:{n}: lower layer '{layer}' includes {m.group(1)}")
+                if layer != "comm":
+                    if m and m.group(1) == "mpi.h":
+                        bad.append(f"src/{rel}:{n}: includes <mpi.h> outside src/comm")
+                    code = line.split("//")[0]
+                    if mpi_call.search(code) and not code.lstrip().startswith(("*", "/*")):
+                        bad.append(f"src/{rel}:{n}: calls MPI outside src/comm: {line.strip()}")
+    for b in bad:
+        print(b)
+    print(f"layering: {len(objects)} objects, {len(bad)} violation(s)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
