@@ -1,5 +1,5 @@
 # Every .cu file is built twice: by nvcc for the cuda backend (when CUDA is
-# on) and as C++ against the SIMT emulator (src/kernels/emu/simt_emu.h) for the
+# on) and as C++ against the SIMT emulator (src/kernels/emu/cuda_builtins.h) for the
 # emu backend. The emu copy goes through a generated one-line .cpp wrapper so
 # the same source file can carry two languages in one build.
 function(ringrt_add_kernel_sources target)

@@ -1,7 +1,7 @@
 /* The one header every .cu file includes first.
  *
  * Under nvcc it is plain CUDA. Otherwise the .cu file is being compiled as
- * C++ for the emu backend and src/kernels/emu/simt_emu.h maps the CUDA
+ * C++ for the emu backend and src/kernels/emu/cuda_builtins.h maps the CUDA
  * built-ins onto the SIMT executor (see the supported subset there).
  *
  * Contract for kernel files:
@@ -41,7 +41,7 @@ static inline rrt_status rrt_cuda_launch_status(void) {
   } while (0)
 
 #else
-#include "kernels/emu/simt_emu.h"
+#include "kernels/emu/cuda_builtins.h"
 #endif
 
 #endif

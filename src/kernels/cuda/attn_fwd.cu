@@ -1,7 +1,7 @@
 /* Ring attention kernels: tiled local attention with online softmax, the
  * LSE merge of a partial result into the running output, and the small
  * init/store helpers. Written for nvcc and for the SIMT emulator (see
- * src/kernels/emu/simt_emu.h for the subset): 128 threads per block, K/V
+ * src/kernels/emu/cuda_builtins.h for the subset): 128 threads per block, K/V
  * tiles in dynamic shared memory, warp shuffles, no lock-step assumptions.
  *
  * Local attention: one block per (batch, head, tile of 32 query rows).

@@ -1,5 +1,5 @@
 /* The SIMT executor of the emu backend (interface and supported subset:
- * simt_emu.h).
+ * cuda_builtins.h).
  *
  * One fiber per CUDA thread (a small assembly context switch on x86-64,
  * ucontext elsewhere and under AddressSanitizer: swapcontext makes two
@@ -21,7 +21,7 @@
 #include <atomic>
 #include <vector>
 
-#include "kernels/emu/simt_emu.h"
+#include "kernels/emu/cuda_builtins.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)

@@ -58,8 +58,8 @@
  * variables must be static, inline or in an anonymous namespace, since all emu
  * objects share one host link.
  */
-#ifndef RRT_KERNELS_EMU_SIMT_EMU_H
-#define RRT_KERNELS_EMU_SIMT_EMU_H
+#ifndef RRT_KERNELS_EMU_CUDA_BUILTINS_H
+#define RRT_KERNELS_EMU_CUDA_BUILTINS_H
 
 #include <math.h>
 #include <stddef.h>
