@@ -3,7 +3,7 @@
  * the ring buffers and accumulators, and the statistics of the last run.
  *
  * A plan reads the context once: its device layer and streams, and the
- * kernel table of its backend (kernels/attn_kernels.h). The drivers
+ * kernel table of its backend (kernels/attn_table.h). The drivers
  * (ring_fwd.c) then never ask which backend runs. */
 #include <math.h>
 #include <stdlib.h>

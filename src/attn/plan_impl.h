@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "comm/device.h"
-#include "kernels/attn_kernels.h"
+#include "kernels/attn_table.h"
 #include "ringrt/attn.h"
 #include "ringrt/transport.h"
 #include "sched/ring_schedule.h"

@@ -5,7 +5,7 @@
  * shift that brings step s+1's block is posted before step s's compute, and
  * waited for after it, so the transfer hides behind the compute. The local
  * work of a step comes from the schedule (sched/ring_schedule.h); the
- * plan's kernel table (kernels/attn_kernels.h) folds each item into running
+ * plan's kernel table (kernels/attn_table.h) folds each item into running
  * f32 accumulators by the LSE merge.
  *
  * Streams: when the device layer queues work (cuda), the kernels run on the

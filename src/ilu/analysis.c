@@ -8,7 +8,7 @@
 #include "comm/ctx.h"
 #include "comm/error.h"
 #include "comm/host_coll.h"
-#include "ilu/ilu0_impl.h"
+#include "ilu/handle.h"
 
 #define OPC RRT_ILU0_OP_CREATE
 

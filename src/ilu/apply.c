@@ -3,7 +3,7 @@
  * factorisation, solved rows sent as soon as their level is done. */
 #include "comm/ctx.h"
 #include "comm/error.h"
-#include "ilu/ilu0_impl.h"
+#include "ilu/handle.h"
 #include "ringrt/trace.h"
 
 /* One schedule level of the forward (L) and backward (U) solves: f64 or

@@ -1,5 +1,5 @@
 /* rrt_ilu0_create as a sequence of named phases (each in the file of its
- * job, see ilu0_impl.h), rrt_ilu0_destroy and the queries. */
+ * job, see handle.h), rrt_ilu0_destroy and the queries. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 #include "comm/error.h"
 #include "comm/host_coll.h"
 #include "comm/options.h"
-#include "ilu/ilu0_impl.h"
+#include "ilu/handle.h"
 #include "ringrt/memory.h"
 #include "ringrt/trace.h"
 

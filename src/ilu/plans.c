@@ -7,7 +7,7 @@
 
 #include "comm/ctx.h"
 #include "comm/error.h"
-#include "ilu/ilu0_impl.h"
+#include "ilu/handle.h"
 #include "ringrt/memory.h"
 
 #define OPC RRT_ILU0_OP_CREATE

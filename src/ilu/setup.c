@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "comm/error.h"
-#include "ilu/ilu0_impl.h"
+#include "ilu/handle.h"
 #include "ringrt/memory.h"
 
 rrt_status rrt_ilu0_nomem(rrt_ctx_t ctx, const char *op) {

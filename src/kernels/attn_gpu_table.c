@@ -4,7 +4,7 @@
  * tables share one implementation over the wrappers of their build. */
 #include "comm/ctx.h"
 #include "comm/error.h"
-#include "kernels/attn_kernels.h"
+#include "kernels/attn_table.h"
 #include "kernels/cuda/attn_fwd.h"
 #include "ringrt/memory.h"
 #include "ringrt/transport.h"

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "comm/ctx.h"
-#include "kernels/attn_kernels.h"
+#include "kernels/attn_table.h"
 #include "kernels/cpu/attn_fwd.h"
 #include "ringrt/transport.h"
 

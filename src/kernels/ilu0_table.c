@@ -1,8 +1,8 @@
 /* The kernel tables of the sparse / ILU(0) / Krylov workload (see
- * ilu0_kernels.h): the cpu table adapts the C kernels to the launch
+ * ilu0_table.h): the cpu table adapts the C kernels to the launch
  * signature; the cuda and emu tables are the two builds of the wrappers in
  * kernels/cuda/ilu0.cu, named here once instead of at every call. */
-#include "kernels/ilu0_kernels.h"
+#include "kernels/ilu0_table.h"
 
 #include "kernels/cpu/ilu0.h"
 

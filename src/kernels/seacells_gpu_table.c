@@ -10,7 +10,7 @@
 #include "comm/ctx.h"
 #include "comm/error.h"
 #include "kernels/cuda/seacells.h"
-#include "kernels/seacells_kernels.h"
+#include "kernels/seacells_table.h"
 #include "ringrt/memory.h"
 
 /* The wrappers of one build. */

@@ -4,7 +4,7 @@
 
 #include "comm/error.h"
 #include "kernels/cpu/seacells.h"
-#include "kernels/seacells_kernels.h"
+#include "kernels/seacells_table.h"
 
 static rrt_status oom(rrt_ctx_t ctx, const char *what) {
   return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: %s", what);

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "kernels/ilu0_kernels.h"
+#include "kernels/ilu0_table.h"
 #include "ringrt/ilu.h"
 
 #ifdef __cplusplus

@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "kernels/seacells_kernels.h"
+#include "kernels/seacells_table.h"
 #include "ringrt/seacells.h"
 #include "sched/cell_blocks.h"
 

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "comm/halo.h"
-#include "kernels/ilu0_kernels.h"
+#include "kernels/ilu0_table.h"
 #include "ringrt/ilu.h"
 
 #ifdef __cplusplus

@@ -12,13 +12,13 @@
  * update pairs), levels.c (level sets, schedule lists, coarse levels),
  * plans.c (message plans, halos, backend copies), factor.c
  * (rrt_ilu0_factor), apply.c (rrt_ilu0_apply). */
-#ifndef RRT_ILU_ILU0_IMPL_H
-#define RRT_ILU_ILU0_IMPL_H
+#ifndef RRT_ILU_HANDLE_H
+#define RRT_ILU_HANDLE_H
 
 #include <stdint.h>
 
 #include "comm/halo.h"
-#include "kernels/ilu0_kernels.h"
+#include "kernels/ilu0_table.h"
 #include "ringrt/ilu.h"
 #include "sparse/csr.h"
 

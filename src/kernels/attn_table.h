@@ -10,8 +10,8 @@
  *         context's compute stream (attn_gpu_table.c).
  * Every entry takes the context first: it carries the device layer, the
  * compute stream and the CPU vector knob the kernels use. */
-#ifndef RRT_KERNELS_ATTN_KERNELS_H
-#define RRT_KERNELS_ATTN_KERNELS_H
+#ifndef RRT_KERNELS_ATTN_TABLE_H
+#define RRT_KERNELS_ATTN_TABLE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -12,8 +12,8 @@
  * entries (host-sequential sweeps in elimination order, which beat level
  * scheduling for small levels on a CPU) exist only where the kernels are
  * plain host code. */
-#ifndef RRT_KERNELS_ILU0_KERNELS_H
-#define RRT_KERNELS_ILU0_KERNELS_H
+#ifndef RRT_KERNELS_ILU0_TABLE_H
+#define RRT_KERNELS_ILU0_TABLE_H
 
 #include <stdint.h>
 

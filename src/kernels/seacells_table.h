@@ -12,8 +12,8 @@
  * kernels read into backend memory and the results back. The one operand
  * in backend memory is the kNN reference block, which travels the ring.
  * Every backend gives the same bits (kernels/seacells_math.h). */
-#ifndef RRT_KERNELS_SEACELLS_KERNELS_H
-#define RRT_KERNELS_SEACELLS_KERNELS_H
+#ifndef RRT_KERNELS_SEACELLS_TABLE_H
+#define RRT_KERNELS_SEACELLS_TABLE_H
 
 #include <stdint.h>
 
