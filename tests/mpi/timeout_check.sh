@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Drive a timeout test (test_timeout, test_trace_timeout): the job MUST fail,
+# Drive a timeout test (test_timeout, test_trace_timeout, tests/ilu test_ilu_timeout): the job MUST fail,
 # within LIMIT seconds, with a message naming the operation, the peer, the
 # step and the timeout.
 # Usage: timeout_check.sh LIMIT MPIEXEC [MPIEXEC ARGS...] -- EXE [ARGS...]
