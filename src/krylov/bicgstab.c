@@ -59,12 +59,7 @@ rrt_status rrt_krylov_bicgstab(rrt_krylov_solver *s, const double *b, double *x)
     RRT_CHECK_GOTO(rrt_krylov_record(s, rnorm), st, done);
     if (omega == 0.0) break;
   }
-  /* judge on the true residual, not the recurrence */
-  RRT_CHECK_GOTO(rrt_krylov_residual(s, b, x, r), st, done);
-  RRT_CHECK_GOTO(rrt_vec_norm(vs, r, &rnorm), st, done);
-  s->res->rnorm = rnorm;
-  s->res->iterations = it;
-  s->res->converged = rnorm <= target;
+  RRT_CHECK_GOTO(rrt_krylov_finish(s, b, x, r, it, target), st, done);
 done:
   rrt_vec_free(vs, 8, v);
   return st;

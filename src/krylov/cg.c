@@ -39,11 +39,7 @@ rrt_status rrt_krylov_cg(rrt_krylov_solver *s, const double *b, double *x) {
     RRT_CHECK_GOTO(rrt_vec_axpby(vs, 1.0, z, rz1 / rz, p), st, done);
     rz = rz1;
   }
-  RRT_CHECK_GOTO(rrt_krylov_residual(s, b, x, r), st, done);
-  RRT_CHECK_GOTO(rrt_vec_norm(vs, r, &rnorm), st, done);
-  s->res->rnorm = rnorm;
-  s->res->iterations = it;
-  s->res->converged = rnorm <= target;
+  RRT_CHECK_GOTO(rrt_krylov_finish(s, b, x, r, it, target), st, done);
 done:
   rrt_vec_free(vs, 4, v);
   return st;

@@ -17,6 +17,17 @@ rrt_status rrt_krylov_residual(rrt_krylov_solver *s, const double *b, const doub
   return rrt_vec_axpby(&s->v, 1.0, b, -1.0, r);
 }
 
+rrt_status rrt_krylov_finish(rrt_krylov_solver *s, const double *b, const double *x, double *r,
+                             int iterations, double target) {
+  double rnorm;
+  RRT_CHECK(rrt_krylov_residual(s, b, x, r));
+  RRT_CHECK(rrt_vec_norm(&s->v, r, &rnorm));
+  s->res->rnorm = rnorm;
+  s->res->iterations = iterations;
+  s->res->converged = rnorm <= target;
+  return RRT_SUCCESS;
+}
+
 rrt_status rrt_krylov_record(rrt_krylov_solver *s, double rnorm) {
   rrt_krylov_result *res = s->res;
   if (res->history_len == s->hist_cap) {

@@ -29,6 +29,11 @@ typedef struct rrt_krylov_solver {
 rrt_status rrt_krylov_precond(rrt_krylov_solver *s, const double *r, double *z);
 /** r = b - A x. */
 rrt_status rrt_krylov_residual(rrt_krylov_solver *s, const double *b, const double *x, double *r);
+/** The end of a solve: judged on the true residual ||b - A x|| (r is
+ *  scratch), not on the method's recurrence; fills rnorm, iterations and
+ *  converged of s->res. */
+rrt_status rrt_krylov_finish(rrt_krylov_solver *s, const double *b, const double *x, double *r,
+                             int iterations, double target);
 /** Append a residual norm to the history (and print progress on rank 0). */
 rrt_status rrt_krylov_record(rrt_krylov_solver *s, double rnorm);
 
