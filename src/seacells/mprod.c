@@ -133,7 +133,7 @@ rrt_status rrt_sc_mprod(rrt_sc_run *s, const int32_t *yfirst, const int32_t *ycn
   y->nrows = nrows;
   int m = s->m, fail = 0;
   for (int pass = 0; pass < 2 && !fail; pass++) {
-#pragma omp parallel if (nrows >= 4096) /* small: one thread (see seacells_cpu.c) */
+#pragma omp parallel if (nrows >= 4096) /* small: one thread (see kernels/cpu/seacells.c) */
     {
       char *mark = calloc((size_t)m, 1);
       int32_t *list = malloc((size_t)m * sizeof(int32_t));

@@ -1,5 +1,5 @@
 /* Body of the CPU attention kernel, instantiated once per instruction set by
- * attn_fwd_cpu.c (AVX-512, AVX2+FMA, baseline). Not a normal header: it is
+ * kernels/cpu/attn_fwd.c (AVX-512, AVX2+FMA, baseline). Not a normal header: it is
  * included several times with these macros set:
  *   T_SFX     name suffix (avx512, avx2, base)
  *   T_ATTR    function attributes of the instance (target ISA, fp contraction)
@@ -163,7 +163,7 @@ T_ATTR static float T_FN(exp2_row)(float *s, int n, float m) {
   return sum;
 }
 
-/* One (batch, head, query block) of one item, see attn_fwd_cpu.c. */
+/* One (batch, head, query block) of one item, see kernels/cpu/attn_fwd.c. */
 T_ATTR static void T_FN(attn_block)(const rrt_attn_cpu_args *a, const packed_kv *pk,
                                     const rrt_attn_item *it, int64_t b, int h, int64_t qb,
                                     scratch *w) {

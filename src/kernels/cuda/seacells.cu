@@ -1,6 +1,6 @@
 // SEACells kernels for the cuda backend, also built for the SIMT emulator
 // (emu backend). Per-element arithmetic comes from kernels/seacells_math.h
-// and follows the CPU kernels (kernels/cpu/seacells_cpu.c) operation for
+// and follows the CPU kernels (kernels/cpu/seacells.c) operation for
 // operation: sums over a K row run serially in column order on one thread,
 // argmins are reductions with lowest-index ties (order-independent), so
 // cpu, emu and cuda give the same bits.
