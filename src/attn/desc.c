@@ -1,5 +1,6 @@
 /* Ring attention descriptor: validation and work counts (local, pure). */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "attn/desc.h"
@@ -50,6 +51,14 @@ rrt_status rrt_attn_desc_check(const rrt_attn_desc *user, int nranks, char *msg,
               rrt_dtype_name(d->dtype));
   if ((unsigned)d->layout >= RRT_ATTN_LAYOUT_COUNT) DESC_FAIL("unknown layout %d", (int)d->layout);
   if (d->scale != d->scale) DESC_FAIL("scale is NaN");
+  /* Every buffer is addressed with 64-bit element counts and held with f32
+   * accumulators (O, dQ/dK/dV): the largest tensor, in f32 bytes, must fit. */
+  unsigned __int128 elems = (unsigned __int128)d->batch * (unsigned __int128)d->seq *
+                            (unsigned __int128)d->heads_q * (unsigned __int128)d->head_dim;
+  if (elems * 4 > (unsigned __int128)(SIZE_MAX < INT64_MAX ? SIZE_MAX : INT64_MAX))
+    DESC_FAIL("batch %lld x seq %lld x heads_q %d x head_dim %d elements (f32: 4 bytes each) "
+              "overflow the 64-bit size arithmetic",
+              (long long)d->batch, (long long)d->seq, d->heads_q, d->head_dim);
   int64_t len;
   if (rrt_attn_seq_local(d->layout, d->seq, nranks, &len) != RRT_SUCCESS)
     DESC_FAIL("seq %lld does not split over %d ranks with layout %s (needs a multiple of %d)",
