@@ -38,6 +38,9 @@ rrt_status rrt_app_ctx_create(MPI_Comm comm, const rrt_app_common *opt, rrt_ctx_
 
 /** Finish: write the trace if asked (collective), destroy the context. */
 rrt_status rrt_app_ctx_finish(rrt_ctx_t ctx, const rrt_app_common *opt);
+/** 1 when `bad` is non-zero on any rank of the context (a collective with
+ *  the library's timeout, so a stalled rank ends the job). */
+int rrt_app_any_rank(rrt_ctx_t ctx, int bad);
 
 /** Open the JSON report stream on rank 0: stdout for "-", else the file
  *  (refuses nothing: the user named it). Returns NULL if no --json. */

@@ -18,6 +18,7 @@
 
 #include "app.h"
 #include "attn_check.h"
+#include "comm/host_coll.h"
 #include "io/attn_gen.h"
 #include "io/npy.h"
 #include "kernels/attn_math.h"
@@ -339,7 +340,7 @@ static int time_runs(attn_run *run, const attn_opts *o, attn_timing *tm) {
   double comm_s = 0, exposed_s = 0, compute_s = 0;
   rrt_attn_stats stt = {0};
   for (long it = -o->warmup; it < o->iters; it++) {
-    MPI_Barrier(run->comm);
+    rrt_barrier(run->ctx);
     if (rrt_attn_plan_run(run->plan, run->dev[0], run->dev[1], run->dev[2], run->dout, run->dlse) !=
         RRT_SUCCESS) {
       if (run->rank == 0) fprintf(stderr, "ringrt attn: %s\n", rrt_ctx_last_error(run->ctx));
@@ -353,11 +354,11 @@ static int time_runs(attn_run *run, const attn_opts *o, attn_timing *tm) {
       compute_s += stt.compute_s;
     }
   }
-  MPI_Allreduce(MPI_IN_PLACE, run->times, (int)o->iters, MPI_DOUBLE, MPI_MAX, run->comm);
+  rrt_host_allreduce(run->ctx, run->times, run->times, (size_t)o->iters, RRT_DTYPE_F64, RRT_OP_MAX);
   tm->sums[0] = comm_s, tm->sums[1] = exposed_s, tm->sums[2] = compute_s;
   tm->bytes = stt.bytes_sent;
-  MPI_Allreduce(MPI_IN_PLACE, tm->sums, 3, MPI_DOUBLE, MPI_SUM, run->comm);
-  MPI_Allreduce(MPI_IN_PLACE, &tm->bytes, 1, MPI_DOUBLE, MPI_MAX, run->comm);
+  rrt_host_allreduce(run->ctx, tm->sums, tm->sums, 3, RRT_DTYPE_F64, RRT_OP_SUM);
+  rrt_host_allreduce(run->ctx, &tm->bytes, &tm->bytes, 1, RRT_DTYPE_F64, RRT_OP_MAX);
   qsort(run->times, (size_t)o->iters, sizeof *run->times, cmp_double);
   const double *t = run->times;
   tm->t_med = o->iters % 2 ? t[o->iters / 2] : 0.5 * (t[o->iters / 2 - 1] + t[o->iters / 2]);
@@ -371,17 +372,16 @@ static int time_runs(attn_run *run, const attn_opts *o, attn_timing *tm) {
 
 /* Gather shards on rank 0 and reorder to natural order: O ([B, S, H, D])
  * or, with is_lse, LSE ([B, H, S]). Returns a malloc'd global array on
- * rank 0, NULL elsewhere; *fail when the shards are too large for one
- * MPI_Gather. */
-static void *gather_natural(MPI_Comm comm, const rrt_attn_desc *d, const void *shard,
+ * rank 0, NULL elsewhere; *fail when the gather failed (on every rank). The
+ * gather has size_t counts and the library's timeout. */
+static void *gather_natural(rrt_ctx_t ctx, const rrt_attn_desc *d, const void *shard,
                             size_t shard_bytes, size_t es, int is_lse, int *fail) {
-  int P, r;
-  MPI_Comm_size(comm, &P);
-  MPI_Comm_rank(comm, &r);
-  *fail = shard_bytes * (size_t)P > (size_t)INT32_MAX;
+  int P = rrt_ctx_size(ctx), r = rrt_ctx_rank(ctx);
+  void *gathered = NULL;
+  *fail = rrt_host_gatherv_alloc(ctx, "ringrt attn: gathering the outputs", shard, shard_bytes, 0,
+                                 &gathered, NULL, NULL) != RRT_SUCCESS;
+  char *all = gathered;
   if (*fail) return NULL;
-  char *all = r == 0 ? malloc(shard_bytes * (size_t)P + 1) : NULL;
-  MPI_Gather(shard, (int)shard_bytes, MPI_BYTE, all, (int)shard_bytes, MPI_BYTE, 0, comm);
   if (r != 0) return NULL;
   char *nat = malloc(shard_bytes * (size_t)P + 1);
   const int64_t L = d->seq / P;
@@ -470,9 +470,9 @@ static int finish_outputs(attn_run *run, const attn_opts *o, rrt_npy files[3],
   int io_fail = 0;
   if (o->out || o->lse || o->check) {
     int f1 = 0, f2 = 0;
-    void *go = gather_natural(run->comm, &run->d, run->hout, qbytes, run->es, 0, &f1);
-    float *gl = gather_natural(run->comm, &run->d, run->hlse, run->nl * sizeof(float),
-                               sizeof(float), 1, &f2);
+    void *go = gather_natural(run->ctx, &run->d, run->hout, qbytes, run->es, 0, &f1);
+    float *gl = gather_natural(run->ctx, &run->d, run->hlse, run->nl * sizeof(float), sizeof(float),
+                               1, &f2);
     if (f1 || f2) {
       if (run->rank == 0) fprintf(stderr, "ringrt attn: outputs too large to gather on one rank\n");
       io_fail = 1;
@@ -483,8 +483,7 @@ static int finish_outputs(attn_run *run, const attn_opts *o, rrt_npy files[3],
     free(go);
     free(gl);
   }
-  MPI_Allreduce(MPI_IN_PLACE, &io_fail, 1, MPI_INT, MPI_MAX, run->comm);
-  return io_fail;
+  return rrt_app_any_rank(run->ctx, io_fail);
 }
 
 /* ------------------------------------------------------------- report --- */
@@ -574,7 +573,7 @@ int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
   int io_fail = finish_outputs(&run, &o, files, &chk, &checked);
   if (io_fail < 0) goto done;
   int check_fail = checked && !chk.pass;
-  MPI_Allreduce(MPI_IN_PLACE, &check_fail, 1, MPI_INT, MPI_MAX, run.comm);
+  check_fail = rrt_app_any_rank(run.ctx, check_fail);
   if (run.rank == 0) {
     if (!c.quiet) report_text(&run, &o, &tm, &chk, checked);
     FILE *jf = rrt_app_json_open(&c, run.rank);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "comm/host_coll.h"
 #include "ilu_files.h"
 #include "io/mmio.h"
 #include "io/npy.h"
@@ -179,9 +180,11 @@ static int parse(MPI_Comm comm, int argc, char **argv, ilu_opts *o, rrt_app_comm
 
 /* ---------------------------------------------------------- the steps --- */
 
-static double max_over(MPI_Comm comm, double v) {
+/* The slowest rank's time. Waits go through the library's host
+ * collectives, so a stalled rank ends the job within RINGRT_TIMEOUT. */
+static double max_over(rrt_ctx_t ctx, double v) {
   double m = v;
-  MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, comm);
+  rrt_host_allreduce(ctx, &v, &m, 1, RRT_DTYPE_F64, RRT_OP_MAX);
   return m;
 }
 
@@ -201,10 +204,8 @@ static int fail_ctx(const ilu_run *run) {
 static int read_problem(ilu_run *run, const ilu_opts *o) {
   /* every rank reads the same input, so every rank fails the same way */
   int bad = rrt_app_ilu_load_rows(o->matrix, o->generate, o->pattern, run->P, run->rank, &run->n,
-                                  &run->r0, &run->loc, run->err, sizeof(run->err)),
-      anybad = 0;
-  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, run->comm);
-  if (anybad) {
+                                  &run->r0, &run->loc, run->err, sizeof(run->err));
+  if (rrt_app_any_rank(run->ctx, bad)) {
     if (run->rank == 0)
       fprintf(stderr, "ringrt ilu: %s\n", bad ? run->err : "input failed on another rank");
     return 1;
@@ -237,12 +238,12 @@ static int analyse_and_factor(ilu_run *run, const ilu_opts *o, int quiet, ilu_me
   io.factors_f32 = o->f32;
   double t0 = rrt_time_now();
   rrt_status st = rrt_ilu0_create(run->A, &io, &run->M);
-  ms->analysis = max_over(run->comm, rrt_time_now() - t0);
+  ms->analysis = max_over(run->ctx, rrt_time_now() - t0);
   if (st != RRT_SUCCESS) return fail_ctx(run);
-  MPI_Barrier(run->comm);
+  rrt_barrier(run->ctx);
   t0 = rrt_time_now();
   st = rrt_ilu0_factor(run->M);
-  ms->factor = max_over(run->comm, rrt_time_now() - t0);
+  ms->factor = max_over(run->ctx, rrt_time_now() - t0);
   if (st != RRT_SUCCESS) return fail_ctx(run);
   double *tr = malloc((size_t)o->repeat * sizeof(double));
   if (!tr) {
@@ -250,10 +251,10 @@ static int analyse_and_factor(ilu_run *run, const ilu_opts *o, int quiet, ilu_me
     return 1;
   }
   for (long k = 0; k < o->repeat && st == RRT_SUCCESS; k++) {
-    MPI_Barrier(run->comm);
+    rrt_barrier(run->ctx);
     t0 = rrt_time_now();
     st = rrt_ilu0_factor(run->M);
-    tr[k] = max_over(run->comm, rrt_time_now() - t0);
+    tr[k] = max_over(run->ctx, rrt_time_now() - t0);
   }
   qsort(tr, (size_t)o->repeat, sizeof(double), cmp_double);
   ms->refactor = tr[o->repeat / 2];
@@ -287,10 +288,8 @@ static int setup_rhs(ilu_run *run, const ilu_opts *o) {
     return 1;
   }
   if (o->rhs) {
-    int bad = rrt_app_ilu_load_rhs(o->rhs, run->n, run->r0, m, run->hb, run->err, sizeof(run->err)),
-        anybad = 0;
-    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, run->comm);
-    if (anybad) {
+    int bad = rrt_app_ilu_load_rhs(o->rhs, run->n, run->r0, m, run->hb, run->err, sizeof(run->err));
+    if (rrt_app_any_rank(run->ctx, bad)) {
       if (run->rank == 0)
         fprintf(stderr, "ringrt ilu: %s\n", bad ? run->err : "rhs failed on another rank");
       return 1;
@@ -315,14 +314,14 @@ static int time_kernels(ilu_run *run, const ilu_opts *o, ilu_measure *ms) {
   }
   for (int which = 0; which < 2; which++) {
     for (long k = -1; k < o->repeat; k++) {
-      MPI_Barrier(run->comm);
+      rrt_barrier(run->ctx);
       double t0 = rrt_time_now();
       if (which == 0)
         rrt_sparse_spmv(run->A, run->db, run->dt);
       else
         rrt_ilu0_apply(run->M, run->db, run->dt);
       rrt_synchronize(run->ctx);
-      double t = max_over(run->comm, rrt_time_now() - t0);
+      double t = max_over(run->ctx, rrt_time_now() - t0);
       if (k >= 0) tk[k] = t;
     }
     qsort(tk, (size_t)o->repeat, sizeof(double), cmp_double);
@@ -344,7 +343,8 @@ static double true_residual(ilu_run *run) {
     double d = hbb[i] - hr[i];
     s[0] += d * d, s[1] += hbb[i] * hbb[i];
   }
-  MPI_Allreduce(s, g, 2, MPI_DOUBLE, MPI_SUM, run->comm);
+  if (rrt_host_allreduce(run->ctx, s, g, 2, RRT_DTYPE_F64, RRT_OP_SUM) != RRT_SUCCESS)
+    g[0] = g[1] = NAN;
   double rn = sqrt(g[0]), bn = sqrt(g[1]);
   free(hr), free(hbb);
   return bn > 0 ? rn / bn : rn;
@@ -359,10 +359,10 @@ static int solve(ilu_run *run, const ilu_opts *o, int quiet, ilu_measure *ms) {
   rrt_krylov_options ko = RRT_KRYLOV_OPTIONS_INITIALIZER;
   ko.method = o->method, ko.rtol = o->tol, ko.maxit = (int)o->maxit, ko.restart = (int)o->restart;
   ko.progress = quiet ? 0 : 100;
-  MPI_Barrier(run->comm);
+  rrt_barrier(run->ctx);
   double t0 = rrt_time_now();
   rrt_status st = rrt_krylov_solve(run->A, run->M, &ko, run->db, run->dx, &run->res);
-  ms->solve = max_over(run->comm, rrt_time_now() - t0);
+  ms->solve = max_over(run->ctx, rrt_time_now() - t0);
   if (st != RRT_SUCCESS) return fail_ctx(run);
   ms->true_rel = true_residual(run);
   return 0;
@@ -386,7 +386,7 @@ static int write_outputs(ilu_run *run, const ilu_opts *o) {
     wbad = rrt_npy_write(o->x_out, "<f8", 1, shape, all, run->err, sizeof(run->err)) != RRT_SUCCESS;
     if (wbad) fprintf(stderr, "ringrt ilu: %s\n", run->err);
   }
-  MPI_Bcast(&wbad, 1, MPI_INT, 0, run->comm);
+  wbad = rrt_app_any_rank(run->ctx, wbad);
   free(hx), free(all);
   return wbad;
 }

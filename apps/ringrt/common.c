@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "comm/host_coll.h"
 
 const char rrt_app_common_help[] =
     "common options:\n"
@@ -133,4 +134,10 @@ void rrt_app_json_close(FILE *f) {
     fclose(f);
   else if (f)
     fflush(f);
+}
+
+int rrt_app_any_rank(rrt_ctx_t ctx, int bad) {
+  int32_t mine = bad != 0, any = 0;
+  if (rrt_host_allreduce(ctx, &mine, &any, 1, RRT_DTYPE_I32, RRT_OP_MAX) != RRT_SUCCESS) return 1;
+  return any != 0;
 }
