@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "comm/host_coll.h"
 
 static void usage(void) {
   printf("usage: ringrt info [options]\n\n"
@@ -77,10 +78,16 @@ int rrt_cmd_info(MPI_Comm comm, int argc, char **argv) {
   rrt_ctx_info mine;
   rrt_ctx_get_info(ctx, &mine);
   int rank = rrt_ctx_rank(ctx), size = rrt_ctx_size(ctx);
-  rrt_ctx_info *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
-  MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0,
-             rrt_ctx_comm(ctx));
+  void *gathered = NULL;
+  rrt_status st =
+      rrt_host_gatherv_alloc(ctx, "ringrt info", &mine, sizeof mine, 0, &gathered, NULL, NULL);
+  rrt_ctx_info *all = gathered;
   rrt_phase_end(ctx, "info", t0);
+  if (st != RRT_SUCCESS) {
+    fprintf(stderr, "ringrt info: rank %d: %s\n", rank, rrt_ctx_last_error(ctx));
+    rrt_app_ctx_finish(ctx, &opt);
+    return 1;
+  }
   if (rank == 0) {
     FILE *json = rrt_app_json_open(&opt, rank);
     if (json) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "comm/host_coll.h"
 #include "io/csv_matrix.h"
 #include "io/h5ad.h"
 #include "io/npy.h"
@@ -52,7 +53,6 @@ typedef struct sc_inputs {
 typedef struct sc_gathered {
   int64_t *assign, *all, *ti, *tia;
   double *tw, *twa;
-  int *cnt, *dis;
 } sc_gathered;
 
 /* ------------------------------------------------------------ options --- */
@@ -245,33 +245,35 @@ static int read_all(rrt_ctx_t ctx, const sc_opts *so, rrt_seacells_options *o, s
 
 /* ---------------------------------------------------------- gathering --- */
 
-/* Assignments and the top-5 metacells of every cell, on rank 0. */
-static void gather_assignments(MPI_Comm comm, rrt_ctx_t ctx, rrt_seacells_t s, const sc_inputs *in,
-                               sc_gathered *g) {
-  const int64_t n = in->n, count = in->count;
+/* Assignments and the top-5 metacells of every cell, on rank 0 (gathers
+ * with size_t counts and the library's timeout). Returns 0, or 1 after a
+ * message on every rank. */
+static int gather_assignments(rrt_ctx_t ctx, rrt_seacells_t s, const sc_inputs *in,
+                              sc_gathered *g) {
+  const int64_t count = in->count;
+  const char *op = "ringrt seacells: gathering the assignments";
+  memset(g, 0, sizeof *g);
   g->assign = malloc((size_t)(count + 1) * sizeof(int64_t));
-  g->all = malloc((size_t)n * sizeof(int64_t));
   g->ti = malloc((size_t)(count * 5 + 1) * sizeof(int64_t));
-  g->tia = malloc((size_t)n * 5 * sizeof(int64_t));
   g->tw = malloc((size_t)(count * 5 + 1) * sizeof(double));
-  g->twa = malloc((size_t)n * 5 * sizeof(double));
-  rrt_seacells_local_assignments(s, 5, g->assign, g->ti, g->tw);
-  int P = rrt_ctx_size(ctx), c = (int)count;
-  g->cnt = malloc(P * sizeof(int));
-  g->dis = malloc(P * sizeof(int));
-  MPI_Allgather(&c, 1, MPI_INT, g->cnt, 1, MPI_INT, comm);
-  for (int r = 0, off = 0; r < P; r++)
-    g->dis[r] = off, off += g->cnt[r];
-  MPI_Gatherv(g->assign, c, MPI_INT64_T, g->all, g->cnt, g->dis, MPI_INT64_T, 0, comm);
-  for (int r = 0; r < P; r++)
-    g->cnt[r] *= 5, g->dis[r] *= 5;
-  MPI_Gatherv(g->ti, c * 5, MPI_INT64_T, g->tia, g->cnt, g->dis, MPI_INT64_T, 0, comm);
-  MPI_Gatherv(g->tw, c * 5, MPI_DOUBLE, g->twa, g->cnt, g->dis, MPI_DOUBLE, 0, comm);
+  rrt_status st = g->assign && g->ti && g->tw ? RRT_SUCCESS : RRT_ERR_OUT_OF_MEMORY;
+  if (st == RRT_SUCCESS) rrt_seacells_local_assignments(s, 5, g->assign, g->ti, g->tw);
+  st = rrt_agree(ctx, st);
+  const size_t n1 = (size_t)count * sizeof(int64_t), n5 = 5 * n1;
+  if (st == RRT_SUCCESS)
+    st = rrt_host_gatherv_alloc(ctx, op, g->assign, n1, 0, (void **)&g->all, NULL, NULL);
+  if (st == RRT_SUCCESS)
+    st = rrt_host_gatherv_alloc(ctx, op, g->ti, n5, 0, (void **)&g->tia, NULL, NULL);
+  if (st == RRT_SUCCESS)
+    st = rrt_host_gatherv_alloc(ctx, op, g->tw, 5 * (size_t)count * sizeof(double), 0,
+                                (void **)&g->twa, NULL, NULL);
+  if (st == RRT_SUCCESS) return 0;
+  fprintf(stderr, "ringrt seacells: rank %d: %s\n", rrt_ctx_rank(ctx), rrt_ctx_last_error(ctx));
+  return 1;
 }
 
 static void gathered_free(sc_gathered *g) {
   free(g->assign), free(g->all), free(g->ti), free(g->tia), free(g->tw), free(g->twa);
-  free(g->cnt), free(g->dis);
 }
 
 /* Rank 0: the CSV, the archetypes, the JSON report, the summary lines. */
@@ -318,8 +320,8 @@ int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
     goto done;
   }
   sc_gathered g;
-  gather_assignments(comm, ctx, s, &in, &g);
-  if (rank == 0) {
+  int gather_failed = gather_assignments(ctx, s, &in, &g);
+  if (!gather_failed && rank == 0) {
     rrt_app_seacells_result r = {.input = so.input,
                                  .labels = so.labels,
                                  .n = in.n,
@@ -339,7 +341,7 @@ int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
   }
   gathered_free(&g);
   free(comp), free(sep);
-  rc = 0;
+  rc = gather_failed;
 done:
   rrt_seacells_destroy(s);
   free(in.x), free(in.codes), free(in.arch_in);
