@@ -214,9 +214,9 @@ static int read_problem(ilu_run *run, const ilu_opts *o) {
   if (rrt_sparse_create(run->ctx, run->n, run->r0, loc->nrows, loc->rowptr, loc->col, loc->val,
                         &run->A) != RRT_SUCCESS)
     return fail_ctx(run);
-  if (o->matrix_out && rrt_app_ilu_write_rows(run->comm, loc, loc->val, run->n, o->matrix_out,
-                                              o->generate ? o->generate : o->matrix, run->P,
-                                              run->rank, run->err, sizeof(run->err))) {
+  if (o->matrix_out &&
+      rrt_app_ilu_write_rows(run->ctx, loc, loc->val, run->n, o->matrix_out,
+                             o->generate ? o->generate : o->matrix, run->err, sizeof(run->err))) {
     if (run->rank == 0) fprintf(stderr, "ringrt ilu: %s\n", run->err);
     return 1;
   }
@@ -370,18 +370,20 @@ static int solve(ilu_run *run, const ilu_opts *o, int quiet, ilu_measure *ms) {
 
 /* --factors-out and --x-out. Returns 0 or 1 (message on rank 0). */
 static int write_outputs(ilu_run *run, const ilu_opts *o) {
-  if (o->factors_out &&
-      rrt_app_ilu_write_factors(run->comm, run->M, &run->loc, run->n, o->factors_out, run->P,
-                                run->rank, run->err, sizeof(run->err))) {
+  if (o->factors_out && rrt_app_ilu_write_factors(run->ctx, run->M, &run->loc, run->n,
+                                                  o->factors_out, run->err, sizeof(run->err))) {
     if (run->rank == 0) fprintf(stderr, "ringrt ilu: %s\n", run->err);
     return 1;
   }
   if (!o->x_out) return 0;
   double *hx = malloc(run->vb);
   rrt_memcpy_to_host(run->ctx, hx, run->dx, (size_t)run->loc.nrows * sizeof(double));
-  double *all = rrt_app_ilu_gather0(run->comm, hx, run->loc.nrows, run->n, run->P, run->rank);
+  double *all = rrt_app_ilu_gather0(run->ctx, hx, run->loc.nrows);
   int wbad = 0;
-  if (run->rank == 0) {
+  if (run->rank == 0 && !all) {
+    wbad = 1;
+    fprintf(stderr, "ringrt ilu: %s: %s\n", o->x_out, rrt_ctx_last_error(run->ctx));
+  } else if (run->rank == 0) {
     int64_t shape[1] = {run->n};
     wbad = rrt_npy_write(o->x_out, "<f8", 1, shape, all, run->err, sizeof(run->err)) != RRT_SUCCESS;
     if (wbad) fprintf(stderr, "ringrt ilu: %s\n", run->err);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app.h"
+#include "comm/host_coll.h"
 #include "io/npy.h"
 #include "io/sparse_gen.h"
 
@@ -102,58 +104,70 @@ int rrt_app_ilu_load_rhs(const char *path, int64_t n, int64_t r0, int64_t m, dou
   return 0;
 }
 
-/* Gather a local double array to rank 0 (global order): returns the global array on rank 0. */
-double *rrt_app_ilu_gather0(MPI_Comm comm, const double *loc, int64_t m, int64_t total, int P,
-                            int rank) {
-  int *cnt = malloc((size_t)P * sizeof(int)), *dis = malloc((size_t)P * sizeof(int)), mine = (int)m;
-  double *all = rank == 0 ? malloc(((size_t)total + 1) * sizeof(double)) : NULL;
-  MPI_Gather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, 0, comm);
-  if (rank == 0) {
-    dis[0] = 0;
-    for (int p = 1; p < P; p++)
-      dis[p] = dis[p - 1] + cnt[p - 1];
-  }
-  MPI_Gatherv(loc, mine, MPI_DOUBLE, all, cnt, dis, MPI_DOUBLE, 0, comm);
-  free(cnt), free(dis);
+/* Gather 8-byte values to rank 0 in rank order (size_t counts, the
+ * library's timeout): the global array on rank 0, NULL elsewhere and on a
+ * failure (*fail set on every rank). */
+static void *gather0(rrt_ctx_t ctx, const void *loc, int64_t m, int *fail) {
+  void *all = NULL;
+  if (rrt_host_gatherv_alloc(ctx, "ringrt ilu: gathering rows", loc, (size_t)m * 8, 0, &all, NULL,
+                             NULL) != RRT_SUCCESS)
+    *fail = 1;
   return all;
 }
 
-/* Gather the local rows (pattern of loc, values f) to rank 0 and write them. */
-int rrt_app_ilu_write_rows(MPI_Comm comm, const rrt_csr *loc, const double *f, int64_t n,
-                           const char *path, const char *comment, int P, int rank, char *err,
-                           size_t errlen) {
+double *rrt_app_ilu_gather0(rrt_ctx_t ctx, const double *loc, int64_t m) {
+  int fail = 0;
+  return gather0(ctx, loc, m, &fail);
+}
+
+int rrt_app_ilu_write_rows(rrt_ctx_t ctx, const rrt_csr *loc, const double *f, int64_t n,
+                           const char *path, const char *comment, char *err, size_t errlen) {
   int64_t nnz = 0, lnz = loc->nnz;
-  MPI_Allreduce(&lnz, &nnz, 1, MPI_INT64_T, MPI_SUM, comm);
-  double *vals = rrt_app_ilu_gather0(comm, f, loc->nnz, nnz, P, rank);
-  /* columns and row pointers travel as doubles-sized int64 through the same helper */
-  double *cols = rrt_app_ilu_gather0(comm, (const double *)loc->col, loc->nnz, nnz, P, rank);
+  int fail = rrt_host_allreduce(ctx, &lnz, &nnz, 1, RRT_DTYPE_I64, RRT_OP_SUM) != RRT_SUCCESS;
   int64_t *len = malloc(((size_t)loc->nrows + 1) * sizeof(int64_t));
+  if (rrt_app_any_rank(ctx, fail || !len)) {
+    snprintf(err, errlen, "%s: %s", path, len ? rrt_ctx_last_error(ctx) : "out of memory");
+    free(len);
+    return 1;
+  }
   for (int64_t i = 0; i < loc->nrows; i++)
     len[i] = loc->rowptr[i + 1] - loc->rowptr[i];
-  double *lens = rrt_app_ilu_gather0(comm, (const double *)len, loc->nrows, n, P, rank);
-  int rc = 0;
-  if (rank == 0) {
-    rrt_csr a = {n, n, nnz, malloc(((size_t)n + 1) * sizeof(int64_t)), (int64_t *)cols, vals};
-    a.rowptr[0] = 0;
-    for (int64_t i = 0; i < n; i++)
-      a.rowptr[i + 1] = a.rowptr[i] + ((int64_t *)lens)[i];
-    rc = rrt_mm_write(path, &a, comment, err, errlen) != RRT_SUCCESS;
-    free(a.rowptr);
+  double *vals = gather0(ctx, f, loc->nnz, &fail);
+  int64_t *cols = gather0(ctx, loc->col, loc->nnz, &fail);
+  int64_t *lens = gather0(ctx, len, loc->nrows, &fail);
+  int rc = fail;
+  if (fail) snprintf(err, errlen, "%s: %s", path, rrt_ctx_last_error(ctx));
+  if (!fail && rrt_ctx_rank(ctx) == 0) {
+    rrt_csr a = {n, n, nnz, malloc(((size_t)n + 1) * sizeof(int64_t)), cols, vals};
+    if (!a.rowptr) {
+      rc = 1;
+      snprintf(err, errlen, "%s: out of memory", path);
+    } else {
+      a.rowptr[0] = 0;
+      for (int64_t i = 0; i < n; i++)
+        a.rowptr[i + 1] = a.rowptr[i] + lens[i];
+      rc = rrt_mm_write(path, &a, comment, err, errlen) != RRT_SUCCESS;
+      free(a.rowptr);
+    }
   }
-  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  rc = rrt_app_any_rank(ctx, rc);
   free(vals), free(cols), free(len), free(lens);
   return rc;
 }
 
-int rrt_app_ilu_write_factors(MPI_Comm comm, rrt_ilu0_t M, const rrt_csr *loc, int64_t n,
-                              const char *path, int P, int rank, char *err, size_t errlen) {
+int rrt_app_ilu_write_factors(rrt_ctx_t ctx, rrt_ilu0_t M, const rrt_csr *loc, int64_t n,
+                              const char *path, char *err, size_t errlen) {
   double *f = malloc(((size_t)loc->nnz + 1) * sizeof(double));
-  if (!f) return snprintf(err, errlen, "out of memory"), 1;
+  if (rrt_app_any_rank(ctx, !f)) {
+    snprintf(err, errlen, "%s: out of memory", path);
+    free(f);
+    return 1;
+  }
   rrt_ilu0_get_factors(M, f);
-  int rc = rrt_app_ilu_write_rows(comm, loc, f, n, path,
+  int rc = rrt_app_ilu_write_rows(ctx, loc, f, n, path,
                                   "ringrt ILU(0) factors: L (unit diagonal implied) and U in one "
                                   "pattern, original row/column order",
-                                  P, rank, err, errlen);
+                                  err, errlen);
   free(f);
   return rc;
 }

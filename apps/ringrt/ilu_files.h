@@ -23,21 +23,19 @@ int rrt_app_ilu_load_rows(const char *matrix, const char *generate, rrt_mm_patte
 int rrt_app_ilu_load_rhs(const char *path, int64_t n, int64_t r0, int64_t m, double *b, char *err,
                          size_t errlen);
 
-/** Gather m local doubles of each rank to rank 0 in rank order (total in
- *  all): the global array on rank 0 (malloc'd), NULL elsewhere. */
-double *rrt_app_ilu_gather0(MPI_Comm comm, const double *loc, int64_t m, int64_t total, int P,
-                            int rank);
+/** Gather m local doubles of each rank to rank 0 in rank order: the global
+ *  array on rank 0 (malloc'd), NULL elsewhere or on a failure. Collective. */
+double *rrt_app_ilu_gather0(rrt_ctx_t ctx, const double *loc, int64_t m);
 
 /** Gather the local rows (pattern of loc, values f) on rank 0 and write them
- *  as Matrix Market with `comment`. Collective; returns rank 0's verdict
- *  (0, or 1 with err filled on rank 0). */
-int rrt_app_ilu_write_rows(MPI_Comm comm, const rrt_csr *loc, const double *f, int64_t n,
-                           const char *path, const char *comment, int P, int rank, char *err,
-                           size_t errlen);
+ *  as Matrix Market with `comment`. Collective; every rank returns the same
+ *  verdict (0, or 1 with err filled on the rank that failed). */
+int rrt_app_ilu_write_rows(rrt_ctx_t ctx, const rrt_csr *loc, const double *f, int64_t n,
+                           const char *path, const char *comment, char *err, size_t errlen);
 
 /** The combined LU factors of M (pattern of loc) written like
  *  rrt_app_ilu_write_rows. */
-int rrt_app_ilu_write_factors(MPI_Comm comm, rrt_ilu0_t M, const rrt_csr *loc, int64_t n,
-                              const char *path, int P, int rank, char *err, size_t errlen);
+int rrt_app_ilu_write_factors(rrt_ctx_t ctx, rrt_ilu0_t M, const rrt_csr *loc, int64_t n,
+                              const char *path, char *err, size_t errlen);
 
 #endif
