@@ -160,14 +160,18 @@ static rrt_status sum_sizes(rrt_ctx_t ctx, const char *op, const size_t *bytes, 
 }
 
 /* The data messages: sends out of `send`, receives into `recv` in rank order. */
+/* The data of an all-to-all: rank r's bytes land at recv + recv_displs[r],
+ * or packed in rank order when recv_displs is NULL. */
 static rrt_status exchange_data(rrt_ctx_t ctx, const char *op, alltoall_scratch *w,
                                 const void *send, const size_t *send_bytes,
-                                const size_t *send_displs, void *recv, const size_t *recv_bytes) {
+                                const size_t *send_displs, void *recv, const size_t *recv_bytes,
+                                const size_t *recv_displs) {
   int ns = 0, nr = 0;
   size_t off = 0;
   for (int r = 0; r < ctx->size; r++) {
+    size_t at = recv_displs ? recv_displs[r] : off;
     if (send_bytes[r]) w->sends[ns++] = (rrt_p2p){r, (char *)send + send_displs[r], send_bytes[r]};
-    if (recv_bytes[r]) w->recvs[nr++] = (rrt_p2p){r, (char *)recv + off, recv_bytes[r]};
+    if (recv_bytes[r]) w->recvs[nr++] = (rrt_p2p){r, (char *)recv + at, recv_bytes[r]};
     off += recv_bytes[r];
   }
   rrt_request_t req;
@@ -193,7 +197,7 @@ rrt_status rrt_host_alltoallv_alloc(rrt_ctx_t ctx, const void *send, const size_
     if (!*recv) st = nomem(ctx, op, "the received data", total);
   }
   RRT_CHECK_GOTO(rrt_agree_named(ctx, op, st), st, out);
-  st = exchange_data(ctx, op, &w, send, send_bytes, send_displs, *recv, recv_bytes);
+  st = exchange_data(ctx, op, &w, send, send_bytes, send_displs, *recv, recv_bytes, NULL);
 out:
   if (st != RRT_SUCCESS) {
     free(*recv);
@@ -287,26 +291,13 @@ rrt_status rrt_host_alltoallv(rrt_ctx_t ctx, const void *send, const size_t *sen
                               const size_t *send_displs, void *recv, const size_t *recv_bytes,
                               const size_t *recv_displs) {
   const char *op = "rrt_host_alltoallv";
-  size_t P = (size_t)ctx->size;
-  rrt_status st = RRT_SUCCESS;
-  rrt_p2p *sends = malloc(P * sizeof(rrt_p2p)), *recvs = malloc(P * sizeof(rrt_p2p));
-  rrt_request_t req = NULL;
-  if (!sends || !recvs) {
-    st = nomem(ctx, op, "the message lists", 2 * P * sizeof(rrt_p2p));
-    goto out;
-  }
-  int ns = 0, nr = 0;
-  for (size_t r = 0; r < P; r++) {
-    if (send_bytes[r])
-      sends[ns++] = (rrt_p2p){(int)r, (char *)send + send_displs[r], send_bytes[r]};
-    if (recv_bytes[r])
-      recvs[nr++] = (rrt_p2p){(int)r, (char *)recv + recv_displs[r], recv_bytes[r]};
-  }
-  RRT_CHECK_GOTO(rrt_mpi_p2p_group(ctx, sends, ns, recvs, nr, &req), st, out);
-  RRT_CHECK_GOTO(rrt_request_wait(req), st, out);
-out:
-  free(sends);
-  free(recvs);
+  alltoall_scratch w = {0};
+  /* agreed, so a rank that cannot allocate the lists fails every rank */
+  rrt_status st = rrt_agree_named(ctx, op, scratch_alloc(ctx, op, &w));
+  if (st == RRT_SUCCESS)
+    st = exchange_data(ctx, op, &w, send, send_bytes, send_displs, recv, recv_bytes, recv_displs);
+  free(w.sends);
+  free(w.count_out);
   return st;
 }
 
