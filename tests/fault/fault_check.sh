@@ -63,6 +63,7 @@ ready_max=${FAULT_READY_MAX:-150}
 err=$(mktemp) out=$(mktemp)
 ranks=() # pids of every rank seen, for the cleanup
 job=
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
   for p in "${ranks[@]}"; do
     kill -CONT "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null
@@ -113,7 +114,7 @@ timeout -k 5 "$guard" "${launcher[@]}" "$@" 2>"$err" >"$out" &
 job=$!
 
 # 1. Wait until the workload runs (and the rank to hurt is known).
-victim= t_fault=
+victim='' t_fault=''
 while :; do
   if ! kill -0 "$job" 2>/dev/null; then break; fi
   if grep -q FATAL "$err"; then break; fi
@@ -160,7 +161,7 @@ echo "fault: ${fault} rank ${rank} (pid ${victim}) $(since "$start") s after the
 # 3. The job must end; note when the first FATAL line came. Past the limit
 # (and a grace for a slow teardown) the job is ended here: the verdict is
 # known, and the guard's minutes would only slow the suite down.
-fatal_at= gave_up=0
+fatal_at='' gave_up=0
 while kill -0 "$job" 2>/dev/null; do
   [ -z "$fatal_at" ] && grep -q FATAL "$err" && fatal_at=$(since "$t_fault")
   if over "$(since "$t_fault")" $((limit + 15)); then
@@ -185,7 +186,7 @@ echo "exit status $rc ${elapsed} s after the fault, FATAL after ${fatal_at:-neve
 # A rank that is exiting gets a moment (zombies do not count).
 alive() { local s; s=$(ps -o stat= -p "$1" 2>/dev/null) && [ "${s:0:1}" != Z ]; }
 left=()
-for try in 1 2 3 4 5 6 7 8 9 10; do
+for _ in 1 2 3 4 5 6 7 8 9 10; do
   left=()
   for p in "${ranks[@]}"; do alive "$p" && left+=("$p"); done
   [ ${#left[@]} -eq 0 ] && break
