@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "comm/env.h"
+#include "comm/test_stall.h"
 
 static int parse_int(const char *name, long lo, long hi, int *out, char *err, size_t errlen) {
   const char *s = getenv(name);
@@ -20,6 +21,30 @@ static int parse_int(const char *name, long lo, long hi, int *out, char *err, si
   return 0;
 }
 
+/* RINGRT_TEST_STALL=PHASE:RANK (fault tests, comm/test_stall.h): a known
+ * phase and a rank, or an error naming the variable. */
+static int parse_test_stall(rrt_env *env, char *err, size_t errlen) {
+  const char *s = getenv("RINGRT_TEST_STALL");
+  if (!s || !*s) return 0;
+  const char *colon = strchr(s, ':');
+  size_t len = colon ? (size_t)(colon - s) : 0;
+  char *end = NULL;
+  long rank = colon ? strtol(colon + 1, &end, 10) : -1;
+  int known = 0;
+  for (int i = 0; rrt_test_stall_phases[i]; i++)
+    known |= len == strlen(rrt_test_stall_phases[i]) && !strncmp(s, rrt_test_stall_phases[i], len);
+  if (!known || !end || end == colon + 1 || *end || rank < 0 || rank > 1 << 30) {
+    int n = snprintf(err, errlen, "RINGRT_TEST_STALL='%s' is not PHASE:RANK with PHASE one of", s);
+    for (int i = 0; rrt_test_stall_phases[i] && n > 0 && (size_t)n < errlen; i++)
+      n += snprintf(err + n, errlen - (size_t)n, "%s %s", i ? "," : "", rrt_test_stall_phases[i]);
+    return -1;
+  }
+  memcpy(env->test_stall_phase, s, len);
+  env->test_stall_phase[len] = 0;
+  env->test_stall_rank = (int)rank;
+  return 0;
+}
+
 rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
   env->backend = RRT_BACKEND_AUTO;
   env->device = -1;
@@ -29,6 +54,8 @@ rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
   env->emu_threads = 0;
   env->verbose = 0;
   env->cpu_isa = RRT_CPU_ISA_AUTO;
+  env->test_stall_phase[0] = 0;
+  env->test_stall_rank = -1;
 
   const char *b = getenv("RINGRT_BACKEND");
   if (b && *b && rrt_backend_parse(b, &env->backend) != RRT_SUCCESS) {
@@ -61,7 +88,8 @@ rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
       parse_int("RINGRT_BIND", 0, 1, &env->bind, err, errlen) ||
       parse_int("RINGRT_NCCL", 0, 1, &env->use_nccl, err, errlen) ||
       parse_int("RINGRT_EMU_THREADS", 0, 4096, &env->emu_threads, err, errlen) ||
-      parse_int("RINGRT_VERBOSE", 0, 1, &env->verbose, err, errlen))
+      parse_int("RINGRT_VERBOSE", 0, 1, &env->verbose, err, errlen) ||
+      parse_test_stall(env, err, errlen))
     return RRT_ERR_INVALID_ARG;
   return RRT_SUCCESS;
 }

@@ -17,6 +17,10 @@ typedef struct rrt_env {
   int emu_threads;     /* RINGRT_EMU_THREADS: OS threads of the SIMT emulator; 0 = bound cores */
   int verbose;         /* RINGRT_VERBOSE (0/1) */
   int cpu_isa;         /* RINGRT_CPU_ISA: rrt_cpu_isa, for tests and benchmarks */
+  /* RINGRT_TEST_STALL=PHASE:RANK, fault tests only (comm/test_stall.h): the
+   * phase where that rank stalls forever; "" and -1 when unset. */
+  char test_stall_phase[32];
+  int test_stall_rank;
 } rrt_env;
 
 #define RRT_DEFAULT_TIMEOUT_S 600.0

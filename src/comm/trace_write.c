@@ -13,6 +13,7 @@
 #include "comm/ctx.h"
 #include "comm/error.h"
 #include "comm/host_coll.h"
+#include "comm/test_stall.h"
 #include "comm/trace_state.h"
 #include "ringrt/trace.h"
 
@@ -112,6 +113,7 @@ static int write_file(rrt_ctx_t ctx, const char *path, const char *all, const si
 rrt_status rrt_trace_write(rrt_ctx_t ctx, const char *path) {
   const char *op = "rrt_trace_write";
   if (!ctx || !path) return RRT_ERR_INVALID_ARG;
+  rrt_test_stall(ctx, "trace_write"); /* fault tests only (RINGRT_TEST_STALL) */
   char *block = NULL;
   void *all = NULL;
   size_t bytes = 0, *block_bytes = calloc((size_t)ctx->size, sizeof *block_bytes);

@@ -8,6 +8,7 @@
 #include "comm/error.h"
 #include "comm/host_coll.h"
 #include "comm/options.h"
+#include "comm/test_stall.h"
 #include "ilu/handle.h"
 #include "ringrt/memory.h"
 #include "ringrt/trace.h"
@@ -48,6 +49,7 @@ static rrt_status check_index_width(rrt_ilu0_t M) {
 
 /* The analysis, phase by phase; S carries what later phases need. */
 static rrt_status analyse(rrt_ilu0_t M, rrt_ilu0_setup *S) {
+  rrt_test_stall(M->ctx, "ilu_analysis"); /* fault tests only (RINGRT_TEST_STALL) */
   RRT_CHECK(check_index_width(M));
   /* 1. positions in the elimination order */
   RRT_CHECK(rrt_ilu0_positions(M));

@@ -16,8 +16,9 @@ static rrt_status read_with(const char *var, const char *value, rrt_env *env, ch
 int main(void) {
   rrt_env env;
   char err[256] = "";
-  const char *vars[] = {"RINGRT_BACKEND", "RINGRT_DEVICE",      "RINGRT_TIMEOUT", "RINGRT_BIND",
-                        "RINGRT_NCCL",    "RINGRT_EMU_THREADS", "RINGRT_VERBOSE", "RINGRT_CPU_ISA"};
+  const char *vars[] = {"RINGRT_BACKEND", "RINGRT_DEVICE",  "RINGRT_TIMEOUT",
+                        "RINGRT_BIND",    "RINGRT_NCCL",    "RINGRT_EMU_THREADS",
+                        "RINGRT_VERBOSE", "RINGRT_CPU_ISA", "RINGRT_TEST_STALL"};
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
     unsetenv(vars[i]);
 
@@ -45,6 +46,19 @@ int main(void) {
   CHECK(env.cpu_isa == RRT_CPU_ISA_AVX2);
   CHECK(read_with("RINGRT_CPU_ISA", "sse", &env, err) == RRT_ERR_INVALID_ARG);
   CHECK(strstr(err, "RINGRT_CPU_ISA") && strstr(err, "sse"));
+
+  /* The fault tests' stall point: unset by default, PHASE:RANK with a known
+   * phase, anything else an error listing the phases. */
+  CHECK_OK(rrt_env_read(&env, err, sizeof err));
+  CHECK(env.test_stall_phase[0] == 0 && env.test_stall_rank == -1);
+  CHECK_OK(read_with("RINGRT_TEST_STALL", "trace_write:2", &env, err));
+  CHECK(strcmp(env.test_stall_phase, "trace_write") == 0 && env.test_stall_rank == 2);
+  const char *bad[] = {"trace_write",     "trace_write:", "trace_write:x",   "trace:1",
+                       "ilu_analysis:-1", ":1",           "ilu_analysis_x:1"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    CHECK(read_with("RINGRT_TEST_STALL", bad[i], &env, err) == RRT_ERR_INVALID_ARG);
+    CHECK(strstr(err, "RINGRT_TEST_STALL") && strstr(err, bad[i]) && strstr(err, "ilu_analysis"));
+  }
 
   /* Every status has a distinct, non-empty name. */
   for (int a = 0; a < RRT_STATUS_COUNT; a++) {
