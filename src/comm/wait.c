@@ -106,7 +106,8 @@ static void describe_pending(rrt_request_t req, char *buf, size_t len, int *pend
     *pending_peer = req->mpi_dir[i] == RRT_DIR_COLL ? -1 : peer;
     break;
   }
-  if (req->nmpi == 0 && req->event) what = req->coll ? "device collective with" : "device-stream operation with";
+  if (req->nmpi == 0 && req->event)
+    what = req->coll ? "device collective with" : "device-stream operation with";
   int n = 0;
   if (peer >= 0) {
     n = snprintf(buf, len, "%s %s %d", what, peer_word, peer);
