@@ -49,9 +49,9 @@ int main(int argc, char **argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rc = cmd->run(MPI_COMM_WORLD, argc - 1, argv + 1);
-  /* A failure on some ranks only must still end the whole job with rc. */
-  int worst = rc;
-  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  /* A failure on some ranks only must still end the whole job with rc (the
+   * highest code wins); a collective with the timeout, like every wait. */
+  int worst = rrt_app_agree_exit(MPI_COMM_WORLD, argc - 1, argv + 1, rc);
   MPI_Finalize();
   return worst;
 }
