@@ -122,6 +122,21 @@ static void report_mismatch(const arg_record *recs, int P, int first, const char
           first, mine);
 }
 
+/* Another rank's usage message, naming it: "ringrt attn (rank 2): bad
+ * value for --iters: 'x' ...". */
+static void print_remote(const char *msg, int rank) {
+  const char *colon = strstr(msg, ": ");
+  if (!msg[0]) {
+    fprintf(stderr, "ringrt (rank %d): usage error\n", rank);
+    return;
+  }
+  if (colon)
+    fprintf(stderr, "%.*s (rank %d)%s", (int)(colon - msg), msg, rank, colon);
+  else
+    fprintf(stderr, "ringrt (rank %d): %s", rank, msg);
+  if (msg[strlen(msg) - 1] != '\n') fputc('\n', stderr);
+}
+
 /* The lowest rank whose parse failed, or P. */
 static int lowest_failed(const arg_record *recs, int P) {
   for (int r = 0; r < P; r++)
@@ -140,9 +155,7 @@ static int decide(rrt_ctx_t ctx, const arg_record *recs, int argc, char **argv) 
     snprintf(msg, sizeof msg, "%s", rrt_app_usage_note());
     if (rrt_host_bcast_named(ctx, op, msg, sizeof msg, failed) != RRT_SUCCESS) return 2;
     msg[sizeof msg - 1] = '\0';
-    if (rank == 0 && failed != 0)
-      fprintf(stderr, "ringrt: rank %d: %s%s", failed, msg[0] ? msg : "usage error",
-              msg[0] && msg[strlen(msg) - 1] == '\n' ? "" : "\n");
+    if (rank == 0 && failed != 0) print_remote(msg, failed);
     return 2;
   }
   int first = P;
