@@ -10,7 +10,8 @@
 const char rrt_app_common_help[] =
     "common options:\n"
     "  --backend B      auto|cpu|cuda|emu (default: RINGRT_BACKEND, else auto)\n"
-    "  --timeout S      seconds any blocking wait may take, > 0 (default: RINGRT_TIMEOUT, else 600)\n"
+    "  --timeout S      seconds any blocking wait may take, > 0 (default: RINGRT_TIMEOUT, else "
+    "600)\n"
     "  --json [FILE]    machine-readable report to FILE, or stdout with '-' or no FILE\n"
     "  --trace FILE     Chrome trace JSON of the whole job (open in Perfetto)\n"
     "  --quiet          no progress lines\n"
