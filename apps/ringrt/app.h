@@ -47,7 +47,24 @@ int rrt_app_any_rank(rrt_ctx_t ctx, int bad);
 FILE *rrt_app_json_open(const rrt_app_common *opt, int rank);
 void rrt_app_json_close(FILE *f);
 
-/** Print a message on rank 0 only. */
+/** Agree on the arguments before the subcommand's first collective:
+ *  `parsed` is this rank's parse result (0 run, 1 --help printed, 2 usage
+ *  error). Returns the same on every rank: 2 when any rank failed to parse
+ *  (rank 0 prints that rank's message) or got different arguments (rank 0
+ *  names the ranks and the first difference), else `parsed`. Collective,
+ *  with the timeout (agree.c). */
+int rrt_app_agree_args(MPI_Comm comm, int argc, char **argv, int parsed);
+/** The job's exit code: the highest of every rank's `rc` (a collective
+ *  with the timeout, after the subcommand returned; agree.c). */
+int rrt_app_agree_exit(MPI_Comm comm, int argc, char **argv, int rc);
+
+/** Longest usage message kept for the argument agreement. */
+#define RRT_APP_NOTE_MAX 1024
+/** The first message rrt_app_print0 was given in this process ("" if none). */
+const char *rrt_app_usage_note(void);
+
+/** Print a message on rank 0 only (and keep the first one, on every rank,
+ *  for rrt_app_agree_args). */
 void rrt_app_print0(MPI_Comm comm, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

@@ -260,15 +260,12 @@ static void *make_shard(const attn_opts *o, const rrt_attn_desc *d, int P, int r
 }
 
 /* The input files, if any, read on every rank; a failure anywhere fails all
- * ranks (message on rank 0). Fills the default --kv-heads. Returns 0 or 1. */
-static int read_inputs(MPI_Comm comm, attn_opts *o, rrt_npy files[3]) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  memset(files, 0, 3 * sizeof files[0]);
+ * ranks (message on rank 0; agreed with the timeout). Fills the default
+ * --kv-heads. Returns 0 or 1. */
+static int read_inputs(rrt_ctx_t ctx, attn_opts *o, rrt_npy files[3]) {
   int fail = 0;
-  if (o->qf) fail = load_inputs(o, files, rank);
-  MPI_Allreduce(MPI_IN_PLACE, &fail, 1, MPI_INT, MPI_MAX, comm);
-  if (fail) {
+  if (o->qf) fail = load_inputs(o, files, rrt_ctx_rank(ctx));
+  if (rrt_app_any_rank(ctx, fail)) {
     for (int t = 0; t < 3; t++)
       rrt_npy_free(&files[t]);
     return 1;
@@ -546,26 +543,23 @@ int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
   attn_opts o = {1,    1024, 8,    0,    64,  5, 1, 1, 0.0, 0, 0, RRT_ATTN_ZIGZAG, RRT_DTYPE_F32,
                  NULL, NULL, NULL, NULL, NULL};
   rrt_app_common c = {0};
-  int pr = parse(comm, argc, argv, &o, &c);
+  int pr = rrt_app_agree_args(comm, argc, argv, parse(comm, argc, argv, &o, &c));
   if (pr == 1) return 0;
   if (pr) return pr;
-  rrt_npy files[3];
-  if (read_inputs(comm, &o, files) != 0) return 1;
 
   attn_run run = {0};
-  if (rrt_app_ctx_create(comm, &c, &run.ctx) != RRT_SUCCESS) {
-    for (int t = 0; t < 3; t++)
-      rrt_npy_free(&files[t]);
-    return 1;
-  }
+  if (rrt_app_ctx_create(comm, &c, &run.ctx) != RRT_SUCCESS) return 1;
   run.comm = rrt_ctx_comm(run.ctx);
   run.rank = rrt_ctx_rank(run.ctx);
   run.P = rrt_ctx_size(run.ctx);
-  run.d = desc_of(&o);
   int rc = 1;
   attn_timing tm = {0};
   rrt_app_attn_check chk = {0, 0, 0, 0, 1};
   int checked = 0;
+  rrt_npy files[3];
+  memset(files, 0, sizeof files);
+  if (read_inputs(run.ctx, &o, files) != 0) goto done;
+  run.d = desc_of(&o);
   if (setup(&run, &o, files) != 0) goto done;
   for (int t = 0; t < 3; t++)
     rrt_npy_free(&files[t]);

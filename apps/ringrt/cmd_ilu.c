@@ -473,7 +473,7 @@ int rrt_cmd_ilu(MPI_Comm comm, int argc, char **argv) {
   o.tol = 1e-8, o.maxit = 1000, o.restart = 30, o.repeat = 10, o.boost_value = 1.0;
   o.pattern = RRT_MM_PATTERN_REFUSE;
   rrt_app_common c = {0};
-  int rc = parse(comm, argc, argv, &o, &c);
+  int rc = rrt_app_agree_args(comm, argc, argv, parse(comm, argc, argv, &o, &c));
   if (rc) return rc == 1 ? 0 : rc;
   ilu_run run;
   memset(&run, 0, sizeof run);

@@ -56,22 +56,29 @@ static void print_table(const rrt_ctx_info *all, int size) {
   }
 }
 
-int rrt_cmd_info(MPI_Comm comm, int argc, char **argv) {
-  rrt_app_common opt = {0};
+/* 0: run; 1: --help was printed; 2: usage error (printed on rank 0). */
+static int parse(MPI_Comm comm, int argc, char **argv, rrt_app_common *opt) {
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       int rank = 0;
       MPI_Comm_rank(comm, &rank);
       if (rank == 0) usage();
-      return 0;
+      return 1;
     }
-    int r = rrt_app_common_option(&opt, argc, argv, &i);
+    int r = rrt_app_common_option(opt, argc, argv, &i);
     if (r < 0) return 2;
     if (r == 0) {
       rrt_app_print0(comm, "ringrt info: unknown option '%s'\n", argv[i]);
       return 2;
     }
   }
+  return 0;
+}
+
+int rrt_cmd_info(MPI_Comm comm, int argc, char **argv) {
+  rrt_app_common opt = {0};
+  int pr = rrt_app_agree_args(comm, argc, argv, parse(comm, argc, argv, &opt));
+  if (pr) return pr == 1 ? 0 : pr;
   rrt_ctx_t ctx = NULL;
   if (rrt_app_ctx_create(comm, &opt, &ctx) != RRT_SUCCESS) return 1;
   double t0 = rrt_phase_begin(ctx);

@@ -297,7 +297,7 @@ int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
   memset(&com, 0, sizeof com);
   sc_opts so = {NULL, "X_pca", NULL, NULL, NULL, NULL};
   rrt_seacells_options o = RRT_SEACELLS_OPTIONS_INITIALIZER;
-  int pr = parse(comm, argc, argv, &so, &com, &o);
+  int pr = rrt_app_agree_args(comm, argc, argv, parse(comm, argc, argv, &so, &com, &o));
   if (pr) return pr == 1 ? 0 : pr;
   rrt_ctx_t ctx = NULL;
   if (rrt_app_ctx_create(comm, &com, &ctx) != RRT_SUCCESS) return 1;

@@ -10,17 +10,30 @@
 const char rrt_app_common_help[] =
     "common options:\n"
     "  --backend B      auto|cpu|cuda|emu (default: RINGRT_BACKEND, else auto)\n"
-    "  --timeout S      seconds a blocking wait may take (default: RINGRT_TIMEOUT, else 600)\n"
+    "  --timeout S      seconds any blocking wait may take, > 0 (default: RINGRT_TIMEOUT, else "
+    "600)\n"
     "  --json [FILE]    machine-readable report to FILE, or stdout with '-' or no FILE\n"
     "  --trace FILE     Chrome trace JSON of the whole job (open in Perfetto)\n"
     "  --quiet          no progress lines\n"
     "  --help           this text\n";
 
+/* The first message of this process's rrt_app_print0: the tool's one piece
+ * of process state, so that the argument agreement (agree.c) can have rank
+ * 0 print the parse error of another rank. */
+static char usage_note[RRT_APP_NOTE_MAX];
+
+const char *rrt_app_usage_note(void) { return usage_note; }
+
 void rrt_app_print0(MPI_Comm comm, const char *fmt, ...) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  if (rank != 0) return;
   va_list ap;
+  if (!usage_note[0]) {
+    va_start(ap, fmt);
+    vsnprintf(usage_note, sizeof usage_note, fmt, ap);
+    va_end(ap);
+  }
+  if (rank != 0) return;
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
   va_end(ap);
@@ -90,8 +103,12 @@ int rrt_app_common_option(rrt_app_common *opt, int argc, char **argv, int *i) {
       opt->backend = next;
     } else if (strcmp(a, "--trace") == 0) {
       opt->trace_path = next;
-    } else if (rrt_app_parse_double(MPI_COMM_WORLD, "", "--timeout", next, &opt->timeout_s) != 0 ||
-               !(opt->timeout_s > 0)) {
+    } else if (rrt_app_parse_double(MPI_COMM_WORLD, "", "--timeout", next, &opt->timeout_s) != 0) {
+      return -1;
+    } else if (!(opt->timeout_s > 0)) {
+      /* As RINGRT_TIMEOUT: every wait has a deadline, there is no "never". */
+      rrt_app_print0(MPI_COMM_WORLD, "ringrt: --timeout '%s' is not a positive number of seconds\n",
+                     next);
       return -1;
     }
     return 1;

@@ -1,5 +1,6 @@
 /* `ringrt`: one tool, one subcommand per workload. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app.h"
@@ -28,30 +29,65 @@ static void usage(FILE *f) {
              "RINGRT_BIND=0|1, RINGRT_NCCL=0|1, RINGRT_EMU_THREADS, RINGRT_VERBOSE=1.\n");
 }
 
-int main(int argc, char **argv) {
-  /* No MPI needed to answer these: they must work outside mpirun too. */
+/* Started by a launcher (mpirun, srun, hydra) as one rank of a job? */
+static int under_launcher(void) {
+  static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+    if (getenv(vars[i])) return 1;
+  return 0;
+}
+
+/* --help, --version, no or an unknown command: 0 printed (help, version),
+ * 2 usage error (message printed when `print`). */
+static int answer(int argc, char **argv, int print) {
   if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-    usage(argc < 2 ? stderr : stdout);
+    if (print) usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
   if (strcmp(argv[1], "--version") == 0) {
-    printf("ringrt %s\n", rrt_version());
+    if (print) printf("ringrt %s\n", rrt_version());
     return 0;
   }
-  const subcommand *cmd = NULL;
-  for (int i = 0; i < ncommands; i++)
-    if (strcmp(argv[1], commands[i].name) == 0) cmd = &commands[i];
-  if (!cmd) {
+  if (print) {
     fprintf(stderr, "ringrt: unknown command '%s'\n", argv[1]);
     usage(stderr);
-    return 2;
   }
+  return 2;
+}
+
+/* The same answers as one rank of a job: every rank takes part in the
+ * argument agreement, so one rank's --help or typo cannot leave the others
+ * waiting for it (in MPI_Init or a first collective) forever. */
+static int answer_in_job(int argc, char **argv) {
+  int provided = 0, rank = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int rc = answer(argc, argv, 0);
+  if (rc == 2 && argc >= 2) { /* the message is kept for the agreement (another rank's) */
+    rrt_app_print0(MPI_COMM_WORLD, "ringrt: unknown command '%s'\n", argv[1]);
+    if (rank == 0) usage(stderr);
+  } else if (rank == 0) {
+    answer(argc, argv, 1);
+  }
+  rc = rrt_app_agree_args(MPI_COMM_WORLD, argc - 1, argv + 1, rc == 0 ? 1 : rc);
+  /* the same collectives as a subcommand's ranks make after it returned */
+  rc = rrt_app_agree_exit(MPI_COMM_WORLD, argc - 1, argv + 1, rc == 1 ? 0 : rc);
+  MPI_Finalize();
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  const subcommand *cmd = NULL;
+  for (int i = 0; i < ncommands && argc >= 2; i++)
+    if (strcmp(argv[1], commands[i].name) == 0) cmd = &commands[i];
+  /* No MPI needed to answer the rest: they must work outside mpirun too. */
+  if (!cmd) return under_launcher() ? answer_in_job(argc, argv) : answer(argc, argv, 1);
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rc = cmd->run(MPI_COMM_WORLD, argc - 1, argv + 1);
-  /* A failure on some ranks only must still end the whole job with rc. */
-  int worst = rc;
-  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  /* A failure on some ranks only must still end the whole job with rc (the
+   * highest code wins); a collective with the timeout, like every wait. */
+  int worst = rrt_app_agree_exit(MPI_COMM_WORLD, argc - 1, argv + 1, rc);
   MPI_Finalize();
   return worst;
 }

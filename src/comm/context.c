@@ -120,6 +120,7 @@ static void release(rrt_ctx_t ctx) {
   }
   rrt_trace_state_destroy(ctx);
   if (ctx->node_comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->node_comm);
+  if (ctx->roll_comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->roll_comm);
   if (ctx->comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->comm);
   free(ctx);
 }
@@ -147,13 +148,14 @@ rrt_status rrt_ctx_create(MPI_Comm comm, const rrt_ctx_config *user_cfg, rrt_ctx
     return rrt_error(NULL, ok ? RRT_ERR_REMOTE : RRT_ERR_OUT_OF_MEMORY, "rrt_ctx_create",
                      "allocating the context failed");
   }
-  ctx->comm = ctx->node_comm = MPI_COMM_NULL;
+  ctx->comm = ctx->node_comm = ctx->roll_comm = MPI_COMM_NULL;
   ctx->device = -1;
   ctx->numa_node = -1;
   ctx->threads = 1;
   ctx->timeout_s = RRT_DEFAULT_TIMEOUT_S; /* until the environment is read */
   snprintf(ctx->cores, sizeof ctx->cores, "unbound");
   MPI_Comm_dup(comm, &ctx->comm);
+  MPI_Comm_dup(ctx->comm, &ctx->roll_comm); /* the roll call of a timeout (roll_call.c) */
   MPI_Comm_rank(ctx->comm, &ctx->rank);
   MPI_Comm_size(ctx->comm, &ctx->size);
   MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, ctx->rank, MPI_INFO_NULL, &ctx->node_comm);

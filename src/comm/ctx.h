@@ -3,6 +3,7 @@
 #define RRT_COMM_CTX_H
 
 #include <mpi.h>
+#include <stdint.h>
 
 #include "ringrt/context.h"
 #include "comm/device.h"
@@ -18,6 +19,8 @@ struct rrt_transport_ops; /* comm/transport_ops.h */
 struct rrt_ctx {
   MPI_Comm comm;      /* duplicate of the caller's communicator */
   MPI_Comm node_comm; /* ranks sharing this node (MPI_Comm_split_type shared) */
+  MPI_Comm roll_comm; /* the roll call of a timed-out wait (comm/roll_call.c); its own
+                         duplicate so it never matches library traffic */
   int rank, size, local_rank, local_size;
   char host[64];
 
@@ -31,6 +34,7 @@ struct rrt_ctx {
   rrt_stream comm_stream;    /* cuda: high-priority stream for transfers */
   void *nccl_comm;           /* ncclComm_t when transport == NCCL */
   double timeout_s;
+  uint64_t coll_count; /* collectives posted so far: the roll call's sequence number */
 
   /* Called by rrt_fatal_abort before MPI_Abort (NULL: nothing to do). Set
    * by whoever owns state that must be aborted rather than left behind:

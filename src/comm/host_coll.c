@@ -48,9 +48,8 @@ static rrt_status nomem(rrt_ctx_t ctx, const char *op, const char *what, size_t 
   return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, op, "cannot allocate %s (%zu bytes)", what, bytes);
 }
 
-/* Allgatherv naming `op`. */
-static rrt_status allgatherv_named(rrt_ctx_t ctx, const char *op, const void *send, size_t bytes,
-                                   void *recv, const size_t *recv_bytes, const size_t *displs) {
+rrt_status rrt_host_allgatherv_named(rrt_ctx_t ctx, const char *op, const void *send, size_t bytes,
+                                     void *recv, const size_t *recv_bytes, const size_t *displs) {
   rrt_request_t req;
   RRT_CHECK(rrt_request_create(ctx, op, -1, -1, &req));
   return rrt_request_wait_posted(
@@ -67,7 +66,7 @@ static rrt_status gather_sizes(rrt_ctx_t ctx, const char *op, size_t bytes, uint
     layout[r] = sizeof(uint64_t);
     layout[P + r] = r * sizeof(uint64_t);
   }
-  rrt_status st = allgatherv_named(ctx, op, &mine, sizeof mine, sizes, layout, layout + P);
+  rrt_status st = rrt_host_allgatherv_named(ctx, op, &mine, sizeof mine, sizes, layout, layout + P);
   *total = 0;
   for (size_t r = 0; r < P && st == RRT_SUCCESS; r++) {
     if (sizes[r] > SIZE_MAX - *total) {
@@ -98,7 +97,8 @@ rrt_status rrt_host_allgatherv_alloc(rrt_ctx_t ctx, const void *send, size_t byt
   }
   /* Every rank computed the same sizes; only the allocation can differ. */
   RRT_CHECK_GOTO(rrt_agree_named(ctx, op, st), st, out);
-  RRT_CHECK_GOTO(allgatherv_named(ctx, op, send, bytes, *recv, layout, layout + P), st, out);
+  RRT_CHECK_GOTO(rrt_host_allgatherv_named(ctx, op, send, bytes, *recv, layout, layout + P), st,
+                 out);
   if (recv_bytes) memcpy(recv_bytes, layout, P * sizeof(size_t));
   if (total) *total = sum;
 out:

@@ -63,6 +63,8 @@ rrt_status rrt_agree_named(rrt_ctx_t ctx, const char *op, rrt_status local);
 rrt_status rrt_host_allreduce_named(rrt_ctx_t ctx, const char *op, const void *send, void *recv,
                                     size_t count, rrt_dtype dtype, rrt_op reduce);
 rrt_status rrt_host_bcast_named(rrt_ctx_t ctx, const char *op, void *buf, size_t bytes, int root);
+rrt_status rrt_host_allgatherv_named(rrt_ctx_t ctx, const char *op, const void *send, size_t bytes,
+                                     void *recv, const size_t *recv_bytes, const size_t *displs);
 /** Gather to `root` that learns the sizes, naming `op` in errors and
  *  timeouts. On root *recv is malloc'd and holds every rank's bytes in rank
  *  order; recv_bytes (size P, may be NULL) and *total (may be NULL)

@@ -22,7 +22,14 @@ rrt_status rrt_request_create(rrt_ctx_t ctx, const char *op, int peer, int step,
   return RRT_SUCCESS;
 }
 
+void rrt_request_mark_collective(rrt_request_t req) {
+  if (req->coll) return;
+  req->coll = 1;
+  req->seq = ++req->ctx->coll_count;
+}
+
 MPI_Request *rrt_request_add_mpi(rrt_request_t req, int peer, int dir) {
+  if (dir == RRT_DIR_COLL) rrt_request_mark_collective(req);
   if (req->nmpi == req->cap_mpi) {
     int cap = req->cap_mpi ? 2 * req->cap_mpi : 4;
     MPI_Request *m = realloc(req->mpi, (size_t)cap * sizeof(*m));

@@ -14,6 +14,7 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "comm/ctx.h"
 #include "ringrt/transport.h"
@@ -36,6 +37,8 @@ struct rrt_request {
   int step;       /* reported on timeout; -1 when not meaningful */
   double t0;      /* post time (rrt_time_now), for the comm track of the trace */
   int finished;   /* completion work (copy back, trace) done */
+  int coll;       /* a collective: every rank of the context takes part */
+  uint64_t seq;   /* with coll: its number among the context's collectives (1, 2, ...) */
 
   /* MPI: requests with, for timeout messages, their peer and direction. */
   int nmpi, cap_mpi;
@@ -71,6 +74,11 @@ enum { RRT_DIR_COLL = 0, RRT_DIR_SEND = 1, RRT_DIR_RECV = 2 };
 /** Allocate an empty request (t0 = now). */
 rrt_status rrt_request_create(rrt_ctx_t ctx, const char *op, int peer, int step,
                               rrt_request_t *req);
+/** Mark the request a collective and give it the context's next sequence
+ *  number (once; rrt_request_add_mpi does it for RRT_DIR_COLL, device
+ *  engines call it for their collectives). The roll call of a timeout
+ *  compares these numbers across ranks. */
+void rrt_request_mark_collective(rrt_request_t req);
 /** Room for one more MPI request; returns the slot (set to MPI_REQUEST_NULL)
  *  or NULL with the error recorded on the context. */
 MPI_Request *rrt_request_add_mpi(rrt_request_t req, int peer, int dir);
@@ -88,6 +96,17 @@ rrt_status rrt_request_poll(rrt_request_t req, int *done);
 /** Wait with the context timeout (aborting the job on expiry), run the
  *  completion work, and keep the request. */
 rrt_status rrt_request_wait_keep(rrt_request_t req);
+/* ---- the roll call of a timeout (comm/roll_call.c) ---------------------- */
+
+/** While waiting: answer any roll call of a rank that timed out with what
+ *  `req` is (cheap: one MPI_Iprobe on ctx->roll_comm; a no-op without it). */
+void rrt_roll_call_answer(rrt_request_t req);
+/** On timeout: ask every rank what it is waiting in, listen for a short
+ *  grace period, and write into `buf` which ranks did not arrive (for a
+ *  collective) or what the pending peer is doing (point to point). Writes
+ *  "" when the context has no roll communicator. */
+void rrt_roll_call(rrt_request_t req, int pending_peer, char *buf, size_t len);
+
 /** Wait, then release (the body of every blocking collective). */
 rrt_status rrt_request_wait_release(rrt_request_t req);
 /** End of a blocking call: `posted` is the status of posting into `req`;

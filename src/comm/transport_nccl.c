@@ -205,6 +205,7 @@ typedef struct reduce_args {
 } reduce_args;
 
 static rrt_status post_allreduce(rrt_request_t req, const void *p) {
+  rrt_request_mark_collective(req); /* numbered for the roll call of a timeout */
   const reduce_args *a = p;
   ncclDataType_t t;
   ncclRedOp_t o;
@@ -237,6 +238,7 @@ static rrt_status nccl_allreduce(rrt_ctx_t ctx, const void *send, void *recv, si
 }
 
 static rrt_status post_allgather(rrt_request_t req, const void *p) {
+  rrt_request_mark_collective(req); /* numbered for the roll call of a timeout */
   const ring_args *a = p;
   if (a->bytes == 0) return RRT_SUCCESS;
   NCCL_CHECK(req, ncclAllGather(a->send, a->recv, a->bytes, ncclUint8, comm_of(req->ctx),
@@ -259,6 +261,7 @@ typedef struct gatherv_args {
 /* Variable blocks as grouped send/recv: each rank sends its block to every
  * other rank and receives theirs; its own block is a local copy. */
 static rrt_status post_allgatherv(rrt_request_t req, const void *p) {
+  rrt_request_mark_collective(req); /* numbered for the roll call of a timeout */
   const gatherv_args *a = p;
   rrt_ctx_t ctx = req->ctx;
   RRT_CHECK(local_copy(req, (char *)a->recv + a->displs[ctx->rank], a->send, a->bytes));
@@ -290,6 +293,7 @@ typedef struct bcast_args {
 } bcast_args;
 
 static rrt_status post_bcast(rrt_request_t req, const void *p) {
+  rrt_request_mark_collective(req); /* numbered for the roll call of a timeout */
   const bcast_args *a = p;
   if (a->bytes == 0) return RRT_SUCCESS;
   NCCL_CHECK(req, ncclBroadcast(a->buf, a->buf, a->bytes, ncclUint8, a->root, comm_of(req->ctx),

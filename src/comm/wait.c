@@ -4,7 +4,9 @@
  * rrt_request_wait_keep(): it polls (MPI_Testall drives MPI progress, the
  * event query watches the comm stream) with a deadline of the context
  * timeout. On expiry the job is aborted, because a rank that stops waiting
- * would leave its peers blocked in a matching call forever. Between polls
+ * would leave its peers blocked in a matching call forever; first a roll
+ * call (roll_call.c) finds out which ranks did not arrive, so the message
+ * names them. Between polls
  * the thread yields and then sleeps (up to 100 us) so that oversubscribed
  * ranks on few cores still let their peers run.
  */
@@ -81,10 +83,12 @@ rrt_status rrt_request_poll(rrt_request_t req, int *done) {
   return finish(req);
 }
 
-/* Name what is still pending, for the timeout message. */
-static void describe_pending(rrt_request_t req, char *buf, size_t len) {
+/* Name what is still pending, for the timeout message; *peer gets the
+ * peer of a pending point-to-point message (-1 for a collective). */
+static void describe_pending(rrt_request_t req, char *buf, size_t len, int *pending_peer) {
   int peer = req->peer;
   const char *what = "operation with", *peer_word = "peer";
+  *pending_peer = req->coll ? -1 : peer;
   for (int i = 0; i < req->nmpi; i++) {
     if (req->mpi[i] == MPI_REQUEST_NULL) continue;
     int flag = 0;
@@ -95,16 +99,20 @@ static void describe_pending(rrt_request_t req, char *buf, size_t len) {
     } else if (req->mpi_dir[i] == RRT_DIR_SEND) {
       what = "send to";
     } else {
-      what = "collective (some rank did not join)";
+      what = "collective with";
       peer_word = "root";
     }
     peer = req->mpi_peer[i];
+    *pending_peer = req->mpi_dir[i] == RRT_DIR_COLL ? -1 : peer;
     break;
   }
-  if (req->nmpi == 0 && req->event) what = "device-stream operation with";
+  if (req->nmpi == 0 && req->event)
+    what = req->coll ? "device collective with" : "device-stream operation with";
   int n = 0;
   if (peer >= 0) {
     n = snprintf(buf, len, "%s %s %d", what, peer_word, peer);
+  } else if (req->coll) {
+    n = snprintf(buf, len, "%s", req->nmpi ? "collective" : "device collective");
   } else {
     n = snprintf(buf, len, "%s", req->nmpi ? what : "operation");
   }
@@ -112,20 +120,34 @@ static void describe_pending(rrt_request_t req, char *buf, size_t len) {
     snprintf(buf + n, len - (size_t)n, " step %d", req->step);
 }
 
+/* The timeout: what is pending, and from the roll call which ranks did not
+ * arrive (a collective) or what the pending peer is doing; then abort. */
+static void time_out(rrt_request_t req, double timeout) {
+  char what[160], roll[512];
+  int peer = -1;
+  describe_pending(req, what, sizeof(what), &peer);
+  rrt_roll_call(req, peer, roll, sizeof(roll));
+  rrt_fatal_abort(req->ctx, RRT_ERR_TIMEOUT, req->op,
+                  "timeout: %s not complete after %.0f s (RINGRT_TIMEOUT)%s%s", what, timeout,
+                  roll[0] ? ": " : "", roll);
+}
+
 rrt_status rrt_request_wait_keep(rrt_request_t req) {
   rrt_ctx_t ctx = req->ctx;
   double timeout = ctx->timeout_s;
-  double start = monotonic_now();
+  double start = monotonic_now(), answered = start;
   long sleep_ns = 1000;
   for (int spin = 0;; spin++) {
     int done = 0;
     RRT_CHECK(rrt_request_poll(req, &done));
     if (done) return RRT_SUCCESS;
-    if (timeout > 0 && monotonic_now() - start > timeout) {
-      char what[160];
-      describe_pending(req, what, sizeof(what));
-      rrt_fatal_abort(ctx, RRT_ERR_TIMEOUT, req->op,
-                      "timeout: %s not complete after %.0f s (RINGRT_TIMEOUT)", what, timeout);
+    double now = monotonic_now();
+    if (timeout > 0 && now - start > timeout) time_out(req, timeout);
+    /* A rank that timed out asks the others where they are: answer every
+     * 20 ms of waiting (one MPI_Iprobe; nothing on waits shorter than that). */
+    if (now - answered > 0.02) {
+      rrt_roll_call_answer(req);
+      answered = now;
     }
     if (spin < 64) {
       sched_yield();

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The layering rules of docs/design.md that a machine can check.
 
-usage: check_layering.py SRC_DIR NM OBJECT...
+usage: check_layering.py [--apps APPS_DIR] SRC_DIR NM OBJECT...
 
 1. No two source files depend on each other in a loop: an edge f -> g means
    an object of f uses a symbol that g's object defines (nm); every strongly
@@ -10,6 +10,10 @@ usage: check_layering.py SRC_DIR NM OBJECT...
    headers (attn, sparse, ilu, krylov, seacells).
 3. No MPI outside src/comm: no MPI_ call and no <mpi.h> include elsewhere in
    src/ (every wait goes through the transport, so every wait has the timeout).
+4. With --apps: the programs in APPS_DIR (the `ringrt` tool) make no MPI
+   call that can block: only the calls that start and end MPI or ask local
+   questions (APP_MPI_ALLOWED); every wait goes through the library, with
+   the timeout.
 Prints each violation and exits 1 if there is any.
 """
 import collections
@@ -90,9 +94,37 @@ def source_files(src):
                 yield os.path.relpath(path, src), path
 
 
-def main():
-    src, nm, objects = sys.argv[1], sys.argv[2], sys.argv[3:]
+# MPI calls a program may make itself: none of them waits for another rank.
+APP_MPI_ALLOWED = {
+    "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Initialized", "MPI_Finalized",
+    "MPI_Comm_rank", "MPI_Comm_size", "MPI_Query_thread", "MPI_Wtime",
+}
+
+
+def app_violations(apps):
+    """Blocking (or any not allowed) MPI calls in the programs under apps."""
+    call = re.compile(r"\b(MPI_[A-Z][a-z_]*)\s*\(")
     bad = []
+    for rel, path in source_files(apps):
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for n, line in enumerate(fh, 1):
+                code = line.split("//")[0]
+                if code.lstrip().startswith(("*", "/*")):
+                    continue
+                for name in call.findall(code):
+                    if name not in APP_MPI_ALLOWED:
+                        bad.append(f"apps/{rel}:{n}: {name} can block outside the library "
+                                   f"(no timeout): {line.strip()}")
+    return bad
+
+
+def main():
+    args = sys.argv[1:]
+    apps = None
+    if len(args) >= 2 and args[0] == "--apps":
+        apps, args = args[1], args[2:]
+    src, nm, objects = args[0], args[1], args[2:]
+    bad = app_violations(apps) if apps else []
     for comp in loops(symbol_graph(nm, objects)):
         bad.append("file loop: " + " <-> ".join(comp))
     include = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')

@@ -11,6 +11,9 @@ assignments, or `@steps FILE` naming a steps file (tests/cli/cases/) whose
 lines are run in order into one output:
 
   ringrt [-n N] ARGS...   a ringrt run (the case's N ranks unless -n is given)
+  ringrt -n N ARGS : -n M ARGS ...
+                          one job whose ranks get different arguments
+                          (mpirun's MPMD form; ranks in order of the parts)
   tool NAME ARGS...       a check or input generator of cli_tools.py
   ... > FILE              (at the end of a line) stdout+stderr to @WORK@/FILE,
                           not shown; the exit code still is
@@ -208,16 +211,35 @@ def split_tagged(text, ranks):
     return "".join(rest).splitlines()
 
 
+def mpmd_parts(words, np_):
+    """`-n 1 ARGS : -n 2 ARGS` (mpirun's MPMD form: ranks with different
+    arguments) -> [(1, ARGS), (2, ARGS)]; plain `[-n N] ARGS` -> one part."""
+    parts, cur = [], []
+    for w in words + [":"]:
+        if w != ":":
+            cur.append(w)
+            continue
+        n = np_
+        if len(cur) >= 2 and cur[0] == "-n":
+            n, cur = int(cur[1]), cur[2:]
+        parts.append((n, cur))
+        cur = []
+    return parts
+
+
 def run_ringrt(words, env, args):
-    np_ = args.np
-    if len(words) >= 2 and words[0] == "-n":
-        np_, words = int(words[1]), words[2:]
-    shown = " ".join(shlex.quote(w) for w in words)
-    echo = ("mpirun -n %d ringrt %s" % (np_, shown)) if np_ > 0 else "ringrt " + shown
-    argv = [args.ringrt] + [expand(w, args) for w in words]
+    parts = mpmd_parts(words, args.np)
+    np_ = sum(n for n, _ in parts)
+    shown = [" ".join(shlex.quote(w) for w in ws) for _, ws in parts]
     if np_ > 0:
-        argv = ([args.mpiexec, args.numproc_flag, str(np_), "--oversubscribe", "--bind-to", "none",
-                 "--tag-output"] + args.preflags + argv)
+        echo = "mpirun " + " : ".join("-n %d ringrt %s" % (n, t) for (n, _), t in zip(parts, shown))
+        argv = [args.mpiexec, "--oversubscribe", "--bind-to", "none", "--tag-output"] + args.preflags
+        for i, (n, ws) in enumerate(parts):
+            argv += ([":"] if i else []) + [args.numproc_flag, str(n), args.ringrt]
+            argv += [expand(w, args) for w in ws]
+    else:
+        echo = "ringrt " + shown[0]
+        argv = [args.ringrt] + [expand(w, args) for w in parts[0][1]]
     try:
         p = subprocess.run(argv, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL,
                            timeout=STEP_TIMEOUT_S, errors="replace")
