@@ -415,11 +415,11 @@ static int write_outputs(rrt_app_common *c, const attn_opts *o, const rrt_attn_d
   int64_t oshape[4] = {d->batch, d->seq, d->heads_q, d->head_dim};
   int64_t lshape[3] = {d->batch, d->heads_q, d->seq};
   if (o->out && rrt_npy_write(o->out, descr_of(d->dtype), 4, oshape, go, err, sizeof err)) {
-    rrt_app_error(c, "%s", err);
+    rrt_app_error(c, "--out %s", err);
     io_fail = 1;
   }
   if (o->lse && rrt_npy_write(o->lse, "<f4", 3, lshape, gl, err, sizeof err)) {
-    rrt_app_error(c, "%s", err);
+    rrt_app_error(c, "--lse %s", err);
     io_fail = 1;
   }
   return io_fail;

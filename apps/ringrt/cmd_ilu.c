@@ -218,7 +218,7 @@ static int read_problem(ilu_run *run, const ilu_opts *o) {
   if (o->matrix_out &&
       rrt_app_ilu_write_rows(run->ctx, loc, loc->val, run->n, o->matrix_out,
                              o->generate ? o->generate : o->matrix, run->err, sizeof(run->err))) {
-    if (run->rank == 0) rrt_app_error(run->com, "%s", run->err);
+    if (run->rank == 0) rrt_app_error(run->com, "--matrix-out %s", run->err);
     return 1;
   }
   return 0;
@@ -373,7 +373,7 @@ static int solve(ilu_run *run, const ilu_opts *o, int quiet, ilu_measure *ms) {
 static int write_outputs(ilu_run *run, const ilu_opts *o) {
   if (o->factors_out && rrt_app_ilu_write_factors(run->ctx, run->M, &run->loc, run->n,
                                                   o->factors_out, run->err, sizeof(run->err))) {
-    if (run->rank == 0) rrt_app_error(run->com, "%s", run->err);
+    if (run->rank == 0) rrt_app_error(run->com, "--factors-out %s", run->err);
     return 1;
   }
   if (!o->x_out) return 0;
@@ -387,7 +387,7 @@ static int write_outputs(ilu_run *run, const ilu_opts *o) {
   } else if (run->rank == 0) {
     int64_t shape[1] = {run->n};
     wbad = rrt_npy_write(o->x_out, "<f8", 1, shape, all, run->err, sizeof(run->err)) != RRT_SUCCESS;
-    if (wbad) rrt_app_error(run->com, "%s", run->err);
+    if (wbad) rrt_app_error(run->com, "--x-out %s", run->err);
   }
   wbad = rrt_app_any_rank(run->ctx, wbad);
   free(hx), free(all);

@@ -147,26 +147,34 @@ void rrt_app_error(rrt_app_common *c, const char *fmt, ...) {
 
 /* -------------------------------------------------------- output paths --- */
 
+/* The first entry of list (other than `skip`) naming the same file as
+ * path, or -1. */
+static int same_as(const char *path, const rrt_app_path *list, int n, int skip) {
+  for (int j = 0; j < n; j++)
+    if (j != skip && list[j].path && rrt_outfile_same(path, list[j].path)) return j;
+  return -1;
+}
+
 /* An output that is an input or another output: a usage error. */
 static int path_conflict(rrt_app_common *c, const rrt_app_path *outs, int nout,
-                         const rrt_app_path *ins, int nin, int speak) {
+                         const rrt_app_path *ins, int nin) {
   for (int k = 0; k < nout; k++) {
     const rrt_app_path *o = &outs[k];
     if (!o->path || !strcmp(o->path, "-")) continue;
-    for (int j = 0; j < nin; j++)
-      if (ins[j].path && rrt_outfile_same(o->path, ins[j].path)) {
-        if (speak && c->rank == 0)
-          rrt_app_error(c, "%s %s is the input %s %s: refused, the output would replace it",
-                        o->option, o->path, ins[j].option, ins[j].path);
-        return RRT_EXIT_USAGE;
-      }
-    for (int j = 0; j < k; j++)
-      if (outs[j].path && rrt_outfile_same(o->path, outs[j].path)) {
-        if (speak && c->rank == 0)
-          rrt_app_error(c, "%s %s and %s %s name the same file: refused", outs[j].option,
-                        outs[j].path, o->option, o->path);
-        return RRT_EXIT_USAGE;
-      }
+    int j = same_as(o->path, ins, nin, -1);
+    if (j >= 0) {
+      if (c->rank == 0)
+        rrt_app_error(c, "%s %s is the input %s %s: refused, the output would replace it",
+                      o->option, o->path, ins[j].option, ins[j].path);
+      return RRT_EXIT_USAGE;
+    }
+    j = same_as(o->path, outs, k, -1);
+    if (j >= 0) {
+      if (c->rank == 0)
+        rrt_app_error(c, "%s %s and %s %s name the same file: refused", outs[j].option,
+                      outs[j].path, o->option, o->path);
+      return RRT_EXIT_USAGE;
+    }
   }
   return 0;
 }
@@ -180,7 +188,7 @@ int rrt_app_check_paths(rrt_app_common *c, const rrt_app_path *outs, int nout,
   all[n++] = (rrt_app_path){"--trace", c->trace_path};
   for (int k = 0; k < nout && n < MAX_OUT; k++)
     all[n++] = outs[k];
-  int code = path_conflict(c, all, n, ins, nin, 1), json_probe_ok = 0;
+  int code = path_conflict(c, all, n, ins, nin), json_probe_ok = 0;
   char err[1200];
   for (int k = 0; k < n && c->rank == 0; k++) {
     if (!all[k].path || !strcmp(all[k].path, "-")) continue;
@@ -191,8 +199,9 @@ int rrt_app_check_paths(rrt_app_common *c, const rrt_app_path *outs, int nout,
       code = RRT_EXIT_FAILURE;
     }
   }
-  /* the JSON file takes the error report unless it would replace an input */
-  c->json_file_ok = json_probe_ok && !path_conflict(c, all, 1, ins, nin, 0);
+  /* the JSON file takes the error report unless it is an input or another output */
+  c->json_file_ok = json_probe_ok && same_as(c->json_path, ins, nin, -1) < 0 &&
+                    same_as(c->json_path, all, n, 0) < 0;
   return code;
 }
 

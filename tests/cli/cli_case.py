@@ -14,6 +14,9 @@ lines are run in order into one output:
   tool NAME ARGS...       a check or input generator of cli_tools.py
   ... > FILE              (at the end of a line) stdout+stderr to @WORK@/FILE,
                           not shown; the exit code still is
+  ... 1> FILE             (at the end of a ringrt line) stdout alone, as the
+                          ranks wrote it (no rank tags), to @WORK@/FILE; not
+                          shown (stderr neither); the exit code is
   VAR=VALUE ...           (at the start of a line) environment of that step
 
 In every line @WORK@ is the case's scratch folder (emptied first), @DATA@ the
@@ -208,7 +211,7 @@ def split_tagged(text, ranks):
     return "".join(rest).splitlines()
 
 
-def run_ringrt(words, env, args):
+def run_ringrt(words, env, args, tag=True):
     np_ = args.np
     if len(words) >= 2 and words[0] == "-n":
         np_, words = int(words[1]), words[2:]
@@ -216,8 +219,8 @@ def run_ringrt(words, env, args):
     echo = ("mpirun -n %d ringrt %s" % (np_, shown)) if np_ > 0 else "ringrt " + shown
     argv = [args.ringrt] + [expand(w, args) for w in words]
     if np_ > 0:
-        argv = ([args.mpiexec, args.numproc_flag, str(np_), "--oversubscribe", "--bind-to", "none",
-                 "--tag-output"] + args.preflags + argv)
+        argv = ([args.mpiexec, args.numproc_flag, str(np_), "--oversubscribe", "--bind-to", "none"] +
+                (["--tag-output"] if tag else []) + args.preflags + argv)
     try:
         p = subprocess.run(argv, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL,
                            timeout=STEP_TIMEOUT_S, errors="replace")
@@ -226,6 +229,8 @@ def run_ringrt(words, env, args):
         rc = "timeout after %d s (a hang)" % STEP_TIMEOUT_S
         out = e.stdout.decode(errors="replace") if e.stdout else ""
         err = e.stderr.decode(errors="replace") if e.stderr else ""
+    if not tag:
+        return echo, rc, [], out
     if np_ == 0:
         return echo, rc, sections("stdout", out) + sections("stderr", err), out + err
     ranks, untagged = {}, {}
@@ -259,14 +264,14 @@ def run_tool(words, args):
 
 def run_step(line, args, filters):
     words = shlex.split(line)
-    redirect = None
-    if len(words) >= 2 and words[-2] == ">":
-        redirect, words = words[-1], words[:-2]
+    redirect, shown = None, " > "
+    if len(words) >= 2 and words[-2] in (">", "1>"):
+        redirect, shown, words = words[-1], " %s " % words[-2], words[:-2]
     env_add, words = split_env(words)
     env = dict(os.environ, **env_add)
     prefix = "".join("%s=%s " % kv for kv in env_add.items())
     if words and words[0] == "ringrt":
-        echo, rc, body, raw = run_ringrt(words[1:], env, args)
+        echo, rc, body, raw = run_ringrt(words[1:], env, args, tag=shown != " 1> ")
     elif words and words[0] == "tool":
         echo, rc, body, raw = run_tool(words[1:], args)
     else:
@@ -274,7 +279,7 @@ def run_step(line, args, filters):
     if redirect:
         with open(os.path.join(args.work, redirect), "w") as f:
             f.write(raw)
-        echo, body = echo + " > " + redirect, []
+        echo, body = echo + shown + redirect, []
     return filters.apply(["$ " + (prefix + echo).rstrip()] + body) + ["[exit %s]" % rc]
 
 
