@@ -6,8 +6,8 @@
  * block by row block (ilu_files.c). Without --rhs, b = A * ones. Reports the
  * levels, the analysis/factor/solve times (max over ranks), iterations,
  * convergence, the true residual ||b - A x|| / ||b||, and GFLOP/s of SpMV, of
- * the triangular solves and of the factorisation. Exit 1 when the solve does
- * not converge.
+ * the triangular solves and of the factorisation. Exit 3 when the solve does
+ * not converge (RRT_EXIT_NOT_CONVERGED, app.h).
  *
  * Phases of rrt_cmd_ilu: parse options, read the problem, analyse and
  * factor (timed refactorisations), set up b, time the kernels, solve, write
