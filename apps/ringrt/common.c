@@ -314,7 +314,11 @@ static int emit_report(rrt_app_common *c, rrt_ctx_t ctx, int rc) {
 }
 
 int rrt_app_finish(rrt_ctx_t ctx, rrt_app_common *c, int rc) {
-  if (c->json) rrt_app_json_close(c, rc);
+  if (c->json) { /* a report never finished: the error report replaces it */
+    fclose(c->json);
+    c->json = NULL;
+    c->report_code = -1;
+  }
   /* an output that fails after the verdict makes the run a failure */
   int fail_code = rc == RRT_EXIT_USAGE ? rc : RRT_EXIT_FAILURE;
   if (ctx && c->trace_path && c->outputs_ok && rrt_trace_write(ctx, c->trace_path) != RRT_SUCCESS) {
