@@ -1,6 +1,6 @@
 # `cmake --install`: headers, libringrt.so (SONAME) and libringrt.a, the
 # ringrt tool, ringrtConfig.cmake (imported targets ringrt::ringrt and
-# ringrt::ringrt_static) and ringrt.pc.
+# ringrt::ringrt_static), ringrt.pc, and the LICENSE under share/doc/ringrt.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -19,6 +19,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ringrt DESTINATION ${CMAKE_INSTA
   FILES_MATCHING PATTERN "*.h")
 install(FILES ${PROJECT_BINARY_DIR}/include/ringrt/config.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ringrt)
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(EXPORT ringrtTargets NAMESPACE ringrt:: DESTINATION ${RINGRT_CMAKE_DIR})
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/ringrtConfig.cmake.in

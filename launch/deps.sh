@@ -1,20 +1,131 @@
 #!/usr/bin/env bash
-# Install the Debian packages ringrt builds against, if missing. As root it
-# runs apt-get; otherwise it names what to install and fails.
+# Check that what ringrt builds against is there, the way the build will look
+# for it: commands on PATH (a module system or spack puts them there) and
+# libraries through CMake's own search (cmake/RingrtDeps.cmake, the file the
+# build uses, so CMAKE_PREFIX_PATH, HDF5_ROOT, MPI_HOME ... count).
+#
+#   bash launch/deps.sh [-DVAR=VALUE ...]     (launch/build.sh passes its -D arguments)
+#
+# All there: exit 0, nothing printed. Something missing: as root on Debian,
+# apt-get install it and check again; otherwise (or if that did not help)
+# print what is missing and how to provide it (Debian package, module/spack,
+# the CMake variable that points at an install) and exit 1.
+# The Slurm test's daemons (slurm-wlm, munge) are optional: installed as root
+# on Debian, otherwise one note, and that test reports itself skipped.
 set -euo pipefail
-pkgs=(cmake ninja-build g++ pkg-config python3 openmpi-bin libopenmpi-dev libhwloc-dev libopenblas-dev libhdf5-dev
-      slurm-wlm munge)
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
-if [ "$(id -u)" -ne 0 ]; then
-  echo "ringrt: missing Debian packages: ${missing[*]}" >&2
-  echo "        install them with: sudo apt-get install ${missing[*]}" >&2
-  exit 1
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cmake_args=()
+for a in "$@"; do [[ "$a" == -D* ]] && cmake_args+=("$a"); done
+
+# What to say about each item: what it is, Debian packages, module/spack, CMake.
+declare -A what deb how cm
+what[cmake]="command cmake, version 3.24 or newer"; deb[cmake]="cmake"
+how[cmake]="module load cmake | spack load cmake | pip install --user cmake"
+what[ninja]="command ninja (or ninja-build)"; deb[ninja]="ninja-build"
+how[ninja]="module load ninja | spack load ninja | pip install --user ninja"
+what[cc]="a C11 compiler (\$CC, else cc)"; deb[cc]="gcc"
+how[cc]="module load gcc | spack load gcc"; cm[cc]="-DCMAKE_C_COMPILER=/path/to/cc (or export CC)"
+what[cxx]="a C++17 compiler (\$CXX, else c++)"; deb[cxx]="g++"
+how[cxx]="module load gcc | spack load gcc"; cm[cxx]="-DCMAKE_CXX_COMPILER=/path/to/c++ (or export CXX)"
+what[python3]="command python3 (the tests' drivers)"; deb[python3]="python3"
+how[python3]="module load python | spack load python"
+what[pkg-config]="command pkg-config (the install test)"; deb[pkg-config]="pkg-config"
+how[pkg-config]="module load pkgconf | spack load pkgconf"
+what[mpi]="MPI: mpicc and mpirun on PATH, MPI found by CMake"; deb[mpi]="openmpi-bin libopenmpi-dev"
+how[mpi]="module load openmpi | spack load openmpi"
+cm[mpi]="-DMPI_HOME=/path/to/mpi (or -DMPI_C_COMPILER=/path/to/mpicc)"
+what[openmp]="OpenMP for C and C++ (comes with gcc)"; deb[openmp]="libgomp1"
+how[openmp]="module load gcc | for clang: libomp"; cm[openmp]="-DOpenMP_ROOT=/path/to/libomp"
+what[openblas]="OpenBLAS: libopenblas and cblas.h"; deb[openblas]="libopenblas-dev"
+how[openblas]="module load openblas | spack load openblas"
+cm[openblas]="-DCMAKE_PREFIX_PATH=/path/to/openblas (or -DBLAS_LIBRARIES=.../libopenblas.so -DOPENBLAS_INCLUDE_DIR=...)"
+what[hwloc]="hwloc: hwloc.h and libhwloc"; deb[hwloc]="libhwloc-dev"
+how[hwloc]="module load hwloc | spack load hwloc"
+cm[hwloc]="-DCMAKE_PREFIX_PATH=/path/to/hwloc (or -DHWLOC_INCLUDE_DIR=... -DHWLOC_LIBRARY=...)"
+what[hdf5]="HDF5, the serial C library"; deb[hdf5]="libhdf5-dev"
+how[hdf5]="module load hdf5 | spack load hdf5~mpi"; cm[hdf5]="-DHDF5_ROOT=/path/to/hdf5"
+what[slurm]="Slurm daemons for tests/launch/slurm_test.sh"; deb[slurm]="slurm-wlm munge"
+
+have() { command -v "$1" >/dev/null 2>&1; }
+first_word() { set -- $1; echo "${1:-}"; }
+
+# Commands. The library check needs cmake, ninja and both compilers.
+check_commands() {
+  missing=() optional=()
+  local v
+  v=$(cmake --version 2>/dev/null | sed -n '1s/^cmake version //p')
+  [ -n "$v" ] && [ "$(printf '%s\n' 3.24 "$v" | sort -V | head -n 1)" = 3.24 ] || missing+=(cmake)
+  have ninja || have ninja-build || missing+=(ninja)
+  have "$(first_word "${CC:-cc}")" || missing+=(cc)
+  have "$(first_word "${CXX:-c++}")" || missing+=(cxx)
+  have python3 || missing+=(python3)
+  have pkg-config || missing+=(pkg-config)
+  { have mpicc && have mpirun; } || missing+=(mpi)
+  { have slurmctld && have slurmd && have munged; } || optional+=(slurm)
+}
+
+# Libraries, through CMake's own search in a throwaway build folder.
+check_libraries() {
+  local probe log
+  probe=$(mktemp -d "${TMPDIR:-/tmp}/ringrt-deps.XXXXXX")
+  log=$probe/probe.log
+  if ! cmake -S "$root/cmake/deps-probe" -B "$probe" -G Ninja \
+    "${cmake_args[@]+"${cmake_args[@]}"}" >"$log" 2>&1; then
+    echo "ringrt deps: the CMake dependency probe failed (cmake/deps-probe):" >&2
+    tail -n 20 "$log" >&2
+    rm -rf "$probe"
+    exit 1
+  fi
+  local m
+  for m in $(sed -n 's/^-- ringrt-deps-missing: //p' "$log"); do
+    [[ " ${missing[*]} " == *" $m "* ]] || missing+=("$m")
+  done
+  rm -rf "$probe"
+}
+
+check_all() {
+  check_commands
+  local tool
+  for tool in cmake ninja cc cxx; do
+    [[ " ${missing[*]} " == *" $tool "* ]] && return 0
+  done
+  check_libraries
+}
+
+report() {
+  local m pkgs=()
+  echo "ringrt deps: missing what the build needs:" >&2
+  for m in "${missing[@]}"; do
+    printf '  %-10s %s\n' "$m" "${what[$m]}" >&2
+    printf '             Debian:  apt-get install %s\n' "${deb[$m]}" >&2
+    printf '             modules: %s\n' "${how[$m]}" >&2
+    [ -n "${cm[$m]:-}" ] && printf '             CMake:   launch/build.sh %s\n' "${cm[$m]}" >&2
+    pkgs+=(${deb[$m]})
+  done
+  case " ${missing[*]} " in *" cmake "* | *" ninja "* | *" cc "* | *" cxx "*)
+    echo "  (libraries not checked yet: that needs cmake, ninja and the compilers)" >&2 ;;
+  esac
+  echo "ringrt deps: all of it on Debian: sudo apt-get install ${pkgs[*]}" >&2
+}
+
+debian_root() { [ "$(id -u)" -eq 0 ] && [ -r /etc/debian_version ] && have apt-get; }
+
+apt_install() {
+  local m pkgs=()
+  for m in "$@"; do pkgs+=(${deb[$m]}); done
+  echo "ringrt deps: installing ${pkgs[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+}
+
+check_all
+if debian_root && [ $((${#missing[@]} + ${#optional[@]})) -gt 0 ]; then
+  apt_install "${missing[@]}" "${optional[@]}" || echo "ringrt deps: apt-get failed" >&2
+  check_all
 fi
-echo "ringrt: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#optional[@]} -gt 0 ]; then
+  echo "ringrt deps: note: no ${what[slurm]} (Debian: ${deb[slurm]}); that test will be skipped" >&2
+fi
+[ ${#missing[@]} -eq 0 ] && exit 0
+report
+exit 1

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The layering rules of DESIGN.md that a machine can check.
+"""The layering rules of docs/design.md that a machine can check.
 
 usage: check_layering.py SRC_DIR NM OBJECT...
 

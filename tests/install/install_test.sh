@@ -15,6 +15,7 @@ libdir=$(ls -d "$prefix"/lib*/ | head -n 1)
 for f in bin/ringrt bin/ringrt-run include/ringrt/ringrt.h include/ringrt/config.h include/ringrt/export.h; do
   [ -e "$prefix/$f" ] || fail "missing $f"
 done
+cmp -s "$src/LICENSE" "$prefix/share/doc/ringrt/LICENSE" || fail "share/doc/ringrt/LICENSE missing or not the LICENSE"
 for f in libringrt.a libringrt.so cmake/ringrt/ringrtConfig.cmake cmake/ringrt/ringrtConfigVersion.cmake pkgconfig/ringrt.pc; do
   [ -e "$libdir/$f" ] || fail "missing $libdir$f"
 done

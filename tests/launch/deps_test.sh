@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# launch/deps.sh as a user without root whose tools come from PATH (modules):
+# all there -> exit 0 and silent; a command or a library hidden -> exit 1, the
+# missing items named with their Debian package, module hint and CMake
+# variable, and no apt-get; a CMake variable pointing at the install -> found.
+# As root on Debian it must apt-get install what is missing (a stub apt-get
+# records the call) and still fail when that did not help.
+set -u
+src=$1
+fail() { echo "FAIL: $*" >&2; exit 1; }
+tmp=$(mktemp -d /tmp/ringrt-deps-test.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+chmod 755 "$tmp"
+
+# The script and the CMake files it uses, readable by any user.
+mkdir -p "$tmp/src/launch" "$tmp/src/cmake" "$tmp/home"
+cp "$src/launch/deps.sh" "$tmp/src/launch/"
+cp -r "$src/cmake/RingrtDeps.cmake" "$src/cmake/deps-probe" "$tmp/src/cmake/"
+chmod -R a+rX "$tmp/src"
+chmod 777 "$tmp/home"
+
+# A PATH like a module system gives: every command of the system directories
+# (not root's own ones), less the hidden ones, plus a stub apt-get that records
+# that it ran. farm NAME HIDDEN... prints the folder.
+sys_path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+farm() {
+  local dir=$tmp/$1 d f name
+  shift
+  mkdir -p "$dir"
+  IFS=: read -r -a dirs <<<"$sys_path"
+  for d in "${dirs[@]}"; do
+    for f in "$d"/*; do
+      name=${f##*/}
+      [[ " $* apt-get " == *" $name "* ]] && continue
+      [ -e "$dir/$name" ] || ln -s "$f" "$dir/$name"
+    done
+  done
+  printf '#!/bin/sh\necho "apt-get $*" >>%s/apt.log\n' "$tmp" >"$dir/apt-get"
+  chmod 755 "$dir/apt-get"
+  echo "$dir"
+}
+
+# Run deps.sh as an ordinary user (nobody when we are root) with PATH $1.
+as_user() {
+  local path=$1
+  shift
+  local cmd=(env -i "PATH=$path" "HOME=$tmp/home" TMPDIR="$tmp/home" bash "$tmp/src/launch/deps.sh" "$@")
+  if [ "$(id -u)" -eq 0 ]; then
+    setpriv --reuid=nobody --regid=nogroup --clear-groups "${cmd[@]}"
+  else
+    "${cmd[@]}"
+  fi
+}
+
+full=$(farm full)
+out=$(as_user "$full" 2>&1)
+rc=$?
+[ $rc -eq 0 ] || fail "everything present: exit $rc, output: $out"
+[ -z "$out" ] || fail "everything present: not quiet: $out"
+
+# Hidden commands: ninja and the MPI wrappers.
+out=$(as_user "$(farm nompi ninja ninja-build mpicc mpirun)" 2>&1)
+rc=$?
+[ $rc -eq 1 ] || fail "ninja and MPI hidden: exit $rc (want 1), output: $out"
+for want in "ninja " "apt-get install ninja-build" "module load ninja" "mpi " \
+  "apt-get install openmpi-bin libopenmpi-dev" "-DMPI_HOME=" "libraries not checked yet"; do
+  [[ "$out" == *"$want"* ]] || fail "ninja and MPI hidden: output lacks '$want': $out"
+done
+[ ! -e "$tmp/apt.log" ] || fail "apt-get ran for a user without root: $(cat "$tmp/apt.log")"
+
+# A hidden library: hwloc.h lives in /usr/include here, which CMake is told
+# to ignore. The message names hwloc and only hwloc.
+out=$(as_user "$full" -DCMAKE_IGNORE_PATH=/usr/include 2>&1)
+rc=$?
+[ $rc -eq 1 ] || fail "hwloc hidden: exit $rc (want 1), output: $out"
+for want in "hwloc " "apt-get install libhwloc-dev" "module load hwloc" "-DHWLOC_INCLUDE_DIR="; do
+  [[ "$out" == *"$want"* ]] || fail "hwloc hidden: output lacks '$want': $out"
+done
+[[ "$out" != *openblas* && "$out" != *hdf5* && "$out" != *"mpi "* ]] ||
+  fail "hwloc hidden: names more than hwloc: $out"
+# ... and the CMake variable the message suggests makes it found again.
+out=$(as_user "$full" -DCMAKE_IGNORE_PATH=/usr/include -DHWLOC_INCLUDE_DIR=/usr/include 2>&1)
+rc=$?
+[ $rc -eq 0 ] && [ -z "$out" ] || fail "hwloc given by -DHWLOC_INCLUDE_DIR: exit $rc, output: $out"
+
+# Root on Debian: apt-get install the missing package, check again, fail.
+if [ "$(id -u)" -eq 0 ] && [ -r /etc/debian_version ]; then
+  out=$(env -i "PATH=$(farm root ninja ninja-build)" "HOME=$tmp/home" bash "$tmp/src/launch/deps.sh" 2>&1)
+  rc=$?
+  [ $rc -eq 1 ] || fail "root, ninja hidden, stub apt-get: exit $rc (want 1), output: $out"
+  grep -q "^apt-get install .*ninja-build" "$tmp/apt.log" 2>/dev/null ||
+    fail "root on Debian did not apt-get install ninja-build: $(cat "$tmp/apt.log" 2>&1)"
+  [[ "$out" == *"apt-get install ninja-build"* ]] || fail "root: no report after apt-get: $out"
+fi
+echo "deps_test: ok"
