@@ -36,6 +36,7 @@ typedef struct attn_opts {
 /* What one run holds once the plan exists: the context, the shards on the
  * host and in backend memory, the outputs, the per-iteration times. */
 typedef struct attn_run {
+  rrt_app_common *com; /* the common options; keeps the first error */
   rrt_ctx_t ctx;
   MPI_Comm comm; /* the context's communicator */
   int rank, P;
@@ -76,8 +77,8 @@ static void usage(void) {
          "  --out F          write O [batch, seq, heads, dim] (.npy, --dtype storage)\n"
          "  --lse F          write LSE [batch, heads, seq] (.npy, f32)\n"
          "  --check          compare with a double-precision naive reference (rank 0)\n"
-         "  --iters N        timed runs (5); --warmup N untimed runs first (1)\n\n%s",
-         rrt_app_common_help);
+         "  --iters N        timed runs (5); --warmup N untimed runs first (1)\n\n%s%s",
+         rrt_app_common_help, rrt_app_exit_help);
 }
 
 static const char *descr_of(rrt_dtype dt) {
@@ -193,24 +194,24 @@ static int parse(MPI_Comm comm, int argc, char **argv, attn_opts *o, rrt_app_com
 
 /* Global inputs from .npy files: shapes checked against each other and the
  * dtype; fills the shape options. Returns 0 or prints (rank 0) and returns 1. */
-static int load_inputs(attn_opts *o, rrt_npy in[3], int rank) {
+static int load_inputs(attn_opts *o, rrt_npy in[3], int rank, rrt_app_common *c) {
   const char *files[3] = {o->qf, o->kf, o->vf};
   char err[600];
   for (int t = 0; t < 3; t++) {
     if (rrt_npy_read(files[t], &in[t], err, sizeof err) != RRT_SUCCESS) {
-      if (rank == 0) fprintf(stderr, "ringrt attn: %s\n", err);
+      if (rank == 0) rrt_app_error(c, "%s", err);
       return 1;
     }
     if (strcmp(in[t].descr, descr_of(o->dtype)) != 0) {
       if (rank == 0)
-        fprintf(stderr, "ringrt attn: %s: dtype %s does not match --dtype %s (expects %s)\n",
-                files[t], in[t].descr, rrt_dtype_name(o->dtype), descr_of(o->dtype));
+        rrt_app_error(c, "%s: dtype %s does not match --dtype %s (expects %s)", files[t],
+                      in[t].descr, rrt_dtype_name(o->dtype), descr_of(o->dtype));
       return 1;
     }
     if (in[t].ndim != 4) {
       if (rank == 0)
-        fprintf(stderr, "ringrt attn: %s: %d dimensions, expected 4 [batch, seq, heads, dim]\n",
-                files[t], in[t].ndim);
+        rrt_app_error(c, "%s: %d dimensions, expected 4 [batch, seq, heads, dim]", files[t],
+                      in[t].ndim);
       return 1;
     }
   }
@@ -219,11 +220,12 @@ static int load_inputs(attn_opts *o, rrt_npy in[3], int rank) {
     const int64_t *s = in[t].shape;
     if (s[0] != qs[0] || s[1] != qs[1] || s[3] != qs[3] || s[2] != ks[2]) {
       if (rank == 0)
-        fprintf(stderr,
-                "ringrt attn: %s: shape [%lld, %lld, %lld, %lld] does not match %s [%lld, %lld, "
-                "%lld, %lld] (batch, seq and dim must agree; K and V have the same heads)\n",
-                files[t], (long long)s[0], (long long)s[1], (long long)s[2], (long long)s[3],
-                files[0], (long long)qs[0], (long long)qs[1], (long long)qs[2], (long long)qs[3]);
+        rrt_app_error(c,
+                      "%s: shape [%lld, %lld, %lld, %lld] does not match %s [%lld, %lld, "
+                      "%lld, %lld] (batch, seq and dim must agree; K and V have the same heads)",
+                      files[t], (long long)s[0], (long long)s[1], (long long)s[2], (long long)s[3],
+                      files[0], (long long)qs[0], (long long)qs[1], (long long)qs[2],
+                      (long long)qs[3]);
       return 1;
     }
   }
@@ -262,9 +264,9 @@ static void *make_shard(const attn_opts *o, const rrt_attn_desc *d, int P, int r
 /* The input files, if any, read on every rank; a failure anywhere fails all
  * ranks (message on rank 0; agreed with the timeout). Fills the default
  * --kv-heads. Returns 0 or 1. */
-static int read_inputs(rrt_ctx_t ctx, attn_opts *o, rrt_npy files[3]) {
+static int read_inputs(rrt_ctx_t ctx, attn_opts *o, rrt_npy files[3], rrt_app_common *c) {
   int fail = 0;
-  if (o->qf) fail = load_inputs(o, files, rrt_ctx_rank(ctx));
+  if (o->qf) fail = load_inputs(o, files, rrt_ctx_rank(ctx), c);
   if (rrt_app_any_rank(ctx, fail)) {
     for (int t = 0; t < 3; t++)
       rrt_npy_free(&files[t]);
@@ -292,7 +294,7 @@ static rrt_attn_desc desc_of(const attn_opts *o) {
  * Returns 0, or 1 after a message on rank 0 (every rank fails). */
 static int setup(attn_run *run, const attn_opts *o, rrt_npy files[3]) {
   if (rrt_attn_plan_create(run->ctx, &run->d, &run->plan) != RRT_SUCCESS) {
-    if (run->rank == 0) fprintf(stderr, "ringrt attn: %s\n", rrt_ctx_last_error(run->ctx));
+    if (run->rank == 0) rrt_app_error(run->com, "%s", rrt_ctx_last_error(run->ctx));
     return 1;
   }
   const rrt_attn_desc *d = &run->d;
@@ -318,7 +320,7 @@ static int setup(attn_run *run, const attn_opts *o, rrt_npy files[3]) {
   if (st == RRT_SUCCESS && (!run->hout || !run->hlse || !run->times)) st = RRT_ERR_OUT_OF_MEMORY;
   if (rrt_agree(run->ctx, st) != RRT_SUCCESS) {
     if (run->rank == 0)
-      fprintf(stderr, "ringrt attn: allocating inputs: %s\n", rrt_ctx_last_error(run->ctx));
+      rrt_app_error(run->com, "allocating inputs: %s", rrt_ctx_last_error(run->ctx));
     return 1;
   }
   return 0;
@@ -340,7 +342,7 @@ static int time_runs(attn_run *run, const attn_opts *o, attn_timing *tm) {
     rrt_barrier(run->ctx);
     if (rrt_attn_plan_run(run->plan, run->dev[0], run->dev[1], run->dev[2], run->dout, run->dlse) !=
         RRT_SUCCESS) {
-      if (run->rank == 0) fprintf(stderr, "ringrt attn: %s\n", rrt_ctx_last_error(run->ctx));
+      if (run->rank == 0) rrt_app_error(run->com, "%s", rrt_ctx_last_error(run->ctx));
       return 1;
     }
     rrt_attn_plan_stats(run->plan, &stt);
@@ -403,18 +405,18 @@ static void *gather_natural(rrt_ctx_t ctx, const rrt_attn_desc *d, const void *s
 
 /* --out and --lse on rank 0 (global arrays in natural order). Returns 1 on
  * a write failure (message printed). */
-static int write_outputs(const attn_opts *o, const rrt_attn_desc *d, const void *go,
-                         const float *gl) {
+static int write_outputs(rrt_app_common *c, const attn_opts *o, const rrt_attn_desc *d,
+                         const void *go, const float *gl) {
   char err[600];
   int io_fail = 0;
   int64_t oshape[4] = {d->batch, d->seq, d->heads_q, d->head_dim};
   int64_t lshape[3] = {d->batch, d->heads_q, d->seq};
   if (o->out && rrt_npy_write(o->out, descr_of(d->dtype), 4, oshape, go, err, sizeof err)) {
-    fprintf(stderr, "ringrt attn: %s\n", err);
+    rrt_app_error(c, "--out %s", err);
     io_fail = 1;
   }
   if (o->lse && rrt_npy_write(o->lse, "<f4", 3, lshape, gl, err, sizeof err)) {
-    fprintf(stderr, "ringrt attn: %s\n", err);
+    rrt_app_error(c, "--lse %s", err);
     io_fail = 1;
   }
   return io_fail;
@@ -424,9 +426,9 @@ static int write_outputs(const attn_opts *o, const rrt_attn_desc *d, const void 
  * then the reference; nothing after a failed write but the size note. Sets
  * *checked when a verdict exists; returns 1 on an I/O or memory failure
  * (message printed). */
-static int check_outputs(const attn_opts *o, const rrt_attn_desc *d, rrt_npy files[3],
-                         const void *go, const float *gl, int write_failed, rrt_app_attn_check *chk,
-                         int *checked) {
+static int check_outputs(rrt_app_common *c, const attn_opts *o, const rrt_attn_desc *d,
+                         rrt_npy files[3], const void *go, const float *gl, int write_failed,
+                         rrt_app_attn_check *chk, int *checked) {
   char err[600];
   double work = (double)d->batch * d->heads_q * (double)d->seq * (double)d->seq * d->head_dim;
   if (work > 1e10) {
@@ -441,12 +443,12 @@ static int check_outputs(const attn_opts *o, const rrt_attn_desc *d, rrt_npy fil
     const char *fn[3] = {o->qf, o->kf, o->vf};
     for (int t = 0; t < 3; t++)
       if (rrt_npy_read(fn[t], &files[t], err, sizeof err) != RRT_SUCCESS) {
-        fprintf(stderr, "ringrt attn: %s\n", err);
+        rrt_app_error(c, "%s", err);
         return 1;
       }
   }
   if (rrt_app_attn_check_ref((uint64_t)o->seed, d, o->qf ? files : NULL, go, gl, chk) != 0) {
-    fprintf(stderr, "ringrt attn: --check: out of memory for the global inputs\n");
+    rrt_app_error(c, "--check: out of memory for the global inputs");
     return 1;
   }
   *checked = 1;
@@ -461,7 +463,7 @@ static int finish_outputs(attn_run *run, const attn_opts *o, rrt_npy files[3],
   const size_t qbytes = run->n[0] * run->es;
   if (rrt_memcpy_to_host(run->ctx, run->hout, run->dout, qbytes) != RRT_SUCCESS ||
       rrt_memcpy_to_host(run->ctx, run->hlse, run->dlse, run->nl * sizeof(float)) != RRT_SUCCESS) {
-    if (run->rank == 0) fprintf(stderr, "ringrt attn: %s\n", rrt_ctx_last_error(run->ctx));
+    if (run->rank == 0) rrt_app_error(run->com, "%s", rrt_ctx_last_error(run->ctx));
     return -1;
   }
   int io_fail = 0;
@@ -471,11 +473,12 @@ static int finish_outputs(attn_run *run, const attn_opts *o, rrt_npy files[3],
     float *gl = gather_natural(run->ctx, &run->d, run->hlse, run->nl * sizeof(float), sizeof(float),
                                1, &f2);
     if (f1 || f2) {
-      if (run->rank == 0) fprintf(stderr, "ringrt attn: outputs too large to gather on one rank\n");
+      if (run->rank == 0) rrt_app_error(run->com, "outputs too large to gather on one rank");
       io_fail = 1;
     } else if (run->rank == 0) {
-      io_fail = write_outputs(o, &run->d, go, gl);
-      if (o->check) io_fail |= check_outputs(o, &run->d, files, go, gl, io_fail, chk, checked);
+      io_fail = write_outputs(run->com, o, &run->d, go, gl);
+      if (o->check)
+        io_fail |= check_outputs(run->com, o, &run->d, files, go, gl, io_fail, chk, checked);
     }
     free(go);
     free(gl);
@@ -485,24 +488,27 @@ static int finish_outputs(attn_run *run, const attn_opts *o, rrt_npy files[3],
 
 /* ------------------------------------------------------------- report --- */
 
-static void report_text(const attn_run *run, const attn_opts *o, const attn_timing *tm,
+static void report_text(FILE *out, const attn_run *run, const attn_opts *o, const attn_timing *tm,
                         const rrt_app_attn_check *chk, int checked) {
   const rrt_attn_desc *d = &run->d;
-  printf("ringrt attn: %s backend, %d rank(s), batch %lld seq %lld heads %d/%d dim %d %s "
-         "%s%s\n",
-         rrt_backend_name(rrt_ctx_backend(run->ctx)), run->P, (long long)d->batch,
-         (long long)d->seq, d->heads_q, d->heads_kv, d->head_dim, rrt_dtype_name(d->dtype),
-         rrt_attn_layout_name(d->layout), d->causal ? " causal" : "");
-  printf("  time %.6f s (median of %ld, max over ranks), %.3f TFLOP/s (%.2f GFLOP/s)\n", tm->t_med,
-         o->iters, tm->flops / tm->t_med * 1e-12, tm->flops / tm->t_med * 1e-9);
-  printf("  K/V sent per rank %.0f bytes; comm %.6f s, exposed %.6f s, hidden %.1f%%; compute "
-         "%.6f s (means per rank and run)\n",
-         tm->bytes, tm->sums[0] * tm->per, tm->sums[1] * tm->per, 100.0 * tm->hidden,
-         tm->sums[2] * tm->per);
+  fprintf(out,
+          "ringrt attn: %s backend, %d rank(s), batch %lld seq %lld heads %d/%d dim %d %s "
+          "%s%s\n",
+          rrt_backend_name(rrt_ctx_backend(run->ctx)), run->P, (long long)d->batch,
+          (long long)d->seq, d->heads_q, d->heads_kv, d->head_dim, rrt_dtype_name(d->dtype),
+          rrt_attn_layout_name(d->layout), d->causal ? " causal" : "");
+  fprintf(out, "  time %.6f s (median of %ld, max over ranks), %.3f TFLOP/s (%.2f GFLOP/s)\n",
+          tm->t_med, o->iters, tm->flops / tm->t_med * 1e-12, tm->flops / tm->t_med * 1e-9);
+  fprintf(out,
+          "  K/V sent per rank %.0f bytes; comm %.6f s, exposed %.6f s, hidden %.1f%%; compute "
+          "%.6f s (means per rank and run)\n",
+          tm->bytes, tm->sums[0] * tm->per, tm->sums[1] * tm->per, 100.0 * tm->hidden,
+          tm->sums[2] * tm->per);
   if (checked)
-    printf("  check vs double reference: max abs err %.3e, max rel err %.3e, LSE max abs err "
-           "%.3e: %s\n",
-           chk->max_abs, chk->max_rel, chk->lse_abs, chk->pass ? "PASS" : "FAIL");
+    fprintf(out,
+            "  check vs double reference: max abs err %.3e, max rel err %.3e, LSE max abs err "
+            "%.3e: %s\n",
+            chk->max_abs, chk->max_rel, chk->lse_abs, chk->pass ? "PASS" : "FAIL");
 }
 
 static void report_json(FILE *jf, const attn_run *run, const attn_opts *o, const attn_timing *tm,
@@ -523,7 +529,6 @@ static void report_json(FILE *jf, const attn_run *run, const attn_opts *o, const
   if (checked)
     fprintf(jf, ",\"check\":{\"max_abs\":%.6g,\"max_rel\":%.6g,\"lse_max_abs\":%.6g,\"pass\":%s}",
             chk->max_abs, chk->max_rel, chk->lse_abs, chk->pass ? "true" : "false");
-  fprintf(jf, "}\n");
 }
 
 static void run_free(attn_run *run) {
@@ -539,48 +544,57 @@ static void run_free(attn_run *run) {
   rrt_attn_plan_destroy(run->plan);
 }
 
+/* The outputs and inputs named on the command line, for the path checks. */
+static int check_paths(rrt_app_common *c, const attn_opts *o) {
+  const rrt_app_path outs[] = {{"--out", o->out}, {"--lse", o->lse}};
+  const rrt_app_path ins[] = {{"--q", o->qf}, {"--k", o->kf}, {"--v", o->vf}};
+  return rrt_app_check_paths(c, outs, 2, ins, 3);
+}
+
 int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
   attn_opts o = {1,    1024, 8,    0,    64,  5, 1, 1, 0.0, 0, 0, RRT_ATTN_ZIGZAG, RRT_DTYPE_F32,
                  NULL, NULL, NULL, NULL, NULL};
-  rrt_app_common c = {0};
+  rrt_app_common c;
+  rrt_app_common_init(&c, "attn", comm, argc, argv);
   int pr = rrt_app_agree_args(comm, argc, argv, parse(comm, argc, argv, &o, &c));
   if (pr == 1) return 0;
-  if (pr) return pr;
+  if (pr) return rrt_app_finish(NULL, &c, RRT_EXIT_USAGE);
+  int rc = check_paths(&c, &o);
+  rrt_npy files[3];
+  memset(files, 0, sizeof files);
 
   attn_run run = {0};
-  if (rrt_app_ctx_create(comm, &c, &run.ctx) != RRT_SUCCESS) return 1;
+  run.com = &c;
+  if (rrt_app_ctx_create(comm, &c, &run.ctx) != RRT_SUCCESS)
+    return rrt_app_finish(NULL, &c, RRT_EXIT_FAILURE);
   run.comm = rrt_ctx_comm(run.ctx);
   run.rank = rrt_ctx_rank(run.ctx);
   run.P = rrt_ctx_size(run.ctx);
-  int rc = 1;
   attn_timing tm = {0};
   rrt_app_attn_check chk = {0, 0, 0, 0, 1};
   int checked = 0;
-  rrt_npy files[3];
-  memset(files, 0, sizeof files);
-  if (read_inputs(run.ctx, &o, files) != 0) goto done;
+  if ((rc = rrt_app_agree_code(run.ctx, &c, rc)) != 0) goto done;
+  rc = RRT_EXIT_FAILURE;
+  if (read_inputs(run.ctx, &o, files, &c) != 0) goto done;
   run.d = desc_of(&o);
   if (setup(&run, &o, files) != 0) goto done;
   for (int t = 0; t < 3; t++)
     rrt_npy_free(&files[t]);
   if (time_runs(&run, &o, &tm) != 0) goto done;
   int io_fail = finish_outputs(&run, &o, files, &chk, &checked);
-  if (io_fail < 0) goto done;
-  int check_fail = checked && !chk.pass;
-  check_fail = rrt_app_any_rank(run.ctx, check_fail);
+  if (io_fail != 0) goto done;
+  rc = rrt_app_any_rank(run.ctx, checked && !chk.pass) ? RRT_EXIT_CHECK_FAILED : RRT_EXIT_OK;
   if (run.rank == 0) {
-    if (!c.quiet) report_text(&run, &o, &tm, &chk, checked);
-    FILE *jf = rrt_app_json_open(&c, run.rank);
+    if (!c.quiet) report_text(rrt_app_text_stream(&c), &run, &o, &tm, &chk, checked);
+    FILE *jf = rrt_app_json_open(&c);
     if (jf) {
       report_json(jf, &run, &o, &tm, &chk, checked);
-      rrt_app_json_close(jf);
+      rrt_app_json_close(&c, rc);
     }
   }
-  rc = io_fail || check_fail ? 1 : 0;
 done:
   for (int t = 0; t < 3; t++)
     rrt_npy_free(&files[t]);
   run_free(&run);
-  if (rrt_app_ctx_finish(run.ctx, &c) != RRT_SUCCESS) rc = 1;
-  return rc;
+  return rrt_app_finish(run.ctx, &c, rc);
 }

@@ -6,8 +6,8 @@
  * block by row block (ilu_files.c). Without --rhs, b = A * ones. Reports the
  * levels, the analysis/factor/solve times (max over ranks), iterations,
  * convergence, the true residual ||b - A x|| / ||b||, and GFLOP/s of SpMV, of
- * the triangular solves and of the factorisation. Exit 1 when the solve does
- * not converge.
+ * the triangular solves and of the factorisation. Exit 3 when the solve does
+ * not converge (RRT_EXIT_NOT_CONVERGED, app.h).
  *
  * Phases of rrt_cmd_ilu: parse options, read the problem, analyse and
  * factor (timed refactorisations), set up b, time the kernels, solve, write
@@ -37,6 +37,7 @@ typedef struct ilu_opts {
 /* What a run holds: the context, this rank's rows, the matrix, the
  * preconditioner, the vectors, the solver's result. */
 typedef struct ilu_run {
+  rrt_app_common *com; /* the common options; keeps the first error */
   rrt_ctx_t ctx;
   MPI_Comm comm; /* the subcommand's communicator (the context has a dup) */
   int P, rank;
@@ -81,9 +82,9 @@ static void usage(void) {
          "  --factors-out F     write the combined LU factors (Matrix Market, original order)\n"
          "  --x-out F           write the solution (.npy, f8)\n"
          "  --matrix-out F      write A itself (Matrix Market), e.g. a generated problem\n\n"
-         "Exit status 1 when the factorisation fails (zero pivot names the row) or the solve\n"
-         "does not converge.\n\n%s",
-         rrt_app_common_help);
+         "Exit status 1 when the factorisation fails (zero pivot names the row), 3 when the\n"
+         "solve does not converge (the outputs and the report are still written).\n\n%s%s",
+         rrt_app_common_help, rrt_app_exit_help);
 }
 
 /* ------------------------------------------------------------ options --- */
@@ -195,7 +196,7 @@ static int cmp_double(const void *a, const void *b) {
 
 /* The last error of the context, on rank 0; returns 1 (a failed phase). */
 static int fail_ctx(const ilu_run *run) {
-  if (run->rank == 0) fprintf(stderr, "ringrt ilu: %s\n", rrt_ctx_last_error(run->ctx));
+  if (run->rank == 0) rrt_app_error(run->com, "%s", rrt_ctx_last_error(run->ctx));
   return 1;
 }
 
@@ -207,7 +208,7 @@ static int read_problem(ilu_run *run, const ilu_opts *o) {
                                   &run->r0, &run->loc, run->err, sizeof(run->err));
   if (rrt_app_any_rank(run->ctx, bad)) {
     if (run->rank == 0)
-      fprintf(stderr, "ringrt ilu: %s\n", bad ? run->err : "input failed on another rank");
+      rrt_app_error(run->com, "%s", bad ? run->err : "input failed on another rank");
     return 1;
   }
   const rrt_csr *loc = &run->loc;
@@ -217,7 +218,7 @@ static int read_problem(ilu_run *run, const ilu_opts *o) {
   if (o->matrix_out &&
       rrt_app_ilu_write_rows(run->ctx, loc, loc->val, run->n, o->matrix_out,
                              o->generate ? o->generate : o->matrix, run->err, sizeof(run->err))) {
-    if (run->rank == 0) fprintf(stderr, "ringrt ilu: %s\n", run->err);
+    if (run->rank == 0) rrt_app_error(run->com, "--matrix-out %s", run->err);
     return 1;
   }
   return 0;
@@ -247,7 +248,7 @@ static int analyse_and_factor(ilu_run *run, const ilu_opts *o, int quiet, ilu_me
   if (st != RRT_SUCCESS) return fail_ctx(run);
   double *tr = malloc((size_t)o->repeat * sizeof(double));
   if (!tr) {
-    if (run->rank == 0) fprintf(stderr, "ringrt ilu: out of memory\n");
+    if (run->rank == 0) rrt_app_error(run->com, "out of memory");
     return 1;
   }
   for (long k = 0; k < o->repeat && st == RRT_SUCCESS; k++) {
@@ -284,14 +285,14 @@ static int setup_rhs(ilu_run *run, const ilu_opts *o) {
   if (rrt_malloc(run->ctx, run->vb, (void **)&run->db) ||
       rrt_malloc(run->ctx, run->vb, (void **)&run->dx) ||
       rrt_malloc(run->ctx, run->vb, (void **)&run->dt) || !run->hb) {
-    if (run->rank == 0) fprintf(stderr, "ringrt ilu: out of memory for vectors\n");
+    if (run->rank == 0) rrt_app_error(run->com, "out of memory for vectors");
     return 1;
   }
   if (o->rhs) {
     int bad = rrt_app_ilu_load_rhs(o->rhs, run->n, run->r0, m, run->hb, run->err, sizeof(run->err));
     if (rrt_app_any_rank(run->ctx, bad)) {
       if (run->rank == 0)
-        fprintf(stderr, "ringrt ilu: %s\n", bad ? run->err : "rhs failed on another rank");
+        rrt_app_error(run->com, "%s", bad ? run->err : "rhs failed on another rank");
       return 1;
     }
     rrt_memcpy_to_backend(run->ctx, run->db, run->hb, (size_t)m * sizeof(double));
@@ -309,7 +310,7 @@ static int setup_rhs(ilu_run *run, const ilu_opts *o) {
 static int time_kernels(ilu_run *run, const ilu_opts *o, ilu_measure *ms) {
   double *tk = malloc((size_t)o->repeat * sizeof(double));
   if (!tk) {
-    if (run->rank == 0) fprintf(stderr, "ringrt ilu: out of memory\n");
+    if (run->rank == 0) rrt_app_error(run->com, "out of memory");
     return 1;
   }
   for (int which = 0; which < 2; which++) {
@@ -372,7 +373,7 @@ static int solve(ilu_run *run, const ilu_opts *o, int quiet, ilu_measure *ms) {
 static int write_outputs(ilu_run *run, const ilu_opts *o) {
   if (o->factors_out && rrt_app_ilu_write_factors(run->ctx, run->M, &run->loc, run->n,
                                                   o->factors_out, run->err, sizeof(run->err))) {
-    if (run->rank == 0) fprintf(stderr, "ringrt ilu: %s\n", run->err);
+    if (run->rank == 0) rrt_app_error(run->com, "--factors-out %s", run->err);
     return 1;
   }
   if (!o->x_out) return 0;
@@ -382,11 +383,11 @@ static int write_outputs(ilu_run *run, const ilu_opts *o) {
   int wbad = 0;
   if (run->rank == 0 && !all) {
     wbad = 1;
-    fprintf(stderr, "ringrt ilu: %s: %s\n", o->x_out, rrt_ctx_last_error(run->ctx));
+    rrt_app_error(run->com, "%s: %s", o->x_out, rrt_ctx_last_error(run->ctx));
   } else if (run->rank == 0) {
     int64_t shape[1] = {run->n};
     wbad = rrt_npy_write(o->x_out, "<f8", 1, shape, all, run->err, sizeof(run->err)) != RRT_SUCCESS;
-    if (wbad) fprintf(stderr, "ringrt ilu: %s\n", run->err);
+    if (wbad) rrt_app_error(run->com, "--x-out %s", run->err);
   }
   wbad = rrt_app_any_rank(run->ctx, wbad);
   free(hx), free(all);
@@ -443,45 +444,56 @@ static void report_json(FILE *js, const ilu_run *run, const ilu_opts *o, const i
   if (!o->no_solver)
     fprintf(js,
             ", \"solver\": \"%s\", \"iterations\": %d, \"solve_s\": %.6g, \"converged\": %s, "
-            "\"true_residual\": %.6g",
+            "\"true_residual\": ",
             rrt_krylov_method_name(o->method), run->res.iterations, ms->solve,
-            run->res.converged ? "true" : "false", ms->true_rel);
-  fprintf(js, "}\n");
+            run->res.converged ? "true" : "false");
+  rrt_app_json_number(js, ms->true_rel);
 }
 
 /* The text report (stdout, or stderr when the JSON goes to stdout) and the
- * JSON report; the exit code: 1 when the solve did not converge. */
-static int report(const ilu_run *run, const ilu_opts *o, const rrt_app_common *c,
-                  const ilu_measure *ms) {
-  FILE *out = (c->json_path && !strcmp(c->json_path, "-")) ? stderr : stdout;
+ * JSON report; the exit code: 3 when the solve did not converge. */
+static int report(const ilu_run *run, const ilu_opts *o, rrt_app_common *c, const ilu_measure *ms) {
   ilu_rates r = rates_of(run, ms);
-  if (run->rank == 0) report_text(out, run, o, ms, &r);
-  FILE *js = rrt_app_json_open(c, run->rank);
+  if (run->rank == 0) report_text(rrt_app_text_stream(c), run, o, ms, &r);
+  int rc = (o->no_solver || run->res.converged) ? RRT_EXIT_OK : RRT_EXIT_NOT_CONVERGED;
+  FILE *js = rrt_app_json_open(c);
   if (js) {
     report_json(js, run, o, ms, &r);
-    rrt_app_json_close(js);
+    rrt_app_json_close(c, rc);
   }
-  int rc = (o->no_solver || run->res.converged) ? 0 : 1;
   if (rc && run->rank == 0)
     fprintf(stderr, "ringrt ilu: %s did not converge to %g in %ld iterations\n",
             rrt_krylov_method_name(o->method), o->tol, o->maxit);
   return rc;
 }
 
+/* Outputs and inputs named on the command line, for the path checks. */
+static int check_paths(rrt_app_common *c, const ilu_opts *o) {
+  const rrt_app_path outs[] = {
+      {"--factors-out", o->factors_out}, {"--x-out", o->x_out}, {"--matrix-out", o->matrix_out}};
+  const rrt_app_path ins[] = {{"--matrix", o->matrix}, {"--rhs", o->rhs}};
+  return rrt_app_check_paths(c, outs, 3, ins, 2);
+}
+
 int rrt_cmd_ilu(MPI_Comm comm, int argc, char **argv) {
   ilu_opts o = {0};
   o.tol = 1e-8, o.maxit = 1000, o.restart = 30, o.repeat = 10, o.boost_value = 1.0;
   o.pattern = RRT_MM_PATTERN_REFUSE;
-  rrt_app_common c = {0};
+  rrt_app_common c;
+  rrt_app_common_init(&c, "ilu", comm, argc, argv);
   int rc = rrt_app_agree_args(comm, argc, argv, parse(comm, argc, argv, &o, &c));
-  if (rc) return rc == 1 ? 0 : rc;
+  if (rc) return rc == 1 ? 0 : rrt_app_finish(NULL, &c, RRT_EXIT_USAGE);
+  rc = check_paths(&c, &o);
   ilu_run run;
   memset(&run, 0, sizeof run);
   run.comm = comm;
-  if (rrt_app_ctx_create(comm, &c, &run.ctx) != RRT_SUCCESS) return 1;
+  run.com = &c;
+  if (rrt_app_ctx_create(comm, &c, &run.ctx) != RRT_SUCCESS)
+    return rrt_app_finish(NULL, &c, RRT_EXIT_FAILURE);
   run.P = rrt_ctx_size(run.ctx), run.rank = rrt_ctx_rank(run.ctx);
   ilu_measure ms = {0};
-  rc = 1;
+  if ((rc = rrt_app_agree_code(run.ctx, &c, rc)) != 0) goto done;
+  rc = RRT_EXIT_FAILURE;
   if (read_problem(&run, &o) || analyse_and_factor(&run, &o, c.quiet, &ms)) goto done;
   level_summary(&run, &ms);
   if (setup_rhs(&run, &o) || time_kernels(&run, &o, &ms) || solve(&run, &o, c.quiet, &ms) ||
@@ -495,6 +507,5 @@ done:
   rrt_ilu0_destroy(run.M);
   rrt_sparse_destroy(run.A);
   rrt_csr_free(&run.loc);
-  if (rrt_app_ctx_finish(run.ctx, &c) != RRT_SUCCESS && rc == 0) rc = 1;
-  return rc;
+  return rrt_app_finish(run.ctx, &c, rc);
 }

@@ -10,8 +10,8 @@ static void usage(void) {
   printf("usage: ringrt info [options]\n\n"
          "Prints, for every rank: host, rank/size, local rank, backend, device (name, PCI bus\n"
          "id, memory) or none, bound cores, NUMA node, threads, transport, MPI/NCCL/CUDA\n"
-         "versions.\n\n%s",
-         rrt_app_common_help);
+         "versions.\n\n%s%s",
+         rrt_app_common_help, rrt_app_exit_help);
 }
 
 static void print_json(FILE *f, const rrt_ctx_info *all, int size) {
@@ -29,7 +29,7 @@ static void print_json(FILE *f, const rrt_ctx_info *all, int size) {
             (unsigned long long)i->device_memory, i->cores, i->numa_node, i->threads,
             i->mpi_version, i->nccl_version, i->cuda_version, r + 1 < size ? "," : "");
   }
-  fprintf(f, "]}\n");
+  fprintf(f, "]");
 }
 
 static void print_table(const rrt_ctx_info *all, int size) {
@@ -60,9 +60,7 @@ static void print_table(const rrt_ctx_info *all, int size) {
 static int parse(MPI_Comm comm, int argc, char **argv, rrt_app_common *opt) {
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      int rank = 0;
-      MPI_Comm_rank(comm, &rank);
-      if (rank == 0) usage();
+      if (opt->rank == 0) usage();
       return 1;
     }
     int r = rrt_app_common_option(opt, argc, argv, &i);
@@ -76,11 +74,15 @@ static int parse(MPI_Comm comm, int argc, char **argv, rrt_app_common *opt) {
 }
 
 int rrt_cmd_info(MPI_Comm comm, int argc, char **argv) {
-  rrt_app_common opt = {0};
+  rrt_app_common opt;
+  rrt_app_common_init(&opt, "info", comm, argc, argv);
   int pr = rrt_app_agree_args(comm, argc, argv, parse(comm, argc, argv, &opt));
-  if (pr) return pr == 1 ? 0 : pr;
+  if (pr) return pr == 1 ? 0 : rrt_app_finish(NULL, &opt, RRT_EXIT_USAGE);
+  int rc = rrt_app_check_paths(&opt, NULL, 0, NULL, 0);
   rrt_ctx_t ctx = NULL;
-  if (rrt_app_ctx_create(comm, &opt, &ctx) != RRT_SUCCESS) return 1;
+  if (rrt_app_ctx_create(comm, &opt, &ctx) != RRT_SUCCESS)
+    return rrt_app_finish(NULL, &opt, RRT_EXIT_FAILURE);
+  if ((rc = rrt_app_agree_code(ctx, &opt, rc)) != 0) return rrt_app_finish(ctx, &opt, rc);
   double t0 = rrt_phase_begin(ctx);
   rrt_ctx_info mine;
   rrt_ctx_get_info(ctx, &mine);
@@ -91,18 +93,17 @@ int rrt_cmd_info(MPI_Comm comm, int argc, char **argv) {
   rrt_ctx_info *all = gathered;
   rrt_phase_end(ctx, "info", t0);
   if (st != RRT_SUCCESS) {
-    fprintf(stderr, "ringrt info: rank %d: %s\n", rank, rrt_ctx_last_error(ctx));
-    rrt_app_ctx_finish(ctx, &opt);
-    return 1;
+    rrt_app_error(&opt, "rank %d: %s", rank, rrt_ctx_last_error(ctx));
+    return rrt_app_finish(ctx, &opt, RRT_EXIT_FAILURE);
   }
   if (rank == 0) {
-    FILE *json = rrt_app_json_open(&opt, rank);
+    FILE *json = rrt_app_json_open(&opt);
     if (json) {
       print_json(json, all, size);
-      rrt_app_json_close(json);
+      rrt_app_json_close(&opt, RRT_EXIT_OK);
     }
     if (!opt.json_path || strcmp(opt.json_path, "-") != 0) print_table(all, size);
     free(all);
   }
-  return rrt_app_ctx_finish(ctx, &opt) == RRT_SUCCESS ? 0 : 1;
+  return rrt_app_finish(ctx, &opt, RRT_EXIT_OK);
 }

@@ -26,7 +26,9 @@ static const char usage[] = "usage: ringrt seacells INPUT (.h5ad | .npy | .csv) 
                             "  --archetypes-in FILE  start from these cells (one index per line)\n"
                             "  --archetypes-out FILE write the initial archetypes\n"
                             "  --max-iter N --min-iter N --eps E --fw-iter N\n"
-                            "  --out FILE            CSV: cell,metacell,top-5 (metacell, weight)\n";
+                            "  --out FILE            CSV: cell,metacell,top-5 (metacell, weight)\n"
+                            "Exit status 3 when the RSS has not converged after --max-iter (the\n"
+                            "outputs and the report are still written).\n";
 
 static int ends_with(const char *s, const char *suf) {
   size_t a = strlen(s), b = strlen(suf);
@@ -129,7 +131,7 @@ static int parse(MPI_Comm comm, int argc, char **argv, sc_opts *so, rrt_app_comm
     if (c > 0) continue;
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      rrt_app_print0(comm, "%s%s", usage, rrt_app_common_help);
+      rrt_app_print0(comm, "%s\n%s%s", usage, rrt_app_common_help, rrt_app_exit_help);
       return 1;
     }
     int r = parse_valued(comm, a, val, so, o);
@@ -218,7 +220,8 @@ static rrt_status read_archetypes(const char *path, sc_inputs *in, rrt_seacells_
 
 /* Every input of this rank; the outcome is agreed on all ranks (each rank
  * names its own problem). Returns 0 or 1. */
-static int read_all(rrt_ctx_t ctx, const sc_opts *so, rrt_seacells_options *o, sc_inputs *in) {
+static int read_all(rrt_ctx_t ctx, rrt_app_common *com, const sc_opts *so, rrt_seacells_options *o,
+                    sc_inputs *in) {
   char err[1024] = "";
   rrt_status st = read_input(so->input, so->key, ctx, &in->n, &in->d, &in->x, &in->first,
                              &in->count, err, sizeof err);
@@ -236,8 +239,7 @@ static int read_all(rrt_ctx_t ctx, const sc_opts *so, rrt_seacells_options *o, s
   if (st == RRT_SUCCESS && so->ain) st = read_archetypes(so->ain, in, o, err, sizeof err);
   st = rrt_agree(ctx, st);
   if (st != RRT_SUCCESS) {
-    fprintf(stderr, "ringrt seacells: rank %d: %s\n", rrt_ctx_rank(ctx),
-            err[0] ? err : rrt_ctx_last_error(ctx));
+    rrt_app_error(com, "rank %d: %s", rrt_ctx_rank(ctx), err[0] ? err : rrt_ctx_last_error(ctx));
     return 1;
   }
   return 0;
@@ -248,8 +250,8 @@ static int read_all(rrt_ctx_t ctx, const sc_opts *so, rrt_seacells_options *o, s
 /* Assignments and the top-5 metacells of every cell, on rank 0 (gathers
  * with size_t counts and the library's timeout). Returns 0, or 1 after a
  * message on every rank. */
-static int gather_assignments(rrt_ctx_t ctx, rrt_seacells_t s, const sc_inputs *in,
-                              sc_gathered *g) {
+static int gather_assignments(rrt_ctx_t ctx, rrt_app_common *com, rrt_seacells_t s,
+                              const sc_inputs *in, sc_gathered *g) {
   const int64_t count = in->count;
   const char *op = "ringrt seacells: gathering the assignments";
   memset(g, 0, sizeof *g);
@@ -268,7 +270,7 @@ static int gather_assignments(rrt_ctx_t ctx, rrt_seacells_t s, const sc_inputs *
     st = rrt_host_gatherv_alloc(ctx, op, g->tw, 5 * (size_t)count * sizeof(double), 0,
                                 (void **)&g->twa, NULL, NULL);
   if (st == RRT_SUCCESS) return 0;
-  fprintf(stderr, "ringrt seacells: rank %d: %s\n", rrt_ctx_rank(ctx), rrt_ctx_last_error(ctx));
+  rrt_app_error(com, "rank %d: %s", rrt_ctx_rank(ctx), rrt_ctx_last_error(ctx));
   return 1;
 }
 
@@ -276,51 +278,75 @@ static void gathered_free(sc_gathered *g) {
   free(g->assign), free(g->all), free(g->ti), free(g->tia), free(g->tw), free(g->twa);
 }
 
-/* Rank 0: the CSV, the archetypes, the JSON report, the summary lines. */
-static void write_and_report(rrt_ctx_t ctx, rrt_seacells_t s, const sc_opts *so,
-                             const rrt_app_common *com, const rrt_app_seacells_result *r) {
+/* Rank 0: the CSV, the archetypes, the JSON report, the summary lines.
+ * Returns the exit code: 1 when a file could not be written, 3 when the
+ * RSS did not converge, else 0. */
+static int write_and_report(rrt_ctx_t ctx, rrt_seacells_t s, const sc_opts *so, rrt_app_common *com,
+                            const rrt_app_seacells_result *r) {
   rrt_app_seacells_summary sm;
   rrt_app_seacells_summarise(r, &sm);
-  if (so->out) rrt_app_seacells_write_csv(so->out, r);
-  if (so->aout) rrt_app_seacells_write_archetypes(so->aout, s, r->m);
-  FILE *js = rrt_app_json_open(com, 0);
-  if (js) {
-    rrt_app_seacells_json(js, ctx, s, r, &sm);
-    rrt_app_json_close(js);
+  char err[1200];
+  if (so->out && rrt_app_seacells_write_csv(so->out, r, err, sizeof err) != RRT_SUCCESS) {
+    rrt_app_error(com, "--out %s", err);
+  } else if (so->aout &&
+             rrt_app_seacells_write_archetypes(so->aout, s, r->m, err, sizeof err) != RRT_SUCCESS) {
+    rrt_app_error(com, "--archetypes-out %s", err);
+  } else {
+    int rc = rrt_seacells_converged(s) ? RRT_EXIT_OK : RRT_EXIT_NOT_CONVERGED;
+    FILE *js = rrt_app_json_open(com);
+    if (js) {
+      rrt_app_seacells_json(js, ctx, s, r, &sm);
+      rrt_app_json_close(com, rc);
+    }
+    if (!com->quiet) rrt_app_seacells_text(s, r, &sm);
+    free(sm.size);
+    return rc;
   }
-  if (!com->quiet) rrt_app_seacells_text(s, r, &sm);
   free(sm.size);
+  return RRT_EXIT_FAILURE;
+}
+
+/* Outputs and inputs named on the command line, for the path checks. */
+static int check_paths(rrt_app_common *com, const sc_opts *so) {
+  const rrt_app_path outs[] = {{"--out", so->out}, {"--archetypes-out", so->aout}};
+  const rrt_app_path ins[] = {{"INPUT", so->input}, {"--archetypes-in", so->ain}};
+  return rrt_app_check_paths(com, outs, 2, ins, 2);
 }
 
 int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
   rrt_app_common com;
-  memset(&com, 0, sizeof com);
+  rrt_app_common_init(&com, "seacells", comm, argc, argv);
   sc_opts so = {NULL, "X_pca", NULL, NULL, NULL, NULL};
   rrt_seacells_options o = RRT_SEACELLS_OPTIONS_INITIALIZER;
   int pr = rrt_app_agree_args(comm, argc, argv, parse(comm, argc, argv, &so, &com, &o));
-  if (pr) return pr == 1 ? 0 : pr;
+  if (pr) return pr == 1 ? 0 : rrt_app_finish(NULL, &com, RRT_EXIT_USAGE);
+  int rc = check_paths(&com, &so);
   rrt_ctx_t ctx = NULL;
-  if (rrt_app_ctx_create(comm, &com, &ctx) != RRT_SUCCESS) return 1;
-  int rank = rrt_ctx_rank(ctx), rc = 1;
+  if (rrt_app_ctx_create(comm, &com, &ctx) != RRT_SUCCESS)
+    return rrt_app_finish(NULL, &com, RRT_EXIT_FAILURE);
+  int rank = rrt_ctx_rank(ctx);
   o.verbose = !com.quiet;
   sc_inputs in;
   memset(&in, 0, sizeof in);
   rrt_seacells_t s = NULL;
-  if (read_all(ctx, &so, &o, &in) != 0) goto done;
+  if ((rc = rrt_app_agree_code(ctx, &com, rc)) != 0) goto done;
+  rc = RRT_EXIT_FAILURE;
+  if (read_all(ctx, &com, &so, &o, &in) != 0) goto done;
   if (rrt_seacells_run(ctx, in.n, in.d, in.x, &o, &s) != RRT_SUCCESS) {
     /* every rank reports: the run agreed on the failure, so all of them exit */
-    fprintf(stderr, "ringrt seacells: %s\n", rrt_ctx_last_error(ctx)); /* names the rank */
+    rrt_app_error(&com, "%s", rrt_ctx_last_error(ctx)); /* names the rank */
     goto done;
   }
   int64_t m = rrt_seacells_n_metacells(s);
   double *comp = malloc((size_t)m * sizeof(double)), *sep = malloc((size_t)m * sizeof(double));
   if (!comp || !sep || rrt_seacells_metrics(ctx, s, in.x, comp, sep) != RRT_SUCCESS) {
-    if (rank == 0) fprintf(stderr, "ringrt seacells: metrics: %s\n", rrt_ctx_last_error(ctx));
+    if (rank == 0) rrt_app_error(&com, "metrics: %s", rrt_ctx_last_error(ctx));
     free(comp), free(sep);
     goto done;
   }
   sc_gathered g;
-  int gather_failed = gather_assignments(ctx, s, &in, &g);
+  int gather_failed = gather_assignments(ctx, &com, s, &in, &g);
+  int code = RRT_EXIT_OK;
   if (!gather_failed && rank == 0) {
     rrt_app_seacells_result r = {.input = so.input,
                                  .labels = so.labels,
@@ -337,16 +363,17 @@ int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
                                  .codes = in.codes,
                                  .ncat = in.cats.count,
                                  .seed = o.seed};
-    write_and_report(ctx, s, &so, &com, &r);
+    code = write_and_report(ctx, s, &so, &com, &r);
   }
   gathered_free(&g);
   free(comp), free(sep);
-  rc = gather_failed;
+  /* rank 0 wrote the files: its failure is everyone's; convergence is common */
+  if (!gather_failed && !rrt_app_any_rank(ctx, code == RRT_EXIT_FAILURE))
+    rc = rrt_seacells_converged(s) ? RRT_EXIT_OK : RRT_EXIT_NOT_CONVERGED;
 done:
   rrt_seacells_destroy(s);
   free(in.x), free(in.codes), free(in.arch_in);
   rrt_strings_free(&in.names);
   rrt_strings_free(&in.cats);
-  rrt_app_ctx_finish(ctx, &com);
-  return rc;
+  return rrt_app_finish(ctx, &com, rc);
 }

@@ -23,10 +23,12 @@ static void usage(FILE *f) {
   fprintf(f, "usage: ringrt [--version] [--help] COMMAND [options]\n\ncommands:\n");
   for (int i = 0; i < ncommands; i++)
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-  fprintf(f, "\nRun `ringrt COMMAND --help` for a command's options. Launch with mpirun or srun,\n"
-             "one rank per GPU (or per share of cores on the cpu backend).\n"
-             "Environment: RINGRT_BACKEND=auto|cpu|cuda|emu, RINGRT_DEVICE, RINGRT_TIMEOUT,\n"
-             "RINGRT_BIND=0|1, RINGRT_NCCL=0|1, RINGRT_EMU_THREADS, RINGRT_VERBOSE=1.\n");
+  fprintf(f,
+          "\nRun `ringrt COMMAND --help` for a command's options. Launch with mpirun or srun,\n"
+          "one rank per GPU (or per share of cores on the cpu backend).\n"
+          "Environment: RINGRT_BACKEND=auto|cpu|cuda|emu, RINGRT_DEVICE, RINGRT_TIMEOUT,\n"
+          "RINGRT_BIND=0|1, RINGRT_NCCL=0|1, RINGRT_EMU_THREADS, RINGRT_VERBOSE=1.\n\n%s",
+          rrt_app_exit_help);
 }
 
 /* Started by a launcher (mpirun, srun, hydra) as one rank of a job? */
@@ -85,8 +87,10 @@ int main(int argc, char **argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rc = cmd->run(MPI_COMM_WORLD, argc - 1, argv + 1);
-  /* A failure on some ranks only must still end the whole job with rc (the
-   * highest code wins); a collective with the timeout, like every wait. */
+  /* A failure on some ranks only must still end the whole job with rc: the
+   * highest code over the ranks wins (subcommands agree on their outcome,
+   * so normally every rank returns the same code; see app.h). A collective
+   * with the timeout, like every wait. */
   int worst = rrt_app_agree_exit(MPI_COMM_WORLD, argc - 1, argv + 1, rc);
   MPI_Finalize();
   return worst;

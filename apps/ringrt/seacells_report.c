@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm/outfile.h"
+
 /* Share of the most common label per metacell, averaged over the non-empty
  * metacells (cells with a missing label, code -1, count in the size only). */
 static double mean_purity(const int64_t *assign, const int32_t *codes, int64_t n, int64_t m,
@@ -83,14 +85,13 @@ void rrt_app_seacells_summarise(const rrt_app_seacells_result *r, rrt_app_seacel
   s->mcomp = finite_mean(r->comp, r->m), s->msep = finite_mean(r->sep, r->m);
 }
 
-void rrt_app_seacells_write_csv(const char *path, const rrt_app_seacells_result *r) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    fprintf(stderr, "ringrt seacells: cannot write %s\n", path);
-    return;
-  }
+rrt_status rrt_app_seacells_write_csv(const char *path, const rrt_app_seacells_result *r, char *err,
+                                      size_t errlen) {
+  rrt_outfile out;
+  if (rrt_outfile_open(&out, path, err, errlen) != RRT_SUCCESS) return RRT_ERR_IO;
+  FILE *f = out.f;
   fprintf(f, "cell,metacell,mc1,w1,mc2,w2,mc3,w3,mc4,w4,mc5,w5\n");
-  for (int64_t i = 0; i < r->n; i++) {
+  for (int64_t i = 0; i < r->n && !ferror(f); i++) { /* a full disk fails every later row */
     if (r->names->count == r->n)
       fprintf(f, "%s,%lld", r->names->items[i], (long long)r->assign[i]);
     else
@@ -99,15 +100,17 @@ void rrt_app_seacells_write_csv(const char *path, const rrt_app_seacells_result 
       fprintf(f, ",%lld,%.6g", (long long)r->top_i[i * 5 + t], r->top_w[i * 5 + t]);
     fputc('\n', f);
   }
-  fclose(f);
+  return rrt_outfile_commit(&out, err, errlen);
 }
 
-void rrt_app_seacells_write_archetypes(const char *path, rrt_seacells_t s, int64_t m) {
-  FILE *f = fopen(path, "w");
+rrt_status rrt_app_seacells_write_archetypes(const char *path, rrt_seacells_t s, int64_t m,
+                                             char *err, size_t errlen) {
+  rrt_outfile out;
+  if (rrt_outfile_open(&out, path, err, errlen) != RRT_SUCCESS) return RRT_ERR_IO;
   const int64_t *ar = rrt_seacells_archetypes(s);
-  for (int64_t j = 0; f && j < m; j++)
-    fprintf(f, "%lld\n", (long long)ar[j]);
-  if (f) fclose(f);
+  for (int64_t j = 0; j < m; j++)
+    fprintf(out.f, "%lld\n", (long long)ar[j]);
+  return rrt_outfile_commit(&out, err, errlen);
 }
 
 static void json_array(FILE *js, const char *key, const double *v, int64_t m) {
@@ -149,7 +152,7 @@ void rrt_app_seacells_json(FILE *js, rrt_ctx_t ctx, rrt_seacells_t s,
   const char *ph[] = {"knn", "kernel", "init", "update_a", "update_b", "rss"};
   for (int p = 0; p < 6; p++)
     fprintf(js, "%s\"%s\": %.6f", p ? ", " : "", ph[p], rrt_seacells_seconds(s, ph[p]));
-  fprintf(js, "}}\n");
+  fprintf(js, "}");
 }
 
 void rrt_app_seacells_text(rrt_seacells_t s, const rrt_app_seacells_result *r,

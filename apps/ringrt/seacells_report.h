@@ -32,13 +32,17 @@ typedef struct rrt_app_seacells_summary {
 /** Fill the summary of r (purity only with codes). */
 void rrt_app_seacells_summarise(const rrt_app_seacells_result *r, rrt_app_seacells_summary *s);
 
-/** --out: CSV cell,metacell,top-5 (metacell, weight). Prints why on failure. */
-void rrt_app_seacells_write_csv(const char *path, const rrt_app_seacells_result *r);
+/** --out: CSV cell,metacell,top-5 (metacell, weight), written whole or not
+ *  at all (comm/outfile.h). Returns RRT_SUCCESS or RRT_ERR_IO with err. */
+rrt_status rrt_app_seacells_write_csv(const char *path, const rrt_app_seacells_result *r, char *err,
+                                      size_t errlen);
 
-/** --archetypes-out: one cell index per line. */
-void rrt_app_seacells_write_archetypes(const char *path, rrt_seacells_t s, int64_t m);
+/** --archetypes-out: one cell index per line, like the CSV. */
+rrt_status rrt_app_seacells_write_archetypes(const char *path, rrt_seacells_t s, int64_t m,
+                                             char *err, size_t errlen);
 
-/** The JSON report. */
+/** The JSON report, without its closing brace (rrt_app_json_close adds the
+ *  status). */
 void rrt_app_seacells_json(FILE *js, rrt_ctx_t ctx, rrt_seacells_t s,
                            const rrt_app_seacells_result *r, const rrt_app_seacells_summary *sm);
 

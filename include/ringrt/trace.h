@@ -45,7 +45,10 @@ RRT_API void rrt_phase_reset(rrt_ctx_t ctx);
 
 /** Collective: gather every rank's intervals and write one Chrome trace JSON
  *  to `path` from rank 0. Does nothing useful if tracing was never enabled
- *  (writes an empty trace). */
+ *  (writes an empty trace). The file is written to a temporary next to
+ *  `path` and renamed over it after a complete write: a failure (reported
+ *  on every rank, naming the file and the OS error) leaves an existing
+ *  `path` untouched. */
 RRT_API rrt_status rrt_trace_write(rrt_ctx_t ctx, const char *path);
 
 #ifdef __cplusplus

@@ -44,6 +44,6 @@ void rrt_fatal_abort(rrt_ctx_t ctx, rrt_status status, const char *op, const cha
     ctx->abort_hook = NULL;
     hook(ctx->abort_arg);
   }
-  MPI_Abort(ctx ? ctx->comm : MPI_COMM_WORLD, 3);
-  exit(3); /* MPI_Abort should not return */
+  MPI_Abort(ctx ? ctx->comm : MPI_COMM_WORLD, RRT_FATAL_EXIT_CODE);
+  exit(RRT_FATAL_EXIT_CODE); /* MPI_Abort should not return */
 }

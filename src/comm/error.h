@@ -17,9 +17,14 @@ rrt_status rrt_error(rrt_ctx_t ctx, rrt_status status, const char *op, const cha
 #endif
     ;
 
+/** The exit code of a job that rrt_fatal_abort ended (MPI_Abort's code,
+ *  which mpirun and srun pass on). The `ringrt` tool's exit-code table
+ *  names it "aborted"; 3 is "not converged" there, so it is not 3. */
+#define RRT_FATAL_EXIT_CODE 5
+
 /** Print a fatal message naming rank, operation, peer and step to stderr and
  *  abort the job (the context's abort hook first, e.g. the NCCL
- *  communicator, then MPI_Abort). Never returns. */
+ *  communicator, then MPI_Abort with RRT_FATAL_EXIT_CODE). Never returns. */
 void rrt_fatal_abort(rrt_ctx_t ctx, rrt_status status, const char *op, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5), noreturn))

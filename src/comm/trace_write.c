@@ -13,6 +13,7 @@
 #include "comm/ctx.h"
 #include "comm/error.h"
 #include "comm/host_coll.h"
+#include "comm/outfile.h"
 #include "comm/test_stall.h"
 #include "comm/trace_state.h"
 #include "ringrt/trace.h"
@@ -102,12 +103,14 @@ static rrt_status pack_block(rrt_ctx_t ctx, const char *op, char **block, size_t
   return RRT_SUCCESS;
 }
 
-/* Rank 0: write the file; 1 on success. */
-static int write_file(rrt_ctx_t ctx, const char *path, const char *all, const size_t *bytes) {
-  FILE *f = fopen(path, "w");
-  if (!f) return 0;
-  write_trace(f, ctx->size, all, bytes);
-  return fclose(f) == 0;
+/* Rank 0: write the file whole or not at all; 1 on success, else 0 with
+ * err filled (the file and the OS error). */
+static int write_file(rrt_ctx_t ctx, const char *path, const char *all, const size_t *bytes,
+                      char *err, size_t errlen) {
+  rrt_outfile out;
+  if (rrt_outfile_open(&out, path, err, errlen) != RRT_SUCCESS) return 0;
+  write_trace(out.f, ctx->size, all, bytes);
+  return rrt_outfile_commit(&out, err, errlen) == RRT_SUCCESS;
 }
 
 rrt_status rrt_trace_write(rrt_ctx_t ctx, const char *path) {
@@ -122,8 +125,9 @@ rrt_status rrt_trace_write(rrt_ctx_t ctx, const char *path) {
   RRT_CHECK_GOTO(rrt_agree_named(ctx, op, st), st, out);
   RRT_CHECK_GOTO(rrt_host_gatherv_alloc(ctx, op, block, bytes, 0, &all, block_bytes, NULL), st,
                  out);
-  int32_t ok = ctx->rank != 0 || write_file(ctx, path, all, block_bytes);
-  if (!ok) st = rrt_error(ctx, RRT_ERR_IO, op, "cannot write %s", path);
+  char err[512] = "";
+  int32_t ok = ctx->rank != 0 || write_file(ctx, path, all, block_bytes, err, sizeof err);
+  if (!ok) st = rrt_error(ctx, RRT_ERR_IO, op, "%s", err);
   rrt_status bst = rrt_host_bcast_named(ctx, op, &ok, sizeof ok, 0);
   if (bst != RRT_SUCCESS)
     st = bst;

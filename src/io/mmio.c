@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "comm/error.h"
+#include "comm/outfile.h"
 #include "io/limits.h"
 
 void rrt_csr_free(rrt_csr *a) {
@@ -588,16 +589,15 @@ done:
 
 rrt_status rrt_mm_write(const char *path, const rrt_csr *a, const char *comment, char *err,
                         size_t errlen) {
-  FILE *f = fopen(path, "w");
-  if (!f) return fail(err, errlen, RRT_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+  rrt_outfile out;
+  if (rrt_outfile_open(&out, path, err, errlen) != RRT_SUCCESS) return RRT_ERR_IO;
+  FILE *f = out.f;
   fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n");
   if (comment) fprintf(f, "%% %s\n", comment);
   fprintf(f, "%lld %lld %lld\n", (long long)a->nrows, (long long)a->ncols, (long long)a->nnz);
-  for (int64_t i = 0; i < a->nrows; i++)
+  /* a full disk fails every later write: stop at the first */
+  for (int64_t i = 0; i < a->nrows && !ferror(f); i++)
     for (int64_t p = a->rowptr[i]; p < a->rowptr[i + 1]; p++)
       fprintf(f, "%lld %lld %.17g\n", (long long)i + 1, (long long)a->col[p] + 1, a->val[p]);
-  int bad = ferror(f);
-  if (fclose(f) || bad)
-    return fail(err, errlen, RRT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-  return RRT_SUCCESS;
+  return rrt_outfile_commit(&out, err, errlen);
 }

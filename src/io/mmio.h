@@ -53,7 +53,8 @@ rrt_status rrt_mm_read(const char *path, rrt_mm_pattern_values pattern, rrt_csr 
 rrt_status rrt_mm_read_vector(const char *path, double **x, int64_t *n, char *err, size_t errlen);
 
 /** Write `a` as `coordinate real general` (1-based, %.17g: values round-trip
- *  exactly). `comment` (may be NULL) becomes one % line. */
+ *  exactly). `comment` (may be NULL) becomes one % line. An existing `path`
+ *  is replaced whole, and only after a complete write (comm/outfile.h). */
 rrt_status rrt_mm_write(const char *path, const rrt_csr *a, const char *comment, char *err,
                         size_t errlen);
 

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm/outfile.h"
+
 static rrt_status fail(rrt_status st, char *err, size_t errlen, const char *path, const char *fmt,
                        ...)
 #if defined(__GNUC__)
@@ -227,8 +229,9 @@ rrt_status rrt_npy_write(const char *path, const char *descr, int ndim, const in
   size_t total = 10 + (size_t)n + 1;
   size_t pad = (64 - total % 64) % 64;
   size_t hlen = (size_t)n + pad + 1;
-  FILE *f = fopen(path, "wb");
-  if (!f) return fail(RRT_ERR_IO, err, errlen, path, "cannot create: %s", strerror(errno));
+  rrt_outfile out;
+  if (rrt_outfile_open(&out, path, err, errlen) != RRT_SUCCESS) return RRT_ERR_IO;
+  FILE *f = out.f;
   unsigned char pre[10] = {0x93,
                            'N',
                            'U',
@@ -244,9 +247,12 @@ rrt_status rrt_npy_write(const char *path, const char *descr, int ndim, const in
     ok = fputc(' ', f) != EOF;
   ok = ok && fputc('\n', f) != EOF;
   ok = ok && (count == 0 || fwrite(data, el, count, f) == count);
-  ok = (fclose(f) == 0) && ok;
-  if (!ok) return fail(RRT_ERR_IO, err, errlen, path, "write failed: %s", strerror(errno));
-  return RRT_SUCCESS;
+  if (!ok) {
+    int e = errno;
+    rrt_outfile_discard(&out);
+    return fail(RRT_ERR_IO, err, errlen, path, "write failed: %s", strerror(e));
+  }
+  return rrt_outfile_commit(&out, err, errlen);
 }
 
 void rrt_npy_free(rrt_npy *a) {

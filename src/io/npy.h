@@ -28,7 +28,8 @@ typedef struct rrt_npy {
  *  returns RRT_ERR_IO (malformed) or RRT_ERR_INVALID_ARG (unsupported). */
 rrt_status rrt_npy_read(const char *path, rrt_npy *out, char *err, size_t errlen);
 
-/** Write a C-order array. descr as above. Overwrites `path`. */
+/** Write a C-order array. descr as above. An existing `path` is replaced
+ *  whole, and only after a complete write (comm/outfile.h). */
 rrt_status rrt_npy_write(const char *path, const char *descr, int ndim, const int64_t *shape,
                          const void *data, char *err, size_t errlen);
 

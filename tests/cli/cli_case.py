@@ -17,6 +17,9 @@ lines are run in order into one output:
   tool NAME ARGS...       a check or input generator of cli_tools.py
   ... > FILE              (at the end of a line) stdout+stderr to @WORK@/FILE,
                           not shown; the exit code still is
+  ... 1> FILE             (at the end of a ringrt line) stdout alone, as the
+                          ranks wrote it (no rank tags), to @WORK@/FILE; not
+                          shown (stderr neither); the exit code is
   VAR=VALUE ...           (at the start of a line) environment of that step
 
 In every line @WORK@ is the case's scratch folder (emptied first), @DATA@ the
@@ -227,13 +230,14 @@ def mpmd_parts(words, np_):
     return parts
 
 
-def run_ringrt(words, env, args):
+def run_ringrt(words, env, args, tag=True):
     parts = mpmd_parts(words, args.np)
     np_ = sum(n for n, _ in parts)
     shown = [" ".join(shlex.quote(w) for w in ws) for _, ws in parts]
     if np_ > 0:
         echo = "mpirun " + " : ".join("-n %d ringrt %s" % (n, t) for (n, _), t in zip(parts, shown))
-        argv = [args.mpiexec, "--oversubscribe", "--bind-to", "none", "--tag-output"] + args.preflags
+        argv = ([args.mpiexec, "--oversubscribe", "--bind-to", "none"] +
+                (["--tag-output"] if tag else []) + args.preflags)
         for i, (n, ws) in enumerate(parts):
             argv += ([":"] if i else []) + [args.numproc_flag, str(n), args.ringrt]
             argv += [expand(w, args) for w in ws]
@@ -248,6 +252,8 @@ def run_ringrt(words, env, args):
         rc = "timeout after %d s (a hang)" % STEP_TIMEOUT_S
         out = e.stdout.decode(errors="replace") if e.stdout else ""
         err = e.stderr.decode(errors="replace") if e.stderr else ""
+    if not tag:
+        return echo, rc, [], out
     if np_ == 0:
         return echo, rc, sections("stdout", out) + sections("stderr", err), out + err
     ranks, untagged = {}, {}
@@ -281,14 +287,14 @@ def run_tool(words, args):
 
 def run_step(line, args, filters):
     words = shlex.split(line)
-    redirect = None
-    if len(words) >= 2 and words[-2] == ">":
-        redirect, words = words[-1], words[:-2]
+    redirect, shown = None, " > "
+    if len(words) >= 2 and words[-2] in (">", "1>"):
+        redirect, shown, words = words[-1], " %s " % words[-2], words[:-2]
     env_add, words = split_env(words)
     env = dict(os.environ, **env_add)
     prefix = "".join("%s=%s " % kv for kv in env_add.items())
     if words and words[0] == "ringrt":
-        echo, rc, body, raw = run_ringrt(words[1:], env, args)
+        echo, rc, body, raw = run_ringrt(words[1:], env, args, tag=shown != " 1> ")
     elif words and words[0] == "tool":
         echo, rc, body, raw = run_tool(words[1:], args)
     else:
@@ -296,7 +302,7 @@ def run_step(line, args, filters):
     if redirect:
         with open(os.path.join(args.work, redirect), "w") as f:
             f.write(raw)
-        echo, body = echo + " > " + redirect, []
+        echo, body = echo + shown + redirect, []
     return filters.apply(["$ " + (prefix + echo).rstrip()] + body) + ["[exit %s]" % rc]
 
 

@@ -303,6 +303,46 @@ def tool_trace_json(argv, emit):
     return 0 if pids == list(range(int(argv[1]))) and has else 1
 
 
+def tool_json_stdout(argv, emit):
+    """json-stdout FILE: FILE (a run's stdout) is exactly one JSON document
+    (Python's json module parses it whole); shows command, status,
+    exit_code and error."""
+    with open(argv[0]) as f:
+        text = f.read()
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        emit("not one JSON document: %s; stdout was:" % e)
+        for line in text.splitlines()[:20]:
+            emit("| " + line)
+        return 1
+    if not isinstance(doc, dict):
+        emit("not a JSON object")
+        return 1
+    for key in ("command", "status", "exit_code", "error"):
+        if key in doc:
+            emit("%s: %s" % (key, json.dumps(doc[key])))
+    return 0
+
+
+def tool_exists(argv, emit):
+    """exists PATH...: whether each path exists, and the files of the
+    folders among them (a temporary left behind shows)."""
+    for p in argv:
+        if os.path.isdir(p):
+            emit("%s/: %s" % (base(p), " ".join(sorted(os.listdir(p))) or "(empty)"))
+        else:
+            emit("%s: %s" % (base(p), "exists" if os.path.exists(p) else "missing"))
+    return 0
+
+
+def tool_write(argv, emit):
+    """write FILE TEXT: a file holding TEXT and a newline."""
+    with open(argv[0], "w") as f:
+        f.write(" ".join(argv[1:]) + "\n")
+    return 0
+
+
 TOOLS = {
     "cat": tool_cat,
     "cmp": tool_cmp,
@@ -320,4 +360,7 @@ TOOLS = {
     "purity": tool_purity,
     "info-json": tool_info_json,
     "trace-json": tool_trace_json,
+    "json-stdout": tool_json_stdout,
+    "exists": tool_exists,
+    "write": tool_write,
 }
