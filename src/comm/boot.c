@@ -9,7 +9,7 @@
 /* Both duplicates in one request, so one deadline covers them. They are
  * written to the context only once complete: the wait's roll-call answer
  * must not touch a communicator that does not exist yet. */
-static rrt_status dup_comms(rrt_ctx_t ctx, MPI_Comm parent, const char *op) {
+rrt_status rrt_boot_dup(rrt_ctx_t ctx, MPI_Comm parent, const char *op) {
   MPI_Comm comm = MPI_COMM_NULL, roll = MPI_COMM_NULL;
   rrt_request_t req;
   RRT_CHECK(rrt_request_create(ctx, op, -1, -1, &req));
@@ -23,6 +23,8 @@ static rrt_status dup_comms(rrt_ctx_t ctx, MPI_Comm parent, const char *op) {
   RRT_CHECK(rrt_request_wait_posted(req, st));
   ctx->comm = comm;
   ctx->roll_comm = roll;
+  MPI_Comm_rank(comm, &ctx->rank);
+  MPI_Comm_size(comm, &ctx->size);
   return RRT_SUCCESS;
 }
 
@@ -30,7 +32,7 @@ rrt_status rrt_boot_create(MPI_Comm parent, double timeout_s, const char *op, rr
   *out = NULL;
   rrt_ctx_t ctx = calloc(1, sizeof *ctx);
   if (!ctx) return rrt_error(NULL, RRT_ERR_OUT_OF_MEMORY, op, "cannot allocate a context");
-  ctx->comm = ctx->node_comm = ctx->roll_comm = MPI_COMM_NULL;
+  ctx->comm = ctx->roll_comm = MPI_COMM_NULL;
   ctx->device = -1;
   MPI_Comm_rank(parent, &ctx->rank);
   MPI_Comm_size(parent, &ctx->size);
@@ -40,7 +42,7 @@ rrt_status rrt_boot_create(MPI_Comm parent, double timeout_s, const char *op, rr
   if (rrt_env_read(&ctx->env, err, sizeof err) != RRT_SUCCESS)
     ctx->env.timeout_s = RRT_DEFAULT_TIMEOUT_S;
   ctx->timeout_s = timeout_s > 0 ? timeout_s : ctx->env.timeout_s;
-  rrt_status st = dup_comms(ctx, parent, op);
+  rrt_status st = rrt_boot_dup(ctx, parent, op);
   if (st != RRT_SUCCESS) {
     free(ctx);
     return st;

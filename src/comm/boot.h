@@ -23,6 +23,12 @@ extern "C" {
  *  and in the timeout message. Destroy with rrt_ctx_destroy. */
 rrt_status rrt_boot_create(MPI_Comm comm, double timeout_s, const char *op, rrt_ctx_t *out);
 
+/** The communicators of a context being made (rrt_boot_create and
+ *  rrt_ctx_create): ctx->comm and ctx->roll_comm duplicated from `parent`
+ *  with MPI_Comm_idup, waited for with ctx->timeout_s; sets rank and size.
+ *  ctx->rank must already hold the rank in `parent` (for messages). */
+rrt_status rrt_boot_dup(rrt_ctx_t ctx, MPI_Comm parent, const char *op);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "comm/boot.h"
 #include "comm/ctx.h"
 #include "comm/error.h"
 #include "comm/host_coll.h"
@@ -77,12 +78,12 @@ static const rrt_options_layout config_layout = {
 
 /* `user` may come from an older header (a smaller size): `cfg` gets its
  * fields and defaults for the rest; NULL gives all defaults. */
-static rrt_status check_config(const rrt_ctx_config *user, rrt_ctx_config *cfg) {
+static rrt_status check_config(rrt_ctx_t ctx, const rrt_ctx_config *user, rrt_ctx_config *cfg) {
   char msg[256];
   if (rrt_options_import(&config_layout, user, cfg, msg, sizeof msg) != RRT_SUCCESS)
-    return rrt_error(NULL, RRT_ERR_INVALID_ARG, "rrt_ctx_create", "%s", msg);
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_ctx_create", "%s", msg);
   if (cfg->backend < RRT_BACKEND_DEFAULT || cfg->backend > RRT_BACKEND_EMU)
-    return rrt_error(NULL, RRT_ERR_INVALID_ARG, "rrt_ctx_create", "config backend %d unknown",
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_ctx_create", "config backend %d unknown",
                      (int)cfg->backend);
   return RRT_SUCCESS;
 }
@@ -113,13 +114,39 @@ static rrt_status create_local(rrt_ctx_t ctx, const rrt_ctx_config *cfg) {
   return RRT_SUCCESS;
 }
 
+/* The ranks on this node (same host name): the local rank and size, which
+ * pick the GPU and share the cores. An allgather with the timeout, rather
+ * than MPI_Comm_split_type, which blocks with no deadline. */
+static rrt_status find_node_peers(rrt_ctx_t ctx) {
+  char *hosts = NULL;
+  size_t each = sizeof ctx->host;
+  RRT_CHECK(rrt_host_allgatherv_alloc(ctx, ctx->host, each, (void **)&hosts, NULL, NULL));
+  ctx->local_rank = ctx->local_size = 0;
+  for (int r = 0; r < ctx->size; r++) {
+    if (strncmp(hosts + (size_t)r * each, ctx->host, each) != 0) continue;
+    if (r < ctx->rank) ctx->local_rank++;
+    ctx->local_size++;
+  }
+  free(hosts);
+  return RRT_SUCCESS;
+}
+
+/* The deadline of the waits before the environment is checked: the
+ * config's, else RINGRT_TIMEOUT when it parses (a malformed one is reported
+ * by create_local), else the default. */
+static double early_timeout(rrt_ctx_t ctx, const rrt_ctx_config *cfg) {
+  char err[256];
+  if (cfg->timeout_s > 0) return cfg->timeout_s;
+  if (rrt_env_read(&ctx->env, err, sizeof err) == RRT_SUCCESS) return ctx->env.timeout_s;
+  return RRT_DEFAULT_TIMEOUT_S;
+}
+
 static void release(rrt_ctx_t ctx) {
   if (ctx->dev) {
     if (ctx->comm_stream) ctx->dev->stream_destroy(ctx->comm_stream);
     if (ctx->compute_stream) ctx->dev->stream_destroy(ctx->compute_stream);
   }
   rrt_trace_state_destroy(ctx);
-  if (ctx->node_comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->node_comm);
   if (ctx->roll_comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->roll_comm);
   if (ctx->comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->comm);
   free(ctx);
@@ -133,38 +160,29 @@ rrt_status rrt_ctx_create(MPI_Comm comm, const rrt_ctx_config *user_cfg, rrt_ctx
   if (!init)
     return rrt_error(NULL, RRT_ERR_INVALID_ARG, "rrt_ctx_create", "MPI is not initialised");
   rrt_ctx_config full_cfg, *cfg = &full_cfg;
-  rrt_status st = check_config(user_cfg, cfg);
-  /* Agree on the config check over the caller's communicator before anything
-   * collective, so a mismatched config on one rank cannot hang the others. */
-  int bad = st != RRT_SUCCESS, anybad = 0;
-  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
-  if (anybad) return st != RRT_SUCCESS ? st : RRT_ERR_REMOTE;
-
+  /* A rank that cannot even allocate the context leaves the others to end
+   * at the deadline of the duplicate below, with a message naming it. */
   rrt_ctx_t ctx = calloc(1, sizeof *ctx);
-  int ok = ctx != NULL, allok = 0;
-  MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, comm);
-  if (!allok) {
-    free(ctx);
-    return rrt_error(NULL, ok ? RRT_ERR_REMOTE : RRT_ERR_OUT_OF_MEMORY, "rrt_ctx_create",
+  if (!ctx)
+    return rrt_error(NULL, RRT_ERR_OUT_OF_MEMORY, "rrt_ctx_create",
                      "allocating the context failed");
-  }
-  ctx->comm = ctx->node_comm = ctx->roll_comm = MPI_COMM_NULL;
+  ctx->comm = ctx->roll_comm = MPI_COMM_NULL;
   ctx->device = -1;
   ctx->numa_node = -1;
   ctx->threads = 1;
-  ctx->timeout_s = RRT_DEFAULT_TIMEOUT_S; /* until the environment is read */
   snprintf(ctx->cores, sizeof ctx->cores, "unbound");
-  MPI_Comm_dup(comm, &ctx->comm);
-  MPI_Comm_dup(ctx->comm, &ctx->roll_comm); /* the roll call of a timeout (roll_call.c) */
-  MPI_Comm_rank(ctx->comm, &ctx->rank);
-  MPI_Comm_size(ctx->comm, &ctx->size);
-  MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, ctx->rank, MPI_INFO_NULL, &ctx->node_comm);
-  MPI_Comm_rank(ctx->node_comm, &ctx->local_rank);
-  MPI_Comm_size(ctx->node_comm, &ctx->local_size);
   if (gethostname(ctx->host, sizeof ctx->host) != 0) snprintf(ctx->host, sizeof ctx->host, "?");
   ctx->host[sizeof ctx->host - 1] = '\0';
-
-  st = agree_during_create(ctx, create_local(ctx, cfg));
+  MPI_Comm_rank(comm, &ctx->rank);
+  rrt_status config = check_config(ctx, user_cfg, cfg);
+  ctx->timeout_s = early_timeout(ctx, config == RRT_SUCCESS ? cfg : &config_defaults);
+  /* Every step from here is collective and waits with the deadline: the
+   * duplicates, the agreement on the config check (a bad config on one rank
+   * ends every rank), the node peers, then each step of creation. */
+  rrt_status st = rrt_boot_dup(ctx, comm, "rrt_ctx_create");
+  if (st == RRT_SUCCESS) st = agree_during_create(ctx, config);
+  if (st == RRT_SUCCESS) st = agree_during_create(ctx, find_node_peers(ctx));
+  if (st == RRT_SUCCESS) st = agree_during_create(ctx, create_local(ctx, cfg));
 #if RINGRT_HAVE_NCCL
   if (st == RRT_SUCCESS && ctx->transport == RRT_TRANSPORT_NCCL)
     st = agree_during_create(ctx, rrt_nccl_init(ctx));

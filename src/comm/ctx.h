@@ -18,7 +18,6 @@ struct rrt_transport_ops; /* comm/transport_ops.h */
 
 struct rrt_ctx {
   MPI_Comm comm;      /* duplicate of the caller's communicator */
-  MPI_Comm node_comm; /* ranks sharing this node (MPI_Comm_split_type shared) */
   MPI_Comm roll_comm; /* the roll call of a timed-out wait (comm/roll_call.c); its own
                          duplicate so it never matches library traffic */
   int rank, size, local_rank, local_size;

@@ -23,6 +23,13 @@ static void check_bindings(rrt_ctx_t ctx, const rrt_ctx_info *mine) {
   for (int a = 0; a < size; a++) {
     CHECK(all[a].rank == a);
     CHECK(all[a].threads >= 1);
+    /* The node peers are the ranks with the same host name, in rank order. */
+    int same = 0, before = 0;
+    for (int b = 0; b < size; b++)
+      if (strcmp(all[a].host, all[b].host) == 0) same++, before += b < a;
+    CHECK_MSG(all[a].local_size == same && all[a].local_rank == before,
+              "rank %d: local rank %d of %d, expected %d of %d", a, all[a].local_rank,
+              all[a].local_size, before, same);
     for (int b = 0; b < a; b++) {
       if (strcmp(all[a].host, all[b].host) != 0) continue;
       CHECK_MSG(all[a].local_rank != all[b].local_rank, "ranks %d and %d share local rank", a, b);
