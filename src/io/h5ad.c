@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/h5_vlen_check.h"
 #include "io/limits.h"
 
 /* HDF5 prints its whole error stack by default; our messages say what went
@@ -212,6 +213,11 @@ static rrt_status read_string_dataset(hid_t f, const char *path, const char *dpa
   }
   mt = H5Tcopy(H5T_C_S1);
   H5Tset_cset(mt, H5Tget_cset(ty));
+  char why[256];
+  if (H5Tis_variable_str(ty) && rrt_h5_vlen_check(f, path, ds, why, sizeof why) != 0) {
+    st = fail(RRT_ERR_IO, err, errlen, path, dpath, "%s", why);
+    goto done;
+  }
   if (H5Tis_variable_str(ty)) {
     H5Tset_size(mt, H5T_VARIABLE);
     vl = calloc(n ? n : 1, sizeof(char *));
