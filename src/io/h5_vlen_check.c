@@ -21,6 +21,7 @@ typedef struct vl_ctx {
   unsigned sa, ss;    /* sizes of addresses and lengths in this file */
   uint64_t coll_addr; /* collection held in `sizes` (UINT64_MAX: none) */
   uint64_t *sizes;    /* object sizes by index; UINT64_MAX = no such object */
+  unsigned top;       /* highest index set in `sizes` */
   char *why;
   size_t whylen;
 } vl_ctx;
@@ -69,8 +70,9 @@ static int load_collection(vl_ctx *c, uint64_t addr) {
     return bad(c, "cannot read the string heap collection at address %llu",
                (unsigned long long)addr);
   }
-  for (size_t i = 0; i < 65536; i++)
+  for (unsigned i = 0; i <= c->top; i++)
     c->sizes[i] = UINT64_MAX;
+  c->top = 0;
   const uint64_t objhdr = 8 + c->ss;
   int rc = 0;
   for (uint64_t p = 8 + c->ss; p + objhdr <= size;) {
@@ -85,6 +87,7 @@ static int load_collection(vl_ctx *c, uint64_t addr) {
       break;
     }
     if (idx) c->sizes[idx] = osize;
+    if (idx > c->top) c->top = idx;
     p += step;
   }
   free(buf);
@@ -214,6 +217,9 @@ int rrt_h5_vlen_check(hid_t f, const char *path, hid_t ds, char *why, size_t len
   c.sa = (unsigned)sa, c.ss = (unsigned)ss, c.eof = fsize, c.base = ub;
   c.sizes = malloc(65536 * sizeof(uint64_t));
   c.fp = fopen(path, "rb");
+  if (c.sizes)
+    for (size_t i = 0; i < 65536; i++)
+      c.sizes[i] = UINT64_MAX;
   if (!c.sizes || !c.fp) {
     bad(&c, "cannot open the file again to check its strings: %s", strerror(errno));
     goto done;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "io/h5ad.h"
 #include "io/mmio.h"
 #include "io/npy.h"
 
@@ -128,6 +129,25 @@ static void string_dataset(hid_t loc, const char *name, const char **items, hsiz
   H5Dclose(ds), H5Sclose(sp), H5Tclose(ty);
 }
 
+/* A seed must be read back whole: a reader that refuses a valid file fails
+ * here (the replay alone would not notice, any outcome but a crash passes). */
+static void check_h5ad(const char *path, int64_t n, int64_t d) {
+  char err[512] = "";
+  double *x = NULL;
+  int64_t cols = 0, nc = 0;
+  rrt_strings names = {0}, cats = {0};
+  int32_t *codes = NULL;
+  if (rrt_h5ad_read_matrix_rows(path, "X_pca", 0, n, &x, &cols, err, sizeof err) || cols != d ||
+      x[d + 1] != 0.25 * (d + 1) - 1.0 || rrt_h5ad_read_obs_names(path, &names, err, sizeof err) ||
+      names.count != n || strcmp(names.items[1], "AAAG-1") ||
+      rrt_h5ad_read_categorical(path, "bulk_labels", &codes, &nc, &cats, err, sizeof err) ||
+      nc != n || cats.count != 3 || codes[1] != 2 || codes[3] != -1 ||
+      strcmp(cats.items[1], "CD4+ T"))
+    expect(0, err[0] ? err : path);
+  free(x), free(codes);
+  rrt_strings_free(&names), rrt_strings_free(&cats);
+}
+
 typedef struct h5ad_seed {
   const char *name;
   int latest;     /* newest file format (compact groups) instead of the oldest */
@@ -135,6 +155,7 @@ typedef struct h5ad_seed {
   int f64;        /* float64 matrix instead of float32 */
   int chunked;    /* chunked (and deflated) matrix */
   int index_attr; /* obs carries the "_index" attribute */
+  int userblock;  /* a 512-byte user block before the HDF5 data */
 } h5ad_seed;
 
 static void write_h5ad(const char *dir, const h5ad_seed *s) {
@@ -143,7 +164,10 @@ static void write_h5ad(const char *dir, const h5ad_seed *s) {
   snprintf(path, sizeof path, "%s/%s", dir, s->name);
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   if (s->latest) H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
-  hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+  if (s->userblock) H5Pset_userblock(fcpl, 512);
+  hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
+  H5Pclose(fcpl);
   expect(f >= 0, path);
   string_attr(f, "encoding-type", "anndata");
   hid_t obsm = H5Gcreate2(f, "obsm", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -176,15 +200,17 @@ static void write_h5ad(const char *dir, const h5ad_seed *s) {
   H5Dclose(ds), H5Sclose(sp), H5Gclose(lab), H5Gclose(obs);
   expect(H5Fclose(f) >= 0, path);
   H5Pclose(fapl);
+  check_h5ad(path, N, D);
 }
 
 static void seeds_h5ad(const char *root) {
   char dir[1024];
   subdir(dir, sizeof dir, root, "h5ad");
   static const h5ad_seed seeds[] = {
-      {"anndata.h5ad", 0, 0, 0, 0, 1},
-      {"latest_fixed.h5ad", 1, 1, 1, 0, 0},
-      {"chunked.h5ad", 1, 0, 0, 1, 1},
+      {"anndata.h5ad", 0, 0, 0, 0, 1, 0},
+      {"latest_fixed.h5ad", 1, 1, 1, 0, 0, 0},
+      {"chunked.h5ad", 1, 0, 0, 1, 1, 0},
+      {"userblock.h5ad", 0, 0, 0, 0, 1, 1},
   };
   for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
     write_h5ad(dir, &seeds[i]);
