@@ -232,7 +232,7 @@ int rrt_h5_vlen_attr_read(hid_t a, hid_t mt, char *out, size_t len) {
   int timed_out = 0;
   for (;;) {
     struct pollfd p = {fds[0], POLLIN, 0};
-    if (poll(&p, 1, 10000) <= 0) { /* a corrupt heap can make HDF5 loop forever */
+    if (poll(&p, 1, 3000) <= 0) { /* a corrupt heap can make HDF5 loop forever */
       timed_out = 1;
       break;
     }

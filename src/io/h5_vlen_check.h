@@ -19,7 +19,7 @@ int rrt_h5_vlen_check(hid_t f, const char *path, hid_t ds, char *why, size_t len
  *  `out` (at most len - 1 bytes), in a child process: HDF5 gives no access
  *  to an attribute's raw value, so its heap reference cannot be checked
  *  before H5Aread follows it, and a corrupt heap can make HDF5 overrun its
- *  buffers or loop forever. The child's crash, hang (10 s) or failure is a
+ *  buffers or loop forever. The child's crash, hang (3 s) or failure is a
  *  -1 here, never harm to this process; 0 on success. */
 int rrt_h5_vlen_attr_read(hid_t a, hid_t mt, char *out, size_t len);
 
