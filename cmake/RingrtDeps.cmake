@@ -15,3 +15,6 @@ find_library(HWLOC_LIBRARY hwloc ${RINGRT_DEPS_REQUIRED})
 find_library(MATH_LIBRARY m)
 # .h5ad input (SEACells): the serial HDF5 C library (Debian libhdf5-dev).
 find_package(HDF5 ${RINGRT_DEPS_REQUIRED} COMPONENTS C)
+# zlib: the .h5ad reader inflates deflated string chunks itself to check them
+# before HDF5 reads them (src/io/h5_vlen_check.c).
+find_package(ZLIB ${RINGRT_DEPS_REQUIRED})

@@ -30,7 +30,7 @@ install(FILES ${PROJECT_BINARY_DIR}/ringrtConfig.cmake ${PROJECT_BINARY_DIR}/rin
   ${PROJECT_SOURCE_DIR}/cmake/FindNCCL.cmake DESTINATION ${RINGRT_CMAKE_DIR})
 
 # pkg-config: the static dependencies go in Libs.private.
-set(RINGRT_PC_PRIVATE "-lopenblas -lhwloc -lhdf5_serial -lm -fopenmp -lstdc++")
+set(RINGRT_PC_PRIVATE "-lopenblas -lhwloc -lhdf5_serial -lz -lm -fopenmp -lstdc++")
 if(RINGRT_HAVE_CUDA)
   string(APPEND RINGRT_PC_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart")
 endif()

@@ -44,6 +44,8 @@ how[hwloc]="module load hwloc | spack load hwloc"
 cm[hwloc]="-DCMAKE_PREFIX_PATH=/path/to/hwloc (or -DHWLOC_INCLUDE_DIR=... -DHWLOC_LIBRARY=...)"
 what[hdf5]="HDF5, the serial C library"; deb[hdf5]="libhdf5-dev"
 how[hdf5]="module load hdf5 | spack load hdf5~mpi"; cm[hdf5]="-DHDF5_ROOT=/path/to/hdf5"
+what[zlib]="zlib: zlib.h and libz"; deb[zlib]="zlib1g-dev"
+how[zlib]="module load zlib | spack load zlib"; cm[zlib]="-DZLIB_ROOT=/path/to/zlib"
 what[slurm]="Slurm daemons for tests/launch/slurm_test.sh"; deb[slurm]="slurm-wlm munge"
 
 have() { command -v "$1" >/dev/null 2>&1; }

@@ -13,6 +13,7 @@
 #include "comm/host_coll.h"
 #include "io/csv_matrix.h"
 #include "io/h5ad.h"
+#include "io/int_list.h"
 #include "io/npy.h"
 #include "seacells_report.h"
 
@@ -202,16 +203,11 @@ static rrt_status read_input(const char *path, const char *key, rrt_ctx_t ctx, i
 /* --archetypes-in: cell indices, one per line; they set --n-metacells. */
 static rrt_status read_archetypes(const char *path, sc_inputs *in, rrt_seacells_options *o,
                                   char *err, size_t len) {
-  FILE *f = fopen(path, "r");
-  long long a;
-  if (!f) {
-    snprintf(err, len, "%s: cannot open", path);
-    return RRT_ERR_IO;
-  }
-  in->arch_in = malloc(sizeof(int64_t) * 1024 * 1024);
-  while (in->arch_in && in->na < 1024 * 1024 && fscanf(f, "%lld", &a) == 1)
-    in->arch_in[in->na++] = a;
-  fclose(f);
+  rrt_int_list l;
+  rrt_status st = rrt_int_list_read(path, 0, &l, err, len);
+  if (st != RRT_SUCCESS) return st;
+  in->arch_in = l.values;
+  in->na = l.count;
   o->init = RRT_SEACELLS_INIT_GIVEN;
   o->archetypes = in->arch_in;
   o->n_metacells = in->na;

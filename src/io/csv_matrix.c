@@ -87,7 +87,7 @@ rrt_status rrt_csv_read_matrix(const char *path, int header, rrt_csv_matrix *out
   size_t linecap = 0;
   char **fields = NULL;
   int fcap = 0, names = -1, first = 1;
-  int64_t lineno = 0, cap = 0, namecap = 0;
+  int64_t lineno = 0, cap = 0, namecap = 0, header_line = 0;
   rrt_status st = RRT_SUCCESS;
   while (getline(&line, &linecap, f) >= 0) {
     lineno++;
@@ -108,6 +108,7 @@ rrt_status rrt_csv_read_matrix(const char *path, int header, rrt_csv_matrix *out
         if (!parse_num(fields[i], &v) && !(i == 0 && !*fields[i])) numeric = 0;
       if (header == 1 || (header == -1 && !numeric)) {
         if (add_strings(&out->header, fields, nf) != RRT_SUCCESS) goto oom;
+        header_line = lineno;
         continue;
       }
     }
@@ -118,6 +119,15 @@ rrt_status rrt_csv_read_matrix(const char *path, int header, rrt_csv_matrix *out
       out->cols = ncols;
       if (ncols <= 0) {
         snprintf(err, errlen, "%s:%lld: no numeric columns", path, (long long)lineno);
+        st = RRT_ERR_IO;
+        goto done;
+      }
+      /* A header names every column, with or without the name column (R's
+       * write.table leaves its label out); any other count would pair
+       * names with the wrong columns. */
+      if (out->header.count && out->header.count != ncols && out->header.count != nf) {
+        snprintf(err, errlen, "%s:%lld: the header has %lld fields, the data rows (line %lld) %d",
+                 path, (long long)header_line, (long long)out->header.count, (long long)lineno, nf);
         st = RRT_ERR_IO;
         goto done;
       }

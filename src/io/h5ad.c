@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/h5_vlen_check.h"
 #include "io/limits.h"
 
 /* HDF5 prints its whole error stack by default; our messages say what went
@@ -212,6 +213,11 @@ static rrt_status read_string_dataset(hid_t f, const char *path, const char *dpa
   }
   mt = H5Tcopy(H5T_C_S1);
   H5Tset_cset(mt, H5Tget_cset(ty));
+  char why[256];
+  if (H5Tis_variable_str(ty) && rrt_h5_vlen_check(f, path, ds, why, sizeof why) != 0) {
+    st = fail(RRT_ERR_IO, err, errlen, path, dpath, "%s", why);
+    goto done;
+  }
   if (H5Tis_variable_str(ty)) {
     H5Tset_size(mt, H5T_VARIABLE);
     vl = calloc(n ? n : 1, sizeof(char *));
@@ -265,17 +271,8 @@ static int read_string_attr(hid_t obj, const char *name, char *out, size_t len) 
     hid_t mt = H5Tcopy(H5T_C_S1);
     H5Tset_cset(mt, H5Tget_cset(ty));
     if (H5Tis_variable_str(ty)) {
-      char *s = NULL;
       H5Tset_size(mt, H5T_VARIABLE);
-      if (H5Aread(a, mt, &s) >= 0 && s) {
-        snprintf(out, len, "%s", s);
-        rc = 0;
-#if H5_VERSION_GE(1, 12, 0)
-        H5Treclaim(mt, sp, H5P_DEFAULT, &s);
-#else
-        H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, &s);
-#endif
-      }
+      rc = rrt_h5_vlen_attr_read(a, mt, out, len);
     } else {
       size_t w = H5Tget_size(ty);
       char *buf = calloc(1, w + 1);

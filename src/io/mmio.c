@@ -471,6 +471,13 @@ rrt_status rrt_mm_read(const char *path, rrt_mm_pattern_values pattern, rrt_csr 
     goto done;
   }
   if ((st = read_shape(r, &sh, err, errlen))) goto done;
+  if (sh.field == F_PATTERN && pattern == RRT_MM_PATTERN_LAPLACIAN && sh.nrows != sh.ncols) {
+    /* The Laplacian puts a value on every diagonal entry (i, i). */
+    st = fail(err, errlen, RRT_ERR_IO,
+              "%s:%ld: pattern values 'laplacian' need a square matrix, got %lld x %lld", path,
+              sh.size_line, (long long)sh.nrows, (long long)sh.ncols);
+    goto done;
+  }
   if ((st = read_entries(r, &sh, &t, err, errlen))) goto done;
   if ((st = check_rows(r, &sh, t.n, err, errlen))) goto done;
   if ((st = rrt_csr_from_triplets(sh.nrows, sh.ncols, t.n, t.row, t.col, t.val, out))) {

@@ -222,6 +222,13 @@ def tool_csv_field(argv, emit):
                                                "removed" if value == "--drop" else "= " + value))
 
 
+def tool_write_lines(argv, emit):
+    """write-lines FILE LINE...: a text file of these lines, each ended by a newline."""
+    with open(argv[0], "w") as f:
+        f.write("".join(line + "\n" for line in argv[1:]))
+    emit("%s: %d lines" % (base(argv[0]), len(argv) - 1))
+
+
 def read_assignments(path):
     with open(path) as f:
         rows = [s.split(",") for s in f.read().splitlines()]
@@ -355,6 +362,7 @@ TOOLS = {
     "laplace-matrix": tool_laplace_matrix,
     "blobs": tool_blobs,
     "csv-field": tool_csv_field,
+    "write-lines": tool_write_lines,
     "assignments": tool_assignments,
     "blobs-pure": tool_blobs_pure,
     "purity": tool_purity,

@@ -10,6 +10,7 @@
 
 #include <hdf5.h>
 
+#include "io/csv_matrix.h"
 #include "io/h5ad.h"
 #include "io/mmio.h"
 #include "io/npy.h"
@@ -136,6 +137,34 @@ int main(void) {
   vec_bad("vec_sparse.mtx",
           "%%MatrixMarket matrix coordinate real general\n4611686018427387904 1 1\n1 1 5\n", 2,
           "rows would be empty");
+
+  /* Found by the fuzzer: the Laplacian of a non-square pattern put its
+   * diagonal in columns that do not exist (an invalid CSR, returned). */
+  {
+    char path[512], err[512] = "";
+    snprintf(path, sizeof path, "%s/pattern_6x4.mtx", dir);
+    write_text(path, "%%MatrixMarket matrix coordinate pattern general\n6 4 2\n1 1\n6 4\n");
+    rrt_csr a;
+    CHECK(rrt_mm_read(path, RRT_MM_PATTERN_LAPLACIAN, &a, NULL, err, sizeof err) == RRT_ERR_IO);
+    check_message("pattern_6x4.mtx", err, path, 2, "need a square matrix, got 6 x 4");
+    CHECK_OK(rrt_mm_read(path, RRT_MM_PATTERN_ONES, &a, NULL, err, sizeof err));
+    rrt_csr_free(&a);
+  }
+  /* Found by the fuzzer: a CSV header with a field count that matches
+   * neither the data columns nor the data columns and the name column was
+   * kept, pairing names with the wrong columns. */
+  {
+    char path[512], err[512] = "";
+    snprintf(path, sizeof path, "%s/header.csv", dir);
+    write_text(path, "a,b,c,d\nr1,1,2\nr2,3,4\n");
+    rrt_csv_matrix m;
+    CHECK(rrt_csv_read_matrix(path, -1, &m, err, sizeof err) == RRT_ERR_IO);
+    check_message("header.csv", err, path, 1, "the header has 4 fields, the data rows (line 2) 3");
+    write_text(path, "a,b\nr1,1,2\nr2,3,4\n"); /* R's write.table: no label for names */
+    CHECK_OK(rrt_csv_read_matrix(path, -1, &m, err, sizeof err));
+    CHECK(m.header.count == 2 && m.row_names.count == 2 && m.cols == 2);
+    rrt_csv_matrix_free(&m);
+  }
 
   /* (2^30, 2^31) <f8 = 2^64 bytes wrapped to 0 and passed the size check. */
   npy_bad("wrap.npy",
