@@ -89,7 +89,7 @@ static const char *descr_of(rrt_dtype dt) {
 
 /* An integer option of the table: 1 if `a` is one (parsed into o, 2 on a
  * bad value), 0 if not. */
-static int parse_long_option(MPI_Comm comm, const char *a, const char *next, attn_opts *o) {
+static int parse_long_option(rrt_app_common *c, const char *a, const char *next, attn_opts *o) {
   static const struct {
     const char *name;
     size_t off;
@@ -107,7 +107,7 @@ static int parse_long_option(MPI_Comm comm, const char *a, const char *next, att
   int done = 0;
   for (size_t k = 0; k < sizeof longs / sizeof longs[0]; k++)
     if (strcmp(a, longs[k].name) == 0) {
-      if (rrt_app_parse_long(comm, "attn", a, next, longs[k].lo, longs[k].hi,
+      if (rrt_app_parse_long(c, a, next, longs[k].lo, longs[k].hi,
                              (long *)((char *)o + longs[k].off)) != 0)
         return 2;
       done = 1;
@@ -116,13 +116,12 @@ static int parse_long_option(MPI_Comm comm, const char *a, const char *next, att
 }
 
 /* Any other option with a value: 0 parsed, 2 on a usage error. */
-static int parse_value_option(MPI_Comm comm, const char *a, const char *next, attn_opts *o) {
+static int parse_value_option(rrt_app_common *c, const char *a, const char *next, attn_opts *o) {
   if (strcmp(a, "--scale") == 0) {
-    if (rrt_app_parse_double(comm, "attn", a, next, &o->scale) != 0) return 2;
+    if (rrt_app_parse_double(c, a, next, &o->scale) != 0) return 2;
   } else if (strcmp(a, "--layout") == 0) {
     if (rrt_attn_layout_parse(next, &o->layout) != RRT_SUCCESS) {
-      rrt_app_print0(comm, "ringrt attn: --layout '%s' is not contiguous, zigzag or stripe\n",
-                     next);
+      rrt_app_usage_error(c, "--layout '%s' is not contiguous, zigzag or stripe", next);
       return 2;
     }
   } else if (strcmp(a, "--dtype") == 0) {
@@ -133,7 +132,7 @@ static int parse_value_option(MPI_Comm comm, const char *a, const char *next, at
     else if (strcmp(next, "f16") == 0)
       o->dtype = RRT_DTYPE_F16;
     else {
-      rrt_app_print0(comm, "ringrt attn: --dtype '%s' is not f32, bf16 or f16\n", next);
+      rrt_app_usage_error(c, "--dtype '%s' is not f32, bf16 or f16", next);
       return 2;
     }
   } else if (strcmp(a, "--q") == 0)
@@ -147,20 +146,18 @@ static int parse_value_option(MPI_Comm comm, const char *a, const char *next, at
   else if (strcmp(a, "--lse") == 0)
     o->lse = next;
   else {
-    rrt_app_print0(comm, "ringrt attn: unknown option '%s'\n", a);
+    rrt_app_usage_error(c, "unknown option '%s'", a);
     return 2;
   }
   return 0;
 }
 
 /* 0: run; 1: --help was printed; 2: usage error (printed on rank 0). */
-static int parse(MPI_Comm comm, int argc, char **argv, attn_opts *o, rrt_app_common *c) {
+static int parse(int argc, char **argv, attn_opts *o, rrt_app_common *c) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      int rank = 0;
-      MPI_Comm_rank(comm, &rank);
-      if (rank == 0) usage();
+      if (c->rank == 0) usage();
       return 1;
     }
     int r = rrt_app_common_option(c, argc, argv, &i);
@@ -175,16 +172,16 @@ static int parse(MPI_Comm comm, int argc, char **argv, attn_opts *o, rrt_app_com
       continue;
     }
     if (!next || strncmp(a, "--", 2) != 0) {
-      rrt_app_print0(comm, "ringrt attn: unknown option or missing value: '%s'\n", a);
+      rrt_app_usage_error(c, "unknown option or missing value: '%s'", a);
       return 2;
     }
     i++;
-    r = parse_long_option(comm, a, next, o);
-    if (r == 0) r = parse_value_option(comm, a, next, o);
+    r = parse_long_option(c, a, next, o);
+    if (r == 0) r = parse_value_option(c, a, next, o);
     if (r == 2) return 2;
   }
   if ((o->qf || o->kf || o->vf) && !(o->qf && o->kf && o->vf)) {
-    rrt_app_print0(comm, "ringrt attn: --q, --k and --v go together\n");
+    rrt_app_usage_error(c, "--q, --k and --v go together");
     return 2;
   }
   return 0;
@@ -556,7 +553,7 @@ int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
                  NULL, NULL, NULL, NULL, NULL};
   rrt_app_common c;
   rrt_app_common_init(&c, "attn", comm, argc, argv);
-  int pr = rrt_app_agree_args(comm, argc, argv, parse(comm, argc, argv, &o, &c));
+  int pr = rrt_app_agree_args(comm, &c, parse(argc, argv, &o, &c));
   if (pr == 1) return 0;
   if (pr) return rrt_app_finish(NULL, &c, RRT_EXIT_USAGE);
   int rc = check_paths(&c, &o);
