@@ -330,11 +330,35 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Where the last progress line left off. */
+typedef struct attn_progress {
+  double t;  /* when (rrt_time_now) */
+  long runs; /* runs done then, warm-up included */
+} attn_progress;
+
+/* Rank 0, after run `it` (negative: warm-up): a line on stderr at most once
+ * a second, so a long run shows it is alive (short runs print none; the
+ * last run none either, the report follows). The time per run is rank 0's
+ * wall time since the last line, barrier included. */
+static void progress(attn_progress *pg, long it, const attn_opts *o) {
+  double now = rrt_time_now();
+  long runs = it + o->warmup + 1;
+  if (now - pg->t < 1.0 || runs == o->warmup + o->iters) return;
+  double ms = 1e3 * (now - pg->t) / (double)(runs - pg->runs);
+  if (it < 0)
+    fprintf(stderr, "attn: warmup %ld/%ld, %.1f ms/iter\n", runs, o->warmup, ms);
+  else
+    fprintf(stderr, "attn: iter %ld/%ld, %.1f ms/iter\n", it + 1, o->iters, ms);
+  pg->t = now, pg->runs = runs;
+}
+
 /* Warm-up and timed runs: per iteration the slowest rank's time; the median
  * and the comm/compute means over ranks and runs. Returns 0 or 1. */
 static int time_runs(attn_run *run, const attn_opts *o, attn_timing *tm) {
   double comm_s = 0, exposed_s = 0, compute_s = 0;
   rrt_attn_stats stt = {0};
+  attn_progress pg = {rrt_time_now(), 0};
+  int show = run->rank == 0 && !run->com->quiet;
   for (long it = -o->warmup; it < o->iters; it++) {
     rrt_barrier(run->ctx);
     if (rrt_attn_plan_run(run->plan, run->dev[0], run->dev[1], run->dev[2], run->dout, run->dlse) !=
@@ -349,6 +373,7 @@ static int time_runs(attn_run *run, const attn_opts *o, attn_timing *tm) {
       exposed_s += stt.comm_exposed_s;
       compute_s += stt.compute_s;
     }
+    if (show) progress(&pg, it, o);
   }
   rrt_host_allreduce(run->ctx, run->times, run->times, (size_t)o->iters, RRT_DTYPE_F64, RRT_OP_MAX);
   tm->sums[0] = comm_s, tm->sums[1] = exposed_s, tm->sums[2] = compute_s;
