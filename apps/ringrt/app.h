@@ -121,8 +121,13 @@ int rrt_app_any_rank(rrt_ctx_t ctx, int bad);
 FILE *rrt_app_json_open(rrt_app_common *c);
 void rrt_app_json_close(rrt_app_common *c, int code);
 
-/** A JSON number, or null for NaN/Inf (which JSON cannot hold). */
+/** A JSON number that reads back as v, or null for NaN/Inf (which JSON
+ *  cannot hold). Every floating value of a report goes through it. */
 void rrt_app_json_number(FILE *f, double v);
+/** A JSON string (quoted and escaped): for every text a user gave (a path). */
+void rrt_app_json_string(FILE *f, const char *s);
+/** `, "KEY": NUMBER` (rrt_app_json_number): a field after the first. */
+void rrt_app_json_field(FILE *f, const char *key, double v);
 
 /** Where human-readable text goes: stderr when the JSON report goes to
  *  stdout (so stdout holds one JSON document), else stdout. */

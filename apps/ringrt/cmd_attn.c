@@ -540,17 +540,26 @@ static void report_json(FILE *jf, const attn_run *run, const attn_opts *o, const
   fprintf(jf,
           "{\"command\":\"attn\",\"backend\":\"%s\",\"ranks\":%d,\"batch\":%lld,\"seq\":%lld,"
           "\"heads\":%d,\"kv_heads\":%d,\"dim\":%d,\"dtype\":\"%s\",\"layout\":\"%s\","
-          "\"causal\":%s,\"iters\":%ld,\"warmup\":%ld,\"time_s\":%.9g,\"time_min_s\":%.9g,"
-          "\"flops\":%.6g,\"tflops\":%.6g,\"bytes_sent_per_rank\":%.0f,\"comm_s\":%.9g,"
-          "\"comm_exposed_s\":%.9g,\"compute_s\":%.9g,\"hidden_share\":%.6f",
+          "\"causal\":%s,\"iters\":%ld,\"warmup\":%ld",
           rrt_backend_name(rrt_ctx_backend(run->ctx)), run->P, (long long)d->batch,
           (long long)d->seq, d->heads_q, d->heads_kv, d->head_dim, rrt_dtype_name(d->dtype),
-          rrt_attn_layout_name(d->layout), d->causal ? "true" : "false", o->iters, o->warmup,
-          tm->t_med, run->times[0], tm->flops, tm->flops / tm->t_med * 1e-12, tm->bytes,
-          tm->sums[0] * per, tm->sums[1] * per, tm->sums[2] * per, tm->hidden);
-  if (checked)
-    fprintf(jf, ",\"check\":{\"max_abs\":%.6g,\"max_rel\":%.6g,\"lse_max_abs\":%.6g,\"pass\":%s}",
-            chk->max_abs, chk->max_rel, chk->lse_abs, chk->pass ? "true" : "false");
+          rrt_attn_layout_name(d->layout), d->causal ? "true" : "false", o->iters, o->warmup);
+  rrt_app_json_field(jf, "time_s", tm->t_med);
+  rrt_app_json_field(jf, "time_min_s", run->times[0]);
+  rrt_app_json_field(jf, "flops", tm->flops);
+  rrt_app_json_field(jf, "tflops", tm->flops / tm->t_med * 1e-12);
+  rrt_app_json_field(jf, "bytes_sent_per_rank", tm->bytes);
+  rrt_app_json_field(jf, "comm_s", tm->sums[0] * per);
+  rrt_app_json_field(jf, "comm_exposed_s", tm->sums[1] * per);
+  rrt_app_json_field(jf, "compute_s", tm->sums[2] * per);
+  rrt_app_json_field(jf, "hidden_share", tm->hidden);
+  if (checked) {
+    fprintf(jf, ",\"check\":{\"max_abs\":");
+    rrt_app_json_number(jf, chk->max_abs);
+    rrt_app_json_field(jf, "max_rel", chk->max_rel);
+    rrt_app_json_field(jf, "lse_max_abs", chk->lse_abs);
+    fprintf(jf, ", \"pass\":%s}", chk->pass ? "true" : "false");
+  }
 }
 
 static void run_free(attn_run *run) {

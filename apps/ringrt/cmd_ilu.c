@@ -433,23 +433,29 @@ static void report_text(FILE *out, const ilu_run *run, const ilu_opts *o, const 
 static void report_json(FILE *js, const ilu_run *run, const ilu_opts *o, const ilu_measure *ms,
                         const ilu_rates *r) {
   const char *src = o->matrix ? o->matrix : o->generate;
+  fprintf(js, "{\"command\": \"ilu\", \"problem\": ");
+  rrt_app_json_string(js, src);
+  fprintf(js, ", \"n\": %lld", (long long)run->n);
+  rrt_app_json_field(js, "nnz", r->nnz);
   fprintf(js,
-          "{\"command\": \"ilu\", \"problem\": \"%s\", \"n\": %lld, \"nnz\": %.0f, \"ranks\": %d, "
-          "\"backend\": \"%s\", \"ordering\": \"%s\", \"factor_precision\": \"%s\", \"levels_l\": "
-          "%d, \"levels_u\": %d, "
-          "\"analysis_s\": %.6g, \"factor_s\": %.6g, \"factor_gflops\": %.6g, "
-          "\"refactor_s\": %.6g, \"spmv_s\": %.6g, \"spmv_gflops\": %.6g, \"trisolve_s\": %.6g, "
-          "\"trisolve_gflops\": %.6g",
-          src, (long long)run->n, r->nnz, run->P, rrt_backend_name(rrt_ctx_backend(run->ctx)),
-          rrt_ilu_ordering_name(o->ordering), o->f32 ? "f32" : "f64", ms->nl, ms->nu, ms->analysis,
-          ms->factor, r->fac, ms->refactor, ms->spmv, r->spmv, ms->apply, r->tri);
-  if (!o->no_solver)
-    fprintf(js,
-            ", \"solver\": \"%s\", \"iterations\": %d, \"solve_s\": %.6g, \"converged\": %s, "
-            "\"true_residual\": ",
-            rrt_krylov_method_name(o->method), run->res.iterations, ms->solve,
-            run->res.converged ? "true" : "false");
-  rrt_app_json_number(js, ms->true_rel);
+          ", \"ranks\": %d, \"backend\": \"%s\", \"ordering\": \"%s\", \"factor_precision\": "
+          "\"%s\", \"levels_l\": %d, \"levels_u\": %d",
+          run->P, rrt_backend_name(rrt_ctx_backend(run->ctx)), rrt_ilu_ordering_name(o->ordering),
+          o->f32 ? "f32" : "f64", ms->nl, ms->nu);
+  const struct {
+    const char *key;
+    double v;
+  } fields[] = {{"analysis_s", ms->analysis}, {"factor_s", ms->factor},   {"factor_gflops", r->fac},
+                {"refactor_s", ms->refactor}, {"spmv_s", ms->spmv},       {"spmv_gflops", r->spmv},
+                {"trisolve_s", ms->apply},    {"trisolve_gflops", r->tri}};
+  for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++)
+    rrt_app_json_field(js, fields[k].key, fields[k].v);
+  if (o->no_solver) return;
+  fprintf(js, ", \"solver\": \"%s\", \"iterations\": %d", rrt_krylov_method_name(o->method),
+          run->res.iterations);
+  rrt_app_json_field(js, "solve_s", ms->solve);
+  fprintf(js, ", \"converged\": %s", run->res.converged ? "true" : "false");
+  rrt_app_json_field(js, "true_residual", ms->true_rel);
 }
 
 /* The text report (stdout, or stderr when the JSON goes to stdout) and the

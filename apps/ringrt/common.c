@@ -256,13 +256,23 @@ FILE *rrt_app_text_stream(const rrt_app_common *c) {
 }
 
 void rrt_app_json_number(FILE *f, double v) {
-  if (isfinite(v))
-    fprintf(f, "%.6g", v);
-  else
+  if (!isfinite(v)) {
     fputs("null", f);
+    return;
+  }
+  /* 15 digits read back exactly for most values; 17 always do */
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.15g", v);
+  if (strtod(buf, NULL) != v) snprintf(buf, sizeof buf, "%.17g", v);
+  fputs(buf, f);
 }
 
-static void json_string(FILE *f, const char *s) {
+void rrt_app_json_field(FILE *f, const char *key, double v) {
+  fprintf(f, ", \"%s\": ", key);
+  rrt_app_json_number(f, v);
+}
+
+void rrt_app_json_string(FILE *f, const char *s) {
   fputc('"', f);
   for (; *s; s++) {
     unsigned char ch = (unsigned char)*s;
@@ -284,7 +294,7 @@ static void error_report(FILE *f, const rrt_app_common *c, rrt_ctx_t ctx, int rc
                                                         : "failed (the messages are on stderr)";
   fprintf(f, "{\"command\": \"%s\", \"status\": \"%s\", \"exit_code\": %d, \"error\": ", c->cmd,
           status_name(rc), rc);
-  json_string(f, msg);
+  rrt_app_json_string(f, msg);
   fprintf(f, "}\n");
 }
 
