@@ -100,41 +100,53 @@ static void show(char *buf, size_t n, const char *prev, const char *arg) {
 }
 
 /* Rank 0: which ranks differ from it, and the first difference of the
- * lowest of them (`first`, whose arguments are `theirs`). */
-static void report_mismatch(const arg_record *recs, int P, int first, const char *theirs,
-                            size_t tlen, int argc, char **argv) {
-  fprintf(stderr, "ringrt: the ranks were started with different arguments:");
+ * lowest of them (`first`, whose arguments are `theirs`): printed, and
+ * kept for the JSON report. */
+static void report_mismatch(rrt_app_common *c, const arg_record *recs, int P, int first,
+                            const char *theirs, size_t tlen) {
+  char msg[sizeof c->error];
+  size_t n = 0;
+  n += (size_t)snprintf(msg, sizeof msg, "the ranks were started with different arguments:");
   int listed = 0;
   for (int r = 1; r < P; r++)
     if (recs[r].hash != recs[0].hash || recs[r].argc != recs[0].argc) {
-      if (listed < 32) fprintf(stderr, "%s rank %d", listed ? "," : "", r);
+      if (listed < 32 && n < sizeof msg)
+        n += (size_t)snprintf(msg + n, sizeof msg - n, "%s rank %d", listed ? "," : "", r);
       listed++;
     }
-  if (listed > 32) fprintf(stderr, " and %d more", listed - 32);
-  fprintf(stderr, " %s from rank 0", listed == 1 ? "differs" : "differ");
-  int i = 0;
+  if (listed > 32 && n < sizeof msg)
+    n += (size_t)snprintf(msg + n, sizeof msg - n, " and %d more", listed - 32);
+  int argc = c->argc, i = 0;
+  char **argv = c->argv;
   while (i < argc && nth(theirs, tlen, i) && strcmp(argv[i], nth(theirs, tlen, i)) == 0)
     i++;
   char mine[256], other[256];
   show(mine, sizeof mine, i > 0 ? argv[i - 1] : NULL, i < argc ? argv[i] : NULL);
   show(other, sizeof other, i > 0 ? nth(theirs, tlen, i - 1) : NULL, nth(theirs, tlen, i));
-  fprintf(stderr, "; first difference at argument %d: %s on rank %d, %s on rank 0\n", i, other,
-          first, mine);
+  if (n < sizeof msg)
+    snprintf(msg + n, sizeof msg - n,
+             " %s from rank 0; first difference at argument %d: %s on rank %d, %s on rank 0",
+             listed == 1 ? "differs" : "differ", i, other, first, mine);
+  /* the subcommands may differ too: the line names none */
+  fprintf(stderr, "ringrt: %s\n", msg);
+  snprintf(c->error, sizeof c->error, "%s", msg);
 }
 
-/* Another rank's usage message, naming it: "ringrt attn (rank 2): bad
- * value for --iters: 'x' ...". */
-static void print_remote(const char *msg, int rank) {
-  const char *colon = strstr(msg, ": ");
-  if (!msg[0]) {
-    fprintf(stderr, "ringrt (rank %d): usage error\n", rank);
-    return;
-  }
-  if (colon)
-    fprintf(stderr, "%.*s (rank %d)%s", (int)(colon - msg), msg, rank, colon);
+/* What a rank whose parse failed tells rank 0: its subcommand and message. */
+typedef struct usage_note {
+  char cmd[32];
+  char msg[sizeof(((rrt_app_common *)0)->error)];
+} usage_note;
+
+/* Rank 0: another rank's usage message, naming it ("ringrt attn (rank 2):
+ * bad value for --iters: 'x' ..."), kept as "rank 2: ..." for the report. */
+static void report_remote(rrt_app_common *c, const usage_note *note, int rank) {
+  const char *msg = note->msg[0] ? note->msg : "usage error";
+  if (note->cmd[0])
+    fprintf(stderr, "ringrt %s (rank %d): %s\n", note->cmd, rank, msg);
   else
-    fprintf(stderr, "ringrt (rank %d): %s", rank, msg);
-  if (msg[strlen(msg) - 1] != '\n') fputc('\n', stderr);
+    fprintf(stderr, "ringrt (rank %d): %s\n", rank, msg);
+  snprintf(c->error, sizeof c->error, "rank %d: %.1000s", rank, msg);
 }
 
 /* The lowest rank whose parse failed, or P. */
@@ -145,17 +157,19 @@ static int lowest_failed(const arg_record *recs, int P) {
 }
 
 /* Everything after the gather: 0, 1 (help) or 2 on every rank alike. */
-static int decide(rrt_ctx_t ctx, const arg_record *recs, int argc, char **argv) {
+static int decide(rrt_ctx_t ctx, rrt_app_common *c, const arg_record *recs) {
   const char *op = "ringrt: agreeing on the arguments";
   int P = rrt_ctx_size(ctx), rank = rrt_ctx_rank(ctx);
   int failed = lowest_failed(recs, P);
   if (failed < P) {
     /* The failing rank's message; rank 0 printed its own while parsing. */
-    char msg[RRT_APP_NOTE_MAX];
-    snprintf(msg, sizeof msg, "%s", rrt_app_usage_note());
-    if (rrt_host_bcast_named(ctx, op, msg, sizeof msg, failed) != RRT_SUCCESS) return 2;
-    msg[sizeof msg - 1] = '\0';
-    if (rank == 0 && failed != 0) print_remote(msg, failed);
+    usage_note note;
+    memset(&note, 0, sizeof note);
+    snprintf(note.cmd, sizeof note.cmd, "%s", c->cmd ? c->cmd : "");
+    snprintf(note.msg, sizeof note.msg, "%s", c->error);
+    if (rrt_host_bcast_named(ctx, op, &note, sizeof note, failed) != RRT_SUCCESS) return 2;
+    note.cmd[sizeof note.cmd - 1] = note.msg[sizeof note.msg - 1] = '\0';
+    if (rank == 0 && failed != 0) report_remote(c, &note, failed);
     return 2;
   }
   int first = P;
@@ -163,18 +177,18 @@ static int decide(rrt_ctx_t ctx, const arg_record *recs, int argc, char **argv) 
     if (recs[r].hash != recs[0].hash || recs[r].argc != recs[0].argc) first = r;
   if (first == P) return recs[rank].parse;
   size_t tlen = 0;
-  char *theirs = args_of(ctx, first, argc, argv, &tlen);
-  if (rank == 0 && theirs) report_mismatch(recs, P, first, theirs, tlen, argc, argv);
+  char *theirs = args_of(ctx, first, c->argc, c->argv, &tlen);
+  if (rank == 0 && theirs) report_mismatch(c, recs, P, first, theirs, tlen);
   free(theirs);
   return 2;
 }
 
-int rrt_app_agree_args(MPI_Comm comm, int argc, char **argv, int parsed) {
+int rrt_app_agree_args(MPI_Comm comm, rrt_app_common *c, int parsed) {
   const char *op = "ringrt: agreeing on the arguments";
   rrt_ctx_t ctx = NULL;
-  if (rrt_boot_create(comm, argv_timeout(argc, argv), op, &ctx) != RRT_SUCCESS) return 2;
+  if (rrt_boot_create(comm, argv_timeout(c->argc, c->argv), op, &ctx) != RRT_SUCCESS) return 2;
   int P = rrt_ctx_size(ctx);
-  arg_record mine = {parsed, argc, hash_args(argc, argv)};
+  arg_record mine = {parsed, c->argc, hash_args(c->argc, c->argv)};
   arg_record *recs = malloc((size_t)P * sizeof *recs);
   size_t *layout = malloc(2 * (size_t)P * sizeof *layout);
   rrt_status st = recs && layout ? RRT_SUCCESS : RRT_ERR_OUT_OF_MEMORY;
@@ -186,9 +200,9 @@ int rrt_app_agree_args(MPI_Comm comm, int argc, char **argv, int parsed) {
     }
     if (rrt_host_allgatherv_named(ctx, op, &mine, sizeof mine, recs, layout, layout + P) ==
         RRT_SUCCESS)
-      rc = decide(ctx, recs, argc, argv);
+      rc = decide(ctx, c, recs);
   } else if (rrt_ctx_rank(ctx) == 0) {
-    fprintf(stderr, "ringrt: %s\n", rrt_ctx_last_error(ctx));
+    rrt_app_usage_error(c, "%s", rrt_ctx_last_error(ctx));
   }
   free(recs);
   free(layout);

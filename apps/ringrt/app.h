@@ -3,7 +3,9 @@
  * main.c initialises MPI and dispatches to `int rrt_cmd_NAME(MPI_Comm comm,
  * int argc, char **argv)` (argv[0] is the subcommand name). A subcommand
  * calls rrt_app_common_init(), parses its own options, passing unknown ones
- * to rrt_app_common_option() first, checks its output paths with
+ * to rrt_app_common_option() first (usage errors go to rrt_app_usage_error,
+ * which keeps them in the rrt_app_common: the tool has no process state),
+ * agrees on them (rrt_app_agree_args), checks its output paths with
  * rrt_app_check_paths(), creates its context with rrt_app_ctx_create(),
  * agrees on the checks (rrt_app_agree_code), and ends with
  * `return rrt_app_finish(ctx, &common, rc)`, which writes the trace and the
@@ -50,7 +52,8 @@ typedef struct rrt_app_common {
   int outputs_ok;   /* the output checks passed on every rank: the trace may be written */
   int json_file_ok; /* rank 0: --json FILE passed the checks (written even on failure) */
   int report_code;  /* the exit code the buffered report states */
-  char error[1024]; /* the first error message of this rank */
+  char error[1024]; /* the first error message of this rank (on rank 0 also the usage error
+                       of another rank, from rrt_app_agree_args), for the JSON report */
   FILE *json;       /* the report, buffered until rrt_app_finish */
   char *json_buf;
   size_t json_len;
@@ -66,7 +69,7 @@ extern const char rrt_app_common_help[];
 
 /** If argv[*i] is a common option, consume it (and its value, advancing *i)
  *  and return 1; return 0 if it is not one; return -1 on a usage error
- *  (message printed on rank 0). */
+ *  (rrt_app_usage_error). */
 int rrt_app_common_option(rrt_app_common *opt, int argc, char **argv, int *i);
 
 /** Start: zero c, remember the subcommand's name, its arguments and rank. */
@@ -118,8 +121,13 @@ int rrt_app_any_rank(rrt_ctx_t ctx, int bad);
 FILE *rrt_app_json_open(rrt_app_common *c);
 void rrt_app_json_close(rrt_app_common *c, int code);
 
-/** A JSON number, or null for NaN/Inf (which JSON cannot hold). */
+/** A JSON number that reads back as v, or null for NaN/Inf (which JSON
+ *  cannot hold). Every floating value of a report goes through it. */
 void rrt_app_json_number(FILE *f, double v);
+/** A JSON string (quoted and escaped): for every text a user gave (a path). */
+void rrt_app_json_string(FILE *f, const char *s);
+/** `, "KEY": NUMBER` (rrt_app_json_number): a field after the first. */
+void rrt_app_json_field(FILE *f, const char *key, double v);
 
 /** Where human-readable text goes: stderr when the JSON report goes to
  *  stdout (so stdout holds one JSON document), else stdout. */
@@ -127,34 +135,32 @@ FILE *rrt_app_text_stream(const rrt_app_common *c);
 
 /** Agree on the arguments before the subcommand's first collective:
  *  `parsed` is this rank's parse result (0 run, 1 --help printed, 2 usage
- *  error). Returns the same on every rank: 2 when any rank failed to parse
- *  (rank 0 prints that rank's message) or got different arguments (rank 0
- *  names the ranks and the first difference), else `parsed`. Collective,
- *  with the timeout (agree.c). */
-int rrt_app_agree_args(MPI_Comm comm, int argc, char **argv, int parsed);
+ *  error), c its common options (arguments, rank, the usage message kept
+ *  by rrt_app_usage_error). Returns the same on every rank: 2 when any
+ *  rank failed to parse (rank 0 prints that rank's message and keeps it in
+ *  c->error for the JSON report) or got different arguments (rank 0 names
+ *  the ranks and the first difference, and keeps that), else `parsed`.
+ *  Collective, with the timeout (agree.c). */
+int rrt_app_agree_args(MPI_Comm comm, rrt_app_common *c, int parsed);
 /** The job's exit code: the highest of every rank's `rc` (a collective
  *  with the timeout, after the subcommand returned; agree.c). */
 int rrt_app_agree_exit(MPI_Comm comm, int argc, char **argv, int rc);
 
-/** Longest usage message kept for the argument agreement. */
-#define RRT_APP_NOTE_MAX 1024
-/** The first message rrt_app_print0 was given in this process ("" if none). */
-const char *rrt_app_usage_note(void);
-
-/** Print a message on rank 0 only (and keep the first one, on every rank,
- *  for rrt_app_agree_args). */
-void rrt_app_print0(MPI_Comm comm, const char *fmt, ...)
+/** A usage error: print "ringrt CMD: MESSAGE" on stderr on rank 0 only
+ *  (every rank parses the same arguments), and keep the first message on
+ *  every rank in c->error, for the JSON report and for rrt_app_agree_args
+ *  (which has rank 0 print the message of another rank that failed). */
+void rrt_app_usage_error(rrt_app_common *c, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 
-/** Parse helpers: return 0 on success, print "ringrt NAME: bad value for
- *  --OPT: 'TEXT'" on rank 0 and return -1 otherwise. */
-int rrt_app_parse_long(MPI_Comm comm, const char *cmd, const char *opt, const char *text, long lo,
-                       long hi, long *out);
-int rrt_app_parse_double(MPI_Comm comm, const char *cmd, const char *opt, const char *text,
-                         double *out);
+/** Parse helpers: return 0 on success; a usage error "bad value for OPT:
+ *  'TEXT' (...)" (rrt_app_usage_error) and -1 otherwise. */
+int rrt_app_parse_long(rrt_app_common *c, const char *opt, const char *text, long lo, long hi,
+                       long *out);
+int rrt_app_parse_double(rrt_app_common *c, const char *opt, const char *text, double *out);
 
 /* Subcommands. */
 int rrt_cmd_info(MPI_Comm comm, int argc, char **argv);

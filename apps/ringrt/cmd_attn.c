@@ -89,7 +89,7 @@ static const char *descr_of(rrt_dtype dt) {
 
 /* An integer option of the table: 1 if `a` is one (parsed into o, 2 on a
  * bad value), 0 if not. */
-static int parse_long_option(MPI_Comm comm, const char *a, const char *next, attn_opts *o) {
+static int parse_long_option(rrt_app_common *c, const char *a, const char *next, attn_opts *o) {
   static const struct {
     const char *name;
     size_t off;
@@ -107,7 +107,7 @@ static int parse_long_option(MPI_Comm comm, const char *a, const char *next, att
   int done = 0;
   for (size_t k = 0; k < sizeof longs / sizeof longs[0]; k++)
     if (strcmp(a, longs[k].name) == 0) {
-      if (rrt_app_parse_long(comm, "attn", a, next, longs[k].lo, longs[k].hi,
+      if (rrt_app_parse_long(c, a, next, longs[k].lo, longs[k].hi,
                              (long *)((char *)o + longs[k].off)) != 0)
         return 2;
       done = 1;
@@ -116,13 +116,12 @@ static int parse_long_option(MPI_Comm comm, const char *a, const char *next, att
 }
 
 /* Any other option with a value: 0 parsed, 2 on a usage error. */
-static int parse_value_option(MPI_Comm comm, const char *a, const char *next, attn_opts *o) {
+static int parse_value_option(rrt_app_common *c, const char *a, const char *next, attn_opts *o) {
   if (strcmp(a, "--scale") == 0) {
-    if (rrt_app_parse_double(comm, "attn", a, next, &o->scale) != 0) return 2;
+    if (rrt_app_parse_double(c, a, next, &o->scale) != 0) return 2;
   } else if (strcmp(a, "--layout") == 0) {
     if (rrt_attn_layout_parse(next, &o->layout) != RRT_SUCCESS) {
-      rrt_app_print0(comm, "ringrt attn: --layout '%s' is not contiguous, zigzag or stripe\n",
-                     next);
+      rrt_app_usage_error(c, "--layout '%s' is not contiguous, zigzag or stripe", next);
       return 2;
     }
   } else if (strcmp(a, "--dtype") == 0) {
@@ -133,7 +132,7 @@ static int parse_value_option(MPI_Comm comm, const char *a, const char *next, at
     else if (strcmp(next, "f16") == 0)
       o->dtype = RRT_DTYPE_F16;
     else {
-      rrt_app_print0(comm, "ringrt attn: --dtype '%s' is not f32, bf16 or f16\n", next);
+      rrt_app_usage_error(c, "--dtype '%s' is not f32, bf16 or f16", next);
       return 2;
     }
   } else if (strcmp(a, "--q") == 0)
@@ -147,20 +146,18 @@ static int parse_value_option(MPI_Comm comm, const char *a, const char *next, at
   else if (strcmp(a, "--lse") == 0)
     o->lse = next;
   else {
-    rrt_app_print0(comm, "ringrt attn: unknown option '%s'\n", a);
+    rrt_app_usage_error(c, "unknown option '%s'", a);
     return 2;
   }
   return 0;
 }
 
 /* 0: run; 1: --help was printed; 2: usage error (printed on rank 0). */
-static int parse(MPI_Comm comm, int argc, char **argv, attn_opts *o, rrt_app_common *c) {
+static int parse(int argc, char **argv, attn_opts *o, rrt_app_common *c) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      int rank = 0;
-      MPI_Comm_rank(comm, &rank);
-      if (rank == 0) usage();
+      if (c->rank == 0) usage();
       return 1;
     }
     int r = rrt_app_common_option(c, argc, argv, &i);
@@ -175,16 +172,16 @@ static int parse(MPI_Comm comm, int argc, char **argv, attn_opts *o, rrt_app_com
       continue;
     }
     if (!next || strncmp(a, "--", 2) != 0) {
-      rrt_app_print0(comm, "ringrt attn: unknown option or missing value: '%s'\n", a);
+      rrt_app_usage_error(c, "unknown option or missing value: '%s'", a);
       return 2;
     }
     i++;
-    r = parse_long_option(comm, a, next, o);
-    if (r == 0) r = parse_value_option(comm, a, next, o);
+    r = parse_long_option(c, a, next, o);
+    if (r == 0) r = parse_value_option(c, a, next, o);
     if (r == 2) return 2;
   }
   if ((o->qf || o->kf || o->vf) && !(o->qf && o->kf && o->vf)) {
-    rrt_app_print0(comm, "ringrt attn: --q, --k and --v go together\n");
+    rrt_app_usage_error(c, "--q, --k and --v go together");
     return 2;
   }
   return 0;
@@ -333,11 +330,35 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Where the last progress line left off. */
+typedef struct attn_progress {
+  double t;  /* when (rrt_time_now) */
+  long runs; /* runs done then, warm-up included */
+} attn_progress;
+
+/* Rank 0, after run `it` (negative: warm-up): a line on stderr at most once
+ * a second, so a long run shows it is alive (short runs print none; the
+ * last run none either, the report follows). The time per run is rank 0's
+ * wall time since the last line, barrier included. */
+static void progress(attn_progress *pg, long it, const attn_opts *o) {
+  double now = rrt_time_now();
+  long runs = it + o->warmup + 1;
+  if (now - pg->t < 1.0 || runs == o->warmup + o->iters) return;
+  double ms = 1e3 * (now - pg->t) / (double)(runs - pg->runs);
+  if (it < 0)
+    fprintf(stderr, "attn: warmup %ld/%ld, %.1f ms/iter\n", runs, o->warmup, ms);
+  else
+    fprintf(stderr, "attn: iter %ld/%ld, %.1f ms/iter\n", it + 1, o->iters, ms);
+  pg->t = now, pg->runs = runs;
+}
+
 /* Warm-up and timed runs: per iteration the slowest rank's time; the median
  * and the comm/compute means over ranks and runs. Returns 0 or 1. */
 static int time_runs(attn_run *run, const attn_opts *o, attn_timing *tm) {
   double comm_s = 0, exposed_s = 0, compute_s = 0;
   rrt_attn_stats stt = {0};
+  attn_progress pg = {rrt_time_now(), 0};
+  int show = run->rank == 0 && !run->com->quiet;
   for (long it = -o->warmup; it < o->iters; it++) {
     rrt_barrier(run->ctx);
     if (rrt_attn_plan_run(run->plan, run->dev[0], run->dev[1], run->dev[2], run->dout, run->dlse) !=
@@ -352,6 +373,7 @@ static int time_runs(attn_run *run, const attn_opts *o, attn_timing *tm) {
       exposed_s += stt.comm_exposed_s;
       compute_s += stt.compute_s;
     }
+    if (show) progress(&pg, it, o);
   }
   rrt_host_allreduce(run->ctx, run->times, run->times, (size_t)o->iters, RRT_DTYPE_F64, RRT_OP_MAX);
   tm->sums[0] = comm_s, tm->sums[1] = exposed_s, tm->sums[2] = compute_s;
@@ -518,17 +540,26 @@ static void report_json(FILE *jf, const attn_run *run, const attn_opts *o, const
   fprintf(jf,
           "{\"command\":\"attn\",\"backend\":\"%s\",\"ranks\":%d,\"batch\":%lld,\"seq\":%lld,"
           "\"heads\":%d,\"kv_heads\":%d,\"dim\":%d,\"dtype\":\"%s\",\"layout\":\"%s\","
-          "\"causal\":%s,\"iters\":%ld,\"warmup\":%ld,\"time_s\":%.9g,\"time_min_s\":%.9g,"
-          "\"flops\":%.6g,\"tflops\":%.6g,\"bytes_sent_per_rank\":%.0f,\"comm_s\":%.9g,"
-          "\"comm_exposed_s\":%.9g,\"compute_s\":%.9g,\"hidden_share\":%.6f",
+          "\"causal\":%s,\"iters\":%ld,\"warmup\":%ld",
           rrt_backend_name(rrt_ctx_backend(run->ctx)), run->P, (long long)d->batch,
           (long long)d->seq, d->heads_q, d->heads_kv, d->head_dim, rrt_dtype_name(d->dtype),
-          rrt_attn_layout_name(d->layout), d->causal ? "true" : "false", o->iters, o->warmup,
-          tm->t_med, run->times[0], tm->flops, tm->flops / tm->t_med * 1e-12, tm->bytes,
-          tm->sums[0] * per, tm->sums[1] * per, tm->sums[2] * per, tm->hidden);
-  if (checked)
-    fprintf(jf, ",\"check\":{\"max_abs\":%.6g,\"max_rel\":%.6g,\"lse_max_abs\":%.6g,\"pass\":%s}",
-            chk->max_abs, chk->max_rel, chk->lse_abs, chk->pass ? "true" : "false");
+          rrt_attn_layout_name(d->layout), d->causal ? "true" : "false", o->iters, o->warmup);
+  rrt_app_json_field(jf, "time_s", tm->t_med);
+  rrt_app_json_field(jf, "time_min_s", run->times[0]);
+  rrt_app_json_field(jf, "flops", tm->flops);
+  rrt_app_json_field(jf, "tflops", tm->flops / tm->t_med * 1e-12);
+  rrt_app_json_field(jf, "bytes_sent_per_rank", tm->bytes);
+  rrt_app_json_field(jf, "comm_s", tm->sums[0] * per);
+  rrt_app_json_field(jf, "comm_exposed_s", tm->sums[1] * per);
+  rrt_app_json_field(jf, "compute_s", tm->sums[2] * per);
+  rrt_app_json_field(jf, "hidden_share", tm->hidden);
+  if (checked) {
+    fprintf(jf, ",\"check\":{\"max_abs\":");
+    rrt_app_json_number(jf, chk->max_abs);
+    rrt_app_json_field(jf, "max_rel", chk->max_rel);
+    rrt_app_json_field(jf, "lse_max_abs", chk->lse_abs);
+    fprintf(jf, ", \"pass\":%s}", chk->pass ? "true" : "false");
+  }
 }
 
 static void run_free(attn_run *run) {
@@ -556,7 +587,7 @@ int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
                  NULL, NULL, NULL, NULL, NULL};
   rrt_app_common c;
   rrt_app_common_init(&c, "attn", comm, argc, argv);
-  int pr = rrt_app_agree_args(comm, argc, argv, parse(comm, argc, argv, &o, &c));
+  int pr = rrt_app_agree_args(comm, &c, parse(argc, argv, &o, &c));
   if (pr == 1) return 0;
   if (pr) return rrt_app_finish(NULL, &c, RRT_EXIT_USAGE);
   int rc = check_paths(&c, &o);

@@ -90,7 +90,7 @@ static void usage(void) {
 /* ------------------------------------------------------------ options --- */
 
 /* One option with a value: 0 parsed, 2 on a usage error (printed). */
-static int parse_option(MPI_Comm comm, const char *a, const char *next, ilu_opts *o) {
+static int parse_option(rrt_app_common *c, const char *a, const char *next, ilu_opts *o) {
   if (!strcmp(a, "--matrix"))
     o->matrix = next;
   else if (!strcmp(a, "--generate"))
@@ -109,71 +109,73 @@ static int parse_option(MPI_Comm comm, const char *a, const char *next, ilu_opts
     else if (!strcmp(next, "laplacian"))
       o->pattern = RRT_MM_PATTERN_LAPLACIAN;
     else {
-      rrt_app_print0(comm, "ringrt ilu: --pattern-values is ones or laplacian, not '%s'\n", next);
+      rrt_app_usage_error(c, "--pattern-values is ones or laplacian, not '%s'", next);
       return 2;
     }
   } else if (!strcmp(a, "--reorder")) {
     if (rrt_ilu_ordering_parse(next, &o->ordering)) {
-      rrt_app_print0(comm, "ringrt ilu: --reorder is natural, rcm or multicolor, not '%s'\n", next);
+      rrt_app_usage_error(c, "--reorder is natural, rcm or multicolor, not '%s'", next);
       return 2;
     }
   } else if (!strcmp(a, "--solver")) {
     if (!strcmp(next, "none"))
       o->no_solver = 1;
     else if (rrt_krylov_method_parse(next, &o->method)) {
-      rrt_app_print0(comm, "ringrt ilu: --solver is gmres, bicgstab, cg or none, not '%s'\n", next);
+      rrt_app_usage_error(c, "--solver is gmres, bicgstab, cg or none, not '%s'", next);
       return 2;
     }
   } else if (!strcmp(a, "--tol")) {
-    if (rrt_app_parse_double(comm, "ilu", a, next, &o->tol) || !(o->tol >= 0)) return 2;
+    if (rrt_app_parse_double(c, a, next, &o->tol)) return 2;
+    if (!(o->tol >= 0)) {
+      rrt_app_usage_error(c, "--tol '%s' is negative", next);
+      return 2;
+    }
   } else if (!strcmp(a, "--maxit")) {
-    if (rrt_app_parse_long(comm, "ilu", a, next, 0, 100000000, &o->maxit)) return 2;
+    if (rrt_app_parse_long(c, a, next, 0, 100000000, &o->maxit)) return 2;
   } else if (!strcmp(a, "--restart")) {
-    if (rrt_app_parse_long(comm, "ilu", a, next, 1, 10000, &o->restart)) return 2;
+    if (rrt_app_parse_long(c, a, next, 1, 10000, &o->restart)) return 2;
   } else if (!strcmp(a, "--repeat")) {
-    if (rrt_app_parse_long(comm, "ilu", a, next, 1, 100000, &o->repeat)) return 2;
+    if (rrt_app_parse_long(c, a, next, 1, 100000, &o->repeat)) return 2;
   } else if (!strcmp(a, "--factor-precision")) {
     if (strcmp(next, "f64") && strcmp(next, "f32")) {
-      rrt_app_print0(comm, "ringrt ilu: --factor-precision is f64 or f32, not '%s'\n", next);
+      rrt_app_usage_error(c, "--factor-precision is f64 or f32, not '%s'", next);
       return 2;
     }
     o->f32 = !strcmp(next, "f32");
   } else if (!strcmp(a, "--boost")) {
     char tail = 0;
     if (sscanf(next, "%lf,%lf%c", &o->boost_tol, &o->boost_value, &tail) != 2) {
-      rrt_app_print0(comm, "ringrt ilu: bad value for --boost: '%s' (TOL,VALUE)\n", next);
+      rrt_app_usage_error(c, "bad value for --boost: '%s' (TOL,VALUE)", next);
       return 2;
     }
     o->boost = 1;
   } else {
-    rrt_app_print0(comm, "ringrt ilu: unknown option '%s' (see --help)\n", a);
+    rrt_app_usage_error(c, "unknown option '%s' (see --help)", a);
     return 2;
   }
   return 0;
 }
 
 /* 0: run; 1: --help was printed; 2: usage error (printed on rank 0). */
-static int parse(MPI_Comm comm, int argc, char **argv, ilu_opts *o, rrt_app_common *c) {
+static int parse(int argc, char **argv, ilu_opts *o, rrt_app_common *c) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      int rank = 0;
-      MPI_Comm_rank(comm, &rank);
-      if (rank == 0) usage();
+      if (c->rank == 0) usage();
       return 1;
     }
     int r = rrt_app_common_option(c, argc, argv, &i);
     if (r < 0) return 2;
     if (r > 0) continue;
     if (!next || strncmp(a, "--", 2) != 0) {
-      rrt_app_print0(comm, "ringrt ilu: unknown option or missing value: '%s'\n", a);
+      rrt_app_usage_error(c, "unknown option or missing value: '%s'", a);
       return 2;
     }
     i++;
-    if (parse_option(comm, a, next, o)) return 2;
+    if (parse_option(c, a, next, o)) return 2;
   }
   if (!o->matrix == !o->generate) {
-    rrt_app_print0(comm, "ringrt ilu: give exactly one of --matrix or --generate (see --help)\n");
+    rrt_app_usage_error(c, "give exactly one of --matrix or --generate (see --help)");
     return 2;
   }
   return 0;
@@ -431,23 +433,29 @@ static void report_text(FILE *out, const ilu_run *run, const ilu_opts *o, const 
 static void report_json(FILE *js, const ilu_run *run, const ilu_opts *o, const ilu_measure *ms,
                         const ilu_rates *r) {
   const char *src = o->matrix ? o->matrix : o->generate;
+  fprintf(js, "{\"command\": \"ilu\", \"problem\": ");
+  rrt_app_json_string(js, src);
+  fprintf(js, ", \"n\": %lld", (long long)run->n);
+  rrt_app_json_field(js, "nnz", r->nnz);
   fprintf(js,
-          "{\"command\": \"ilu\", \"problem\": \"%s\", \"n\": %lld, \"nnz\": %.0f, \"ranks\": %d, "
-          "\"backend\": \"%s\", \"ordering\": \"%s\", \"factor_precision\": \"%s\", \"levels_l\": "
-          "%d, \"levels_u\": %d, "
-          "\"analysis_s\": %.6g, \"factor_s\": %.6g, \"factor_gflops\": %.6g, "
-          "\"refactor_s\": %.6g, \"spmv_s\": %.6g, \"spmv_gflops\": %.6g, \"trisolve_s\": %.6g, "
-          "\"trisolve_gflops\": %.6g",
-          src, (long long)run->n, r->nnz, run->P, rrt_backend_name(rrt_ctx_backend(run->ctx)),
-          rrt_ilu_ordering_name(o->ordering), o->f32 ? "f32" : "f64", ms->nl, ms->nu, ms->analysis,
-          ms->factor, r->fac, ms->refactor, ms->spmv, r->spmv, ms->apply, r->tri);
-  if (!o->no_solver)
-    fprintf(js,
-            ", \"solver\": \"%s\", \"iterations\": %d, \"solve_s\": %.6g, \"converged\": %s, "
-            "\"true_residual\": ",
-            rrt_krylov_method_name(o->method), run->res.iterations, ms->solve,
-            run->res.converged ? "true" : "false");
-  rrt_app_json_number(js, ms->true_rel);
+          ", \"ranks\": %d, \"backend\": \"%s\", \"ordering\": \"%s\", \"factor_precision\": "
+          "\"%s\", \"levels_l\": %d, \"levels_u\": %d",
+          run->P, rrt_backend_name(rrt_ctx_backend(run->ctx)), rrt_ilu_ordering_name(o->ordering),
+          o->f32 ? "f32" : "f64", ms->nl, ms->nu);
+  const struct {
+    const char *key;
+    double v;
+  } fields[] = {{"analysis_s", ms->analysis}, {"factor_s", ms->factor},   {"factor_gflops", r->fac},
+                {"refactor_s", ms->refactor}, {"spmv_s", ms->spmv},       {"spmv_gflops", r->spmv},
+                {"trisolve_s", ms->apply},    {"trisolve_gflops", r->tri}};
+  for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++)
+    rrt_app_json_field(js, fields[k].key, fields[k].v);
+  if (o->no_solver) return;
+  fprintf(js, ", \"solver\": \"%s\", \"iterations\": %d", rrt_krylov_method_name(o->method),
+          run->res.iterations);
+  rrt_app_json_field(js, "solve_s", ms->solve);
+  fprintf(js, ", \"converged\": %s", run->res.converged ? "true" : "false");
+  rrt_app_json_field(js, "true_residual", ms->true_rel);
 }
 
 /* The text report (stdout, or stderr when the JSON goes to stdout) and the
@@ -481,7 +489,7 @@ int rrt_cmd_ilu(MPI_Comm comm, int argc, char **argv) {
   o.pattern = RRT_MM_PATTERN_REFUSE;
   rrt_app_common c;
   rrt_app_common_init(&c, "ilu", comm, argc, argv);
-  int rc = rrt_app_agree_args(comm, argc, argv, parse(comm, argc, argv, &o, &c));
+  int rc = rrt_app_agree_args(comm, &c, parse(argc, argv, &o, &c));
   if (rc) return rc == 1 ? 0 : rrt_app_finish(NULL, &c, RRT_EXIT_USAGE);
   rc = check_paths(&c, &o);
   ilu_run run;

@@ -57,16 +57,16 @@ static void print_table(const rrt_ctx_info *all, int size) {
 }
 
 /* 0: run; 1: --help was printed; 2: usage error (printed on rank 0). */
-static int parse(MPI_Comm comm, int argc, char **argv, rrt_app_common *opt) {
+static int parse(int argc, char **argv, rrt_app_common *c) {
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      if (opt->rank == 0) usage();
+      if (c->rank == 0) usage();
       return 1;
     }
-    int r = rrt_app_common_option(opt, argc, argv, &i);
+    int r = rrt_app_common_option(c, argc, argv, &i);
     if (r < 0) return 2;
     if (r == 0) {
-      rrt_app_print0(comm, "ringrt info: unknown option '%s'\n", argv[i]);
+      rrt_app_usage_error(c, "unknown option '%s'", argv[i]);
       return 2;
     }
   }
@@ -76,7 +76,7 @@ static int parse(MPI_Comm comm, int argc, char **argv, rrt_app_common *opt) {
 int rrt_cmd_info(MPI_Comm comm, int argc, char **argv) {
   rrt_app_common opt;
   rrt_app_common_init(&opt, "info", comm, argc, argv);
-  int pr = rrt_app_agree_args(comm, argc, argv, parse(comm, argc, argv, &opt));
+  int pr = rrt_app_agree_args(comm, &opt, parse(argc, argv, &opt));
   if (pr) return pr == 1 ? 0 : rrt_app_finish(NULL, &opt, RRT_EXIT_USAGE);
   int rc = rrt_app_check_paths(&opt, NULL, 0, NULL, 0);
   rrt_ctx_t ctx = NULL;

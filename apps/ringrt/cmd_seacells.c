@@ -61,15 +61,16 @@ typedef struct sc_gathered {
 /* ------------------------------------------------------------ options --- */
 
 /* An option with a numeric value of rrt_seacells_options: 0, or 2. */
-static int parse_number(MPI_Comm comm, const char *a, const char *val, rrt_seacells_options *o) {
+static int parse_number(rrt_app_common *c, const char *a, const char *val,
+                        rrt_seacells_options *o) {
   long v;
   double dv;
   if (!strcmp(a, "--eps")) {
-    if (rrt_app_parse_double(comm, "seacells", "eps", val, &dv)) return 2;
+    if (rrt_app_parse_double(c, a, val, &dv)) return 2;
     o->eps = dv;
     return 0;
   }
-  if (rrt_app_parse_long(comm, "seacells", a + 2, val, 0, 1L << 40, &v)) return 2;
+  if (rrt_app_parse_long(c, a, val, 0, 1L << 40, &v)) return 2;
   if (!strcmp(a, "--n-metacells"))
     o->n_metacells = v;
   else if (!strcmp(a, "--knn"))
@@ -95,7 +96,7 @@ static int is_number_option(const char *a) {
 
 /* An option that takes a value (val, NULL if missing): 1 parsed (consumes
  * val), 0 not such an option, 2 usage error (printed). */
-static int parse_valued(MPI_Comm comm, const char *a, const char *val, sc_opts *so,
+static int parse_valued(rrt_app_common *c, const char *a, const char *val, sc_opts *so,
                         rrt_seacells_options *o) {
   const char **slot = !strcmp(a, "--obsm")             ? &so->key
                       : !strcmp(a, "--labels")         ? &so->labels
@@ -105,7 +106,7 @@ static int parse_valued(MPI_Comm comm, const char *a, const char *val, sc_opts *
                                                        : NULL;
   if (!slot && strcmp(a, "--init") && !is_number_option(a)) return 0;
   if (!val) {
-    rrt_app_print0(comm, "ringrt seacells: %s needs a value\n", a);
+    rrt_app_usage_error(c, "%s needs a value", a);
     return 2;
   }
   if (slot) {
@@ -114,40 +115,41 @@ static int parse_valued(MPI_Comm comm, const char *a, const char *val, sc_opts *
     if (!strcmp(val, "maxmin"))
       o->init = RRT_SEACELLS_INIT_MAXMIN;
     else if (strcmp(val, "cssp")) {
-      rrt_app_print0(comm, "ringrt seacells: bad --init '%s'\n", val);
+      rrt_app_usage_error(c, "bad --init '%s' (cssp or maxmin)", val);
       return 2;
     }
-  } else if (parse_number(comm, a, val, o)) {
+  } else if (parse_number(c, a, val, o)) {
     return 2;
   }
   return 1;
 }
 
 /* 0: run; 1: --help was printed; 2: usage error (printed on rank 0). */
-static int parse(MPI_Comm comm, int argc, char **argv, sc_opts *so, rrt_app_common *com,
-                 rrt_seacells_options *o) {
+static int parse(int argc, char **argv, sc_opts *so, rrt_app_common *c, rrt_seacells_options *o) {
   for (int i = 1; i < argc; i++) {
-    int c = rrt_app_common_option(com, argc, argv, &i);
-    if (c < 0) return 2;
-    if (c > 0) continue;
+    int r = rrt_app_common_option(c, argc, argv, &i);
+    if (r < 0) return 2;
+    if (r > 0) continue;
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      rrt_app_print0(comm, "%s\n%s%s", usage, rrt_app_common_help, rrt_app_exit_help);
+      if (c->rank == 0) printf("%s\n%s%s", usage, rrt_app_common_help, rrt_app_exit_help);
       return 1;
     }
-    int r = parse_valued(comm, a, val, so, o);
+    r = parse_valued(c, a, val, so, o);
     if (r == 2) return 2;
     if (r == 1) {
       i++;
     } else if (a[0] != '-' && !so->input) {
       so->input = a;
     } else {
-      rrt_app_print0(comm, "ringrt seacells: unknown option '%s'\n%s", a, usage);
+      rrt_app_usage_error(c, "unknown option '%s'", a);
+      if (c->rank == 0) fputs(usage, stderr);
       return 2;
     }
   }
   if (!so->input) {
-    rrt_app_print0(comm, "%s", usage);
+    rrt_app_usage_error(c, "no INPUT file given");
+    if (c->rank == 0) fputs(usage, stderr);
     return 2;
   }
   return 0;
@@ -314,7 +316,7 @@ int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
   rrt_app_common_init(&com, "seacells", comm, argc, argv);
   sc_opts so = {NULL, "X_pca", NULL, NULL, NULL, NULL};
   rrt_seacells_options o = RRT_SEACELLS_OPTIONS_INITIALIZER;
-  int pr = rrt_app_agree_args(comm, argc, argv, parse(comm, argc, argv, &so, &com, &o));
+  int pr = rrt_app_agree_args(comm, &com, parse(argc, argv, &so, &com, &o));
   if (pr) return pr == 1 ? 0 : rrt_app_finish(NULL, &com, RRT_EXIT_USAGE);
   int rc = check_paths(&com, &so);
   rrt_ctx_t ctx = NULL;

@@ -36,50 +36,46 @@ const char rrt_app_exit_help[] =
     "failed, 5 job aborted (a wait exceeded RINGRT_TIMEOUT); with ranks that end\n"
     "differently the highest code wins.\n";
 
-/* The first message of this process's rrt_app_print0: the tool's one piece
- * of process state, so that the argument agreement (agree.c) can have rank
- * 0 print the parse error of another rank. */
-static char usage_note[RRT_APP_NOTE_MAX];
-
-const char *rrt_app_usage_note(void) { return usage_note; }
-
-void rrt_app_print0(MPI_Comm comm, const char *fmt, ...) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  va_list ap;
-  if (!usage_note[0]) {
-    va_start(ap, fmt);
-    vsnprintf(usage_note, sizeof usage_note, fmt, ap);
-    va_end(ap);
-  }
-  if (rank != 0) return;
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
+/* Keep the first message for the JSON report (and the argument
+ * agreement). */
+static void keep_first(rrt_app_common *c, const char *msg) {
+  if (!c->error[0]) snprintf(c->error, sizeof c->error, "%s", msg);
 }
 
-int rrt_app_parse_long(MPI_Comm comm, const char *cmd, const char *opt, const char *text, long lo,
-                       long hi, long *out) {
+void rrt_app_usage_error(rrt_app_common *c, const char *fmt, ...) {
+  char msg[sizeof c->error];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  keep_first(c, msg);
+  if (c->rank != 0) return;
+  if (c->cmd && c->cmd[0])
+    fprintf(stderr, "ringrt %s: %s\n", c->cmd, msg);
+  else
+    fprintf(stderr, "ringrt: %s\n", msg);
+}
+
+int rrt_app_parse_long(rrt_app_common *c, const char *opt, const char *text, long lo, long hi,
+                       long *out) {
   char *end = NULL;
   errno = 0;
   long v = text ? strtol(text, &end, 10) : 0;
   if (!text || !*text || errno || *end || v < lo || v > hi) {
-    rrt_app_print0(comm, "ringrt %s: bad value for %s: '%s' (an integer in [%ld, %ld])\n", cmd, opt,
-                   text ? text : "", lo, hi);
+    rrt_app_usage_error(c, "bad value for %s: '%s' (an integer in [%ld, %ld])", opt,
+                        text ? text : "", lo, hi);
     return -1;
   }
   *out = v;
   return 0;
 }
 
-int rrt_app_parse_double(MPI_Comm comm, const char *cmd, const char *opt, const char *text,
-                         double *out) {
+int rrt_app_parse_double(rrt_app_common *c, const char *opt, const char *text, double *out) {
   char *end = NULL;
   errno = 0;
   double v = text ? strtod(text, &end) : 0;
   if (!text || !*text || errno || *end || v != v) {
-    rrt_app_print0(comm, "ringrt %s: bad value for %s: '%s' (a number)\n", cmd, opt,
-                   text ? text : "");
+    rrt_app_usage_error(c, "bad value for %s: '%s' (a number)", opt, text ? text : "");
     return -1;
   }
   *out = v;
@@ -108,26 +104,24 @@ int rrt_app_common_option(rrt_app_common *opt, int argc, char **argv, int *i) {
   }
   if (strcmp(a, "--backend") == 0 || strcmp(a, "--trace") == 0 || strcmp(a, "--timeout") == 0) {
     if (!next) {
-      rrt_app_print0(MPI_COMM_WORLD, "ringrt: %s needs a value\n", a);
+      rrt_app_usage_error(opt, "%s needs a value", a);
       return -1;
     }
     (*i)++;
     if (strcmp(a, "--backend") == 0) {
       rrt_backend b;
       if (rrt_backend_parse(next, &b) != RRT_SUCCESS) {
-        rrt_app_print0(MPI_COMM_WORLD, "ringrt: --backend '%s' is not auto, cpu, cuda or emu\n",
-                       next);
+        rrt_app_usage_error(opt, "--backend '%s' is not auto, cpu, cuda or emu", next);
         return -1;
       }
       opt->backend = next;
     } else if (strcmp(a, "--trace") == 0) {
       opt->trace_path = next;
-    } else if (rrt_app_parse_double(MPI_COMM_WORLD, "", "--timeout", next, &opt->timeout_s) != 0) {
+    } else if (rrt_app_parse_double(opt, "--timeout", next, &opt->timeout_s) != 0) {
       return -1;
     } else if (!(opt->timeout_s > 0)) {
       /* As RINGRT_TIMEOUT: every wait has a deadline, there is no "never". */
-      rrt_app_print0(MPI_COMM_WORLD, "ringrt: --timeout '%s' is not a positive number of seconds\n",
-                     next);
+      rrt_app_usage_error(opt, "--timeout '%s' is not a positive number of seconds", next);
       return -1;
     }
     return 1;
@@ -159,7 +153,7 @@ void rrt_app_error(rrt_app_common *c, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   fprintf(stderr, "ringrt %s: %s\n", c->cmd, msg);
-  if (!c->error[0]) snprintf(c->error, sizeof c->error, "%s", msg);
+  keep_first(c, msg);
 }
 
 /* -------------------------------------------------------- output paths --- */
@@ -262,13 +256,23 @@ FILE *rrt_app_text_stream(const rrt_app_common *c) {
 }
 
 void rrt_app_json_number(FILE *f, double v) {
-  if (isfinite(v))
-    fprintf(f, "%.6g", v);
-  else
+  if (!isfinite(v)) {
     fputs("null", f);
+    return;
+  }
+  /* 15 digits read back exactly for most values; 17 always do */
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.15g", v);
+  if (strtod(buf, NULL) != v) snprintf(buf, sizeof buf, "%.17g", v);
+  fputs(buf, f);
 }
 
-static void json_string(FILE *f, const char *s) {
+void rrt_app_json_field(FILE *f, const char *key, double v) {
+  fprintf(f, ", \"%s\": ", key);
+  rrt_app_json_number(f, v);
+}
+
+void rrt_app_json_string(FILE *f, const char *s) {
   fputc('"', f);
   for (; *s; s++) {
     unsigned char ch = (unsigned char)*s;
@@ -290,7 +294,7 @@ static void error_report(FILE *f, const rrt_app_common *c, rrt_ctx_t ctx, int rc
                                                         : "failed (the messages are on stderr)";
   fprintf(f, "{\"command\": \"%s\", \"status\": \"%s\", \"exit_code\": %d, \"error\": ", c->cmd,
           status_name(rc), rc);
-  json_string(f, msg);
+  rrt_app_json_string(f, msg);
   fprintf(f, "}\n");
 }
 

@@ -61,17 +61,18 @@ static int answer(int argc, char **argv, int print) {
  * argument agreement, so one rank's --help or typo cannot leave the others
  * waiting for it (in MPI_Init or a first collective) forever. */
 static int answer_in_job(int argc, char **argv) {
-  int provided = 0, rank = 0;
+  int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  rrt_app_common c; /* no subcommand: its name is "" */
+  rrt_app_common_init(&c, "", MPI_COMM_WORLD, argc - 1, argv + 1);
   int rc = answer(argc, argv, 0);
   if (rc == 2 && argc >= 2) { /* the message is kept for the agreement (another rank's) */
-    rrt_app_print0(MPI_COMM_WORLD, "ringrt: unknown command '%s'\n", argv[1]);
-    if (rank == 0) usage(stderr);
-  } else if (rank == 0) {
+    rrt_app_usage_error(&c, "unknown command '%s'", argv[1]);
+    if (c.rank == 0) usage(stderr);
+  } else if (c.rank == 0) {
     answer(argc, argv, 1);
   }
-  rc = rrt_app_agree_args(MPI_COMM_WORLD, argc - 1, argv + 1, rc == 0 ? 1 : rc);
+  rc = rrt_app_agree_args(MPI_COMM_WORLD, &c, rc == 0 ? 1 : rc);
   /* the same collectives as a subcommand's ranks make after it returned */
   rc = rrt_app_agree_exit(MPI_COMM_WORLD, argc - 1, argv + 1, rc == 1 ? 0 : rc);
   MPI_Finalize();

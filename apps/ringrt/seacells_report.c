@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app.h"
 #include "comm/outfile.h"
 
 /* Share of the most common label per metacell, averaged over the non-empty
@@ -55,13 +56,6 @@ static double random_purity(const int64_t *assign, const int32_t *codes, int64_t
   }
   free(perm);
   return acc / reps;
-}
-
-static void json_num(FILE *f, double v) {
-  if (isfinite(v))
-    fprintf(f, "%.6g", v);
-  else
-    fputs("null", f);
 }
 
 /* Mean of the finite values (NaN marks an undefined metric). */
@@ -115,8 +109,10 @@ rrt_status rrt_app_seacells_write_archetypes(const char *path, rrt_seacells_t s,
 
 static void json_array(FILE *js, const char *key, const double *v, int64_t m) {
   fprintf(js, ", \"%s\": [", key);
-  for (int64_t j = 0; j < m; j++)
-    fprintf(js, "%s", j ? ", " : ""), json_num(js, v[j]);
+  for (int64_t j = 0; j < m; j++) {
+    if (j) fputs(", ", js);
+    rrt_app_json_number(js, v[j]);
+  }
   fprintf(js, "]");
 }
 
@@ -124,34 +120,39 @@ void rrt_app_seacells_json(FILE *js, rrt_ctx_t ctx, rrt_seacells_t s,
                            const rrt_app_seacells_result *r, const rrt_app_seacells_summary *sm) {
   int nr = 0;
   const double *rss = rrt_seacells_rss(s, &nr);
+  fprintf(js, "{\"command\": \"seacells\", \"input\": ");
+  rrt_app_json_string(js, r->input);
   fprintf(js,
-          "{\"command\": \"seacells\", \"input\": \"%s\", \"cells\": %lld, \"dims\": %d, "
-          "\"metacells\": %lld, \"ranks\": %d, \"backend\": \"%s\", \"iterations\": %d, "
-          "\"converged\": %s, \"rss\": [",
-          r->input, (long long)r->n, r->d, (long long)r->m, r->P,
-          rrt_backend_name(rrt_ctx_backend(ctx)), rrt_seacells_iterations(s),
-          rrt_seacells_converged(s) ? "true" : "false");
-  for (int t = 0; t < nr; t++)
-    fprintf(js, "%s%.10g", t ? ", " : "", rss[t]);
+          ", \"cells\": %lld, \"dims\": %d, \"metacells\": %lld, \"ranks\": %d, \"backend\": "
+          "\"%s\", \"iterations\": %d, \"converged\": %s, \"rss\": [",
+          (long long)r->n, r->d, (long long)r->m, r->P, rrt_backend_name(rrt_ctx_backend(ctx)),
+          rrt_seacells_iterations(s), rrt_seacells_converged(s) ? "true" : "false");
+  for (int t = 0; t < nr; t++) {
+    if (t) fputs(", ", js);
+    rrt_app_json_number(js, rss[t]);
+  }
   fprintf(js, "], \"sizes\": [");
   for (int64_t j = 0; j < r->m; j++)
     fprintf(js, "%s%lld", j ? ", " : "", (long long)sm->size[j]);
   fprintf(js, "]");
-  if (r->codes)
-    fprintf(js,
-            ", \"labels\": \"%s\", \"mean_purity\": %.6f, \"random_purity\": %.6f, "
-            "\"random_purity_seed\": %llu, \"random_purity_reps\": 20",
-            r->labels, sm->purity, sm->rpurity, (unsigned long long)r->seed);
-  fprintf(js, ", \"mean_compactness\": ");
-  json_num(js, sm->mcomp);
-  fprintf(js, ", \"mean_separation\": ");
-  json_num(js, sm->msep);
+  if (r->codes) {
+    fprintf(js, ", \"labels\": ");
+    rrt_app_json_string(js, r->labels);
+    rrt_app_json_field(js, "mean_purity", sm->purity);
+    rrt_app_json_field(js, "random_purity", sm->rpurity);
+    fprintf(js, ", \"random_purity_seed\": %llu, \"random_purity_reps\": 20",
+            (unsigned long long)r->seed);
+  }
+  rrt_app_json_field(js, "mean_compactness", sm->mcomp);
+  rrt_app_json_field(js, "mean_separation", sm->msep);
   json_array(js, "compactness", r->comp, r->m);
   json_array(js, "separation", r->sep, r->m);
   fprintf(js, ", \"seconds\": {");
   const char *ph[] = {"knn", "kernel", "init", "update_a", "update_b", "rss"};
-  for (int p = 0; p < 6; p++)
-    fprintf(js, "%s\"%s\": %.6f", p ? ", " : "", ph[p], rrt_seacells_seconds(s, ph[p]));
+  for (int p = 0; p < 6; p++) {
+    fprintf(js, "%s\"%s\": ", p ? ", " : "", ph[p]);
+    rrt_app_json_number(js, rrt_seacells_seconds(s, ph[p]));
+  }
   fprintf(js, "}");
 }
 

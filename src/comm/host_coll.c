@@ -180,9 +180,10 @@ static rrt_status exchange_data(rrt_ctx_t ctx, const char *op, alltoall_scratch 
       req, rrt_mpi_post_p2p(req, w->sends, ns, w->recvs, nr, RRT_MPI_MAX_CHUNK));
 }
 
-rrt_status rrt_host_alltoallv_alloc(rrt_ctx_t ctx, const void *send, const size_t *send_bytes,
-                                    const size_t *send_displs, void **recv, size_t *recv_bytes) {
-  const char *op = "rrt_host_alltoallv";
+/* rrt_host_alltoallv_alloc naming `op`. */
+static rrt_status alltoallv_alloc_named(rrt_ctx_t ctx, const char *op, const void *send,
+                                        const size_t *send_bytes, const size_t *send_displs,
+                                        void **recv, size_t *recv_bytes) {
   alltoall_scratch w = {0};
   size_t total = 0;
   *recv = NULL;
@@ -206,6 +207,12 @@ out:
   free(w.sends);
   free(w.count_out);
   return st;
+}
+
+rrt_status rrt_host_alltoallv_alloc(rrt_ctx_t ctx, const void *send, const size_t *send_bytes,
+                                    const size_t *send_displs, void **recv, size_t *recv_bytes) {
+  return alltoallv_alloc_named(ctx, "rrt_host_alltoallv", send, send_bytes, send_displs, recv,
+                               recv_bytes);
 }
 
 /* Records grouped by destination rank: sbytes[r] bytes for rank r at
@@ -248,7 +255,13 @@ static rrt_status pack_records(rrt_ctx_t ctx, const char *op, int64_t nitems, co
 rrt_status rrt_host_exchange_records(rrt_ctx_t ctx, int64_t nitems, const int32_t *dest,
                                      const int64_t *data, int k, int64_t *nrecv, int64_t **rdata,
                                      int32_t **rsrc) {
-  const char *op = "rrt_host_exchange_records";
+  return rrt_host_exchange_records_named(ctx, "rrt_host_exchange_records", nitems, dest, data, k,
+                                         nrecv, rdata, rsrc);
+}
+
+rrt_status rrt_host_exchange_records_named(rrt_ctx_t ctx, const char *op, int64_t nitems,
+                                           const int32_t *dest, const int64_t *data, int k,
+                                           int64_t *nrecv, int64_t **rdata, int32_t **rsrc) {
   size_t P = (size_t)ctx->size;
   size_t *cnt = calloc(3 * P, sizeof(size_t)); /* send bytes, send displs, recv bytes */
   int64_t *sbuf = NULL;
@@ -261,7 +274,7 @@ rrt_status rrt_host_exchange_records(rrt_ctx_t ctx, int64_t nitems, const int32_
   if (st == RRT_SUCCESS) st = pack_records(ctx, op, nitems, dest, data, k, cnt, cnt + P, &sbuf);
   RRT_CHECK_GOTO(rrt_agree_named(ctx, op, st), st, done);
   size_t *rbytes = cnt + 2 * P, rec = (size_t)k * sizeof(int64_t);
-  RRT_CHECK_GOTO(rrt_host_alltoallv_alloc(ctx, sbuf, cnt, cnt + P, &rbuf, rbytes), st, done);
+  RRT_CHECK_GOTO(alltoallv_alloc_named(ctx, op, sbuf, cnt, cnt + P, &rbuf, rbytes), st, done);
   size_t total = 0;
   for (size_t r = 0; r < P; r++)
     total += rbytes[r] / rec;
@@ -290,7 +303,13 @@ done:
 rrt_status rrt_host_alltoallv(rrt_ctx_t ctx, const void *send, const size_t *send_bytes,
                               const size_t *send_displs, void *recv, const size_t *recv_bytes,
                               const size_t *recv_displs) {
-  const char *op = "rrt_host_alltoallv";
+  return rrt_host_alltoallv_named(ctx, "rrt_host_alltoallv", send, send_bytes, send_displs, recv,
+                                  recv_bytes, recv_displs);
+}
+
+rrt_status rrt_host_alltoallv_named(rrt_ctx_t ctx, const char *op, const void *send,
+                                    const size_t *send_bytes, const size_t *send_displs, void *recv,
+                                    const size_t *recv_bytes, const size_t *recv_displs) {
   alltoall_scratch w = {0};
   /* agreed, so a rank that cannot allocate the lists fails every rank */
   rrt_status st = rrt_agree_named(ctx, op, scratch_alloc(ctx, op, &w));

@@ -65,6 +65,14 @@ rrt_status rrt_host_allreduce_named(rrt_ctx_t ctx, const char *op, const void *s
 rrt_status rrt_host_bcast_named(rrt_ctx_t ctx, const char *op, void *buf, size_t bytes, int root);
 rrt_status rrt_host_allgatherv_named(rrt_ctx_t ctx, const char *op, const void *send, size_t bytes,
                                      void *recv, const size_t *recv_bytes, const size_t *displs);
+/** rrt_host_exchange_records / rrt_host_alltoallv naming `op` (a workload's
+ *  phase, e.g. "ilu0 analysis: levels") in errors and timeouts. */
+rrt_status rrt_host_exchange_records_named(rrt_ctx_t ctx, const char *op, int64_t nitems,
+                                           const int32_t *dest, const int64_t *data, int k,
+                                           int64_t *nrecv, int64_t **rdata, int32_t **rsrc);
+rrt_status rrt_host_alltoallv_named(rrt_ctx_t ctx, const char *op, const void *send,
+                                    const size_t *send_bytes, const size_t *send_displs, void *recv,
+                                    const size_t *recv_bytes, const size_t *recv_displs);
 /** Gather to `root` that learns the sizes, naming `op` in errors and
  *  timeouts. On root *recv is malloc'd and holds every rank's bytes in rank
  *  order; recv_bytes (size P, may be NULL) and *total (may be NULL)

@@ -7,7 +7,7 @@
 #include "comm/ctx.h"
 #include "comm/test_stall.h"
 
-const char *const rrt_test_stall_phases[] = {"ilu_analysis", "trace_write", NULL};
+const char *const rrt_test_stall_phases[] = {"ilu_analysis", "ilu_levels", "trace_write", NULL};
 
 void rrt_test_stall(rrt_ctx_t ctx, const char *phase) {
   const rrt_env *env = &ctx->env;

@@ -81,7 +81,8 @@ static int64_t place_entries(rrt_ilu0_t M, int64_t *tmp) {
 /* Agreed structural-singularity check: every rank names the same row. */
 static rrt_status agree_missing(rrt_ilu0_t M, int64_t missing) {
   int64_t gmin = INT64_MAX;
-  RRT_CHECK(rrt_host_allreduce(M->ctx, &missing, &gmin, 1, RRT_DTYPE_I64, RRT_OP_MIN));
+  RRT_CHECK(rrt_host_allreduce_named(M->ctx, RRT_ILU0_OP_ANALYSIS("diagonal check"), &missing,
+                                     &gmin, 1, RRT_DTYPE_I64, RRT_OP_MIN));
   if (gmin != INT64_MAX)
     return rrt_error(M->ctx, RRT_ERR_SINGULAR, OPC,
                      "zero pivot: global row %lld (0-based) has no diagonal entry, ILU(0) does "
@@ -134,7 +135,8 @@ rrt_status rrt_ilu0_ghost_requests(rrt_ilu0_t M, rrt_ilu0_setup *S) {
     rec[2 * g + 1] = S->gflag[g];
   }
   rrt_status st =
-      rrt_host_exchange_records(M->ctx, ng, A->ghost_owner, rec, 2, &S->nreq, &S->req, &S->req_src);
+      rrt_host_exchange_records_named(M->ctx, RRT_ILU0_OP_ANALYSIS("ghost requests"), ng,
+                                      A->ghost_owner, rec, 2, &S->nreq, &S->req, &S->req_src);
   free(rec);
   return st;
 }
@@ -164,7 +166,8 @@ static rrt_status exchange_ulen(rrt_ilu0_t M, rrt_ilu0_setup *S, int64_t *ulen_s
     cnt[P + A->ghost_owner[g]]++;
   item_layout(P, cnt, lay, lay + P);
   item_layout(P, cnt + P, lay + 2 * P, lay + 3 * P);
-  return rrt_host_alltoallv(M->ctx, ulen_send, lay, lay + P, S->glen, lay + 2 * P, lay + 3 * P);
+  return rrt_host_alltoallv_named(M->ctx, RRT_ILU0_OP_ANALYSIS("ghost U rows"), ulen_send, lay,
+                                  lay + P, S->glen, lay + 2 * P, lay + 3 * P);
 }
 
 /* The U rows' global columns, in ghost order. */
@@ -189,8 +192,8 @@ static rrt_status exchange_ucols(rrt_ilu0_t M, rrt_ilu0_setup *S, const int64_t 
     cnt[P + A->ghost_owner[g]] += S->glen[g];
   item_layout(P, cnt, lay, lay + P);
   item_layout(P, cnt + P, lay + 2 * P, lay + 3 * P);
-  rrt_status st =
-      rrt_host_alltoallv(M->ctx, ucol_send, lay, lay + P, gcol, lay + 2 * P, lay + 3 * P);
+  rrt_status st = rrt_host_alltoallv_named(M->ctx, RRT_ILU0_OP_ANALYSIS("ghost U rows"), ucol_send,
+                                           lay, lay + P, gcol, lay + 2 * P, lay + 3 * P);
   free(ucol_send);
   return st;
 }
@@ -318,7 +321,8 @@ rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S) {
   for (int64_t i = 0; i < nloc; i++)
     al += 2.0 * (double)(A->rowptr[i + 1] - A->rowptr[i] - 1) + 1.0;
   double loc[2] = {fl, al}, glob[2];
-  RRT_CHECK(rrt_host_allreduce(ctx, loc, glob, 2, RRT_DTYPE_F64, RRT_OP_SUM));
+  RRT_CHECK(rrt_host_allreduce_named(ctx, RRT_ILU0_OP_ANALYSIS("update pairs"), loc, glob, 2,
+                                     RRT_DTYPE_F64, RRT_OP_SUM));
   M->fflops = glob[0], M->aflops = glob[1];
   return RRT_SUCCESS;
 }

@@ -40,7 +40,8 @@ static rrt_status read_options(rrt_ctx_t ctx, const rrt_ilu0_options *options,
 /* 32-bit local value indices (checked on every rank before anything else). */
 static rrt_status check_index_width(rrt_ilu0_t M) {
   int32_t big = M->nnz > INT32_MAX / 2, anybig = 0;
-  RRT_CHECK(rrt_host_allreduce(M->ctx, &big, &anybig, 1, RRT_DTYPE_I32, RRT_OP_MAX));
+  RRT_CHECK(rrt_host_allreduce_named(M->ctx, RRT_ILU0_OP_ANALYSIS("index width"), &big, &anybig, 1,
+                                     RRT_DTYPE_I32, RRT_OP_MAX));
   if (anybig)
     return rrt_error(M->ctx, RRT_ERR_UNSUPPORTED, OPC,
                      "a rank holds more than %d nonzeros; use more ranks", INT32_MAX / 2);
@@ -58,6 +59,7 @@ static rrt_status analyse(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   /* 3. which ghosts are needed for L (factor, L solve) and U (U solve) */
   RRT_CHECK(rrt_ilu0_ghost_requests(M, S));
   /* 4. levels across ranks and the schedule on them */
+  rrt_test_stall(M->ctx, "ilu_levels"); /* mid-analysis: the timeout names the phase */
   RRT_CHECK(rrt_ilu0_schedule(M, S));
   /* 5. U rows of L ghosts: lengths, then global columns, in ghost order */
   RRT_CHECK(rrt_ilu0_ghost_urows(M, S));
@@ -89,7 +91,7 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
   rrt_ilu0_setup_free(&S);
   /* every failure above is either agreed (singular) or a local resource
    * problem: agree so no rank goes on to a factorisation the others skip */
-  if (st != RRT_ERR_SINGULAR) st = rrt_agree(ctx, st);
+  if (st != RRT_ERR_SINGULAR) st = rrt_agree_named(ctx, RRT_ILU0_OP_ANALYSIS("outcome"), st);
   if (st) {
     rrt_ilu0_destroy(M);
     return st;

@@ -27,6 +27,9 @@ extern "C" {
 #endif
 
 #define RRT_ILU0_OP_CREATE "rrt_ilu0_create"
+/* The name a collective of the analysis gives in errors and timeouts:
+ * the phase, e.g. RRT_ILU0_OP_ANALYSIS("levels") = "ilu0 analysis: levels". */
+#define RRT_ILU0_OP_ANALYSIS(phase) "ilu0 analysis: " phase
 /* Average rows per level below which one cpu rank sweeps sequentially. */
 #define RRT_ILU0_SEQ_ROWS_PER_LEVEL 8192
 

@@ -111,15 +111,17 @@ static rrt_status levels_host(rrt_ilu0_t M, const rrt_ilu0_setup *S, int32_t *le
       reply[2 * t] = lev[0][r];
       reply[2 * t + 1] = lev[1][r];
     }
-    RRT_CHECK_GOTO(rrt_host_alltoallv(ctx, reply, lay, lay + P, resp, lay + 2 * P, lay + 3 * P), st,
-                   done);
+    RRT_CHECK_GOTO(rrt_host_alltoallv_named(ctx, RRT_ILU0_OP_ANALYSIS("levels"), reply, lay,
+                                            lay + P, resp, lay + 2 * P, lay + 3 * P),
+                   st, done);
     /* replies come back in owner order, i.e. in ghost order */
     for (int64_t g = 0; g < A->nghost; g++) {
       lev[0][M->nloc + g] = resp[2 * g];
       lev[1][M->nloc + g] = resp[2 * g + 1];
     }
-    RRT_CHECK_GOTO(rrt_host_allreduce(ctx, &unknown, &total, 1, RRT_DTYPE_I64, RRT_OP_SUM), st,
-                   done);
+    RRT_CHECK_GOTO(rrt_host_allreduce_named(ctx, RRT_ILU0_OP_ANALYSIS("levels"), &unknown, &total,
+                                            1, RRT_DTYPE_I64, RRT_OP_SUM),
+                   st, done);
     if (total == 0) break;
     if (round > M->A->n + 2) {
       st = rrt_error(ctx, RRT_ERR_INTERNAL, OPC, "level analysis does not converge");
@@ -140,7 +142,8 @@ static rrt_status level_lists(rrt_ilu0_t M, int side, const int32_t *lev, int re
   int32_t mx = 0, gmx = 0;
   for (int64_t i = 0; i < M->nloc; i++)
     if (lev[i] > mx) mx = lev[i];
-  RRT_CHECK(rrt_host_allreduce(ctx, &mx, &gmx, 1, RRT_DTYPE_I32, RRT_OP_MAX));
+  RRT_CHECK(rrt_host_allreduce_named(ctx, RRT_ILU0_OP_ANALYSIS("level lists"), &mx, &gmx, 1,
+                                     RRT_DTYPE_I32, RRT_OP_MAX));
   M->nsched[side] = gmx;
   free(M->levptr[side]), free(M->levrows[side]);
   M->levptr[side] = calloc((size_t)gmx + 2, sizeof(int64_t));
@@ -155,9 +158,11 @@ static rrt_status level_lists(rrt_ilu0_t M, int side, const int32_t *lev, int re
   if (report) {
     M->nlev[side] = gmx;
     M->hist[side] = calloc((size_t)gmx + 1, sizeof(int64_t));
-    rrt_status st = M->hist[side] ? rrt_host_allreduce(ctx, loc, M->hist[side], (size_t)gmx,
-                                                       RRT_DTYPE_I64, RRT_OP_SUM)
-                                  : rrt_ilu0_nomem(ctx, OPC);
+    rrt_status st =
+        M->hist[side]
+            ? rrt_host_allreduce_named(ctx, RRT_ILU0_OP_ANALYSIS("level histogram"), loc,
+                                       M->hist[side], (size_t)gmx, RRT_DTYPE_I64, RRT_OP_SUM)
+            : rrt_ilu0_nomem(ctx, OPC);
     if (st) {
       free(loc);
       return st;
@@ -198,7 +203,8 @@ static rrt_status coarse_factor(rrt_ilu0_t M, int side, const int32_t *gflag, in
   /* small levels: the same test as the one-rank sequential sweep */
   int64_t rows = A->n / (M->nlev[side] > 0 ? M->nlev[side] : 1);
   ok = ok && (ctx->threads <= 1 || rows < RRT_ILU0_SEQ_ROWS_PER_LEVEL);
-  RRT_CHECK(rrt_host_allreduce(ctx, &ok, &all, 1, RRT_DTYPE_I32, RRT_OP_MIN));
+  RRT_CHECK(rrt_host_allreduce_named(ctx, RRT_ILU0_OP_ANALYSIS("schedule"), &ok, &all, 1,
+                                     RRT_DTYPE_I32, RRT_OP_MIN));
   *B = all && M->nlev[side] > 1 ? M->nlev[side] : 1;
   return RRT_SUCCESS;
 }

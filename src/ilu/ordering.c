@@ -43,8 +43,9 @@ static rrt_status global_positions(rrt_ilu0_t M, int64_t **pos_out) {
   for (int64_t i = 0; i < A->nloc; i++)
     len[i] = A->rowptr[i + 1] - A->rowptr[i];
   row_layout(P, A->offsets, NULL, sizeof(int64_t), layout, layout + P);
-  RRT_CHECK_GOTO(rrt_host_allgatherv(ctx, len, (size_t)A->nloc * sizeof(int64_t), rowptr + 1,
-                                     layout, layout + P),
+  RRT_CHECK_GOTO(rrt_host_allgatherv_named(ctx, RRT_ILU0_OP_ANALYSIS("ordering pattern"), len,
+                                           (size_t)A->nloc * sizeof(int64_t), rowptr + 1, layout,
+                                           layout + P),
                  st, done);
   rowptr[0] = 0;
   for (int64_t i = 0; i < n; i++)
@@ -55,9 +56,10 @@ static rrt_status global_positions(rrt_ilu0_t M, int64_t **pos_out) {
     goto done;
   }
   row_layout(P, A->offsets, rowptr, sizeof(int64_t), layout, layout + P);
-  RRT_CHECK_GOTO(
-      rrt_host_allgatherv(ctx, A->col, (size_t)A->nnz * sizeof(int64_t), col, layout, layout + P),
-      st, done);
+  RRT_CHECK_GOTO(rrt_host_allgatherv_named(ctx, RRT_ILU0_OP_ANALYSIS("ordering pattern"), A->col,
+                                           (size_t)A->nnz * sizeof(int64_t), col, layout,
+                                           layout + P),
+                 st, done);
   if ((st = rrt_graph_symmetrize(n, rowptr, col, &sptr, &scol))) {
     st = rrt_ilu0_nomem(ctx, OPC);
     goto done;
