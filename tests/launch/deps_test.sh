@@ -68,18 +68,20 @@ for want in "ninja " "apt-get install ninja-build" "module load ninja" "mpi " \
 done
 [ ! -e "$tmp/apt.log" ] || fail "apt-get ran for a user without root: $(cat "$tmp/apt.log")"
 
-# A hidden library: hwloc.h lives in /usr/include here, which CMake is told
-# to ignore. The message names hwloc and only hwloc.
+# Hidden libraries: hwloc.h and zlib.h live in /usr/include here, which
+# CMake is told to ignore. The message names those two and nothing else.
 out=$(as_user "$full" -DCMAKE_IGNORE_PATH=/usr/include 2>&1)
 rc=$?
 [ $rc -eq 1 ] || fail "hwloc hidden: exit $rc (want 1), output: $out"
 for want in "hwloc " "apt-get install libhwloc-dev" "module load hwloc" "-DHWLOC_INCLUDE_DIR="; do
   [[ "$out" == *"$want"* ]] || fail "hwloc hidden: output lacks '$want': $out"
 done
+[[ "$out" == *"zlib "* && "$out" == *"zlib1g-dev"* ]] || fail "zlib hidden: not named: $out"
 [[ "$out" != *openblas* && "$out" != *hdf5* && "$out" != *"mpi "* ]] ||
-  fail "hwloc hidden: names more than hwloc: $out"
-# ... and the CMake variable the message suggests makes it found again.
-out=$(as_user "$full" -DCMAKE_IGNORE_PATH=/usr/include -DHWLOC_INCLUDE_DIR=/usr/include 2>&1)
+  fail "hwloc hidden: names more than hwloc and zlib: $out"
+# ... and the CMake variables the message suggests make them found again.
+out=$(as_user "$full" -DCMAKE_IGNORE_PATH=/usr/include -DHWLOC_INCLUDE_DIR=/usr/include \
+  -DZLIB_INCLUDE_DIR=/usr/include 2>&1)
 rc=$?
 [ $rc -eq 0 ] && [ -z "$out" ] || fail "hwloc given by -DHWLOC_INCLUDE_DIR: exit $rc, output: $out"
 
