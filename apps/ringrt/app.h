@@ -124,8 +124,8 @@ void rrt_app_json_close(rrt_app_common *c, int code);
 /** A JSON number that reads back as v, or null for NaN/Inf (which JSON
  *  cannot hold). Every floating value of a report goes through it. */
 void rrt_app_json_number(FILE *f, double v);
-/** A JSON string (quoted and escaped): for every text a user gave (a path). */
-void rrt_app_json_string(FILE *f, const char *s);
+/* JSON strings (every text a user gave, a path): rrt_json_string of
+ * comm/json_out.h. */
 /** `, "KEY": NUMBER` (rrt_app_json_number): a field after the first. */
 void rrt_app_json_field(FILE *f, const char *key, double v);
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "comm/json_out.h"
 #include "comm/host_coll.h"
 #include "ilu_files.h"
 #include "io/mmio.h"
@@ -434,7 +435,7 @@ static void report_json(FILE *js, const ilu_run *run, const ilu_opts *o, const i
                         const ilu_rates *r) {
   const char *src = o->matrix ? o->matrix : o->generate;
   fprintf(js, "{\"command\": \"ilu\", \"problem\": ");
-  rrt_app_json_string(js, src);
+  rrt_json_string(js, src);
   fprintf(js, ", \"n\": %lld", (long long)run->n);
   rrt_app_json_field(js, "nnz", r->nnz);
   fprintf(js,

@@ -6,8 +6,9 @@
 #include <string.h>
 
 #include "app.h"
-#include "comm/host_coll.h"
 #include "comm/error.h"
+#include "comm/host_coll.h"
+#include "comm/json_out.h"
 #include "comm/outfile.h"
 
 _Static_assert(RRT_EXIT_ABORTED == RRT_FATAL_EXIT_CODE, "one code for an aborted job");
@@ -272,20 +273,6 @@ void rrt_app_json_field(FILE *f, const char *key, double v) {
   rrt_app_json_number(f, v);
 }
 
-void rrt_app_json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      fprintf(f, "\\%c", ch);
-    else if (ch < 0x20)
-      fprintf(f, "\\u%04x", ch);
-    else
-      fputc(ch, f);
-  }
-  fputc('"', f);
-}
-
 /* The error report: what failed, as the user saw it on stderr. */
 static void error_report(FILE *f, const rrt_app_common *c, rrt_ctx_t ctx, int rc) {
   const char *msg = c->error[0]                         ? c->error
@@ -294,7 +281,7 @@ static void error_report(FILE *f, const rrt_app_common *c, rrt_ctx_t ctx, int rc
                                                         : "failed (the messages are on stderr)";
   fprintf(f, "{\"command\": \"%s\", \"status\": \"%s\", \"exit_code\": %d, \"error\": ", c->cmd,
           status_name(rc), rc);
-  rrt_app_json_string(f, msg);
+  rrt_json_string(f, msg);
   fprintf(f, "}\n");
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "comm/json_out.h"
 #include "comm/outfile.h"
 
 /* Share of the most common label per metacell, averaged over the non-empty
@@ -121,7 +122,7 @@ void rrt_app_seacells_json(FILE *js, rrt_ctx_t ctx, rrt_seacells_t s,
   int nr = 0;
   const double *rss = rrt_seacells_rss(s, &nr);
   fprintf(js, "{\"command\": \"seacells\", \"input\": ");
-  rrt_app_json_string(js, r->input);
+  rrt_json_string(js, r->input);
   fprintf(js,
           ", \"cells\": %lld, \"dims\": %d, \"metacells\": %lld, \"ranks\": %d, \"backend\": "
           "\"%s\", \"iterations\": %d, \"converged\": %s, \"rss\": [",
@@ -137,7 +138,7 @@ void rrt_app_seacells_json(FILE *js, rrt_ctx_t ctx, rrt_seacells_t s,
   fprintf(js, "]");
   if (r->codes) {
     fprintf(js, ", \"labels\": ");
-    rrt_app_json_string(js, r->labels);
+    rrt_json_string(js, r->labels);
     rrt_app_json_field(js, "mean_purity", sm->purity);
     rrt_app_json_field(js, "random_purity", sm->rpurity);
     fprintf(js, ", \"random_purity_seed\": %llu, \"random_purity_reps\": 20",

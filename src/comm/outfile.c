@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,21 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static rrt_status fail(char *err, size_t errlen, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static rrt_status fail(char *err, size_t errlen, const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return RRT_ERR_IO;
-}
+#include "comm/errbuf.h"
 
 /* The directory part of path ("." when there is none), malloc'd. */
 static char *dir_of(const char *path) {
@@ -92,19 +77,21 @@ static rrt_status open_direct(rrt_outfile *o, char *err, size_t errlen) {
   o->f = fopen(o->name, "w");
   if (o->f) return RRT_SUCCESS;
   int e = errno;
-  rrt_status st = fail(err, errlen, "%s: cannot open for writing: %s", o->name, strerror(e));
+  rrt_status st =
+      rrt_errbuf(err, errlen, RRT_ERR_IO, "%s: cannot open for writing: %s", o->name, strerror(e));
   release(o);
   return st;
 }
 
 rrt_status rrt_outfile_open(rrt_outfile *o, const char *path, char *err, size_t errlen) {
   memset(o, 0, sizeof *o);
-  if (!path || !*path) return fail(err, errlen, "empty output file name");
+  if (!path || !*path) return rrt_errbuf(err, errlen, RRT_ERR_IO, "empty output file name");
   struct stat st;
   int exists = stat(path, &st) == 0;
-  if (exists && S_ISDIR(st.st_mode)) return fail(err, errlen, "%s: is a directory", path);
+  if (exists && S_ISDIR(st.st_mode))
+    return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s: is a directory", path);
   o->name = strdup(path);
-  if (!o->name) return fail(err, errlen, "%s: out of memory", path);
+  if (!o->name) return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s: out of memory", path);
   if (exists && !S_ISREG(st.st_mode)) return open_direct(o, err, errlen);
   /* through a symlink, replace the file it points to, not the link */
   o->target = exists ? realpath(path, NULL) : strdup(path);
@@ -117,8 +104,8 @@ rrt_status rrt_outfile_open(rrt_outfile *o, const char *path, char *err, size_t 
   if (!o->f) {
     int e = errno;
     char *dir = dir_of(o->target ? o->target : path);
-    fail(err, errlen, "%s: cannot create a file in %s: %s", path, dir ? dir : "its directory",
-         strerror(e));
+    rrt_errbuf(err, errlen, RRT_ERR_IO, "%s: cannot create a file in %s: %s", path,
+               dir ? dir : "its directory", strerror(e));
     free(dir);
     if (fd >= 0) close(fd), unlink(o->tmp);
     release(o);
@@ -149,13 +136,14 @@ static void sync_dir(const char *target) {
 }
 
 rrt_status rrt_outfile_commit(rrt_outfile *o, char *err, size_t errlen) {
-  if (!o->f) return fail(err, errlen, "output file not open");
+  if (!o->f) return rrt_errbuf(err, errlen, RRT_ERR_IO, "output file not open");
   rrt_status st = RRT_SUCCESS;
   int e = finish_stream(o);
   if (e)
-    st = fail(err, errlen, "%s: write failed: %s", o->name, strerror(e));
+    st = rrt_errbuf(err, errlen, RRT_ERR_IO, "%s: write failed: %s", o->name, strerror(e));
   else if (o->tmp && rename(o->tmp, o->target) != 0)
-    st = fail(err, errlen, "%s: cannot replace the file: %s", o->name, strerror(errno));
+    st = rrt_errbuf(err, errlen, RRT_ERR_IO, "%s: cannot replace the file: %s", o->name,
+                    strerror(errno));
   if (st != RRT_SUCCESS && o->tmp) unlink(o->tmp);
   if (st == RRT_SUCCESS && o->tmp) sync_dir(o->target);
   release(o);
@@ -173,7 +161,7 @@ rrt_status rrt_outfile_probe(const char *path, char *err, size_t errlen) {
   if (path && stat(path, &st) == 0 && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
     /* a device or FIFO: opening it could block or have effects; ask only */
     if (access(path, W_OK) == 0) return RRT_SUCCESS;
-    return fail(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+    return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
   }
   rrt_outfile o;
   rrt_status s = rrt_outfile_open(&o, path, err, errlen);

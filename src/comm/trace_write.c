@@ -13,24 +13,11 @@
 #include "comm/ctx.h"
 #include "comm/error.h"
 #include "comm/host_coll.h"
+#include "comm/json_out.h"
 #include "comm/outfile.h"
 #include "comm/test_stall.h"
 #include "comm/trace_state.h"
 #include "ringrt/trace.h"
-
-static void write_json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
-}
 
 static const char *const track_names[RRT_TRACK_COUNT] = {"host", "compute stream", "comm stream"};
 
@@ -80,7 +67,7 @@ static void write_trace(FILE *f, int size, const char *all, const size_t *block_
       iv.name[sizeof iv.name - 1] = '\0';
       fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":", r,
               iv.track, iv.t0 * 1e6, (iv.t1 - iv.t0) * 1e6);
-      write_json_string(f, iv.name);
+      rrt_json_string(f, iv.name);
       fputc('}', f);
     }
   }

@@ -6,29 +6,13 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 
+#include "comm/errbuf.h"
 #include "io/limits.h"
-
-static rrt_status fail(char *err, size_t errlen, rrt_status st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-
-static rrt_status fail(char *err, size_t errlen, rrt_status st, const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return st;
-}
 
 void rrt_int_list_free(rrt_int_list *l) {
   if (!l) return;
@@ -102,7 +86,7 @@ static rrt_status read_lines(FILE *f, const char *path, unsigned flags, rrt_int_
   while (st == RRT_SUCCESS && (got = getline(&line, &linecap, f)) >= 0) {
     lineno++;
     if (memchr(line, 0, (size_t)got)) {
-      st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: NUL byte in a text file", path, lineno);
+      st = rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: NUL byte in a text file", path, lineno);
       break;
     }
     if (got && line[got - 1] == '\n') line[--got] = 0;
@@ -114,22 +98,25 @@ static rrt_status read_lines(FILE *f, const char *path, unsigned flags, rrt_int_
     line_kind k = parse_line(line, &v, &why);
     if (k == LINE_EMPTY) continue;
     if (k == LINE_BAD)
-      st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: '%s' %s (one non-negative integer per line)",
-                path, lineno, shown, why);
+      st =
+          rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: '%s' %s (one non-negative integer per line)",
+                     path, lineno, shown, why);
     else if ((flags & RRT_INT_LIST_NONDECREASING) && out->count && v < out->values[out->count - 1])
-      st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: %lld is smaller than the value before (%lld)",
-                path, lineno, (long long)v, (long long)out->values[out->count - 1]);
+      st = rrt_errbuf(err, errlen, RRT_ERR_IO,
+                      "%s:%ld: %lld is smaller than the value before (%lld)", path, lineno,
+                      (long long)v, (long long)out->values[out->count - 1]);
     else if (reserve_one(out, &cap))
-      st = fail(err, errlen, RRT_ERR_OUT_OF_MEMORY, "%s:%ld: out of memory after %lld values", path,
-                lineno, (long long)out->count);
+      st = rrt_errbuf(err, errlen, RRT_ERR_OUT_OF_MEMORY, "%s:%ld: out of memory after %lld values",
+                      path, lineno, (long long)out->count);
     else
       out->values[out->count++] = v;
   }
   free(line);
   if (st == RRT_SUCCESS && ferror(f))
-    st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: read error", path, lineno + 1);
+    st = rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: read error", path, lineno + 1);
   if (st == RRT_SUCCESS && out->count == 0)
-    st = fail(err, errlen, RRT_ERR_IO, "%s: no values (one non-negative integer per line)", path);
+    st = rrt_errbuf(err, errlen, RRT_ERR_IO, "%s: no values (one non-negative integer per line)",
+                    path);
   return st;
 }
 
@@ -137,7 +124,7 @@ rrt_status rrt_int_list_read(const char *path, unsigned flags, rrt_int_list *out
                              size_t errlen) {
   memset(out, 0, sizeof *out);
   FILE *f = fopen(path, "r");
-  if (!f) return fail(err, errlen, RRT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  if (!f) return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   rrt_status st = read_lines(f, path, flags, out, err, errlen);
   fclose(f);
   if (st != RRT_SUCCESS) rrt_int_list_free(out);

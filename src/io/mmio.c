@@ -5,7 +5,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 
 #include "comm/error.h"
 #include "comm/outfile.h"
+#include "comm/errbuf.h"
 #include "io/limits.h"
 
 void rrt_csr_free(rrt_csr *a) {
@@ -21,16 +21,6 @@ void rrt_csr_free(rrt_csr *a) {
   free(a->col);
   free(a->val);
   memset(a, 0, sizeof(*a));
-}
-
-static rrt_status fail(char *err, size_t errlen, rrt_status st, const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return st;
 }
 
 rrt_status rrt_csr_from_triplets(int64_t nrows, int64_t ncols, int64_t count, const int64_t *rows,
@@ -124,11 +114,11 @@ static rrt_status check_claim(mm_reader *r, long line, const char *what, int64_t
   if (count >= 0 && rrt_io_claim_fits((uint64_t)count, each)) return RRT_SUCCESS;
   uint64_t need = count < 0 ? UINT64_MAX : rrt_io_bytes_of((uint64_t)count, each);
   uint64_t have = rrt_io_memory_bytes();
-  return fail(err, errlen, RRT_ERR_IO,
-              "%s:%ld: the size line declares %lld %s: that needs %llu bytes, more than this "
-              "machine's memory (%llu bytes)",
-              r->path, line, (long long)count, what, (unsigned long long)need,
-              (unsigned long long)have);
+  return rrt_errbuf(err, errlen, RRT_ERR_IO,
+                    "%s:%ld: the size line declares %lld %s: that needs %llu bytes, more than this "
+                    "machine's memory (%llu bytes)",
+                    r->path, line, (long long)count, what, (unsigned long long)need,
+                    (unsigned long long)have);
 }
 
 /* Room for one more triplet: capacity doubles as entries arrive, so the
@@ -219,24 +209,26 @@ static rrt_status parse_header(mm_reader *r, int *coordinate, mm_field *field, m
                                char *err, size_t errlen) {
   int got = next_line(r);
   if (got == 0)
-    return fail(err, errlen, RRT_ERR_IO, "%s:1: empty file (no %%%%MatrixMarket header)", r->path);
-  if (got < 0) return fail(err, errlen, RRT_ERR_IO, "%s:%ld: line too long", r->path, r->line);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:1: empty file (no %%%%MatrixMarket header)",
+                      r->path);
+  if (got < 0)
+    return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: line too long", r->path, r->line);
   char copy[sizeof(r->buf)];
   memcpy(copy, r->buf, sizeof(copy));
   char *f[6];
   int nf = split(copy, f, 6);
   if (nf != 5 || strcasecmp(f[0], "%%MatrixMarket") != 0 || strcasecmp(f[1], "matrix") != 0)
-    return fail(err, errlen, RRT_ERR_IO,
-                "%s:%ld: bad header '%s' (expected '%%%%MatrixMarket matrix coordinate "
-                "real|integer|pattern general|symmetric|skew-symmetric')",
-                r->path, r->line, r->buf);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO,
+                      "%s:%ld: bad header '%s' (expected '%%%%MatrixMarket matrix coordinate "
+                      "real|integer|pattern general|symmetric|skew-symmetric')",
+                      r->path, r->line, r->buf);
   if (!strcasecmp(f[2], "coordinate"))
     *coordinate = 1;
   else if (!strcasecmp(f[2], "array"))
     *coordinate = 0;
   else
-    return fail(err, errlen, RRT_ERR_IO, "%s:%ld: bad header: unknown format '%s'", r->path,
-                r->line, f[2]);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: bad header: unknown format '%s'", r->path,
+                      r->line, f[2]);
   if (!strcasecmp(f[3], "real") || !strcasecmp(f[3], "double"))
     *field = F_REAL;
   else if (!strcasecmp(f[3], "integer"))
@@ -244,9 +236,9 @@ static rrt_status parse_header(mm_reader *r, int *coordinate, mm_field *field, m
   else if (!strcasecmp(f[3], "pattern"))
     *field = F_PATTERN;
   else
-    return fail(err, errlen, RRT_ERR_IO,
-                "%s:%ld: bad header: unsupported field '%s' (real, integer, pattern)", r->path,
-                r->line, f[3]);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO,
+                      "%s:%ld: bad header: unsupported field '%s' (real, integer, pattern)",
+                      r->path, r->line, f[3]);
   if (!strcasecmp(f[4], "general"))
     *sym = S_GENERAL;
   else if (!strcasecmp(f[4], "symmetric"))
@@ -254,10 +246,10 @@ static rrt_status parse_header(mm_reader *r, int *coordinate, mm_field *field, m
   else if (!strcasecmp(f[4], "skew-symmetric"))
     *sym = S_SKEW;
   else
-    return fail(err, errlen, RRT_ERR_IO,
-                "%s:%ld: bad header: unsupported symmetry '%s' (general, symmetric, "
-                "skew-symmetric)",
-                r->path, r->line, f[4]);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO,
+                      "%s:%ld: bad header: unsupported symmetry '%s' (general, symmetric, "
+                      "skew-symmetric)",
+                      r->path, r->line, f[4]);
   return RRT_SUCCESS;
 }
 
@@ -272,18 +264,20 @@ static const char *sym_name(mm_sym s) {
 static rrt_status parse_size(mm_reader *r, int want, int64_t *v, char *err, size_t errlen) {
   int got = next_data_line(r);
   if (got == 0)
-    return fail(err, errlen, RRT_ERR_IO, "%s:%ld: truncated file: missing size line", r->path,
-                r->line + 1);
-  if (got < 0) return fail(err, errlen, RRT_ERR_IO, "%s:%ld: line too long", r->path, r->line);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: truncated file: missing size line", r->path,
+                      r->line + 1);
+  if (got < 0)
+    return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: line too long", r->path, r->line);
   char *f[4];
   int nf = split(r->buf, f, 4);
   if (nf != want)
-    return fail(err, errlen, RRT_ERR_IO, "%s:%ld: size line needs %d integers, found %d", r->path,
-                r->line, want, nf < 0 ? 4 : nf);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: size line needs %d integers, found %d",
+                      r->path, r->line, want, nf < 0 ? 4 : nf);
   for (int k = 0; k < want; k++)
     if (parse_i64(f[k], &v[k]) || v[k] < 0)
-      return fail(err, errlen, RRT_ERR_IO, "%s:%ld: size line: '%s' is not a non-negative integer",
-                  r->path, r->line, f[k]);
+      return rrt_errbuf(err, errlen, RRT_ERR_IO,
+                        "%s:%ld: size line: '%s' is not a non-negative integer", r->path, r->line,
+                        f[k]);
   return RRT_SUCCESS;
 }
 
@@ -303,11 +297,13 @@ static rrt_status read_shape(mm_reader *r, mm_shape *sh, char *err, size_t errle
   sh->nrows = sz[0], sh->ncols = sz[1], sh->nent = sz[2];
   sh->size_line = r->line;
   if (sh->sym != S_GENERAL && sh->nrows != sh->ncols)
-    return fail(err, errlen, RRT_ERR_IO, "%s:%ld: %s matrix must be square, got %lld x %lld",
-                r->path, r->line, sym_name(sh->sym), (long long)sh->nrows, (long long)sh->ncols);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: %s matrix must be square, got %lld x %lld",
+                      r->path, r->line, sym_name(sh->sym), (long long)sh->nrows,
+                      (long long)sh->ncols);
   if ((unsigned __int128)sh->nent > (unsigned __int128)sh->nrows * (unsigned __int128)sh->ncols)
-    return fail(err, errlen, RRT_ERR_IO, "%s:%ld: %lld entries cannot fit a %lld x %lld matrix",
-                r->path, r->line, (long long)sh->nent, (long long)sh->nrows, (long long)sh->ncols);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO,
+                      "%s:%ld: %lld entries cannot fit a %lld x %lld matrix", r->path, r->line,
+                      (long long)sh->nent, (long long)sh->nrows, (long long)sh->ncols);
   return RRT_SUCCESS;
 }
 
@@ -321,11 +317,11 @@ static rrt_status read_shape(mm_reader *r, mm_shape *sh, char *err, size_t errle
 static rrt_status check_empty_rows(mm_reader *r, long size_line, int64_t nrows, int64_t stored,
                                    char *err, size_t errlen) {
   if (nrows > RRT_MM_FREE_EMPTY_ROWS && nrows / 2 > stored)
-    return fail(err, errlen, RRT_ERR_IO,
-                "%s:%ld: the size line declares %lld rows but the file stores %lld entries: "
-                "more than half of the rows would be empty (refused above %lld rows)",
-                r->path, size_line, (long long)nrows, (long long)stored,
-                (long long)RRT_MM_FREE_EMPTY_ROWS);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO,
+                      "%s:%ld: the size line declares %lld rows but the file stores %lld entries: "
+                      "more than half of the rows would be empty (refused above %lld rows)",
+                      r->path, size_line, (long long)nrows, (long long)stored,
+                      (long long)RRT_MM_FREE_EMPTY_ROWS);
   return RRT_SUCCESS;
 }
 
@@ -341,42 +337,45 @@ static rrt_status parse_entry(mm_reader *r, const mm_shape *sh, int64_t t, int64
   const char *path = r->path;
   int got = next_data_line(r);
   if (got == 0)
-    return fail(err, errlen, RRT_ERR_IO,
-                "%s:%ld: truncated file: the size line (line %ld) declares %lld entries, found "
-                "%lld",
-                path, r->line + 1, sh->size_line, (long long)sh->nent, (long long)t);
-  if (got < 0) return fail(err, errlen, RRT_ERR_IO, "%s:%ld: line too long", path, r->line);
+    return rrt_errbuf(
+        err, errlen, RRT_ERR_IO,
+        "%s:%ld: truncated file: the size line (line %ld) declares %lld entries, found "
+        "%lld",
+        path, r->line + 1, sh->size_line, (long long)sh->nent, (long long)t);
+  if (got < 0) return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: line too long", path, r->line);
   char *f[4];
   int want = sh->field == F_PATTERN ? 2 : 3, nf = split(r->buf, f, 4);
   if (nf != want)
-    return fail(err, errlen, RRT_ERR_IO, "%s:%ld: a %s entry needs %d fields, found %d", path,
-                r->line, field_name(sh->field), want, nf < 0 ? 4 : nf);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: a %s entry needs %d fields, found %d", path,
+                      r->line, field_name(sh->field), want, nf < 0 ? 4 : nf);
   *v = 1.0;
   if (parse_i64(f[0], i) || parse_i64(f[1], j))
-    return fail(err, errlen, RRT_ERR_IO, "%s:%ld: index '%s %s' is not an integer", path, r->line,
-                f[0], f[1]);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: index '%s %s' is not an integer", path,
+                      r->line, f[0], f[1]);
   if (*i < 1 || *i > sh->nrows || *j < 1 || *j > sh->ncols)
-    return fail(err, errlen, RRT_ERR_IO,
-                "%s:%ld: index (%lld, %lld) out of range for a %lld x %lld matrix (1-based)", path,
-                r->line, (long long)*i, (long long)*j, (long long)sh->nrows, (long long)sh->ncols);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO,
+                      "%s:%ld: index (%lld, %lld) out of range for a %lld x %lld matrix (1-based)",
+                      path, r->line, (long long)*i, (long long)*j, (long long)sh->nrows,
+                      (long long)sh->ncols);
   if (sh->field == F_INTEGER) {
     int64_t iv;
     if (parse_i64(f[2], &iv))
-      return fail(err, errlen, RRT_ERR_IO, "%s:%ld: value '%s' is not an integer", path, r->line,
-                  f[2]);
+      return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: value '%s' is not an integer", path,
+                        r->line, f[2]);
     *v = (double)iv;
   } else if (sh->field == F_REAL && parse_f64(f[2], v)) {
-    return fail(err, errlen, RRT_ERR_IO, "%s:%ld: value '%s' is not a number", path, r->line, f[2]);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: value '%s' is not a number", path, r->line,
+                      f[2]);
   }
   if (sh->sym != S_GENERAL && *j > *i)
-    return fail(err, errlen, RRT_ERR_IO,
-                "%s:%ld: entry (%lld, %lld) above the diagonal in a %s file (only the lower "
-                "triangle is stored)",
-                path, r->line, (long long)*i, (long long)*j, sym_name(sh->sym));
+    return rrt_errbuf(err, errlen, RRT_ERR_IO,
+                      "%s:%ld: entry (%lld, %lld) above the diagonal in a %s file (only the lower "
+                      "triangle is stored)",
+                      path, r->line, (long long)*i, (long long)*j, sym_name(sh->sym));
   if (sh->sym == S_SKEW && *i == *j)
-    return fail(err, errlen, RRT_ERR_IO,
-                "%s:%ld: diagonal entry (%lld, %lld) in a skew-symmetric file", path, r->line,
-                (long long)*i, (long long)*j);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO,
+                      "%s:%ld: diagonal entry (%lld, %lld) in a skew-symmetric file", path, r->line,
+                      (long long)*i, (long long)*j);
   return RRT_SUCCESS;
 }
 
@@ -389,16 +388,17 @@ static rrt_status read_entries(mm_reader *r, const mm_shape *sh, mm_triplets *t,
     double v = 0.0;
     RRT_CHECK(parse_entry(r, sh, e, &i, &j, &v, err, errlen));
     if (triplets_reserve(t, t->n + 2))
-      return fail(err, errlen, RRT_ERR_OUT_OF_MEMORY, "%s:%ld: out of memory after %lld entries",
-                  r->path, r->line, (long long)t->n);
+      return rrt_errbuf(err, errlen, RRT_ERR_OUT_OF_MEMORY,
+                        "%s:%ld: out of memory after %lld entries", r->path, r->line,
+                        (long long)t->n);
     t->row[t->n] = i - 1, t->col[t->n] = j - 1, t->val[t->n] = v, t->n++;
     if (sh->sym != S_GENERAL && i != j)
       t->row[t->n] = j - 1, t->col[t->n] = i - 1, t->val[t->n] = sh->sym == S_SKEW ? -v : v, t->n++;
   }
   if (next_data_line(r) != 0)
-    return fail(err, errlen, RRT_ERR_IO,
-                "%s:%ld: more entries than the %lld declared on the size line (line %ld)", r->path,
-                r->line, (long long)sh->nent, sh->size_line);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO,
+                      "%s:%ld: more entries than the %lld declared on the size line (line %ld)",
+                      r->path, r->line, (long long)sh->nent, sh->size_line);
   return RRT_SUCCESS;
 }
 
@@ -428,13 +428,13 @@ static rrt_status laplacian_values(rrt_csr *out) {
 static rrt_status open_reader(const char *path, mm_reader **out, char *err, size_t errlen) {
   mm_reader *r = calloc(1, sizeof(*r));
   *out = NULL;
-  if (!r) return fail(err, errlen, RRT_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+  if (!r) return rrt_errbuf(err, errlen, RRT_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
   r->path = path;
   r->f = fopen(path, "r");
   if (!r->f) {
     int e = errno;
     free(r);
-    return fail(err, errlen, RRT_ERR_IO, "%s: cannot open: %s", path, strerror(e));
+    return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s: cannot open: %s", path, strerror(e));
   }
   *out = r;
   return RRT_SUCCESS;
@@ -457,36 +457,36 @@ rrt_status rrt_mm_read(const char *path, rrt_mm_pattern_values pattern, rrt_csr 
   if (st) return st;
   if ((st = parse_header(r, &coordinate, &sh.field, &sh.sym, err, errlen))) goto done;
   if (!coordinate) {
-    st = fail(err, errlen, RRT_ERR_IO,
-              "%s:%ld: 'array' format is a dense vector/matrix; a sparse matrix must be "
-              "'coordinate'",
-              path, r->line);
+    st = rrt_errbuf(err, errlen, RRT_ERR_IO,
+                    "%s:%ld: 'array' format is a dense vector/matrix; a sparse matrix must be "
+                    "'coordinate'",
+                    path, r->line);
     goto done;
   }
   if (sh.field == F_PATTERN && pattern == RRT_MM_PATTERN_REFUSE) {
-    st = fail(err, errlen, RRT_ERR_INVALID_ARG,
-              "%s:%ld: pattern matrix has no values (ask for values, e.g. --pattern-values "
-              "laplacian)",
-              path, r->line);
+    st = rrt_errbuf(err, errlen, RRT_ERR_INVALID_ARG,
+                    "%s:%ld: pattern matrix has no values (ask for values, e.g. --pattern-values "
+                    "laplacian)",
+                    path, r->line);
     goto done;
   }
   if ((st = read_shape(r, &sh, err, errlen))) goto done;
   if (sh.field == F_PATTERN && pattern == RRT_MM_PATTERN_LAPLACIAN && sh.nrows != sh.ncols) {
     /* The Laplacian puts a value on every diagonal entry (i, i). */
-    st = fail(err, errlen, RRT_ERR_IO,
-              "%s:%ld: pattern values 'laplacian' need a square matrix, got %lld x %lld", path,
-              sh.size_line, (long long)sh.nrows, (long long)sh.ncols);
+    st = rrt_errbuf(err, errlen, RRT_ERR_IO,
+                    "%s:%ld: pattern values 'laplacian' need a square matrix, got %lld x %lld",
+                    path, sh.size_line, (long long)sh.nrows, (long long)sh.ncols);
     goto done;
   }
   if ((st = read_entries(r, &sh, &t, err, errlen))) goto done;
   if ((st = check_rows(r, &sh, t.n, err, errlen))) goto done;
   if ((st = rrt_csr_from_triplets(sh.nrows, sh.ncols, t.n, t.row, t.col, t.val, out))) {
-    fail(err, errlen, st, "%s: out of memory", path);
+    rrt_errbuf(err, errlen, st, "%s: out of memory", path);
     goto done;
   }
   if (sh.field == F_PATTERN && pattern == RRT_MM_PATTERN_LAPLACIAN &&
       (st = laplacian_values(out))) {
-    fail(err, errlen, st, "%s: out of memory", path);
+    rrt_errbuf(err, errlen, st, "%s: out of memory", path);
     goto done;
   }
   if (info) {
@@ -509,21 +509,23 @@ static rrt_status parse_vector_entry(mm_reader *r, int coordinate, int64_t len, 
   const char *path = r->path;
   int got = next_data_line(r);
   if (got <= 0)
-    return fail(err, errlen, RRT_ERR_IO,
-                got ? "%s:%ld: line too long" : "%s:%ld: truncated file: expected %lld values",
-                path, got ? r->line : r->line + 1, (long long)nent);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO,
+                      got ? "%s:%ld: line too long"
+                          : "%s:%ld: truncated file: expected %lld values",
+                      path, got ? r->line : r->line + 1, (long long)nent);
   char *f[4];
   int nf = split(r->buf, f, 4);
   int64_t j = 1;
   const char *vs = coordinate ? (nf == 3 ? f[2] : NULL) : (nf == 1 ? f[0] : NULL);
   if (!vs)
-    return fail(err, errlen, RRT_ERR_IO, "%s:%ld: expected %d field(s), found %d", path, r->line,
-                coordinate ? 3 : 1, nf < 0 ? 4 : nf);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: expected %d field(s), found %d", path,
+                      r->line, coordinate ? 3 : 1, nf < 0 ? 4 : nf);
   if (coordinate && (parse_i64(f[0], i) || parse_i64(f[1], &j) || *i < 1 || *i > len || j != 1))
-    return fail(err, errlen, RRT_ERR_IO, "%s:%ld: bad or out-of-range index '%s %s'", path, r->line,
-                f[0], f[1]);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: bad or out-of-range index '%s %s'", path,
+                      r->line, f[0], f[1]);
   if (parse_f64(vs, val))
-    return fail(err, errlen, RRT_ERR_IO, "%s:%ld: value '%s' is not a number", path, r->line, vs);
+    return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: value '%s' is not a number", path, r->line,
+                      vs);
   return RRT_SUCCESS;
 }
 
@@ -540,22 +542,22 @@ rrt_status rrt_mm_read_vector(const char *path, double **x, int64_t *n, char *er
   mm_sym sym;
   if ((st = parse_header(r, &coordinate, &field, &sym, err, errlen))) goto done;
   if (field == F_PATTERN || sym != S_GENERAL) {
-    st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: a vector must be real/integer general", path,
-              r->line);
+    st = rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: a vector must be real/integer general", path,
+                    r->line);
     goto done;
   }
   int64_t sz[3];
   if ((st = parse_size(r, coordinate ? 3 : 2, sz, err, errlen))) goto done;
   if (sz[1] != 1) {
-    st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: a vector has one column, found %lld", path, r->line,
-              (long long)sz[1]);
+    st = rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: a vector has one column, found %lld", path,
+                    r->line, (long long)sz[1]);
     goto done;
   }
   int64_t len = sz[0], nent = coordinate ? sz[2] : sz[0];
   long size_line = r->line;
   if (coordinate && nent > len) {
-    st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: %lld entries cannot fit a vector of %lld", path,
-              r->line, (long long)nent, (long long)len);
+    st = rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: %lld entries cannot fit a vector of %lld",
+                    path, r->line, (long long)nent, (long long)len);
     goto done;
   }
   /* Values are collected first and the dense vector is allocated once the
@@ -565,13 +567,13 @@ rrt_status rrt_mm_read_vector(const char *path, double **x, int64_t *n, char *er
     double val = 0.0;
     if ((st = parse_vector_entry(r, coordinate, len, nent, &i, &val, err, errlen))) goto done;
     if (triplets_reserve(&tv, tv.n + 1)) {
-      st = fail(err, errlen, RRT_ERR_OUT_OF_MEMORY, "%s:%ld: out of memory", path, r->line);
+      st = rrt_errbuf(err, errlen, RRT_ERR_OUT_OF_MEMORY, "%s:%ld: out of memory", path, r->line);
       goto done;
     }
     tv.row[tv.n] = i - 1, tv.val[tv.n] = val, tv.n++;
   }
   if (next_data_line(r) != 0) {
-    st = fail(err, errlen, RRT_ERR_IO, "%s:%ld: more values than declared", path, r->line);
+    st = rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%ld: more values than declared", path, r->line);
     goto done;
   }
   if ((st = check_empty_rows(r, size_line, len, tv.n, err, errlen)) ||
@@ -579,7 +581,7 @@ rrt_status rrt_mm_read_vector(const char *path, double **x, int64_t *n, char *er
     goto done;
   v = calloc((size_t)len + 1, sizeof(double));
   if (!v) {
-    st = fail(err, errlen, RRT_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    st = rrt_errbuf(err, errlen, RRT_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
     goto done;
   }
   for (int64_t t = 0; t < tv.n; t++)
