@@ -37,24 +37,24 @@ const char rrt_app_exit_help[] =
     "failed, 5 job aborted (a wait exceeded RINGRT_TIMEOUT); with ranks that end\n"
     "differently the highest code wins.\n";
 
-/* Keep the first message for the JSON report (and the argument
- * agreement). */
-static void keep_first(rrt_app_common *c, const char *msg) {
-  if (!c->error[0]) snprintf(c->error, sizeof c->error, "%s", msg);
-}
-
-void rrt_app_usage_error(rrt_app_common *c, const char *fmt, ...) {
+/* Format a message, keep the first one for the JSON report (and the
+ * argument agreement), and print it as "ringrt CMD: MSG" when `print`. */
+static void report(rrt_app_common *c, int print, const char *fmt, va_list ap) {
   char msg[sizeof c->error];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  keep_first(c, msg);
-  if (c->rank != 0) return;
+  if (!c->error[0]) snprintf(c->error, sizeof c->error, "%s", msg);
+  if (!print) return;
   if (c->cmd && c->cmd[0])
     fprintf(stderr, "ringrt %s: %s\n", c->cmd, msg);
   else
     fprintf(stderr, "ringrt: %s\n", msg);
+}
+
+void rrt_app_usage_error(rrt_app_common *c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  report(c, c->rank == 0, fmt, ap);
+  va_end(ap);
 }
 
 int rrt_app_parse_long(rrt_app_common *c, const char *opt, const char *text, long lo, long hi,
@@ -148,13 +148,10 @@ void rrt_app_common_init(rrt_app_common *c, const char *cmd, MPI_Comm comm, int 
 }
 
 void rrt_app_error(rrt_app_common *c, const char *fmt, ...) {
-  char msg[sizeof c->error];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  report(c, 1, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "ringrt %s: %s\n", c->cmd, msg);
-  keep_first(c, msg);
 }
 
 /* -------------------------------------------------------- output paths --- */
