@@ -1,4 +1,4 @@
-/* ringrt: ring attention (context-parallel attention), forward.
+/* ringrt: ring attention (context-parallel attention), forward and backward.
  *
  * The sequence is split over the P ranks of the context. Every rank passes
  * its shard of Q, K and V in BSHD order ([batch, seq_local, heads, head_dim],
@@ -7,17 +7,30 @@
  * the block it holds and folds the result into running f32 accumulators
  * with an online-softmax (log-sum-exp) merge.
  *
- * Layouts say which global positions a rank's shard holds:
- *   contiguous: rank r holds [r*S/P, (r+1)*S/P)             (S % P == 0)
- *   zigzag:     2P chunks of S/(2P); rank r holds chunks r and 2P-1-r
- *               (S % 2P == 0); balanced causal work on every step
- *   stripe:     token i on rank i % P, local index i / P    (S % P == 0)
- * Use rrt_attn_global_pos() / rrt_attn_locate() rather than re-deriving them.
+ * Layouts say which global positions a rank's shard holds. Any length
+ * works (uneven splits are padded and masked internally, never by the
+ * caller); for S divisible by P (2P for zigzag) they are the classic ones:
+ *   contiguous: rank r holds [floor(r*S/P), floor((r+1)*S/P))
+ *   zigzag:     2P chunks, chunk c = [floor(c*S/2P), floor((c+1)*S/2P));
+ *               rank r holds chunks r and 2P-1-r; balanced causal work
+ *   stripe:     token i on rank i % P, local index i / P
+ * With packed documents (cu_seqlens) contiguous and stripe apply to the
+ * packed sequence; zigzag applies to every document (TransformerEngine's
+ * THD convention): document d of length n is cut into 2P chunks at
+ * floor(c*n/2P), rank r holds chunks r and 2P-1-r of every document, in
+ * document order. Shards may differ in length by rank, and may be empty.
+ * Use rrt_attn_shard_len() / rrt_attn_shard_positions() rather than
+ * re-deriving them.
  *
  * Outputs: O in q's dtype and layout; LSE f32 [batch, heads_q, seq_local],
  * the natural log of the softmax denominator of the scaled scores (what the
- * backward pass needs). A fully masked row cannot occur for causal attention
- * (every query sees itself), but the kernels guard it anyway: O = 0, LSE = -inf.
+ * backward pass needs). A fully masked row cannot occur (every query sees
+ * itself), but the kernels guard it anyway: O = 0, LSE = -inf.
+ *
+ * NaN and Inf propagate as in a float64 softmax (and torch): a NaN score
+ * makes its row's O and LSE NaN; a +Inf score makes the row NaN (inf - inf);
+ * a -Inf score drops that key, and a row whose every visible score is -Inf
+ * is NaN. The result does not depend on the rank count or the backend.
  */
 #ifndef RINGRT_ATTN_H
 #define RINGRT_ATTN_H
@@ -46,7 +59,7 @@ RRT_API const char *rrt_attn_layout_name(rrt_attn_layout layout);
 RRT_API rrt_status rrt_attn_layout_parse(const char *name, rrt_attn_layout *layout);
 
 #define RRT_ATTN_DESC_MAGIC 0x52524131u /* "RRA1" */
-#define RRT_ATTN_DESC_VERSION 1
+#define RRT_ATTN_DESC_VERSION 2
 #define RRT_ATTN_MAX_HEAD_DIM 256
 
 /** Problem description, identical on every rank. Start from
@@ -64,26 +77,50 @@ typedef struct rrt_attn_desc {
   int causal;             /**< key position <= query position (global positions) */
   rrt_attn_layout layout; /**< how the sequence is split over ranks */
   rrt_dtype dtype;        /**< storage of Q, K, V and O: F32, BF16 or F16 */
+  /* ---- version 2 ---- */
+  /** Sliding window (flash-attn's window_size): query at position i sees keys
+   *  in [i - window_left, i + window_right]; -1 = unlimited on that side.
+   *  With causal, window_right is 0 whatever is set. */
+  int window_left, window_right;
+  /** Packed variable-length documents (THD, flash-attn's varlen API and
+   *  TransformerEngine): num_docs + 1 nondecreasing offsets into the packed
+   *  sequence, cu_seqlens[0] = 0 and cu_seqlens[num_docs] = seq. Attention
+   *  never crosses a document boundary (causal applies within a document).
+   *  Requires batch = 1. NULL / 0: one document (dense attention). The
+   *  array is read during plan creation only. */
+  const int64_t *cu_seqlens;
+  int64_t num_docs;
 } rrt_attn_desc;
 
 #define RRT_ATTN_DESC_INITIALIZER                                                                  \
   {                                                                                                \
     sizeof(rrt_attn_desc), RRT_ATTN_DESC_MAGIC, RRT_ATTN_DESC_VERSION, 1, 0, 1, 1, 0, 0.0, 0,      \
-        RRT_ATTN_CONTIGUOUS, RRT_DTYPE_F32                                                         \
+        RRT_ATTN_CONTIGUOUS, RRT_DTYPE_F32, -1, -1, NULL, 0                                        \
   }
 
 /* ---- layout helpers (pure, no context) ---------------------------------- */
 
-/** Check that `seq` splits over `nranks` as `layout` requires and give the
- *  per-rank shard length. RRT_ERR_INVALID_ARG otherwise. */
+/** The shard length when every rank's is the same (dense attention, `seq`
+ *  a multiple of P, 2P for zigzag); RRT_ERR_INVALID_ARG otherwise (then
+ *  use rrt_attn_shard_len()). */
 RRT_API rrt_status rrt_attn_seq_local(rrt_attn_layout layout, int64_t seq, int nranks,
                                       int64_t *seq_local);
-/** Global position of local index `local` on `rank` (valid sizes assumed). */
+/** Global position of local index `local` on `rank` (dense attention, any
+ *  length). */
 RRT_API int64_t rrt_attn_global_pos(rrt_attn_layout layout, int64_t seq, int nranks, int rank,
                                     int64_t local);
 /** Which rank holds global position `pos`, and at which local index. */
 RRT_API void rrt_attn_locate(rrt_attn_layout layout, int64_t seq, int nranks, int64_t pos,
                              int *rank, int64_t *local);
+
+/** This rank's shard length for the full descriptor (uneven lengths and
+ *  varlen documents included): the rows of Q, K, V, O this rank passes. */
+RRT_API rrt_status rrt_attn_shard_len(const rrt_attn_desc *desc, int nranks, int rank,
+                                      int64_t *len);
+/** Global (packed) positions of this rank's shard rows, `pos` holding
+ *  rrt_attn_shard_len() entries, increasing. */
+RRT_API rrt_status rrt_attn_shard_positions(const rrt_attn_desc *desc, int nranks, int rank,
+                                            int64_t *pos);
 
 /** Validate a descriptor for `nranks` ranks (local, no communication).
  *  Fills `msg` (may be NULL) with what is wrong. */
@@ -93,6 +130,9 @@ RRT_API rrt_status rrt_attn_desc_check(const rrt_attn_desc *desc, int nranks, ch
 /** Floating-point operations of the whole problem (all ranks): 4 * head_dim
  *  per (query, key, head, batch) pair that the mask keeps. */
 RRT_API double rrt_attn_flops(const rrt_attn_desc *desc);
+/** The backward pass's count: 2.5x the forward's (10 * head_dim per pair:
+ *  S and dP recomputed, dV, dK, dQ), the convention of flash-attn. */
+RRT_API double rrt_attn_flops_bwd(const rrt_attn_desc *desc);
 
 /* ---- running it ---------------------------------------------------------- */
 
@@ -119,6 +159,17 @@ RRT_API rrt_status rrt_attn_plan_create(rrt_ctx_t ctx, const rrt_attn_desc *desc
  *  shard (q's dtype); lse: f32 [batch, heads_q, seq_local], may be NULL. */
 RRT_API rrt_status rrt_attn_plan_run(rrt_attn_plan_t plan, const void *q, const void *k,
                                      const void *v, void *o, float *lse);
+/** Run the backward pass (collective). q, k, v, o: this rank's shards of
+ *  the forward's inputs and output (storage dtype); lse: the forward's f32
+ *  LSE [batch, heads_q, seq_local] (required); dout: the gradient of the
+ *  loss with respect to o. Writes dq (q's shape) and dk, dv (k's shape) in
+ *  storage dtype: dK/dV are summed over every query rank and, for GQA/MQA,
+ *  over the query heads of a group. Accumulation is f32 throughout and
+ *  rounded once at the end. Deterministic: the same bits on every run for
+ *  a fixed rank count, layout and backend. */
+RRT_API rrt_status rrt_attn_plan_run_bwd(rrt_attn_plan_t plan, const void *q, const void *k,
+                                         const void *v, const void *o, const float *lse,
+                                         const void *dout, void *dq, void *dk, void *dv);
 /** Statistics of the last run. */
 RRT_API rrt_status rrt_attn_plan_stats(rrt_attn_plan_t plan, rrt_attn_stats *stats);
 /** Destroy (local). Safe on NULL. */
@@ -127,6 +178,11 @@ RRT_API rrt_status rrt_attn_plan_destroy(rrt_attn_plan_t plan);
 /** One-shot forward: plan create, run, destroy (collective). */
 RRT_API rrt_status rrt_attn_fwd(rrt_ctx_t ctx, const rrt_attn_desc *desc, const void *q,
                                 const void *k, const void *v, void *o, float *lse);
+
+/** One-shot backward: plan create, run_bwd, destroy (collective). */
+RRT_API rrt_status rrt_attn_bwd(rrt_ctx_t ctx, const rrt_attn_desc *desc, const void *q,
+                                const void *k, const void *v, const void *o, const float *lse,
+                                const void *dout, void *dq, void *dk, void *dv);
 
 #ifdef __cplusplus
 }

@@ -74,3 +74,24 @@ double rrt_attn_flops(const rrt_attn_desc *user) {
   double pairs = d->causal ? s * (s + 1) / 2 : s * s;
   return 4.0 * d->head_dim * pairs * (double)d->heads_q * (double)d->batch;
 }
+
+double rrt_attn_flops_bwd(const rrt_attn_desc *desc) { return 2.5 * rrt_attn_flops(desc); }
+
+/* Even dense splits only for now: uneven lengths and documents come with the
+ * masks of issue 10. */
+rrt_status rrt_attn_shard_len(const rrt_attn_desc *user, int nranks, int rank, int64_t *len) {
+  rrt_attn_desc full;
+  if (!len || rank < 0 || rank >= nranks ||
+      rrt_attn_desc_import(user, &full, NULL, 0) != RRT_SUCCESS)
+    return RRT_ERR_INVALID_ARG;
+  return rrt_attn_seq_local(full.layout, full.seq, nranks, len);
+}
+
+rrt_status rrt_attn_shard_positions(const rrt_attn_desc *user, int nranks, int rank, int64_t *pos) {
+  int64_t len;
+  rrt_status st = rrt_attn_shard_len(user, nranks, rank, &len);
+  if (st != RRT_SUCCESS || !pos) return RRT_ERR_INVALID_ARG;
+  for (int64_t i = 0; i < len; i++)
+    pos[i] = rrt_attn_global_pos(user->layout, user->seq, nranks, rank, i);
+  return RRT_SUCCESS;
+}

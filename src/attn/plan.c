@@ -52,6 +52,30 @@ static rrt_status check_same_desc(rrt_ctx_t ctx, const rrt_attn_desc *d) {
 
 /* ---- plan ------------------------------------------------------------------ */
 
+/* The row mask (attn_item.h): query row q sees key positions [lo, hi]. */
+static rrt_status plan_mask(rrt_attn_plan_t p) {
+  const rrt_attn_desc *d = &p->d;
+  const int64_t L = p->shape.q_rows;
+  if (!d->causal || L == 0) return RRT_SUCCESS;
+  const size_t bytes = (size_t)L * sizeof(int64_t);
+  int64_t *lo = malloc(bytes), *hi = malloc(bytes);
+  rrt_status st = lo && hi
+                      ? RRT_SUCCESS
+                      : rrt_error(p->ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "row mask");
+  for (int64_t q = 0; st == RRT_SUCCESS && q < L; q++) {
+    lo[q] = 0;
+    hi[q] = rrt_attn_global_pos(d->layout, d->seq, p->P, p->rank, q);
+  }
+  if (st == RRT_SUCCESS) st = rrt_malloc(p->ctx, bytes, (void **)&p->mask_lo);
+  if (st == RRT_SUCCESS) st = rrt_malloc(p->ctx, bytes, (void **)&p->mask_hi);
+  if (st == RRT_SUCCESS) st = rrt_memcpy_to_backend(p->ctx, p->mask_lo, lo, bytes);
+  if (st == RRT_SUCCESS) st = rrt_memcpy_to_backend(p->ctx, p->mask_hi, hi, bytes);
+  free(lo);
+  free(hi);
+  p->shape.mask = (rrt_attn_kmask){p->mask_lo, p->mask_hi};
+  return st;
+}
+
 /* Sizes, the kernel table and the context's device layer (no allocation). */
 static rrt_status plan_init(rrt_attn_plan_t p, rrt_ctx_t ctx, const rrt_attn_desc *desc) {
   p->ctx = ctx;
@@ -72,7 +96,8 @@ static rrt_status plan_init(rrt_attn_plan_t p, rrt_ctx_t ctx, const rrt_attn_des
   rrt_attn_seq_local(desc->layout, desc->seq, p->P, &L);
   const float scale = desc->scale > 0 ? (float)desc->scale : 1.0f / sqrtf((float)desc->head_dim);
   p->shape = (rrt_attn_kshape){
-      desc->batch, L, desc->heads_q, desc->heads_kv, desc->head_dim, (int)desc->dtype, scale};
+      desc->batch,      L,     L,           desc->heads_q, desc->heads_kv, desc->head_dim,
+      (int)desc->dtype, scale, {NULL, NULL}};
   p->q_elems = (size_t)desc->batch * (size_t)L * (size_t)desc->heads_q * (size_t)desc->head_dim;
   p->lse_elems = (size_t)desc->batch * (size_t)desc->heads_q * (size_t)L;
   p->kv_elems = (size_t)desc->batch * (size_t)L * (size_t)desc->heads_kv * (size_t)desc->head_dim;
@@ -96,6 +121,7 @@ static rrt_status plan_alloc(rrt_attn_plan_t p) {
   if (d->dtype != RRT_DTYPE_F32)
     RRT_CHECK(rrt_malloc(ctx, p->q_elems * sizeof(float), (void **)&p->o_acc));
   RRT_CHECK(rrt_malloc(ctx, p->lse_elems * sizeof(float), (void **)&p->lse_acc));
+  RRT_CHECK(plan_mask(p));
   rrt_status st = p->kern->work_create(ctx, &p->shape, &p->work);
   if (st != RRT_SUCCESS)
     return rrt_error(ctx, st, rrt_attn_op_create, "%s kernel scratch for %zu query elements",
@@ -117,6 +143,8 @@ rrt_status rrt_attn_plan_destroy(rrt_attn_plan_t p) {
     rrt_free(ctx, p->kvbuf[i]);
   rrt_free(ctx, p->o_acc);
   rrt_free(ctx, p->lse_acc);
+  rrt_free(ctx, p->mask_lo);
+  rrt_free(ctx, p->mask_hi);
   if (p->kern) p->kern->work_destroy(ctx, &p->work);
   if (p->ev)
     for (int i = 0; i < RRT_ATTN_STEP_EVENTS * p->P + 1; i++)

@@ -36,16 +36,17 @@ struct rrt_attn_plan {
   /* the context's device layer and streams, read once at creation */
   const rrt_device_ops *dev;
   rrt_stream compute_stream, comm_stream;
-  int async;            /* the device layer queues work: step times come from events */
-  int shift_on_stream;  /* the shift is queued on the comm stream (NCCL) when posted */
-  size_t q_elems;       /* elements of Q (and O) on a rank */
-  size_t lse_elems;     /* elements of the LSE on a rank */
-  size_t kv_elems;      /* elements of one of K, V on a rank */
-  size_t kv_bytes;      /* K + V message */
-  void *kvbuf[2];       /* backend memory: the two ring buffers */
-  float *o_acc;         /* backend f32 running output (dtype != f32) */
-  float *lse_acc;       /* backend f32 running LSE (when the caller passes none) */
-  rrt_ring_step *steps; /* this rank's P steps */
+  int async;                  /* the device layer queues work: step times come from events */
+  int shift_on_stream;        /* the shift is queued on the comm stream (NCCL) when posted */
+  size_t q_elems;             /* elements of Q (and O) on a rank */
+  size_t lse_elems;           /* elements of the LSE on a rank */
+  size_t kv_elems;            /* elements of one of K, V on a rank */
+  size_t kv_bytes;            /* K + V message */
+  void *kvbuf[2];             /* backend memory: the two ring buffers */
+  float *o_acc;               /* backend f32 running output (dtype != f32) */
+  float *lse_acc;             /* backend f32 running LSE (when the caller passes none) */
+  int64_t *mask_lo, *mask_hi; /* backend: the row mask (shape.mask), NULL when unmasked */
+  rrt_ring_step *steps;       /* this rank's P steps */
   rrt_attn_step_time *times;
   rrt_event *ev; /* async: RRT_ATTN_STEP_EVENTS per step + 1 */
   rrt_attn_stats stats;

@@ -22,11 +22,11 @@ typedef struct gpu_build {
 } gpu_build;
 
 static size_t q_elems(const rrt_attn_kshape *sh) {
-  return (size_t)sh->batch * (size_t)sh->rows * (size_t)sh->heads_q * (size_t)sh->head_dim;
+  return (size_t)sh->batch * (size_t)sh->q_rows * (size_t)sh->heads_q * (size_t)sh->head_dim;
 }
 
 static size_t lse_elems(const rrt_attn_kshape *sh) {
-  return (size_t)sh->batch * (size_t)sh->heads_q * (size_t)sh->rows;
+  return (size_t)sh->batch * (size_t)sh->heads_q * (size_t)sh->q_rows;
 }
 
 static rrt_status gpu_work_create(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w) {
@@ -44,7 +44,7 @@ static rrt_status gpu_start(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_ks
                             rrt_attn_work *w, const void *q, const void *k, const void *v,
                             void *kvbuf, float *o, float *lse) {
   rrt_stream cs = ctx->compute_stream;
-  const size_t half = (size_t)sh->batch * (size_t)sh->rows * (size_t)sh->heads_kv *
+  const size_t half = (size_t)sh->batch * (size_t)sh->kv_rows * (size_t)sh->heads_kv *
                       (size_t)sh->head_dim * rrt_dtype_size((rrt_dtype)sh->dtype);
   w->q = q; /* the kernels read storage dtype */
   RRT_CHECK(b->init(cs, o, (int64_t)q_elems(sh), lse, (int64_t)lse_elems(sh)));
@@ -58,13 +58,13 @@ static rrt_status gpu_step(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_ksh
                            const rrt_attn_item *items, int nitems, float *o, float *lse,
                            const rrt_attn_progress *progress) {
   rrt_stream cs = ctx->compute_stream;
-  rrt_attn_kargs ka = {w->q,         k,         v,           sh->batch,
-                       sh->rows,     sh->rows,  sh->heads_q, sh->heads_kv,
-                       sh->head_dim, sh->dtype, sh->scale};
+  rrt_attn_kargs ka = {w->q,         k,           v,           sh->batch,
+                       sh->q_rows,   sh->kv_rows, sh->heads_q, sh->heads_kv,
+                       sh->head_dim, sh->dtype,   sh->scale};
   for (int n = 0; n < nitems; n++) {
     const rrt_attn_item *it = &items[n];
     RRT_CHECK(b->fwd(cs, &ka, it, w->o_part, w->lse_part));
-    RRT_CHECK(b->merge(cs, sh->batch, sh->heads_q, sh->head_dim, sh->rows, it->q_begin, it->q_len,
+    RRT_CHECK(b->merge(cs, sh->batch, sh->heads_q, sh->head_dim, sh->q_rows, it->q_begin, it->q_len,
                        w->o_part, w->lse_part, o, lse));
     /* emu: kernels are synchronous, so the shift progresses between them */
     if (progress->poll) progress->poll(progress->arg);
@@ -102,8 +102,18 @@ static rrt_status emu_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, const flo
   return gpu_finish(&emu_build, ctx, sh, o_acc, o);
 }
 
-const rrt_attn_kernels rrt_attn_kernels_emu = {
-    "emu", 0, gpu_work_create, gpu_work_destroy, emu_start, emu_step, emu_finish};
+const rrt_attn_kernels rrt_attn_kernels_emu = {"emu",
+                                               0,
+                                               gpu_work_create,
+                                               gpu_work_destroy,
+                                               emu_start,
+                                               emu_step,
+                                               emu_finish,
+                                               NULL,
+                                               NULL,
+                                               NULL,
+                                               NULL,
+                                               NULL /* backward: not yet */};
 
 /* ---- cuda: the nvcc build on device memory ---------------------------------- */
 
@@ -128,6 +138,16 @@ static rrt_status cuda_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, const fl
   return gpu_finish(&cuda_build, ctx, sh, o_acc, o);
 }
 
-const rrt_attn_kernels rrt_attn_kernels_cuda = {
-    "cuda", 0, gpu_work_create, gpu_work_destroy, cuda_start, cuda_step, cuda_finish};
+const rrt_attn_kernels rrt_attn_kernels_cuda = {"cuda",
+                                                0,
+                                                gpu_work_create,
+                                                gpu_work_destroy,
+                                                cuda_start,
+                                                cuda_step,
+                                                cuda_finish,
+                                                NULL,
+                                                NULL,
+                                                NULL,
+                                                NULL,
+                                                NULL /* backward: not yet */};
 #endif

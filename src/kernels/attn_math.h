@@ -15,6 +15,7 @@
 #endif
 
 #include "kernels/hd.h"
+#include "sched/attn_item.h"
 
 /* -inf without relying on the INFINITY macro under every compiler. */
 static inline RRT_HD float rrt_am_neg_inf(void) { return -HUGE_VALF; }
@@ -152,6 +153,26 @@ static inline RRT_HD float rrt_attn_merge_coef(float lse_a, float lse_b, float *
   *ca = expf(lse_a - lse);
   *cb = expf(lse_b - lse);
   return lse;
+}
+
+/* The visible keys of row i (relative to the item) of an item: local key
+ * indices [*jb, *je) relative to k_begin (empty: *jb == *je). Unmasked
+ * items see every key. Both ends are nondecreasing in i (attn_item.h). */
+static inline RRT_HD void rrt_attn_item_keys(const rrt_attn_item *it, rrt_attn_kmask mask,
+                                             int64_t i, int64_t *jb, int64_t *je) {
+  if (!it->masked) {
+    *jb = 0;
+    *je = it->k_len;
+    return;
+  }
+  const int64_t q = it->q_begin + i, ks = it->k_stride;
+  const int64_t dlo = mask.lo[q] - it->k_pos0, dhi = mask.hi[q] - it->k_pos0;
+  int64_t b = dlo <= 0 ? 0 : (dlo + ks - 1) / ks;
+  int64_t e = dhi < 0 ? 0 : dhi / ks + 1;
+  b = b < it->k_len ? b : it->k_len;
+  e = e < it->k_len ? e : it->k_len;
+  *jb = b;
+  *je = e > b ? e : b;
 }
 
 #endif

@@ -8,11 +8,11 @@
 #include "ringrt/transport.h"
 
 static size_t q_elems(const rrt_attn_kshape *sh) {
-  return (size_t)sh->batch * (size_t)sh->rows * (size_t)sh->heads_q * (size_t)sh->head_dim;
+  return (size_t)sh->batch * (size_t)sh->q_rows * (size_t)sh->heads_q * (size_t)sh->head_dim;
 }
 
 static size_t kv_elems(const rrt_attn_kshape *sh) {
-  return (size_t)sh->batch * (size_t)sh->rows * (size_t)sh->heads_kv * (size_t)sh->head_dim;
+  return (size_t)sh->batch * (size_t)sh->kv_rows * (size_t)sh->heads_kv * (size_t)sh->head_dim;
 }
 
 /* The CPU kernel reads f32: half storage is converted once per block into
@@ -36,7 +36,7 @@ static rrt_status cpu_start(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_w
                             const void *q, const void *k, const void *v, void *kvbuf, float *o,
                             float *lse) {
   (void)ctx;
-  const size_t n_lse = (size_t)sh->batch * (size_t)sh->heads_q * (size_t)sh->rows;
+  const size_t n_lse = (size_t)sh->batch * (size_t)sh->heads_q * (size_t)sh->q_rows;
   const size_t half = kv_elems(sh) * rrt_dtype_size((rrt_dtype)sh->dtype);
   rrt_attn_cpu_start(o, q_elems(sh), lse, n_lse, kvbuf, k, v, half);
   w->q = q;
@@ -64,10 +64,10 @@ static rrt_status cpu_step(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_wo
                          sh->head_dim,
                          sh->scale,
                          w->q,
-                         sh->rows,
+                         sh->q_rows,
                          k32,
                          v32,
-                         sh->rows,
+                         sh->kv_rows,
                          o,
                          lse,
                          progress->poll,
@@ -83,8 +83,18 @@ static rrt_status cpu_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, const flo
   return RRT_SUCCESS;
 }
 
-const rrt_attn_kernels rrt_attn_kernels_cpu = {
-    "cpu", 1, cpu_work_create, cpu_work_destroy, cpu_start, cpu_step, cpu_finish};
+const rrt_attn_kernels rrt_attn_kernels_cpu = {"cpu",
+                                               1,
+                                               cpu_work_create,
+                                               cpu_work_destroy,
+                                               cpu_start,
+                                               cpu_step,
+                                               cpu_finish,
+                                               NULL,
+                                               NULL,
+                                               NULL,
+                                               NULL,
+                                               NULL /* backward: not yet */};
 
 const rrt_attn_kernels *rrt_attn_kernels_for(rrt_backend backend) {
   switch (backend) {

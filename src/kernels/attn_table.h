@@ -27,10 +27,13 @@ extern "C" {
 /** One rank's shard as the kernels see it (BSHD, storage dtype). */
 typedef struct rrt_attn_kshape {
   int64_t batch;
-  int64_t rows; /* local sequence length: query rows = key rows of every block */
+  int64_t q_rows;  /* this rank's query rows (Q, O, LSE, dQ) */
+  int64_t kv_rows; /* rows of every K/V block as it travels (the longest shard: shorter
+                      shards are padded, and items never reach the padding) */
   int heads_q, heads_kv, head_dim;
   int dtype; /* rrt_dtype of storage: F32, BF16, F16 */
   float scale;
+  rrt_attn_kmask mask; /* row mask of the masked items (attn_item.h) */
 } rrt_attn_kshape;
 
 /** Scratch of a plan, made and freed by the table that uses it. */
@@ -38,6 +41,7 @@ typedef struct rrt_attn_work {
   float *q32, *kv32;        /* cpu: host f32 copies of Q and of K|V (half storage only) */
   float *o_part, *lse_part; /* emu/cuda: the partial result of one item (backend memory) */
   const void *q;            /* Q as the steps read it (the caller's or q32), set by start */
+  const void *dout;         /* dO as the backward steps read it, set by bwd_start */
 } rrt_attn_work;
 
 /** Called between blocks of work so the pending ring shift can progress
@@ -55,7 +59,9 @@ typedef struct rrt_attn_kernels {
   rrt_status (*work_create)(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w);
   void (*work_destroy)(rrt_ctx_t ctx, rrt_attn_work *w);
   /** Start a run: o = 0 and lse = -inf (f32 accumulators), this rank's K
-   *  then V into kvbuf (NULL: K and V are read in place), and w->q. */
+   *  then V into kvbuf (NULL: K and V are read in place), each laid out
+   *  [batch, kv_rows, heads_kv, head_dim] with this rank's q_rows rows per
+   *  batch first, and w->q. */
   rrt_status (*start)(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w, const void *q,
                       const void *k, const void *v, void *kvbuf, float *o, float *lse);
   /** Attend the items' query rows to their key rows of the block (k, v)
@@ -66,6 +72,34 @@ typedef struct rrt_attn_kernels {
   /** Finish a run: o in storage dtype from the f32 accumulator (dtype !=
    *  F32; otherwise o_acc is o), and all queued work complete on return. */
   rrt_status (*finish)(rrt_ctx_t ctx, const rrt_attn_kshape *sh, const float *o_acc, void *o);
+
+  /* ---- backward (FlashAttention-2's recomputation; every sum in f32) ---- */
+  /** Start a backward run: delta[b, h, i] = sum_d dO * O (f32, from the
+   *  storage-dtype o and dout, as flash-attn computes it) [batch, heads_q,
+   *  q_rows]; dq = 0 (f32 [batch, q_rows, heads_q, head_dim]); w->q and
+   *  w->dout as the steps read them. */
+  rrt_status (*bwd_start)(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w, const void *q,
+                          const void *o, const void *dout, float *delta, float *dq);
+  /** Add the items' gradients for the block (k, v): dq += dS K * scale on
+   *  the query rows; dkv += (dK then dV, f32, each [batch, kv_rows,
+   *  heads_kv, head_dim]) on the key rows, summed over the query heads of a
+   *  group. P = exp(S - lse) is recomputed from the forward's lse; dS =
+   *  P * (dP - delta). Items in order; within a call every sum has a fixed
+   *  order (no atomics), so a run repeats bit for bit. */
+  rrt_status (*bwd_step)(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w, const void *k,
+                         const void *v, const rrt_attn_item *items, int nitems, const float *lse,
+                         const float *delta, float *dq, float *dkv,
+                         const rrt_attn_progress *progress);
+  /** acc[i] += part[i] for n floats (the dK/dV hand-off; queued on the
+   *  compute stream for cuda). */
+  rrt_status (*accumulate)(rrt_ctx_t ctx, float *acc, const float *part, size_t n);
+  /** p[i] = 0 for n floats (queued on the compute stream for cuda). */
+  rrt_status (*zero)(rrt_ctx_t ctx, float *p, size_t n);
+  /** Finish a backward run: dq, dk, dv in storage dtype from the f32
+   *  accumulators (dkv_acc: dK then dV) - a copy for f32 unless dq_acc is
+   *  dq -, all queued work complete on return. */
+  rrt_status (*bwd_finish)(rrt_ctx_t ctx, const rrt_attn_kshape *sh, const float *dq_acc,
+                           const float *dkv_acc, void *dq, void *dk, void *dv);
 } rrt_attn_kernels;
 
 extern const rrt_attn_kernels rrt_attn_kernels_cpu; /* attn_table.c */

@@ -70,7 +70,7 @@ void rrt_attn_locate(rrt_attn_layout layout, int64_t seq, int nranks, int64_t po
 }
 
 int64_t rrt_attn_item_pairs(const rrt_attn_item *it) {
-  if (!it->causal) return it->q_len * it->k_len;
+  if (!it->masked) return it->q_len * it->k_len;
   int64_t n = 0;
   for (int64_t i = 0; i < it->q_len; i++) {
     int64_t d = it->q_pos0 + i * it->q_stride - it->k_pos0; /* need k_stride * j <= d */
@@ -92,7 +92,7 @@ static void add_item(rrt_ring_step *st, int64_t qb, int64_t ql, int64_t qp, int6
   it->k_len = kl;
   it->k_pos0 = kp;
   it->k_stride = ks;
-  it->causal = causal;
+  it->masked = causal;
   st->pairs += rrt_attn_item_pairs(it);
 }
 

@@ -11,7 +11,7 @@
 /* Global position of a key/query row of an item. */
 static int64_t item_qpos(const rrt_attn_item *it, rrt_attn_layout lay, int64_t S, int P, int r,
                          int64_t i) {
-  if (it->causal || lay != RRT_ATTN_ZIGZAG) return it->q_pos0 + i * it->q_stride;
+  if (it->masked || lay != RRT_ATTN_ZIGZAG) return it->q_pos0 + i * it->q_stride;
   return rrt_attn_global_pos(lay, S, P, r, it->q_begin + i);
 }
 
@@ -46,12 +46,12 @@ static void check_layout(rrt_attn_layout lay, int P, int64_t S, int causal) {
           for (int64_t j = 0; j < it->k_len; j++) {
             int64_t kl = it->k_begin + j;
             int64_t kp = rrt_attn_global_pos(lay, S, P, st.kv_src, kl);
-            if (it->causal) CHECK(it->k_pos0 + j * it->k_stride == kp);
+            if (it->masked) CHECK(it->k_pos0 + j * it->k_stride == kp);
             int visible = !causal || kp <= qp;
             /* a full item must not contain masked pairs */
-            if (!it->causal)
+            if (!it->masked)
               CHECK_MSG(visible, "full item holds masked pair q %ld k %ld", (long)qp, (long)kp);
-            if (it->causal && kp > qp) continue;
+            if (it->masked && kp > qp) continue;
             kept++;
             hits[qp * S + kp]++;
           }

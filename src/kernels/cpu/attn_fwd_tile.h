@@ -196,8 +196,8 @@ T_ATTR static void T_FN(attn_block)(const rrt_attn_cpu_args *a, const packed_kv 
     const int nk_tile = (int)(it->k_len - j0 < BK ? it->k_len - j0 : BK);
     const int64_t kpos_first = it->k_pos0 + j0 * it->k_stride;
     const int64_t kpos_last = it->k_pos0 + (j0 + nk_tile - 1) * it->k_stride;
-    if (it->causal && kpos_first > qpos_last) break; /* this and every later tile hidden */
-    const int masked = it->causal && kpos_last > qpos_first;
+    if (it->masked && kpos_first > qpos_last) break; /* this and every later tile hidden */
+    const int masked = it->masked && kpos_last > qpos_first;
     int nk = nk_tile; /* keys any row of the block sees: those up to the last row's position */
     if (masked) {
       int64_t c = (qpos_last - kpos_first) / it->k_stride + 1;

@@ -71,8 +71,8 @@ __global__ void rrt_attn_fwd_kernel(rrt_attn_kargs a, rrt_attn_item it, int64_t 
     const int64_t kpos_first = item_kpos(it, j0);
     const int64_t kpos_last = item_kpos(it, j0 + nk - 1);
     /* block-uniform: the whole tile (and every later one) is hidden */
-    if (it.causal && kpos_first > qpos_last) break;
-    const bool masked = it.causal && kpos_last > qpos_first;
+    if (it.masked && kpos_first > qpos_last) break;
+    const bool masked = it.masked && kpos_last > qpos_first;
 
     __syncthreads(); /* previous tile fully consumed */
     for (int e = tid; e < BK * DM; e += kThreads) {
