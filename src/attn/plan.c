@@ -82,6 +82,7 @@ static rrt_status plan_init(rrt_attn_plan_t p, rrt_ctx_t ctx, const rrt_attn_des
   p->d = *desc;
   p->P = ctx->size;
   p->rank = ctx->rank;
+  p->nsteps = p->P;
   p->dev = ctx->dev;
   p->compute_stream = ctx->compute_stream;
   p->comm_stream = ctx->comm_stream;

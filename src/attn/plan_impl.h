@@ -33,6 +33,8 @@ struct rrt_attn_plan {
   rrt_attn_kshape shape;        /* this rank's shard as the kernels see it */
   rrt_attn_work work;           /* the kernels' scratch */
   int P, rank;
+  int nsteps; /* ring steps that run: after the last step on which any rank has work, the
+                 ring stops (no compute, no transfer); P when every step has work */
   /* the context's device layer and streams, read once at creation */
   const rrt_device_ops *dev;
   rrt_stream compute_stream, comm_stream;

@@ -77,7 +77,7 @@ static rrt_status ring_step(rrt_attn_plan_t p, const ring_run *rr, int s) {
   rrt_event *ev = p->async ? &p->ev[RRT_ATTN_STEP_EVENTS * s] : NULL;
   rrt_attn_shift_progress ps = {NULL, 1, 0.0, RRT_SUCCESS};
   tm->cb = tm->ce = 0.0;
-  if (s + 1 < p->P) RRT_CHECK(post_shift(p, s, ev, &ps));
+  if (s + 1 < p->nsteps) RRT_CHECK(post_shift(p, s, ev, &ps));
   tm->kb = rrt_time_now();
   if (ev) RRT_CHECK(p->dev->event_record(ev[2], p->compute_stream));
   rrt_status st = compute_step(p, rr, s, &ps);
@@ -98,7 +98,7 @@ rrt_status rrt_attn_ring_fwd(rrt_attn_plan_t p, const void *q, const void *k, co
                              void *o, float *lse) {
   ring_run rr = {k, v, NULL, NULL, 0, 0.0};
   RRT_CHECK(run_begin(p, &rr, q, o, lse));
-  for (int s = 0; s < p->P; s++)
+  for (int s = 0; s < p->nsteps; s++)
     RRT_CHECK(ring_step(p, &rr, s));
   RRT_CHECK(p->kern->finish(p->ctx, &p->shape, rr.o_acc, o));
   rrt_attn_stats_collect(p, rr.t0, rrt_time_now());

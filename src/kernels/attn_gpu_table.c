@@ -60,7 +60,7 @@ static rrt_status gpu_step(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_ksh
   rrt_stream cs = ctx->compute_stream;
   rrt_attn_kargs ka = {w->q,         k,           v,           sh->batch,
                        sh->q_rows,   sh->kv_rows, sh->heads_q, sh->heads_kv,
-                       sh->head_dim, sh->dtype,   sh->scale};
+                       sh->head_dim, sh->dtype,   sh->scale,   sh->mask};
   for (int n = 0; n < nitems; n++) {
     const rrt_attn_item *it = &items[n];
     RRT_CHECK(b->fwd(cs, &ka, it, w->o_part, w->lse_part));

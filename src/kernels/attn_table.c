@@ -72,7 +72,8 @@ static rrt_status cpu_step(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_wo
                          lse,
                          progress->poll,
                          progress->arg,
-                         ctx->env.cpu_isa};
+                         ctx->env.cpu_isa,
+                         sh->mask};
   return rrt_attn_fwd_cpu(&a, items, nitems);
 }
 

@@ -27,7 +27,8 @@ typedef struct rrt_attn_cpu_args {
   float *lse;               /* running LSE [batch, heads_q, q_rows]; -inf = nothing seen yet */
   void (*progress)(void *); /* optional: called by the first thread between blocks */
   void *progress_arg;
-  int isa; /* rrt_cpu_isa (comm/env.h): AUTO picks the best the CPU has */
+  int isa;             /* rrt_cpu_isa (comm/env.h): AUTO picks the best the CPU has */
+  rrt_attn_kmask mask; /* row mask of the masked items (sched/attn_item.h) */
 } rrt_attn_cpu_args;
 
 /** Attend the items' query rows to their key rows and fold each item's

@@ -21,6 +21,7 @@ typedef struct rrt_attn_kargs {
   int heads_q, heads_kv, head_dim;
   int dtype; /* rrt_dtype: F32, BF16, F16 */
   float scale;
+  rrt_attn_kmask mask; /* row mask of masked items, device memory */
 } rrt_attn_kargs;
 
 /* Local attention of one item: normalised partial output o_part
