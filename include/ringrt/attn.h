@@ -147,7 +147,8 @@ typedef struct rrt_attn_stats {
   double hidden_share;   /**< 1 - comm_exposed_s / comm_s (1 when there is no comm) */
   double bytes_sent;     /**< K/V bytes this rank sent */
   double flops;          /**< unmasked work of this rank (4 * head_dim per pair) */
-  int steps;             /**< ring steps (= ranks) */
+  int steps;             /**< ring steps that ran: ranks, or fewer when no rank has work
+                              on the later ones (a window, contiguous causal, ...) */
 } rrt_attn_stats;
 
 /** Create a plan (collective): validates `desc` on every rank, agrees on the
