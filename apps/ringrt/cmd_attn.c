@@ -559,11 +559,16 @@ static int finish_outputs(attn_run *run, const attn_opts *o, rrt_npy files[3],
 
 /* ------------------------------------------------------------- report --- */
 
+/* A window limits something (causal's right side is 0 anyway). */
+static int has_window(const rrt_attn_desc *d) {
+  return d->window_left >= 0 || (!d->causal && d->window_right >= 0);
+}
+
 /* " window (L, R)" and " documents N" when set, for the report line. */
 static const char *mask_text(const rrt_attn_desc *d, char *buf, size_t len) {
   int n = 0;
   buf[0] = '\0';
-  if (d->window_left >= 0 || (!d->causal && d->window_right >= 0))
+  if (has_window(d))
     n = snprintf(buf, len, " window (%d, %d)", d->window_left, d->causal ? 0 : d->window_right);
   if (d->num_docs > 0 && n >= 0 && (size_t)n < len)
     snprintf(buf + n, len - (size_t)n, " documents %lld", (long long)d->num_docs);
@@ -572,7 +577,7 @@ static const char *mask_text(const rrt_attn_desc *d, char *buf, size_t len) {
 
 /* The mask fields of the JSON report (when set). */
 static void mask_json(FILE *jf, const rrt_attn_desc *d) {
-  if (d->window_left >= 0 || d->window_right >= 0)
+  if (has_window(d))
     fprintf(jf, ",\"window\":[%d,%d]", d->window_left, d->causal ? 0 : d->window_right);
   if (d->num_docs > 0) fprintf(jf, ",\"num_docs\":%lld", (long long)d->num_docs);
 }
