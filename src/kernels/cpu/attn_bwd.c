@@ -35,8 +35,8 @@
 #include "kernels/cpu/attn_exp2.h"
 
 /* BQ query rows by BK keys per tile: with D = 64 the tile's working set
- * (S and dP 24 KiB each, K/V packs 48 KiB, dK/dV accumulators 32 KiB, the
- * block's Q, dO, dQ rows 12 KiB each) stays in L2. BQ is a multiple of
+ * (S and dP 24 KiB each, the K/V packs 96 KiB, the dK/dV accumulators
+ * 64 KiB, the block's Q, dO, dQ rows 12 KiB each) stays in a 512 KiB L2. BQ is a multiple of
  * ROWS_ALIGN (every instance's T_RQK and T_RNN divide it), BK of 16 (vector
  * widths) and KEYS_ALIGN (every T_RTN divides it). */
 enum { BQ = 48, BK = 128, ROWS_ALIGN = 24, KEYS_ALIGN = 8, DP_ALIGN = 16, MIN_TASKS = 16 };
@@ -319,7 +319,7 @@ rrt_status rrt_attn_bwd_cpu(const rrt_attn_cpu_bwd_args *a, const rrt_attn_item 
         }
         bwd_task(a, it, b, hk, (hk * ng + lane) * nh, nh, tile, &w, &out);
       }
-      if (ng > 1) reduce_lanes(a, it, ng, lanes); /* a failed call's sums are dropped */
+      if (ng > 1) reduce_lanes(a, it, ng, lanes); /* (after a failure: meaningless, harmless) */
     }
     scratch_free(&w);
   }
