@@ -205,14 +205,14 @@ static rrt_status check_args(rrt_attn_plan_t p, const void *q, const void *k, co
                              const void *o, const float *lse, const void *dout, void *dq, void *dk,
                              void *dv) {
   const rrt_attn_kernels *kn = p->kern;
-  if (!kn->bwd_start || !kn->bwd_step || !kn->accumulate || !kn->zero || !kn->bwd_finish)
-    return rrt_error(p->ctx, RRT_ERR_UNSUPPORTED, rrt_attn_op_run_bwd,
-                     "the %s backend has no attention backward kernels in this build", kn->name);
   if (!q || !k || !v || !o || !lse || !dout || !dq || !dk || !dv)
     return rrt_error(p->ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_run_bwd,
                      "NULL tensor (q %p, k %p, v %p, o %p, lse %p, dout %p, dq %p, dk %p, dv %p; "
                      "all are required)",
                      q, k, v, o, (const void *)lse, dout, dq, dk, dv);
+  if (!kn->bwd_start || !kn->bwd_step || !kn->accumulate || !kn->zero || !kn->bwd_finish)
+    return rrt_error(p->ctx, RRT_ERR_UNSUPPORTED, rrt_attn_op_run_bwd,
+                     "the %s backend has no attention backward kernels in this build", kn->name);
   return RRT_SUCCESS;
 }
 
