@@ -147,7 +147,8 @@ typedef struct rrt_attn_stats {
   double hidden_share;   /**< 1 - comm_exposed_s / comm_s (1 when there is no comm) */
   double bytes_sent;     /**< bytes this rank sent (K/V; backward: and dK/dV) */
   double flops;          /**< unmasked work of this rank (4 * head_dim per pair; backward 10) */
-  int steps;             /**< ring steps (= ranks) */
+  int steps;             /**< ring steps that ran: ranks, or fewer when no rank has work
+                              on the later ones (a window, contiguous causal, ...) */
   /* ---- issue 10: backward runs (0 after a forward run) ---- */
   int backward;             /**< 1: the last run was a backward run */
   double handoff_s;         /**< dK/dV hand-off and the final transfer home (in comm_s) */
