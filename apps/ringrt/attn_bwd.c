@@ -40,7 +40,7 @@ static int check_dout(rrt_app_common *c, const char *fn, const rrt_npy *f, const
   const int64_t want[4] = {d->batch, d->seq, d->heads_q, d->head_dim};
   if (strcmp(f->descr, descr_of(d->dtype)) != 0) {
     if (rank == 0)
-      rrt_app_error(c, "%s: dtype %s does not match --dtype %s (expects %s)", fn, f->descr,
+      rrt_app_error(c, "--dout %s: dtype %s does not match --dtype %s (expects %s)", fn, f->descr,
                     rrt_dtype_name(d->dtype), descr_of(d->dtype));
     return 1;
   }
