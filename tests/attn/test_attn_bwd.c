@@ -8,9 +8,9 @@
  * (the ring stops early: the final transfer is point-to-point), packed
  * documents of lengths 1, 3, 17 and one spanning every rank.
  *
- * Determinism (issue 10, item 2): forward and backward run twice on one
- * plan and once more on new plans (the one-shot entry points); all five
- * outputs must be bitwise equal.
+ * Determinism (issue 10, item 2), on the dense shapes: forward and backward
+ * run twice on one plan and once more on new plans (the one-shot entry
+ * points); all five outputs must be bitwise equal.
  *
  * Arguments: "full" (cpu), "small" (emu: tiny shapes), "errors" (bad
  * arguments are errors on every rank; the plan stays usable). */
