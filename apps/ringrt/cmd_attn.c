@@ -11,6 +11,7 @@
  * Phases of rrt_cmd_attn: parse options, read the input files, create the
  * plan and the shards, time the runs, gather/write/check the outputs,
  * report (text and JSON). */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -66,7 +67,7 @@ static void usage(void) {
          "  --heads N        query heads (8)\n"
          "  --kv-heads N     key/value heads, divides --heads (= --heads; 1 is MQA)\n"
          "  --dim N          head dimension, 1..256 (64)\n"
-         "  --scale X        softmax scale (1/sqrt(dim))\n"
+         "  --scale X        softmax scale, finite and > 0 (default 1/sqrt(dim))\n"
          "  --causal         causal mask (key position <= query position)\n"
          "  --layout L       contiguous | zigzag | stripe (zigzag)\n"
          "  --dtype T        f32 | bf16 | f16 storage (f32); accumulation is always f32\n"
@@ -119,6 +120,11 @@ static int parse_long_option(rrt_app_common *c, const char *a, const char *next,
 static int parse_value_option(rrt_app_common *c, const char *a, const char *next, attn_opts *o) {
   if (strcmp(a, "--scale") == 0) {
     if (rrt_app_parse_double(c, a, next, &o->scale) != 0) return 2;
+    if (!(o->scale > 0 && o->scale <= DBL_MAX)) { /* as rrt_attn_desc_check, but 0 too */
+      rrt_app_usage_error(c, "--scale '%s' is not a finite number > 0 (the default is 1/sqrt(dim))",
+                          next);
+      return 2;
+    }
   } else if (strcmp(a, "--layout") == 0) {
     if (rrt_attn_layout_parse(next, &o->layout) != RRT_SUCCESS) {
       rrt_app_usage_error(c, "--layout '%s' is not contiguous, zigzag or stripe", next);
@@ -190,25 +196,19 @@ static int parse(int argc, char **argv, attn_opts *o, rrt_app_common *c) {
 /* ------------------------------------------------------------- inputs --- */
 
 /* Global inputs from .npy files: shapes checked against each other and the
- * dtype; fills the shape options. Returns 0 or prints (rank 0) and returns 1. */
-static int load_inputs(attn_opts *o, rrt_npy in[3], int rank, rrt_app_common *c) {
+ * dtype; fills the shape options. Returns 0, or 1 with the reason in err. */
+static int load_inputs(attn_opts *o, rrt_npy in[3], char *err, size_t errlen) {
   const char *files[3] = {o->qf, o->kf, o->vf};
-  char err[600];
   for (int t = 0; t < 3; t++) {
-    if (rrt_npy_read(files[t], &in[t], err, sizeof err) != RRT_SUCCESS) {
-      if (rank == 0) rrt_app_error(c, "%s", err);
-      return 1;
-    }
+    if (rrt_npy_read(files[t], &in[t], err, errlen) != RRT_SUCCESS) return 1;
     if (strcmp(in[t].descr, descr_of(o->dtype)) != 0) {
-      if (rank == 0)
-        rrt_app_error(c, "%s: dtype %s does not match --dtype %s (expects %s)", files[t],
-                      in[t].descr, rrt_dtype_name(o->dtype), descr_of(o->dtype));
+      snprintf(err, errlen, "%s: dtype %s does not match --dtype %s (expects %s)", files[t],
+               in[t].descr, rrt_dtype_name(o->dtype), descr_of(o->dtype));
       return 1;
     }
     if (in[t].ndim != 4) {
-      if (rank == 0)
-        rrt_app_error(c, "%s: %d dimensions, expected 4 [batch, seq, heads, dim]", files[t],
-                      in[t].ndim);
+      snprintf(err, errlen, "%s: %d dimensions, expected 4 [batch, seq, heads, dim]", files[t],
+               in[t].ndim);
       return 1;
     }
   }
@@ -216,13 +216,11 @@ static int load_inputs(attn_opts *o, rrt_npy in[3], int rank, rrt_app_common *c)
   for (int t = 1; t < 3; t++) {
     const int64_t *s = in[t].shape;
     if (s[0] != qs[0] || s[1] != qs[1] || s[3] != qs[3] || s[2] != ks[2]) {
-      if (rank == 0)
-        rrt_app_error(c,
-                      "%s: shape [%lld, %lld, %lld, %lld] does not match %s [%lld, %lld, "
-                      "%lld, %lld] (batch, seq and dim must agree; K and V have the same heads)",
-                      files[t], (long long)s[0], (long long)s[1], (long long)s[2], (long long)s[3],
-                      files[0], (long long)qs[0], (long long)qs[1], (long long)qs[2],
-                      (long long)qs[3]);
+      snprintf(err, errlen,
+               "%s: shape [%lld, %lld, %lld, %lld] does not match %s [%lld, %lld, %lld, %lld] "
+               "(batch, seq and dim must agree; K and V have the same heads)",
+               files[t], (long long)s[0], (long long)s[1], (long long)s[2], (long long)s[3],
+               files[0], (long long)qs[0], (long long)qs[1], (long long)qs[2], (long long)qs[3]);
       return 1;
     }
   }
@@ -259,12 +257,14 @@ static void *make_shard(const attn_opts *o, const rrt_attn_desc *d, int P, int r
 }
 
 /* The input files, if any, read on every rank; a failure anywhere fails all
- * ranks (message on rank 0; agreed with the timeout). Fills the default
- * --kv-heads. Returns 0 or 1. */
+ * ranks, and rank 0 prints every failing rank's reason (a file that only
+ * one rank cannot read is not silent; agreed with the timeout). Fills the
+ * default --kv-heads. Returns 0 or 1. */
 static int read_inputs(rrt_ctx_t ctx, attn_opts *o, rrt_npy files[3], rrt_app_common *c) {
-  int fail = 0;
-  if (o->qf) fail = load_inputs(o, files, rrt_ctx_rank(ctx), c);
-  if (rrt_app_any_rank(ctx, fail)) {
+  char err[800] = "";
+  if (o->qf && load_inputs(o, files, err, sizeof err) && !err[0])
+    snprintf(err, sizeof err, "reading the inputs failed");
+  if (rrt_app_any_rank_error(ctx, c, err)) {
     for (int t = 0; t < 3; t++)
       rrt_npy_free(&files[t]);
     return 1;
