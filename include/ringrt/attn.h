@@ -25,7 +25,8 @@
  * Outputs: O in q's dtype and layout; LSE f32 [batch, heads_q, seq_local],
  * the natural log of the softmax denominator of the scaled scores (what the
  * backward pass needs). A fully masked row cannot occur (every query sees
- * itself), but the kernels guard it anyway: O = 0, LSE = -inf.
+ * itself); within one ring step a row may see no key, and that partial
+ * result is empty (O = 0, LSE = -inf) and merges as nothing.
  *
  * NaN and Inf propagate as in a float64 softmax (and torch): a NaN score
  * makes its row's O and LSE NaN; a +Inf score makes the row NaN (inf - inf);

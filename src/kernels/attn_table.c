@@ -86,9 +86,10 @@ static rrt_status cpu_step(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_wo
   return rrt_attn_fwd_cpu(&a, items, nitems);
 }
 
-static rrt_status cpu_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, const float *o_acc,
+static rrt_status cpu_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, float *o_acc, float *lse,
                              void *o) {
   (void)ctx;
+  rrt_attn_cpu_final_rows(o_acc, lse, sh->batch, sh->heads_q, sh->q_rows, sh->head_dim);
   if (sh->dtype != RRT_DTYPE_F32) rrt_attn_cpu_from_f32(o, o_acc, q_elems(sh), sh->dtype);
   return RRT_SUCCESS;
 }
