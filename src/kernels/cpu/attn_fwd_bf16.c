@@ -15,7 +15,9 @@
  * max|V| (flash-attn makes the same trade on GPUs); scores and LSE are as
  * exact as the f32 kernel's, since bf16 x bf16 products are exact in f32.
  *
- * NaN / +inf scores make their row NaN (O and LSE), as attn.h states.
+ * NaN / +inf scores make their row NaN (O and LSE), as attn.h states; a
+ * row whose visible scores are all -inf is left empty here and made NaN at
+ * the end of the run (rrt_attn_cpu_final_rows), as for the f32 kernel.
  *
  * Two instances of attn_fwd_bf16_tile.h: the real one, and one with the
  * instruction emulated in C (same lanes, same order of the two products)
@@ -24,7 +26,6 @@
  * vdpbf16ps flushes to zero. */
 #include "kernels/cpu/attn_fwd_bf16.h"
 
-#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>

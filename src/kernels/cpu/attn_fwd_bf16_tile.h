@@ -60,11 +60,11 @@ T_ATTR static void T_FN(qk_tile)(const uint16_t *qs, int nrows, int d2, const ui
                                  int64_t ldk, int64_t t0, int64_t t1, const int64_t *lo,
                                  const int64_t *hi, float *s, int lds) {
   for (int i = 0; i < nrows; i += RQK) {
-    int64_t cb = (lo[i] > t0 ? lo[i] : t0) - t0;
-    int64_t ce = (hi[i + RQK - 1] < t1 ? hi[i + RQK - 1] : t1) - t0;
-    if (ce <= cb) continue;
-    int c = (int)(cb / 16 * 16);
-    const int c1 = (int)((ce + 15) / 16 * 16);
+    int cb, ce;
+    rrt_attn_tile_span(lo[i], hi[i + RQK - 1], t0, (int)(t1 - t0), &cb, &ce);
+    if (ce == cb) continue;
+    int c = cb / 16 * 16;
+    const int c1 = (ce + 15) / 16 * 16;
     const uint16_t *q = qs + (size_t)i * d2;
     float *si = s + (size_t)i * lds;
     for (; c + 32 <= c1; c += 32)
@@ -110,9 +110,9 @@ T_ATTR static void T_FN(pv_tile)(const uint16_t *p, int ldp, int nrows, int64_t 
                                  const int64_t *lo, const int64_t *hi, const uint16_t *vp, int dp,
                                  float *acc, const float *alpha) {
   for (int i = 0; i < nrows; i += RPV) {
-    int64_t cb = (lo[i] > t0 ? lo[i] : t0) - t0;
-    int64_t ce = (hi[i + RPV - 1] < t1 ? hi[i + RPV - 1] : t1) - t0;
-    int pb = (int)(cb / 2), pe = ce > cb ? (int)((ce + 1) / 2) : pb;
+    int cb, ce;
+    rrt_attn_tile_span(lo[i], hi[i + RPV - 1], t0, (int)(t1 - t0), &cb, &ce);
+    int pb = cb / 2, pe = ce > cb ? (ce + 1) / 2 : pb;
     const uint16_t *pi = p + (size_t)i * ldp;
     float *ai = acc + (size_t)i * dp;
     int c = 0;
@@ -140,8 +140,10 @@ T_ATTR static float T_FN(scale_max)(float *s, int n, float scale, int *nan) {
   return mx;
 }
 
-/* s[j] = 2^(s[j] - m) over a row, returns the sum; the same polynomial as
- * the f32 kernel (attn_fwd_tile.h): below -125.5, and for -inf, exactly 0. */
+/* s[j] = 2^(s[j] - m) over a row, returns the sum; the f32 kernel's
+ * polynomial (attn_fwd_tile.h): below -125.5, and for -inf, exactly 0 (a -inf
+ * score drops its key). NaN and +inf never get here (the row is marked bad),
+ * so this copy needs none of the f32 kernel's NaN rule. */
 T_ATTR static float T_FN(exp2_row)(float *s, int n, float m) {
   float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
@@ -223,9 +225,8 @@ T_ATTR static void T_FN(attn_block)(const rrt_attn_cpu_args *a, const bf16_in *i
     T_FN(qk_tile)(w->qs, nrows, d2, kp, pk->ldk, t0, t1, w->lo, w->hi, w->s, BK);
     for (int i = 0; i < nq; i++) {
       float *s = w->s + (size_t)i * BK;
-      int vb = (int)((w->lo[i] > t0 ? w->lo[i] : t0) - t0);
-      int ve = (int)((w->hi[i] < t1 ? w->hi[i] : t1) - t0);
-      ve = ve > vb ? ve : vb;
+      int vb, ve;
+      rrt_attn_tile_span(w->lo[i], w->hi[i], t0, (int)(t1 - t0), &vb, &ve);
       w->alpha[i] = 1.0f;
       if (w->bad[i] || ve == vb) {
         T_FN(p_row)(w->p + (size_t)i * BK, s, np2, 0, 0);
@@ -252,7 +253,7 @@ T_ATTR static void T_FN(attn_block)(const rrt_attn_cpu_args *a, const bf16_in *i
     float inv_l;
     float m = w->m[i] == rrt_am_neg_inf() ? w->m[i] : w->m[i] * 0.693147180559945309f;
     float blse = rrt_attn_finish(m, w->l[i], &inv_l);
-    if (w->bad[i]) blse = inv_l = NAN; /* the merge makes the row's O and LSE NaN */
+    if (w->bad[i]) blse = inv_l = rrt_am_nan(); /* the merge makes the row's O and LSE NaN */
     float *lse = a->lse + (b * Hq + h) * a->q_rows + row;
     float *o = a->o + ((b * a->q_rows + row) * Hq + h) * (int64_t)D;
     const float *acc = w->acc + (size_t)i * dp;
