@@ -126,9 +126,12 @@ def main():
     ap.add_argument("--torch-python", default="")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iters", type=int, default=3, help="in-process runs per measurement")
+    ap.add_argument("--seq", type=int, default=4096, help="sequence length (smoke tests: small)")
     ap.add_argument("--commit", default="unknown")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
+    global S
+    S = a.seq
     with open("/proc/loadavg") as f:
         load0 = f.read().split()[:3]
     r = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
