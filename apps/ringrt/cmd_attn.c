@@ -11,6 +11,7 @@
  * Phases of rrt_cmd_attn: parse options, read the input files, create the
  * plan and the shards, time the runs, gather/write/check the outputs,
  * report (text and JSON). */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -77,7 +78,7 @@ static void usage(void) {
          "  --heads N        query heads (8)\n"
          "  --kv-heads N     key/value heads, divides --heads (= --heads; 1 is MQA)\n"
          "  --dim N          head dimension, 1..256 (64)\n"
-         "  --scale X        softmax scale (1/sqrt(dim))\n"
+         "  --scale X        softmax scale, finite and > 0 (default 1/sqrt(dim))\n"
          "  --causal         causal mask (key position <= query position)\n"
          "  --window L,R     sliding window: query i sees keys [i-L, i+R], -1 = unlimited\n"
          "                   on that side; with --causal R is 0 (-1,-1)\n"
@@ -136,6 +137,11 @@ static int parse_long_option(rrt_app_common *c, const char *a, const char *next,
 static int parse_value_option(rrt_app_common *c, const char *a, const char *next, attn_opts *o) {
   if (strcmp(a, "--scale") == 0) {
     if (rrt_app_parse_double(c, a, next, &o->scale) != 0) return 2;
+    if (!(o->scale > 0 && o->scale <= DBL_MAX)) { /* as rrt_attn_desc_check, but 0 too */
+      rrt_app_usage_error(c, "--scale '%s' is not a finite number > 0 (the default is 1/sqrt(dim))",
+                          next);
+      return 2;
+    }
   } else if (strcmp(a, "--window") == 0) {
     if (rrt_app_attn_parse_window(c, next, &o->win_left, &o->win_right) != 0) return 2;
   } else if (strcmp(a, "--cu-seqlens") == 0) {
@@ -226,25 +232,19 @@ static int parse(int argc, char **argv, attn_opts *o, rrt_app_common *c) {
 /* ------------------------------------------------------------- inputs --- */
 
 /* Global inputs from .npy files: shapes checked against each other and the
- * dtype; fills the shape options. Returns 0 or prints (rank 0) and returns 1. */
-static int load_inputs(attn_opts *o, rrt_npy in[3], int rank, rrt_app_common *c) {
+ * dtype; fills the shape options. Returns 0, or 1 with the reason in err. */
+static int load_inputs(attn_opts *o, rrt_npy in[3], char *err, size_t errlen) {
   const char *files[3] = {o->qf, o->kf, o->vf};
-  char err[600];
   for (int t = 0; t < 3; t++) {
-    if (rrt_npy_read(files[t], &in[t], err, sizeof err) != RRT_SUCCESS) {
-      if (rank == 0) rrt_app_error(c, "%s", err);
-      return 1;
-    }
+    if (rrt_npy_read(files[t], &in[t], err, errlen) != RRT_SUCCESS) return 1;
     if (strcmp(in[t].descr, descr_of(o->dtype)) != 0) {
-      if (rank == 0)
-        rrt_app_error(c, "%s: dtype %s does not match --dtype %s (expects %s)", files[t],
-                      in[t].descr, rrt_dtype_name(o->dtype), descr_of(o->dtype));
+      snprintf(err, errlen, "%s: dtype %s does not match --dtype %s (expects %s)", files[t],
+               in[t].descr, rrt_dtype_name(o->dtype), descr_of(o->dtype));
       return 1;
     }
     if (in[t].ndim != 4) {
-      if (rank == 0)
-        rrt_app_error(c, "%s: %d dimensions, expected 4 [batch, seq, heads, dim]", files[t],
-                      in[t].ndim);
+      snprintf(err, errlen, "%s: %d dimensions, expected 4 [batch, seq, heads, dim]", files[t],
+               in[t].ndim);
       return 1;
     }
   }
@@ -252,13 +252,11 @@ static int load_inputs(attn_opts *o, rrt_npy in[3], int rank, rrt_app_common *c)
   for (int t = 1; t < 3; t++) {
     const int64_t *s = in[t].shape;
     if (s[0] != qs[0] || s[1] != qs[1] || s[3] != qs[3] || s[2] != ks[2]) {
-      if (rank == 0)
-        rrt_app_error(c,
-                      "%s: shape [%lld, %lld, %lld, %lld] does not match %s [%lld, %lld, "
-                      "%lld, %lld] (batch, seq and dim must agree; K and V have the same heads)",
-                      files[t], (long long)s[0], (long long)s[1], (long long)s[2], (long long)s[3],
-                      files[0], (long long)qs[0], (long long)qs[1], (long long)qs[2],
-                      (long long)qs[3]);
+      snprintf(err, errlen,
+               "%s: shape [%lld, %lld, %lld, %lld] does not match %s [%lld, %lld, %lld, %lld] "
+               "(batch, seq and dim must agree; K and V have the same heads)",
+               files[t], (long long)s[0], (long long)s[1], (long long)s[2], (long long)s[3],
+               files[0], (long long)qs[0], (long long)qs[1], (long long)qs[2], (long long)qs[3]);
       return 1;
     }
   }
@@ -294,14 +292,18 @@ void *rrt_app_attn_shard(uint64_t seed, const rrt_attn_desc *d, int64_t L, const
 }
 
 /* The input files, if any, read on every rank; a failure anywhere fails all
- * ranks (message on rank 0; agreed with the timeout). Fills the default
- * --kv-heads. Returns 0 or 1. */
+ * ranks, and rank 0 prints every failing rank's reason (a file that only
+ * one rank cannot read is not silent; agreed with the timeout). Fills the
+ * default --kv-heads. Returns 0 or 1. */
 static int read_inputs(rrt_ctx_t ctx, attn_opts *o, rrt_npy files[3], rrt_app_common *c) {
-  int fail = 0;
-  if (o->qf) fail = load_inputs(o, files, rrt_ctx_rank(ctx), c);
+  char err[800] = "";
+  if (o->qf && load_inputs(o, files, err, sizeof err) && !err[0])
+    snprintf(err, sizeof err, "reading the inputs failed");
+  int fail = rrt_app_any_rank_error(ctx, c, err);
   if (!fail && o->docs_file)
-    fail = rrt_app_attn_read_docs(c, o->docs_file, rrt_ctx_rank(ctx), &o->docs);
-  if (rrt_app_any_rank(ctx, fail)) {
+    fail =
+        rrt_app_any_rank(ctx, rrt_app_attn_read_docs(c, o->docs_file, rrt_ctx_rank(ctx), &o->docs));
+  if (fail) {
     for (int t = 0; t < 3; t++)
       rrt_npy_free(&files[t]);
     return 1;

@@ -25,7 +25,8 @@
  * Outputs: O in q's dtype and layout; LSE f32 [batch, heads_q, seq_local],
  * the natural log of the softmax denominator of the scaled scores (what the
  * backward pass needs). A fully masked row cannot occur (every query sees
- * itself), but the kernels guard it anyway: O = 0, LSE = -inf.
+ * itself); within one ring step a row may see no key, and that partial
+ * result is empty (O = 0, LSE = -inf) and merges as nothing.
  *
  * NaN and Inf propagate as in a float64 softmax (and torch): a NaN score
  * makes its row's O and LSE NaN; a +Inf score makes the row NaN (inf - inf);
@@ -73,7 +74,8 @@ typedef struct rrt_attn_desc {
   int heads_q;            /**< query heads */
   int heads_kv;           /**< key/value heads; heads_q % heads_kv == 0 (GQA, MQA = 1) */
   int head_dim;           /**< 1 .. RRT_ATTN_MAX_HEAD_DIM */
-  double scale;           /**< softmax scale; <= 0 means 1/sqrt(head_dim) */
+  double scale;           /**< softmax scale: finite and > 0, or exactly 0 for 1/sqrt(head_dim);
+                               negative, NaN or infinite is an error (rrt_attn_desc_check) */
   int causal;             /**< key position <= query position (global positions) */
   rrt_attn_layout layout; /**< how the sequence is split over ranks */
   rrt_dtype dtype;        /**< storage of Q, K, V and O: F32, BF16 or F16 */

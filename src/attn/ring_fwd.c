@@ -102,7 +102,7 @@ rrt_status rrt_attn_ring_fwd(rrt_attn_plan_t p, const void *q, const void *k, co
   RRT_CHECK(run_begin(p, &rr, q, o, lse));
   for (int s = 0; s < p->nsteps; s++)
     RRT_CHECK(ring_step(p, &rr, s));
-  RRT_CHECK(p->kern->finish(p->ctx, &p->shape, rr.o_acc, o));
+  RRT_CHECK(p->kern->finish(p->ctx, &p->shape, rr.o_acc, rr.lse_acc, o));
   rrt_attn_stats_collect(p, rr.t0, rrt_time_now());
   return RRT_SUCCESS;
 }

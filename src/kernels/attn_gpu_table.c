@@ -19,6 +19,8 @@ typedef struct gpu_build {
                       float *o, float *lse);
   rrt_status (*init)(rrt_stream stream, float *o, int64_t n_o, float *lse, int64_t n_lse);
   rrt_status (*store)(rrt_stream stream, const float *in, void *out, int dtype, int64_t n);
+  rrt_status (*final_rows)(rrt_stream stream, int64_t batch, int heads_q, int head_dim,
+                           int64_t q_rows, float *o, float *lse);
   rrt_copy_kind copy; /* backend to backend memory */
   /* backward (attn_bwd.h) */
   rrt_status (*bwd_dkv)(rrt_stream stream, const rrt_attn_bargs *a, const rrt_attn_item *item,
@@ -104,8 +106,9 @@ static rrt_status gpu_step(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_ksh
 }
 
 static rrt_status gpu_finish(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_kshape *sh,
-                             const float *o_acc, void *o) {
+                             float *o_acc, float *lse, void *o) {
   rrt_stream cs = ctx->compute_stream;
+  RRT_CHECK(b->final_rows(cs, sh->batch, sh->heads_q, sh->head_dim, sh->q_rows, o_acc, lse));
   if (sh->dtype != RRT_DTYPE_F32)
     RRT_CHECK(b->store(cs, o_acc, o, sh->dtype, (int64_t)q_elems(sh)));
   return ctx->dev->stream_sync(cs);
@@ -171,6 +174,7 @@ static const gpu_build emu_build = {rrt_k_attn_fwd_emu,
                                     rrt_k_attn_merge_emu,
                                     rrt_k_attn_init_emu,
                                     rrt_k_attn_store_emu,
+                                     rrt_k_attn_final_rows_emu,
                                     RRT_COPY_H2H,
                                     rrt_k_attn_bwd_dkv_emu,
                                     rrt_k_attn_bwd_dq_emu,
@@ -190,9 +194,9 @@ static rrt_status emu_step(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_wo
   return gpu_step(&emu_build, ctx, sh, w, k, v, items, nitems, o, lse, progress);
 }
 
-static rrt_status emu_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, const float *o_acc,
+static rrt_status emu_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, float *o_acc, float *lse,
                              void *o) {
-  return gpu_finish(&emu_build, ctx, sh, o_acc, o);
+  return gpu_finish(&emu_build, ctx, sh, o_acc, lse, o);
 }
 
 static rrt_status emu_bwd_start(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
@@ -231,6 +235,7 @@ static const gpu_build cuda_build = {rrt_k_attn_fwd_cuda,
                                      rrt_k_attn_merge_cuda,
                                      rrt_k_attn_init_cuda,
                                      rrt_k_attn_store_cuda,
+                                      rrt_k_attn_final_rows_cuda,
                                      RRT_COPY_D2D,
                                      rrt_k_attn_bwd_dkv_cuda,
                                      rrt_k_attn_bwd_dq_cuda,
@@ -250,9 +255,9 @@ static rrt_status cuda_step(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_w
   return gpu_step(&cuda_build, ctx, sh, w, k, v, items, nitems, o, lse, progress);
 }
 
-static rrt_status cuda_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, const float *o_acc,
+static rrt_status cuda_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, float *o_acc, float *lse,
                               void *o) {
-  return gpu_finish(&cuda_build, ctx, sh, o_acc, o);
+  return gpu_finish(&cuda_build, ctx, sh, o_acc, lse, o);
 }
 
 static rrt_status cuda_bwd_start(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,

@@ -3,8 +3,13 @@
  * conversions on uint16 bit patterns and the online-softmax / log-sum-exp
  * merge. Written once so every backend rounds and guards the same way.
  *
- * Conventions: scores are already scaled; a fully masked row has
- * lse = -inf and output 0, and no function here produces NaN from it. */
+ * Conventions: scores are already scaled. Masked keys never reach these
+ * functions (the kernels give them probability 0 by the row mask, whatever
+ * their score). A row that has seen no key, or only -inf scores, is the
+ * empty state (lse = -inf, output 0) and merges as nothing; no function here
+ * produces NaN from it. NaN and +Inf scores propagate as in a float64
+ * softmax: a NaN in (a NaN score, exp(+inf - +inf)) gives a NaN out, in the
+ * sum, the LSE, the merge coefficients and so the output (attn.h). */
 #ifndef RRT_KERNELS_ATTN_MATH_H
 #define RRT_KERNELS_ATTN_MATH_H
 
@@ -39,6 +44,9 @@ static inline RRT_HD float rrt_am_u2f(uint32_t u) {
   return f;
 #endif
 }
+
+/* A quiet NaN without relying on the NAN macro under every compiler. */
+static inline RRT_HD float rrt_am_nan(void) { return rrt_am_u2f(0x7fc00000u); }
 
 /* bfloat16: the top 16 bits of an f32. */
 static inline RRT_HD float rrt_bf16_to_f32(uint16_t h) { return rrt_am_u2f((uint32_t)h << 16); }
@@ -108,25 +116,34 @@ static inline RRT_HD void rrt_am_store(void *base, int64_t i, int dtype, float v
 
 /* Online softmax step for one row: the running max m becomes max(m, tile_max);
  * returns the factor (exp(m_old - m_new)) that rescales the old sum and
- * accumulator. A row that has seen only masked scores keeps m = -inf and the
- * factor is 0 (the old state is empty anyway), never exp(-inf - -inf) = NaN. */
+ * accumulator. A row that has seen only -inf scores keeps m = -inf and the
+ * factor is 0 (the old state is empty anyway), never exp(-inf - -inf) = NaN.
+ * A NaN on either side makes m and the factor NaN. */
 static inline RRT_HD float rrt_attn_rescale(float *m, float tile_max) {
   float m_old = *m;
-  float m_new = m_old > tile_max ? m_old : tile_max;
+  float m_new = tile_max > m_old ? tile_max : m_old; /* m_old NaN: stays NaN */
+  if (tile_max != tile_max) m_new = tile_max;
   *m = m_new;
   if (m_new == rrt_am_neg_inf()) return 0.0f;
   return expf(m_old - m_new);
 }
 
-/* exp(s - m) for a score s against the running max m; masked (-inf) -> 0. */
+/* exp(s - m) for a visible key's score s against the running max m: a -inf
+ * score drops the key (0, even while m = -inf); NaN gives NaN, and so does
+ * +inf against m = +inf (inf - inf), as in a float64 softmax. */
 static inline RRT_HD float rrt_attn_prob(float s, float m) {
   if (s == rrt_am_neg_inf()) return 0.0f;
   return expf(s - m);
 }
 
 /* Finish a row: lse = m + log(l); the factor 1/l that normalises the
- * accumulator, 0 for a fully masked row (l = 0: output 0, lse = -inf). */
+ * accumulator. No key seen or only -inf scores (l = 0): the empty partial,
+ * output 0 and lse = -inf. NaN in m or l (a NaN or +inf score): NaN, both. */
 static inline RRT_HD float rrt_attn_finish(float m, float l, float *inv_l) {
+  if (l != l || m != m) {
+    *inv_l = rrt_am_nan();
+    return rrt_am_nan();
+  }
   if (!(l > 0.0f)) {
     *inv_l = 0.0f;
     return rrt_am_neg_inf();
@@ -138,10 +155,16 @@ static inline RRT_HD float rrt_attn_finish(float m, float l, float *inv_l) {
 /* Merge two normalised partial results of the same query row:
  *   lse' = max + log(exp(a - max) + exp(b - max))
  *   O'   = O_a * exp(lse_a - lse') + O_b * exp(lse_b - lse')
- * Returns lse' and the two coefficients. Both sides fully masked: lse' = -inf,
- * coefficients 0 (the outputs are 0 already). */
+ * Returns lse' and the two coefficients. Both sides empty: lse' = -inf,
+ * coefficients 0 (the outputs are 0 already). A NaN side: lse' and both
+ * coefficients NaN, so the row stays NaN whatever is merged later (the
+ * result does not depend on how many partials, i.e. ranks, there are). */
 static inline RRT_HD float rrt_attn_merge_coef(float lse_a, float lse_b, float *ca, float *cb) {
   float ninf = rrt_am_neg_inf();
+  if (lse_a != lse_a || lse_b != lse_b) {
+    *ca = *cb = rrt_am_nan();
+    return rrt_am_nan();
+  }
   if (lse_a == ninf && lse_b == ninf) {
     *ca = 0.0f;
     *cb = 0.0f;
@@ -153,6 +176,17 @@ static inline RRT_HD float rrt_attn_merge_coef(float lse_a, float lse_b, float *
   *ca = expf(lse_a - lse);
   *cb = expf(lse_b - lse);
   return lse;
+}
+
+/* The end of a run, per row: every query sees at least one key (itself,
+ * attn.h), so an lse still -inf means that every visible score was -inf;
+ * a float64 softmax gives NaN there (max -inf, exp(-inf - -inf)), and so
+ * does this: lse becomes NaN and the caller sets the row's O to NaN.
+ * Returns 1 for such a row. */
+static inline RRT_HD int rrt_attn_final_row(float *lse) {
+  if (*lse != rrt_am_neg_inf()) return 0;
+  *lse = rrt_am_nan();
+  return 1;
 }
 
 /* ---- backward (FlashAttention-2 with recomputation) ------------------------ */

@@ -6,7 +6,8 @@
  * random walks with empty rows, causal prefixes, intervals wider than the
  * block; positions with strides 1 and 3, items with q_begin/k_begin offsets
  * over two step calls (rows merged from several items), GQA/MQA, head_dim
- * 1, 40, 72, f32/bf16/f16. One rank: no ring, only the kernels. */
+ * 1, 40, 72, f32/bf16/f16; NaN/Inf in K. One rank: no ring, only the
+ * kernels. */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,8 +17,11 @@
 #include "ringrt/ringrt.h"
 #include "test_util.h"
 
-enum { MASK_WINDOW, MASK_WALK, MASK_CAUSAL, MASK_WIDE, MASK_KINDS };
-static const char *const mask_names[MASK_KINDS] = {"window", "walk", "causal", "wide"};
+/* MASK_NONFINITE: the walk, with NaN, +inf and -inf planted in K (masked
+ * keys must not leak into the rows that do not see them). */
+enum { MASK_WINDOW, MASK_WALK, MASK_CAUSAL, MASK_WIDE, MASK_NONFINITE, MASK_KINDS };
+static const char *const mask_names[MASK_KINDS] = {"window", "walk", "causal", "wide",
+                                                   "walk+nonfinite"};
 
 typedef struct kcase {
   int batch, hq, hkv, dim;
@@ -83,7 +87,7 @@ static void make_mask(int kind, const kcase *c, const posmap *pm, uint64_t *rs, 
 static int make_items(const kcase *c, const posmap *pm, rrt_attn_item *it) {
   const int64_t Lq = c->q_rows, Lk = c->kv_rows;
   const int64_t qb[3] = {0, Lq / 3, Lq - 20}, ql[3] = {Lq / 2 + 5, Lq - Lq / 3, 20};
-  const int64_t kb[3] = {3, 0, Lk / 4}, kl[3] = {Lk - 3, Lk / 2 + 7, 50};
+  const int64_t kb[3] = {3, Lk / 3, Lk / 4}, kl[3] = {2 * Lk / 3 - 3, Lk - Lk / 3, 50};
   for (int n = 0; n < 3; n++)
     it[n] = (rrt_attn_item){qb[n], ql[n], pm->q0 + qb[n] * pm->qs, pm->qs,
                             kb[n], kl[n], pm->k0 + kb[n] * pm->ks, pm->ks,
@@ -98,13 +102,17 @@ typedef struct kdata {
 } kdata;
 
 /* Naive float64 softmax of row (b, h, q) over every visible key of every
- * item that covers q (a key in two items counts twice, as two merges do).
- * No visible key at all: O = 0, LSE = -inf (the running state's start). */
+ * item that covers q (a key in two items counts twice, as two merges do),
+ * written literally: m = max (NaN if any score is), p = exp(s - m), so NaN,
+ * +inf and all -inf give NaN. No visible key at all: NaN too (the table's
+ * finish: a plan's rows always see a key, so -inf at the end can only mean
+ * that every score was -inf). */
 static void ref_row(const kcase *c, const kdata *kd, const rrt_attn_item *items, int nitems,
                     const posmap *pm, int64_t b, int h, int64_t q, double *o, double *lse) {
   const int D = c->dim, hk = h / (c->hq / c->hkv), dt = (int)c->dt;
   const double scale = 1.0 / sqrt((double)D);
   double mx = -HUGE_VAL, sum = 0.0;
+  int seen = 0;
   for (int pass = 0; pass < 2; pass++) {
     for (int d = 0; d < D; d++)
       o[d] = 0.0;
@@ -120,7 +128,8 @@ static void ref_row(const kcase *c, const kdata *kd, const rrt_attn_item *items,
                rrt_am_load(kd->k, ((b * c->kv_rows + kr) * c->hkv + hk) * D + d, dt);
         s *= scale;
         if (pass == 0) {
-          if (s > mx) mx = s;
+          seen = 1;
+          if (s > mx || s != s || mx != mx) mx = mx != mx ? mx : s;
           continue;
         }
         const double p = exp(s - mx);
@@ -129,11 +138,11 @@ static void ref_row(const kcase *c, const kdata *kd, const rrt_attn_item *items,
           o[d] += p * rrt_am_load(kd->v, ((b * c->kv_rows + kr) * c->hkv + hk) * D + d, dt);
       }
     }
-    if (mx == -HUGE_VAL) break; /* nothing visible */
+    if (!seen) break;
   }
-  for (int d = 0; d < D && sum > 0; d++)
-    o[d] /= sum;
-  *lse = sum > 0 ? mx + log(sum) : -HUGE_VAL;
+  for (int d = 0; d < D; d++)
+    o[d] = seen ? o[d] / sum : NAN;
+  *lse = seen ? mx + log(sum) : NAN;
 }
 
 /* Run the table on the case and compare every row; returns the worst |dO|. */
@@ -168,7 +177,7 @@ static double run_table(rrt_ctx_t ctx, const kcase *c, const kdata *kd, const rr
   CHECK_OK(kt->start(ctx, &sh, &w, q, k, v, NULL, acc, lse));
   CHECK_OK(kt->step(ctx, &sh, &w, k, v, items, nitems - 1, acc, lse, &prog));
   CHECK_OK(kt->step(ctx, &sh, &w, k, v, items + nitems - 1, 1, acc, lse, &prog));
-  CHECK_OK(kt->finish(ctx, &sh, acc, o));
+  CHECK_OK(kt->finish(ctx, &sh, acc, lse, o));
   kt->work_destroy(ctx, &w);
 
   void *ho = malloc(kd->nq * es);
@@ -177,20 +186,29 @@ static double run_table(rrt_ctx_t ctx, const kcase *c, const kdata *kd, const rr
   CHECK_OK(rrt_memcpy_to_host(ctx, ho, o, kd->nq * es));
   CHECK_OK(rrt_memcpy_to_host(ctx, hl, lse, kd->nl * sizeof(float)));
   double worst_o = 0.0, worst_l = 0.0;
+  int64_t nan_rows = 0, nan_wrong = 0;
   for (int64_t b = 0; b < c->batch; b++)
     for (int h = 0; h < c->hq; h++)
       for (int64_t r = 0; r < c->q_rows; r++) {
         double rl;
         ref_row(c, kd, items, nitems, pm, b, h, r, ro, &rl);
         const double gl = hl[(b * c->hq + h) * c->q_rows + r];
-        const double el = rl == -HUGE_VAL ? (gl == rl ? 0.0 : HUGE_VAL) : fabs(gl - rl);
-        if (!(el <= worst_l)) worst_l = el == el ? el : HUGE_VAL;
+        const int rnan = isnan(rl);
+        nan_rows += rnan;
+        int wrong = rnan != isnan(gl);
+        if (!rnan && !(fabs(gl - rl) <= worst_l)) worst_l = fabs(gl - rl);
         for (int d = 0; d < c->dim; d++) {
           double g = rrt_am_load(ho, ((b * c->q_rows + r) * c->hq + h) * c->dim + d, (int)c->dt);
-          double e = fabs(g - ro[d]);
-          if (!(e <= worst_o)) worst_o = e == e ? e : HUGE_VAL;
+          wrong |= rnan != isnan(g);
+          if (!rnan && !(fabs(g - ro[d]) <= worst_o)) worst_o = fabs(g - ro[d]);
         }
+        if (wrong && nan_wrong++ == 0)
+          fprintf(stderr, "%s: row %lld head %d: reference %s, got LSE %g\n", what, (long long)r, h,
+                  rnan ? "NaN" : "finite", gl);
       }
+  CHECK_MSG(nan_wrong == 0, "%s: %lld rows NaN in one of the reference and the result only", what,
+            (long long)nan_wrong);
+  if (getenv("RRT_TEST_VERBOSE")) printf("%s: %lld NaN rows\n", what, (long long)nan_rows);
   CHECK_MSG(worst_o <= ref_tol_o(c->dt) && worst_l <= REF_TOL_LSE,
             "%s b=%d hq=%d hkv=%d D=%d %s rows %lld x %lld strides %d/%d: |dO| %.3g (tol %.3g) "
             "|dLSE| %.3g (tol %.3g)",
@@ -216,6 +234,15 @@ static void fill(void *x, size_t n, int dt, float amp, uint64_t *rs) {
     rrt_am_store(x, (int64_t)i, dt, amp * rng_unit(rs));
 }
 
+/* NaN, +inf and -inf in one element of K each, at keys a few rows see. */
+static void plant_nonfinite(const kcase *c, kdata *kd) {
+  const float val[3] = {NAN, HUGE_VALF, -HUGE_VALF};
+  for (int n = 0; n < 3; n++) {
+    const int64_t kr = c->kv_rows * (n + 1) / 4, d = n % c->dim;
+    rrt_am_store(kd->k, (kr * c->hkv + (c->hkv - 1)) * c->dim + d, (int)c->dt, val[n]);
+  }
+}
+
 /* Every mask kind on one case; the cpu table in each vector variant. */
 static void run_case(rrt_ctx_t ctx, const kcase *c, uint64_t seed) {
   const int cpu = rrt_ctx_backend(ctx) == RRT_BACKEND_CPU;
@@ -237,10 +264,14 @@ static void run_case(rrt_ctx_t ctx, const kcase *c, uint64_t seed) {
   rrt_attn_item items[3];
   const int nitems = make_items(c, &pm, items);
   for (int kind = 0; kind < MASK_KINDS; kind++) {
-    make_mask(kind, c, &pm, &rs, kd.lo, kd.hi);
-    static const int isas[] = {RRT_CPU_ISA_AVX512, RRT_CPU_ISA_AVX2, RRT_CPU_ISA_BASE};
-    static const char *const isa_names[] = {"cpu avx512", "cpu avx2", "cpu base"};
-    for (int v = 0; v < (cpu ? 3 : 1); v++) {
+    make_mask(kind == MASK_NONFINITE ? MASK_WALK : kind, c, &pm, &rs, kd.lo, kd.hi);
+    if (kind == MASK_NONFINITE) plant_nonfinite(c, &kd);
+    /* avx512bf16: the vdpbf16ps kernel for bf16 storage (emulated where the
+     * CPU lacks it), the avx512 one for the others */
+    static const int isas[] = {RRT_CPU_ISA_AVX512, RRT_CPU_ISA_AVX2, RRT_CPU_ISA_BASE,
+                               RRT_CPU_ISA_AVX512BF16};
+    static const char *const isa_names[] = {"cpu avx512", "cpu avx2", "cpu base", "cpu avx512bf16"};
+    for (int v = 0; v < (cpu ? 4 : 1); v++) {
       char what[64];
       /* the variant is read from RINGRT_CPU_ISA at context creation; the
        * test sets the context's copy (unsupported ones fall back) */

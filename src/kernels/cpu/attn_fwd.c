@@ -53,7 +53,7 @@ typedef struct scratch {
 } scratch;
 
 /* rrt_attn_rescale for a running max in log2 units: exp2(m_old - m_new),
- * 0 while the row has seen only masked scores (never NaN). */
+ * 0 while the row has seen only -inf scores (not NaN); NaN in, NaN out. */
 static inline float rescale2(float *m, float tile_max) {
   float m_old = *m;
   if (tile_max <= m_old && m_old != rrt_am_neg_inf()) return 1.0f; /* the common case: no exp2f */

@@ -130,11 +130,14 @@ T_ATTR static float T_FN(row_max)(const float *s, int n) {
   return mx;
 }
 
-/* s[j] = 2^(s[j] - m) over a row (scores in log2 units, all <= m), returns
- * the sum. Written to vectorise: 2^x = 2^n * 2^f, |f| <= 1/2, 2^f by a
- * degree-7 Taylor polynomial of e^(f ln 2) (relative error < 2e-8, below f32
- * rounding). Below -125.5 (and for masked -inf, or -inf - -inf = NaN) the
- * result is exactly 0. */
+/* s[j] = 2^(s[j] - m) over a row's visible scores (log2 units, all <= m),
+ * returns the sum. Written to vectorise: 2^x = 2^n * 2^f, |f| <= 1/2, 2^f by
+ * a degree-7 Taylor polynomial of e^(f ln 2) (relative error < 2e-8, below
+ * f32 rounding). Below -125.5 the result is exactly 0, and so for a -inf
+ * score (the key drops out, even while m = -inf); a NaN score, or +inf
+ * against m = +inf, gives NaN (rrt_attn_prob's rule), which the sum carries
+ * to the row's LSE and output. (row_max skips NaN: m stays a number, the
+ * NaN travels in the sum.) */
 T_ATTR static float T_FN(exp2_row)(float *s, int n, float m) {
   float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
@@ -157,7 +160,8 @@ T_ATTR static float T_FN(exp2_row)(float *s, int n, float m) {
     } sc;
     sc.i = ((int)r + 127) << 23;
     float e = p * sc.f;
-    e = x0 >= -125.5f ? e : 0.0f;
+    const float under = x0 != x0 && s[j] != rrt_am_neg_inf() ? x0 : 0.0f; /* NaN stays */
+    e = x0 >= -125.5f ? e : under;
     s[j] = e;
     sum += e;
   }

@@ -159,6 +159,17 @@ __global__ void rrt_attn_init_kernel(float *o, int64_t n_o, float *lse, int64_t 
   }
 }
 
+/* One thread per (batch, head, row), as the merge. */
+__global__ void rrt_attn_final_rows_kernel(int64_t batch, int heads_q, int head_dim, int64_t q_rows,
+                                           float *o, float *lse) {
+  const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= batch * heads_q * q_rows || !rrt_attn_final_row(&lse[t])) return;
+  const int64_t i = t % q_rows, bh = t / q_rows, h = bh % heads_q, b = bh / heads_q;
+  float *row = o + ((b * q_rows + i) * heads_q + h) * (int64_t)head_dim;
+  for (int d = 0; d < head_dim; d++)
+    row[d] = rrt_am_nan();
+}
+
 __global__ void rrt_attn_store_kernel(const float *in, void *out, int dtype, int64_t n) {
   const int64_t stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < n; t += stride)
@@ -215,6 +226,17 @@ RRT_KERNEL_API(rrt_k_attn_init)
   const int64_t n = n_o > n_lse ? n_o : n_lse;
   if (n <= 0) return RRT_SUCCESS;
   RRT_LAUNCH(rrt_attn_init_kernel, grid_for(n, 256), 256, 0, stream, o, n_o, lse, n_lse);
+}
+
+RRT_KERNEL_API(rrt_k_attn_final_rows)
+(rrt_stream stream, int64_t batch, int heads_q, int head_dim, int64_t q_rows, float *o,
+ float *lse) {
+  const int64_t n = batch * heads_q * q_rows;
+  if (n <= 0) return RRT_SUCCESS;
+  const int64_t g = (n + 127) / 128;
+  if (g >= ((int64_t)1 << 31)) return RRT_ERR_INVALID_ARG;
+  RRT_LAUNCH(rrt_attn_final_rows_kernel, (unsigned)g, 128, 0, stream, batch, heads_q, head_dim,
+             q_rows, o, lse);
 }
 
 RRT_KERNEL_API(rrt_k_attn_store)

@@ -41,6 +41,12 @@ RRT_DECLARE_KERNEL(rrt_k_attn_merge,
 RRT_DECLARE_KERNEL(rrt_k_attn_init,
                    (rrt_stream stream, float *o, int64_t n_o, float *lse, int64_t n_lse))
 
+/* End of a run (rrt_attn_final_row): rows whose lse [batch, heads_q,
+ * q_rows] is still -inf had only -inf scores; their lse and their row of o
+ * (f32 [batch, q_rows, heads_q, head_dim]) become NaN. */
+RRT_DECLARE_KERNEL(rrt_k_attn_final_rows, (rrt_stream stream, int64_t batch, int heads_q,
+                                           int head_dim, int64_t q_rows, float *o, float *lse))
+
 /* out[i] = (dtype) in[i] with round-to-nearest-even. */
 RRT_DECLARE_KERNEL(rrt_k_attn_store,
                    (rrt_stream stream, const float *in, void *out, int dtype, int64_t n))
