@@ -72,13 +72,15 @@ int rrt_app_attn_bwd_read(rrt_ctx_t ctx, rrt_app_common *c, const rrt_app_attn_b
   return 0;
 }
 
-int rrt_app_attn_bwd_setup(rrt_ctx_t ctx, rrt_app_common *c, const rrt_attn_desc *d, uint64_t seed,
-                           long iters, rrt_app_attn_bwd *b) {
-  const int P = rrt_ctx_size(ctx), r = rrt_ctx_rank(ctx);
-  const size_t es = rrt_dtype_size(d->dtype), L = (size_t)(d->seq / P);
-  b->n[0] = (size_t)d->batch * L * (size_t)d->heads_q * (size_t)d->head_dim;
-  b->n[1] = b->n[2] = (size_t)d->batch * L * (size_t)d->heads_kv * (size_t)d->head_dim;
-  b->host_do = rrt_app_attn_shard(seed, d, P, r, 3, d->heads_q, b->dfile.data ? &b->dfile : NULL);
+int rrt_app_attn_bwd_setup(rrt_ctx_t ctx, rrt_app_common *c, const rrt_attn_desc *d, int64_t L,
+                           const int64_t *pos, uint64_t seed, long iters, rrt_app_attn_bwd *b) {
+  const int r = rrt_ctx_rank(ctx);
+  const size_t es = rrt_dtype_size(d->dtype), rows = (size_t)d->batch * (size_t)L;
+  b->n[0] = rows * (size_t)d->heads_q * (size_t)d->head_dim;
+  b->n[1] = b->n[2] = rows * (size_t)d->heads_kv * (size_t)d->head_dim;
+  b->host_do =
+      pos ? rrt_app_attn_shard(seed, d, L, pos, 3, d->heads_q, b->dfile.data ? &b->dfile : NULL)
+          : NULL;
   rrt_npy_free(&b->dfile);
   rrt_status st = b->host_do ? rrt_malloc(ctx, b->n[0] * es, &b->dev_do) : RRT_ERR_OUT_OF_MEMORY;
   if (st == RRT_SUCCESS) st = rrt_memcpy_to_backend(ctx, b->dev_do, b->host_do, b->n[0] * es);

@@ -39,9 +39,10 @@ int rrt_app_attn_bwd_option(const char *a, const char *next, rrt_app_attn_bwd_op
  *  shapes). Returns 0 or 1. */
 int rrt_app_attn_bwd_read(rrt_ctx_t ctx, rrt_app_common *c, const rrt_app_attn_bwd_opts *o,
                           const rrt_attn_desc *d, rrt_app_attn_bwd *b);
-/** This rank's dO shard and the gradient buffers. Returns 0 or 1 (agreed). */
-int rrt_app_attn_bwd_setup(rrt_ctx_t ctx, rrt_app_common *c, const rrt_attn_desc *d, uint64_t seed,
-                           long iters, rrt_app_attn_bwd *b);
+/** This rank's dO shard (L rows at global positions pos) and the gradient
+ *  buffers. Returns 0 or 1 (agreed). */
+int rrt_app_attn_bwd_setup(rrt_ctx_t ctx, rrt_app_common *c, const rrt_attn_desc *d, int64_t L,
+                           const int64_t *pos, uint64_t seed, long iters, rrt_app_attn_bwd *b);
 /** One backward run after the forward (o, lse its outputs); iteration `it`
  *  (< 0: warm-up) records the time. Returns 0 or 1 (message printed). */
 int rrt_app_attn_bwd_run(rrt_ctx_t ctx, rrt_app_common *c, rrt_attn_plan_t plan,
