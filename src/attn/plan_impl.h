@@ -81,7 +81,9 @@ rrt_status rrt_attn_check_same_desc(rrt_ctx_t ctx, const rrt_attn_desc *d);
 rrt_status rrt_attn_ring_fwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
                              void *o, float *lse);
 
-/* ring_bwd.c: frees the backward buffers (plan destruction). */
+/* bwd_bufs.c: the backward buffers, made once (a no-op when they exist;
+ * not agreed: the caller agrees) and freed with the plan. */
+rrt_status rrt_attn_bwd_alloc(rrt_attn_plan_t p);
 void rrt_attn_bwd_free(rrt_attn_plan_t p);
 
 /* stats.c: p->stats and the trace from the step times of the run that

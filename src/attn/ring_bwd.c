@@ -17,8 +17,9 @@
  * rank r holds the sums of block (r - nsteps + 1), all of whose
  * contributions are in (later steps have no work anywhere).
  *
- * The backward's buffers are made by the first backward run, so a plan that
- * only runs forward never pays for them (agreed like every allocation). */
+ * The backward's buffers (bwd_bufs.c) are made by the first backward run,
+ * so a plan that only runs forward never pays for them (agreed like every
+ * allocation). */
 #include "attn/plan_impl.h"
 #include "comm/error.h"
 #include "ringrt/memory.h"
@@ -34,34 +35,6 @@ typedef struct bwd_run {
   int direct;        /* no ring buffer: one rank and kernels that read K/V in place */
   double t0;         /* start of the run, host clock */
 } bwd_run;
-
-/* ---- buffers ------------------------------------------------------------- */
-
-static rrt_status bwd_alloc(rrt_attn_plan_t p) {
-  rrt_attn_bwd_bufs *b = &p->bwd;
-  if (b->ready) return RRT_SUCCESS;
-  rrt_ctx_t ctx = p->ctx;
-  b->dkv_elems = 2 * p->kv_elems;
-  const size_t dkv_bytes = b->dkv_elems * sizeof(float);
-  if (p->d.dtype != RRT_DTYPE_F32)
-    RRT_CHECK(rrt_malloc(ctx, p->q_elems * sizeof(float), (void **)&b->dq_acc));
-  RRT_CHECK(rrt_malloc(ctx, p->lse_elems * sizeof(float), (void **)&b->delta));
-  RRT_CHECK(rrt_malloc(ctx, dkv_bytes, (void **)&b->dkv_part));
-  for (int i = 0; i < 2; i++)
-    RRT_CHECK(rrt_malloc(ctx, dkv_bytes, (void **)&b->dkv_acc[i]));
-  b->ready = 1;
-  return RRT_SUCCESS;
-}
-
-void rrt_attn_bwd_free(rrt_attn_plan_t p) {
-  rrt_attn_bwd_bufs *b = &p->bwd;
-  rrt_free(p->ctx, b->dq_acc);
-  rrt_free(p->ctx, b->delta);
-  rrt_free(p->ctx, b->dkv_part);
-  for (int i = 0; i < 2; i++)
-    rrt_free(p->ctx, b->dkv_acc[i]);
-  *b = (rrt_attn_bwd_bufs){0};
-}
 
 /* ---- the steps ------------------------------------------------------------- */
 
@@ -222,7 +195,7 @@ rrt_status rrt_attn_plan_run_bwd(rrt_attn_plan_t p, const void *q, const void *k
   if (!p) return rrt_error(NULL, RRT_ERR_INVALID_ARG, rrt_attn_op_run_bwd, "plan is NULL");
   rrt_status st = check_args(p, q, k, v, o, lse, dout, dq, dk, dv);
   if (st == RRT_SUCCESS) {
-    st = bwd_alloc(p);
+    st = rrt_attn_bwd_alloc(p);
     if (st != RRT_SUCCESS)
       st = rrt_error(p->ctx, st, rrt_attn_op_run_bwd, "backward buffers (%zu f32 of dK|dV x 3)",
                      2 * p->kv_elems);
