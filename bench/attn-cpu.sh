@@ -24,7 +24,7 @@ build=${1:-$root/build}
 app=$build/apps/ringrt
 reps=${REPS:-7}
 [ -x "$app" ] || {
-  echo "no $app: build first (cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C build)"
+  echo "no $app: build first, as the README does (RINGRT_BUILD_DIR=$build bash launch/build.sh)"
   exit 1
 }
 command -v mpirun >/dev/null || { echo "mpirun not found"; exit 1; }

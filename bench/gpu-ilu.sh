@@ -16,8 +16,6 @@ cd "$(dirname "$0")/.."
 build=${1:-build-gpu}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 [ -d /usr/local/cuda/bin ] && PATH=$PATH:/usr/local/cuda/bin
-gen=()
-command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 mkdir -p bench/results
 out=bench/results/gpu-ilu-$(date -u +%Y%m%dT%H%M%SZ).jsonl
@@ -26,8 +24,8 @@ say() { echo "$*" | tee -a "$out"; }
 
 if [ ! -x "$build/apps/ringrt" ]; then
   echo "gpu-ilu.sh: building ringrt with CUDA in $build" >&2
-  if ! { cmake -S . -B "$build" "${gen[@]}" -DRINGRT_CUDA=ON -DCMAKE_BUILD_TYPE=Release >/dev/null &&
-         timeout 300 cmake --build "$build" -j "$(nproc)" >/dev/null; }; then
+  # the README's build (launch/build.sh, its default build type), with CUDA
+  if ! RINGRT_BUILD_DIR="$build" timeout 600 bash launch/build.sh -DRINGRT_CUDA=ON >/dev/null; then
     say '{"step": "build", "status": "failed"}'
     exit 1
   fi

@@ -114,6 +114,14 @@ int rrt_app_finish(rrt_ctx_t ctx, rrt_app_common *c, int rc);
  *  the library's timeout, so a stalled rank ends the job). */
 int rrt_app_any_rank(rrt_ctx_t ctx, int bad);
 
+/** Every rank's own failure reaches the user: `msg` is this rank's error
+ *  (NULL or "" when it is fine). A collective with the library's timeout;
+ *  returns 1 on every rank when any rank failed. Rank 0 then prints (and
+ *  keeps for the JSON report) the message once when every rank failed the
+ *  same way, else "rank R: MESSAGE" for each failing rank in rank order, so
+ *  a file only one rank cannot read is not silent. */
+int rrt_app_any_rank_error(rrt_ctx_t ctx, rrt_app_common *c, const char *msg);
+
 /** The JSON report stream on rank 0 (NULL elsewhere and without --json): a
  *  memory buffer that rrt_app_finish writes out. End the object with
  *  rrt_app_json_close, which adds "status" and "exit_code" (the code the

@@ -11,12 +11,14 @@
  * Phases of rrt_cmd_attn: parse options, read the input files, create the
  * plan and the shards, time the runs, gather/write/check the outputs,
  * report (text and JSON). */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "app.h"
+#include "attn_bwd.h"
 #include "attn_check.h"
 #include "attn_mask.h"
 #include "comm/host_coll.h"
@@ -37,6 +39,7 @@ typedef struct attn_opts {
   int win_left, win_right, seq_set;
   const char *docs_file;
   rrt_int_list docs;
+  rrt_app_attn_bwd_opts bwd; /* --backward and its files (attn_bwd.c) */
 } attn_opts;
 
 /* What one run holds once the plan exists: the context, the shards on the
@@ -55,7 +58,8 @@ typedef struct attn_run {
   int64_t *pos; /* global positions of its rows (rrt_attn_shard_positions) */
   void *host[3], *dev[3], *dout, *hout;
   float *dlse, *hlse;
-  double *times; /* per timed iteration, the slowest rank's */
+  double *times;        /* per timed iteration, the slowest rank's */
+  rrt_app_attn_bwd bwd; /* --backward (attn_bwd.c) */
 } attn_run;
 
 /* The timed runs, reduced over the ranks. */
@@ -74,7 +78,7 @@ static void usage(void) {
          "  --heads N        query heads (8)\n"
          "  --kv-heads N     key/value heads, divides --heads (= --heads; 1 is MQA)\n"
          "  --dim N          head dimension, 1..256 (64)\n"
-         "  --scale X        softmax scale (1/sqrt(dim))\n"
+         "  --scale X        softmax scale, finite and > 0 (default 1/sqrt(dim))\n"
          "  --causal         causal mask (key position <= query position)\n"
          "  --window L,R     sliding window: query i sees keys [i-L, i+R], -1 = unlimited\n"
          "                   on that side; with --causal R is 0 (-1,-1)\n"
@@ -90,8 +94,9 @@ static void usage(void) {
          "  --out F          write O [batch, seq, heads, dim] (.npy, --dtype storage)\n"
          "  --lse F          write LSE [batch, heads, seq] (.npy, f32)\n"
          "  --check          compare with a double-precision naive reference (rank 0)\n"
-         "  --iters N        timed runs (5); --warmup N untimed runs first (1)\n\n%s%s",
-         rrt_app_common_help, rrt_app_exit_help);
+         "  --iters N        timed runs (5); --warmup N untimed runs first (1)\n"
+         "%s\n%s%s",
+         rrt_app_attn_bwd_help, rrt_app_common_help, rrt_app_exit_help);
 }
 
 static const char *descr_of(rrt_dtype dt) {
@@ -132,6 +137,11 @@ static int parse_long_option(rrt_app_common *c, const char *a, const char *next,
 static int parse_value_option(rrt_app_common *c, const char *a, const char *next, attn_opts *o) {
   if (strcmp(a, "--scale") == 0) {
     if (rrt_app_parse_double(c, a, next, &o->scale) != 0) return 2;
+    if (!(o->scale > 0 && o->scale <= DBL_MAX)) { /* as rrt_attn_desc_check, but 0 too */
+      rrt_app_usage_error(c, "--scale '%s' is not a finite number > 0 (the default is 1/sqrt(dim))",
+                          next);
+      return 2;
+    }
   } else if (strcmp(a, "--window") == 0) {
     if (rrt_app_attn_parse_window(c, next, &o->win_left, &o->win_right) != 0) return 2;
   } else if (strcmp(a, "--cu-seqlens") == 0) {
@@ -166,6 +176,8 @@ static int parse_value_option(rrt_app_common *c, const char *a, const char *next
     o->out = next;
   else if (strcmp(a, "--lse") == 0)
     o->lse = next;
+  else if (rrt_app_attn_bwd_option(a, next, &o->bwd))
+    ;
   else {
     rrt_app_usage_error(c, "unknown option '%s'", a);
     return 2;
@@ -192,6 +204,10 @@ static int parse(int argc, char **argv, attn_opts *o, rrt_app_common *c) {
       o->check = 1;
       continue;
     }
+    if (strcmp(a, "--backward") == 0) {
+      o->bwd.on = 1;
+      continue;
+    }
     if (!next || strncmp(a, "--", 2) != 0) {
       rrt_app_usage_error(c, "unknown option or missing value: '%s'", a);
       return 2;
@@ -206,31 +222,29 @@ static int parse(int argc, char **argv, attn_opts *o, rrt_app_common *c) {
     rrt_app_usage_error(c, "--q, --k and --v go together");
     return 2;
   }
+  if (!o->bwd.on && (o->bwd.doutf || o->bwd.dqf || o->bwd.dkf || o->bwd.dvf)) {
+    rrt_app_usage_error(c, "--dout, --dq-out, --dk-out and --dv-out need --backward");
+    return 2;
+  }
   return 0;
 }
 
 /* ------------------------------------------------------------- inputs --- */
 
 /* Global inputs from .npy files: shapes checked against each other and the
- * dtype; fills the shape options. Returns 0 or prints (rank 0) and returns 1. */
-static int load_inputs(attn_opts *o, rrt_npy in[3], int rank, rrt_app_common *c) {
+ * dtype; fills the shape options. Returns 0, or 1 with the reason in err. */
+static int load_inputs(attn_opts *o, rrt_npy in[3], char *err, size_t errlen) {
   const char *files[3] = {o->qf, o->kf, o->vf};
-  char err[600];
   for (int t = 0; t < 3; t++) {
-    if (rrt_npy_read(files[t], &in[t], err, sizeof err) != RRT_SUCCESS) {
-      if (rank == 0) rrt_app_error(c, "%s", err);
-      return 1;
-    }
+    if (rrt_npy_read(files[t], &in[t], err, errlen) != RRT_SUCCESS) return 1;
     if (strcmp(in[t].descr, descr_of(o->dtype)) != 0) {
-      if (rank == 0)
-        rrt_app_error(c, "%s: dtype %s does not match --dtype %s (expects %s)", files[t],
-                      in[t].descr, rrt_dtype_name(o->dtype), descr_of(o->dtype));
+      snprintf(err, errlen, "%s: dtype %s does not match --dtype %s (expects %s)", files[t],
+               in[t].descr, rrt_dtype_name(o->dtype), descr_of(o->dtype));
       return 1;
     }
     if (in[t].ndim != 4) {
-      if (rank == 0)
-        rrt_app_error(c, "%s: %d dimensions, expected 4 [batch, seq, heads, dim]", files[t],
-                      in[t].ndim);
+      snprintf(err, errlen, "%s: %d dimensions, expected 4 [batch, seq, heads, dim]", files[t],
+               in[t].ndim);
       return 1;
     }
   }
@@ -238,13 +252,11 @@ static int load_inputs(attn_opts *o, rrt_npy in[3], int rank, rrt_app_common *c)
   for (int t = 1; t < 3; t++) {
     const int64_t *s = in[t].shape;
     if (s[0] != qs[0] || s[1] != qs[1] || s[3] != qs[3] || s[2] != ks[2]) {
-      if (rank == 0)
-        rrt_app_error(c,
-                      "%s: shape [%lld, %lld, %lld, %lld] does not match %s [%lld, %lld, "
-                      "%lld, %lld] (batch, seq and dim must agree; K and V have the same heads)",
-                      files[t], (long long)s[0], (long long)s[1], (long long)s[2], (long long)s[3],
-                      files[0], (long long)qs[0], (long long)qs[1], (long long)qs[2],
-                      (long long)qs[3]);
+      snprintf(err, errlen,
+               "%s: shape [%lld, %lld, %lld, %lld] does not match %s [%lld, %lld, %lld, %lld] "
+               "(batch, seq and dim must agree; K and V have the same heads)",
+               files[t], (long long)s[0], (long long)s[1], (long long)s[2], (long long)s[3],
+               files[0], (long long)qs[0], (long long)qs[1], (long long)qs[2], (long long)qs[3]);
       return 1;
     }
   }
@@ -258,8 +270,8 @@ static int load_inputs(attn_opts *o, rrt_npy in[3], int rank, rrt_app_common *c)
 
 /* This rank's shard of a global tensor (from a file, or generated): rows
  * at the global positions pos[0..L). */
-static void *make_shard(const attn_opts *o, const rrt_attn_desc *d, int64_t L, const int64_t *pos,
-                        int t, int heads, const rrt_npy *file) {
+void *rrt_app_attn_shard(uint64_t seed, const rrt_attn_desc *d, int64_t L, const int64_t *pos,
+                         int t, int heads, const rrt_npy *file) {
   const int64_t D = d->head_dim;
   const size_t es = rrt_dtype_size(d->dtype);
   char *x = malloc((size_t)(d->batch * L * heads * D) * es + 1);
@@ -272,8 +284,7 @@ static void *make_shard(const attn_opts *o, const rrt_attn_desc *d, int64_t L, c
           memcpy(x + (size_t)li * es, (const char *)file->data + (size_t)g * es, (size_t)D * es);
         } else {
           for (int64_t e = 0; e < D; e++)
-            rrt_am_store(x, li + e, (int)d->dtype,
-                         rrt_attn_data_value((uint64_t)o->seed, t, (uint64_t)(g + e)));
+            rrt_am_store(x, li + e, (int)d->dtype, rrt_attn_data_value(seed, t, (uint64_t)(g + e)));
         }
       }
     }
@@ -281,14 +292,18 @@ static void *make_shard(const attn_opts *o, const rrt_attn_desc *d, int64_t L, c
 }
 
 /* The input files, if any, read on every rank; a failure anywhere fails all
- * ranks (message on rank 0; agreed with the timeout). Fills the default
- * --kv-heads. Returns 0 or 1. */
+ * ranks, and rank 0 prints every failing rank's reason (a file that only
+ * one rank cannot read is not silent; agreed with the timeout). Fills the
+ * default --kv-heads. Returns 0 or 1. */
 static int read_inputs(rrt_ctx_t ctx, attn_opts *o, rrt_npy files[3], rrt_app_common *c) {
-  int fail = 0;
-  if (o->qf) fail = load_inputs(o, files, rrt_ctx_rank(ctx), c);
+  char err[800] = "";
+  if (o->qf && load_inputs(o, files, err, sizeof err) && !err[0])
+    snprintf(err, sizeof err, "reading the inputs failed");
+  int fail = rrt_app_any_rank_error(ctx, c, err);
   if (!fail && o->docs_file)
-    fail = rrt_app_attn_read_docs(c, o->docs_file, rrt_ctx_rank(ctx), &o->docs);
-  if (rrt_app_any_rank(ctx, fail)) {
+    fail =
+        rrt_app_any_rank(ctx, rrt_app_attn_read_docs(c, o->docs_file, rrt_ctx_rank(ctx), &o->docs));
+  if (fail) {
     for (int t = 0; t < 3; t++)
       rrt_npy_free(&files[t]);
     return 1;
@@ -338,8 +353,9 @@ static int setup(attn_run *run, const attn_opts *o, rrt_npy files[3]) {
   const int heads[3] = {d->heads_q, d->heads_kv, d->heads_kv};
   rrt_status st = RRT_SUCCESS;
   for (int t = 0; t < 3 && st == RRT_SUCCESS; t++) {
-    run->host[t] =
-        run->pos ? make_shard(o, d, L, run->pos, t, heads[t], o->qf ? &files[t] : NULL) : NULL;
+    run->host[t] = run->pos ? rrt_app_attn_shard((uint64_t)o->seed, d, L, run->pos, t, heads[t],
+                                                 o->qf ? &files[t] : NULL)
+                            : NULL;
     st = run->host[t] ? rrt_malloc(run->ctx, run->n[t] * run->es, &run->dev[t])
                       : RRT_ERR_OUT_OF_MEMORY;
     if (st == RRT_SUCCESS)
@@ -403,6 +419,9 @@ static int time_runs(attn_run *run, const attn_opts *o, attn_timing *tm) {
       return 1;
     }
     rrt_attn_plan_stats(run->plan, &stt);
+    if (o->bwd.on && rrt_app_attn_bwd_run(run->ctx, run->com, run->plan, run->dev, run->dout,
+                                          run->dlse, it, &run->bwd) != 0)
+      return 1;
     if (it >= 0) {
       run->times[it] = stt.total_s;
       comm_s += stt.comm_s;
@@ -422,16 +441,18 @@ static int time_runs(attn_run *run, const attn_opts *o, attn_timing *tm) {
   tm->flops = rrt_attn_flops(&run->d);
   tm->hidden = tm->sums[0] > 0 ? 1.0 - tm->sums[1] / tm->sums[0] : 1.0;
   tm->per = 1.0 / ((double)o->iters * run->P);
+  if (o->bwd.on) rrt_app_attn_bwd_reduce(run->ctx, &run->d, o->iters, &run->bwd);
   return 0;
 }
 
 /* ------------------------------------------------------------ outputs --- */
 
 /* Rank 0: the rows of rank src's shard (part, L rows) at their natural
- * places: O ([B, S, H, D]) or, with is_lse, LSE ([B, H, S]). */
+ * places: O, dQ ([B, S, heads, D]), dK, dV (heads_kv) or, with is_lse, LSE
+ * ([B, heads_q, S]). */
 static void place_shard(const rrt_attn_desc *d, const char *part, int64_t L, const int64_t *pos,
-                        size_t es, int is_lse, char *nat) {
-  const int64_t H = d->heads_q, D = d->head_dim;
+                        size_t es, int heads, int is_lse, char *nat) {
+  const int64_t H = is_lse ? d->heads_q : heads, D = d->head_dim;
   for (int64_t b = 0; b < d->batch; b++)
     for (int64_t l = 0; l < L; l++) {
       if (!is_lse) {
@@ -446,12 +467,12 @@ static void place_shard(const rrt_attn_desc *d, const char *part, int64_t L, con
 }
 
 /* Gather shards on rank 0 and reorder to natural order by every rank's
- * rrt_attn_shard_positions (shards may differ in length): O or, with
- * is_lse, LSE. Returns a malloc'd global array on rank 0, NULL elsewhere;
- * *fail when the gather failed (on every rank). The gather has size_t
- * counts and the library's timeout. */
-static void *gather_natural(rrt_ctx_t ctx, const rrt_attn_desc *d, const void *shard,
-                            size_t shard_bytes, size_t es, int is_lse, int *fail) {
+ * rrt_attn_shard_positions (shards may differ in length): rows of `heads`
+ * heads or, with is_lse, LSE. Returns a malloc'd global array on rank 0,
+ * NULL elsewhere; *fail when the gather failed (on every rank). The gather
+ * has size_t counts and the library's timeout. */
+void *rrt_app_attn_gather(rrt_ctx_t ctx, const rrt_attn_desc *d, const void *shard,
+                          size_t shard_bytes, size_t es, int heads, int is_lse, int *fail) {
   int P = rrt_ctx_size(ctx), r = rrt_ctx_rank(ctx);
   void *gathered = NULL;
   size_t total = 0;
@@ -461,12 +482,13 @@ static void *gather_natural(rrt_ctx_t ctx, const rrt_attn_desc *d, const void *s
   if (*fail || r != 0) return NULL;
   char *nat = malloc(total + 1);
   int64_t *pos = malloc(((size_t)d->seq + 1) * sizeof *pos);
+  const int64_t row = is_lse ? d->heads_q : (int64_t)heads * d->head_dim;
   for (int src = 0; nat && pos && src < P; src++) {
     int64_t L = 0;
     rrt_attn_shard_len(d, P, src, &L);
     rrt_attn_shard_positions(d, P, src, pos);
-    place_shard(d, part, L, pos, es, is_lse, nat);
-    part += (size_t)(d->batch * L * (is_lse ? 1 : d->head_dim) * d->heads_q) * es;
+    place_shard(d, part, L, pos, es, heads, is_lse, nat);
+    part += (size_t)(d->batch * L * row) * es;
   }
   if (!pos) free(nat), nat = NULL;
   free(pos);
@@ -538,11 +560,13 @@ static int finish_outputs(attn_run *run, const attn_opts *o, rrt_npy files[3],
     return -1;
   }
   int io_fail = 0;
+  void *go = NULL;
+  float *gl = NULL;
   if (o->out || o->lse || o->check) {
     int f1 = 0, f2 = 0;
-    void *go = gather_natural(run->ctx, &run->d, run->hout, qbytes, run->es, 0, &f1);
-    float *gl = gather_natural(run->ctx, &run->d, run->hlse, run->nl * sizeof(float), sizeof(float),
-                               1, &f2);
+    go = rrt_app_attn_gather(run->ctx, &run->d, run->hout, qbytes, run->es, run->d.heads_q, 0, &f1);
+    gl = rrt_app_attn_gather(run->ctx, &run->d, run->hlse, run->nl * sizeof(float), sizeof(float),
+                             0, 1, &f2);
     if (f1 || f2) {
       if (run->rank == 0) rrt_app_error(run->com, "outputs too large to gather on one rank");
       io_fail = 1;
@@ -551,10 +575,15 @@ static int finish_outputs(attn_run *run, const attn_opts *o, rrt_npy files[3],
       if (o->check)
         io_fail |= check_outputs(run->com, o, &run->d, files, go, gl, io_fail, chk, checked);
     }
-    free(go);
-    free(gl);
   }
-  return rrt_app_any_rank(run->ctx, io_fail);
+  io_fail = rrt_app_any_rank(run->ctx, io_fail);
+  /* the backward's check needs the forward's global O */
+  if (!io_fail && o->bwd.on)
+    io_fail = rrt_app_attn_bwd_outputs(run->ctx, run->com, &o->bwd, &run->d, (uint64_t)o->seed,
+                                       o->qf ? files : NULL, go, o->check, &run->bwd);
+  free(go);
+  free(gl);
+  return io_fail;
 }
 
 /* ------------------------------------------------------------- report --- */
@@ -605,6 +634,7 @@ static void report_text(FILE *out, const attn_run *run, const attn_opts *o, cons
             "  check vs double reference: max abs err %.3e, max rel err %.3e, LSE max abs err "
             "%.3e: %s\n",
             chk->max_abs, chk->max_rel, chk->lse_abs, chk->pass ? "PASS" : "FAIL");
+  if (o->bwd.on) rrt_app_attn_bwd_text(out, &run->bwd, o->iters, run->P);
 }
 
 static void report_json(FILE *jf, const attn_run *run, const attn_opts *o, const attn_timing *tm,
@@ -633,8 +663,10 @@ static void report_json(FILE *jf, const attn_run *run, const attn_opts *o, const
     rrt_app_json_number(jf, chk->max_abs);
     rrt_app_json_field(jf, "max_rel", chk->max_rel);
     rrt_app_json_field(jf, "lse_max_abs", chk->lse_abs);
+    rrt_app_json_field(jf, "lse_max_rel", chk->lse_rel);
     fprintf(jf, ", \"pass\":%s}", chk->pass ? "true" : "false");
   }
+  if (o->bwd.on) rrt_app_attn_bwd_json(jf, &run->bwd, o->iters, run->P);
 }
 
 static void run_free(attn_run *run) {
@@ -647,21 +679,48 @@ static void run_free(attn_run *run) {
   free(run->hout);
   free(run->hlse);
   free(run->times);
+  rrt_app_attn_bwd_free(run->ctx, &run->bwd);
   free(run->pos);
   rrt_attn_plan_destroy(run->plan);
 }
 
 /* The outputs and inputs named on the command line, for the path checks. */
 static int check_paths(rrt_app_common *c, const attn_opts *o) {
-  const rrt_app_path outs[] = {{"--out", o->out}, {"--lse", o->lse}};
-  const rrt_app_path ins[] = {{"--q", o->qf}, {"--k", o->kf}, {"--v", o->vf}};
-  return rrt_app_check_paths(c, outs, 2, ins, 3);
+  const rrt_app_path outs[] = {{"--out", o->out},
+                               {"--lse", o->lse},
+                               {"--dq-out", o->bwd.dqf},
+                               {"--dk-out", o->bwd.dkf},
+                               {"--dv-out", o->bwd.dvf}};
+  const rrt_app_path ins[] = {
+      {"--q", o->qf}, {"--k", o->kf}, {"--v", o->vf}, {"--dout", o->bwd.doutf}};
+  return rrt_app_check_paths(c, outs, 5, ins, 4);
 }
 
 int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
-  attn_opts o = {
-      1,    1024, 8,    0,    64,   5,  1,  1, 0.0,  0,        0, RRT_ATTN_ZIGZAG, RRT_DTYPE_F32,
-      NULL, NULL, NULL, NULL, NULL, -1, -1, 0, NULL, {0, NULL}};
+  attn_opts o = {1,
+                 1024,
+                 8,
+                 0,
+                 64,
+                 5,
+                 1,
+                 1,
+                 0.0,
+                 0,
+                 0,
+                 RRT_ATTN_ZIGZAG,
+                 RRT_DTYPE_F32,
+                 NULL,
+                 NULL,
+                 NULL,
+                 NULL,
+                 NULL,
+                 -1,
+                 -1,
+                 0,
+                 NULL,
+                 {0, NULL},
+                 {0, NULL, NULL, NULL, NULL}};
   rrt_app_common c;
   rrt_app_common_init(&c, "attn", comm, argc, argv);
   int pr = rrt_app_agree_args(comm, &c, parse(argc, argv, &o, &c));
@@ -682,19 +741,24 @@ int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
   run.rank = rrt_ctx_rank(run.ctx);
   run.P = rrt_ctx_size(run.ctx);
   attn_timing tm = {0};
-  rrt_app_attn_check chk = {0, 0, 0, 0, 1};
+  rrt_app_attn_check chk = {0, 0, 0, 0, 0, 1};
   int checked = 0;
   if ((rc = rrt_app_agree_code(run.ctx, &c, rc)) != 0) goto done;
   rc = RRT_EXIT_FAILURE;
   if (read_inputs(run.ctx, &o, files, &c) != 0) goto done;
   run.d = desc_of(&o);
+  if (o.bwd.on && rrt_app_attn_bwd_read(run.ctx, &c, &o.bwd, &run.d, &run.bwd) != 0) goto done;
   if (setup(&run, &o, files) != 0) goto done;
+  if (o.bwd.on && rrt_app_attn_bwd_setup(run.ctx, &c, &run.d, run.L, run.pos, (uint64_t)o.seed,
+                                         o.iters, &run.bwd) != 0)
+    goto done;
   for (int t = 0; t < 3; t++)
     rrt_npy_free(&files[t]);
   if (time_runs(&run, &o, &tm) != 0) goto done;
   int io_fail = finish_outputs(&run, &o, files, &chk, &checked);
   if (io_fail != 0) goto done;
-  rc = rrt_app_any_rank(run.ctx, checked && !chk.pass) ? RRT_EXIT_CHECK_FAILED : RRT_EXIT_OK;
+  const int bad = (checked && !chk.pass) || (run.bwd.checked && !run.bwd.chk.pass);
+  rc = rrt_app_any_rank(run.ctx, bad) ? RRT_EXIT_CHECK_FAILED : RRT_EXIT_OK;
   if (run.rank == 0) {
     if (!c.quiet) report_text(rrt_app_text_stream(&c), &run, &o, &tm, &chk, checked);
     FILE *jf = rrt_app_json_open(&c);

@@ -337,6 +337,42 @@ int rrt_app_finish(rrt_ctx_t ctx, rrt_app_common *c, int rc) {
   return rc;
 }
 
+enum { RANK_MSG = 1024 }; /* bytes of one rank's message in the gather */
+
+/* Rank 0: print the gathered messages (RANK_MSG bytes each, "" = fine). */
+static void print_rank_errors(rrt_app_common *c, const char *all, int P) {
+  int nbad = 0, same = 1;
+  const char *first = NULL;
+  for (int r = 0; r < P; r++) {
+    const char *m = all + (size_t)r * RANK_MSG;
+    if (!m[0]) continue;
+    nbad++;
+    if (!first) first = m;
+    same = same && strcmp(first, m) == 0;
+  }
+  if (nbad == P && same) {
+    rrt_app_error(c, "%s", first);
+    return;
+  }
+  for (int r = 0; r < P; r++)
+    if (all[(size_t)r * RANK_MSG]) rrt_app_error(c, "rank %d: %s", r, all + (size_t)r * RANK_MSG);
+}
+
+int rrt_app_any_rank_error(rrt_ctx_t ctx, rrt_app_common *c, const char *msg) {
+  char mine[RANK_MSG];
+  snprintf(mine, sizeof mine, "%s", msg ? msg : "");
+  if (!rrt_app_any_rank(ctx, mine[0] != 0)) return 0;
+  void *all = NULL;
+  rrt_status st = rrt_host_gatherv_alloc(ctx, "ringrt: gathering the ranks' errors", mine,
+                                         sizeof mine, 0, &all, NULL, NULL);
+  if (st == RRT_SUCCESS && all)
+    print_rank_errors(c, all, rrt_ctx_size(ctx)); /* rank 0 */
+  else if (st != RRT_SUCCESS && mine[0]) /* the messages did not travel: each says its own */
+    rrt_app_error(c, "rank %d: %s", rrt_ctx_rank(ctx), mine);
+  free(all);
+  return 1;
+}
+
 int rrt_app_any_rank(rrt_ctx_t ctx, int bad) {
   int32_t mine = bad != 0, any = 0;
   if (rrt_host_allreduce(ctx, &mine, &any, 1, RRT_DTYPE_I32, RRT_OP_MAX) != RRT_SUCCESS) return 1;

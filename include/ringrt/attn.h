@@ -74,7 +74,8 @@ typedef struct rrt_attn_desc {
   int heads_q;            /**< query heads */
   int heads_kv;           /**< key/value heads; heads_q % heads_kv == 0 (GQA, MQA = 1) */
   int head_dim;           /**< 1 .. RRT_ATTN_MAX_HEAD_DIM */
-  double scale;           /**< softmax scale; <= 0 means 1/sqrt(head_dim) */
+  double scale;           /**< softmax scale: finite and > 0, or exactly 0 for 1/sqrt(head_dim);
+                               negative, NaN or infinite is an error (rrt_attn_desc_check) */
   int causal;             /**< key position <= query position (global positions) */
   rrt_attn_layout layout; /**< how the sequence is split over ranks */
   rrt_dtype dtype;        /**< storage of Q, K, V and O: F32, BF16 or F16 */
@@ -146,15 +147,21 @@ typedef struct rrt_attn_stats {
   double comm_s;         /**< K/V ring transfers, post to observed completion */
   double comm_exposed_s; /**< part of comm_s not overlapped by compute */
   double hidden_share;   /**< 1 - comm_exposed_s / comm_s (1 when there is no comm) */
-  double bytes_sent;     /**< K/V bytes this rank sent */
-  double flops;          /**< unmasked work of this rank (4 * head_dim per pair) */
+  double bytes_sent;     /**< bytes this rank sent (K/V; backward: and dK/dV) */
+  double flops;          /**< unmasked work of this rank (4 * head_dim per pair; backward 10) */
   int steps;             /**< ring steps that ran: ranks, or fewer when no rank has work
                               on the later ones (a window, contiguous causal, ...) */
+  /* ---- issue 10: backward runs (0 after a forward run) ---- */
+  int backward;             /**< 1: the last run was a backward run */
+  double handoff_s;         /**< dK/dV hand-off and the final transfer home (in comm_s) */
+  double handoff_exposed_s; /**< part of handoff_s not overlapped by compute (in comm_exposed_s) */
 } rrt_attn_stats;
 
 /** Create a plan (collective): validates `desc` on every rank, agrees on the
  *  result (a bad or mismatched descriptor anywhere is an error everywhere),
- *  and allocates the K/V ring buffers and accumulators. */
+ *  and allocates the K/V ring buffers and accumulators. The backward's
+ *  buffers (f32 dQ, delta, three dK|dV buffers) are allocated by the first
+ *  backward run, so a forward-only plan never holds them. */
 RRT_API rrt_status rrt_attn_plan_create(rrt_ctx_t ctx, const rrt_attn_desc *desc,
                                         rrt_attn_plan_t *plan);
 /** Run the forward pass (collective). q, k, v: this rank's shards; o: output
@@ -167,8 +174,10 @@ RRT_API rrt_status rrt_attn_plan_run(rrt_attn_plan_t plan, const void *q, const 
  *  loss with respect to o. Writes dq (q's shape) and dk, dv (k's shape) in
  *  storage dtype: dK/dV are summed over every query rank and, for GQA/MQA,
  *  over the query heads of a group. Accumulation is f32 throughout and
- *  rounded once at the end. Deterministic: the same bits on every run for
- *  a fixed rank count, layout and backend. */
+ *  rounded once at the end. Deterministic: the same bits on every run (on
+ *  this plan or a new one) for a fixed rank count, layout and backend; no
+ *  atomics, and the ranks' parts of dK/dV are added in ring order. NULL
+ *  tensors and failures to allocate are errors on every rank. */
 RRT_API rrt_status rrt_attn_plan_run_bwd(rrt_attn_plan_t plan, const void *q, const void *k,
                                          const void *v, const void *o, const float *lse,
                                          const void *dout, void *dq, void *dk, void *dv);

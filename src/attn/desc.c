@@ -1,4 +1,5 @@
 /* Ring attention descriptor: validation and work counts (local, pure). */
+#include <float.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -70,7 +71,10 @@ rrt_status rrt_attn_desc_check(const rrt_attn_desc *user, int nranks, char *msg,
     DESC_FAIL("dtype %s is not a storage type of attention (f32, bf16, f16)",
               rrt_dtype_name(d->dtype));
   if ((unsigned)d->layout >= RRT_ATTN_LAYOUT_COUNT) DESC_FAIL("unknown layout %d", (int)d->layout);
-  if (d->scale != d->scale) DESC_FAIL("scale is NaN");
+  /* 0 is the initializer's "default"; anything else must be a usable scale
+   * (a negative one would silently flip the softmax, inf/NaN poison it) */
+  if (!(d->scale >= 0 && d->scale <= DBL_MAX))
+    DESC_FAIL("scale %g is not finite and > 0 (0 means 1/sqrt(head_dim))", d->scale);
   /* Every buffer is addressed with 64-bit element counts and held with f32
    * accumulators (O, dQ/dK/dV): the largest tensor, in f32 bytes, must fit. */
   unsigned __int128 elems = (unsigned __int128)d->batch * (unsigned __int128)d->seq *

@@ -64,12 +64,13 @@ rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
   }
   const char *isa = getenv("RINGRT_CPU_ISA");
   if (isa && *isa) {
-    static const char *const names[] = {"auto", "avx512", "avx2", "base"};
+    static const char *const names[] = {"auto", "avx512", "avx2", "base", "avx512bf16"};
     int found = -1;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
       if (strcmp(isa, names[i]) == 0) found = i;
     if (found < 0) {
-      snprintf(err, errlen, "RINGRT_CPU_ISA='%s' is not one of auto, avx512, avx2, base", isa);
+      snprintf(err, errlen,
+               "RINGRT_CPU_ISA='%s' is not one of auto, avx512, avx2, base, avx512bf16", isa);
       return RRT_ERR_INVALID_ARG;
     }
     env->cpu_isa = found;

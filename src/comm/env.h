@@ -27,12 +27,16 @@ typedef struct rrt_env {
 
 /** Vector instruction set of the CPU kernels: the best the CPU has (AUTO),
  *  or a forced one (for tests of every variant, and benchmarks); a forced set
- *  the CPU lacks falls back to the next lower one. */
+ *  the CPU lacks falls back to the next lower one, except AVX512BF16: it
+ *  forces the bf16-storage attention kernel (vdpbf16ps), whose instruction
+ *  is emulated exactly where the CPU lacks it (slow; so tests run that
+ *  kernel anywhere). Values are the indices of the RINGRT_CPU_ISA names. */
 typedef enum rrt_cpu_isa {
   RRT_CPU_ISA_AUTO = 0,
   RRT_CPU_ISA_AVX512,
   RRT_CPU_ISA_AVX2,
-  RRT_CPU_ISA_BASE
+  RRT_CPU_ISA_BASE,
+  RRT_CPU_ISA_AVX512BF16 /* AVX512 for f32 work, plus the bf16 kernel for bf16 storage */
 } rrt_cpu_isa;
 
 /** Read the environment. Returns RRT_ERR_INVALID_ARG with `err` filled

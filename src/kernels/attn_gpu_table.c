@@ -1,10 +1,11 @@
 /* Ring attention kernel tables of the emu and cuda backends: the kernels of
- * kernels/cuda/attn_fwd.cu, built for the SIMT emulator (_emu, host memory)
+ * kernels/cuda/attn_fwd.cu and attn_bwd.cu, built for the SIMT emulator (_emu, host memory)
  * and by nvcc (_cuda, device memory), queued on the compute stream. The two
  * tables share one implementation over the wrappers of their build. */
 #include "comm/ctx.h"
 #include "comm/error.h"
 #include "kernels/attn_table.h"
+#include "kernels/cuda/attn_bwd.h"
 #include "kernels/cuda/attn_fwd.h"
 #include "ringrt/memory.h"
 #include "ringrt/transport.h"
@@ -21,6 +22,16 @@ typedef struct gpu_build {
   rrt_status (*final_rows)(rrt_stream stream, int64_t batch, int heads_q, int head_dim,
                            int64_t q_rows, float *o, float *lse);
   rrt_copy_kind copy; /* backend to backend memory */
+  /* backward (attn_bwd.h) */
+  rrt_status (*bwd_dkv)(rrt_stream stream, const rrt_attn_bargs *a, const rrt_attn_item *item,
+                        float *dk, float *dv);
+  rrt_status (*bwd_dq)(rrt_stream stream, const rrt_attn_bargs *a, const rrt_attn_item *item,
+                       float *dq);
+  rrt_status (*bwd_delta)(rrt_stream stream, const void *o, const void *dout, int dtype,
+                          int64_t batch, int64_t q_rows, int heads_q, int head_dim, float *delta);
+  rrt_status (*accumulate)(rrt_stream stream, float *acc, const float *part, int64_t n);
+  rrt_status (*store_rows)(rrt_stream stream, const float *in, int64_t in_rows, void *out,
+                           int64_t out_rows, int64_t batch, int64_t row_elems, int dtype);
 } gpu_build;
 
 static size_t q_elems(const rrt_attn_kshape *sh) {
@@ -29,6 +40,11 @@ static size_t q_elems(const rrt_attn_kshape *sh) {
 
 static size_t lse_elems(const rrt_attn_kshape *sh) {
   return (size_t)sh->batch * (size_t)sh->heads_q * (size_t)sh->q_rows;
+}
+
+/* Elements of one of the dK, dV accumulators (kv_rows rows a batch entry). */
+static size_t dkv_half(const rrt_attn_kshape *sh) {
+  return (size_t)sh->batch * (size_t)sh->kv_rows * (size_t)sh->heads_kv * (size_t)sh->head_dim;
 }
 
 static rrt_status gpu_work_create(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w) {
@@ -98,11 +114,73 @@ static rrt_status gpu_finish(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_k
   return ctx->dev->stream_sync(cs);
 }
 
+/* ---- backward ----------------------------------------------------------------- */
+
+static rrt_status gpu_bwd_start(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_kshape *sh,
+                                rrt_attn_work *w, const void *q, const void *o, const void *dout,
+                                float *delta, float *dq) {
+  rrt_stream cs = ctx->compute_stream;
+  w->q = q; /* the kernels read storage dtype */
+  w->dout = dout;
+  RRT_CHECK(b->bwd_delta(cs, o, dout, sh->dtype, sh->batch, sh->q_rows, sh->heads_q, sh->head_dim,
+                         delta));
+  return ctx->dev->memset_async(dq, 0, q_elems(sh) * sizeof(float), cs);
+}
+
+/* Per item, the dK/dV kernel then the dQ kernel: each owns its output rows,
+ * and items run in stream order, so every sum has one order. */
+static rrt_status gpu_bwd_step(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_kshape *sh,
+                               rrt_attn_work *w, const void *k, const void *v,
+                               const rrt_attn_item *items, int nitems, const float *lse,
+                               const float *delta, float *dq, float *dkv,
+                               const rrt_attn_progress *progress) {
+  rrt_stream cs = ctx->compute_stream;
+  rrt_attn_bargs ba = {{w->q, k, v, sh->batch, sh->q_rows, sh->kv_rows, sh->heads_q, sh->heads_kv,
+                        sh->head_dim, sh->dtype, sh->scale, sh->mask},
+                       w->dout,
+                       lse,
+                       delta};
+  for (int n = 0; n < nitems; n++) {
+    RRT_CHECK(b->bwd_dkv(cs, &ba, &items[n], dkv, dkv + dkv_half(sh)));
+    RRT_CHECK(b->bwd_dq(cs, &ba, &items[n], dq));
+    /* emu: kernels are synchronous, so the shift progresses between them */
+    if (progress->poll) progress->poll(progress->arg);
+  }
+  return RRT_SUCCESS;
+}
+
+static rrt_status gpu_zero(rrt_ctx_t ctx, float *p, size_t n) {
+  return ctx->dev->memset_async(p, 0, n * sizeof(float), ctx->compute_stream);
+}
+
+/* dQ as stored (skipped when the accumulator is dq itself), then dK and dV:
+ * this rank's q_rows of every batch entry's kv_rows accumulator rows. */
+static rrt_status gpu_bwd_finish(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_kshape *sh,
+                                 const float *dq_acc, const float *dkv_acc, void *dq, void *dk,
+                                 void *dv) {
+  rrt_stream cs = ctx->compute_stream;
+  const int64_t row = (int64_t)sh->heads_kv * sh->head_dim;
+  if ((const void *)dq_acc != dq)
+    RRT_CHECK(b->store(cs, dq_acc, dq, sh->dtype, (int64_t)q_elems(sh)));
+  RRT_CHECK(b->store_rows(cs, dkv_acc, sh->kv_rows, dk, sh->q_rows, sh->batch, row, sh->dtype));
+  RRT_CHECK(b->store_rows(cs, dkv_acc + dkv_half(sh), sh->kv_rows, dv, sh->q_rows, sh->batch, row,
+                          sh->dtype));
+  return ctx->dev->stream_sync(cs);
+}
+
 /* ---- emu: the emulator build on host memory ------------------------------- */
 
-static const gpu_build emu_build = {rrt_k_attn_fwd_emu,        rrt_k_attn_merge_emu,
-                                    rrt_k_attn_init_emu,       rrt_k_attn_store_emu,
-                                    rrt_k_attn_final_rows_emu, RRT_COPY_H2H};
+static const gpu_build emu_build = {rrt_k_attn_fwd_emu,
+                                    rrt_k_attn_merge_emu,
+                                    rrt_k_attn_init_emu,
+                                    rrt_k_attn_store_emu,
+                                     rrt_k_attn_final_rows_emu,
+                                    RRT_COPY_H2H,
+                                    rrt_k_attn_bwd_dkv_emu,
+                                    rrt_k_attn_bwd_dq_emu,
+                                    rrt_k_attn_bwd_delta_emu,
+                                    rrt_k_attn_accumulate_emu,
+                                    rrt_k_attn_store_rows_emu};
 
 static rrt_status emu_start(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
                             const void *q, const void *k, const void *v, void *kvbuf, float *o,
@@ -121,25 +199,49 @@ static rrt_status emu_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, float *o_
   return gpu_finish(&emu_build, ctx, sh, o_acc, lse, o);
 }
 
-const rrt_attn_kernels rrt_attn_kernels_emu = {"emu",
-                                               0,
-                                               gpu_work_create,
-                                               gpu_work_destroy,
-                                               emu_start,
-                                               emu_step,
-                                               emu_finish,
-                                               NULL,
-                                               NULL,
-                                               NULL,
-                                               NULL,
-                                               NULL /* backward: not yet */};
+static rrt_status emu_bwd_start(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
+                                const void *q, const void *o, const void *dout, float *delta,
+                                float *dq) {
+  return gpu_bwd_start(&emu_build, ctx, sh, w, q, o, dout, delta, dq);
+}
+
+static rrt_status emu_bwd_step(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
+                               const void *k, const void *v, const rrt_attn_item *items, int nitems,
+                               const float *lse, const float *delta, float *dq, float *dkv,
+                               const rrt_attn_progress *progress) {
+  return gpu_bwd_step(&emu_build, ctx, sh, w, k, v, items, nitems, lse, delta, dq, dkv, progress);
+}
+
+static rrt_status emu_accumulate(rrt_ctx_t ctx, float *acc, const float *part, size_t n) {
+  return emu_build.accumulate(ctx->compute_stream, acc, part, (int64_t)n);
+}
+
+static rrt_status emu_bwd_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, const float *dq_acc,
+                                 const float *dkv_acc, void *dq, void *dk, void *dv) {
+  return gpu_bwd_finish(&emu_build, ctx, sh, dq_acc, dkv_acc, dq, dk, dv);
+}
+
+const rrt_attn_kernels rrt_attn_kernels_emu = {"emu",           0,
+                                               gpu_work_create, gpu_work_destroy,
+                                               emu_start,       emu_step,
+                                               emu_finish,      emu_bwd_start,
+                                               emu_bwd_step,    emu_accumulate,
+                                               gpu_zero,        emu_bwd_finish};
 
 /* ---- cuda: the nvcc build on device memory ---------------------------------- */
 
 #if RINGRT_HAVE_CUDA
-static const gpu_build cuda_build = {rrt_k_attn_fwd_cuda,        rrt_k_attn_merge_cuda,
-                                     rrt_k_attn_init_cuda,       rrt_k_attn_store_cuda,
-                                     rrt_k_attn_final_rows_cuda, RRT_COPY_D2D};
+static const gpu_build cuda_build = {rrt_k_attn_fwd_cuda,
+                                     rrt_k_attn_merge_cuda,
+                                     rrt_k_attn_init_cuda,
+                                     rrt_k_attn_store_cuda,
+                                      rrt_k_attn_final_rows_cuda,
+                                     RRT_COPY_D2D,
+                                     rrt_k_attn_bwd_dkv_cuda,
+                                     rrt_k_attn_bwd_dq_cuda,
+                                     rrt_k_attn_bwd_delta_cuda,
+                                     rrt_k_attn_accumulate_cuda,
+                                     rrt_k_attn_store_rows_cuda};
 
 static rrt_status cuda_start(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
                              const void *q, const void *k, const void *v, void *kvbuf, float *o,
@@ -158,16 +260,32 @@ static rrt_status cuda_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, float *o
   return gpu_finish(&cuda_build, ctx, sh, o_acc, lse, o);
 }
 
-const rrt_attn_kernels rrt_attn_kernels_cuda = {"cuda",
-                                                0,
-                                                gpu_work_create,
-                                                gpu_work_destroy,
-                                                cuda_start,
-                                                cuda_step,
-                                                cuda_finish,
-                                                NULL,
-                                                NULL,
-                                                NULL,
-                                                NULL,
-                                                NULL /* backward: not yet */};
+static rrt_status cuda_bwd_start(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
+                                 const void *q, const void *o, const void *dout, float *delta,
+                                 float *dq) {
+  return gpu_bwd_start(&cuda_build, ctx, sh, w, q, o, dout, delta, dq);
+}
+
+static rrt_status cuda_bwd_step(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
+                                const void *k, const void *v, const rrt_attn_item *items,
+                                int nitems, const float *lse, const float *delta, float *dq,
+                                float *dkv, const rrt_attn_progress *progress) {
+  return gpu_bwd_step(&cuda_build, ctx, sh, w, k, v, items, nitems, lse, delta, dq, dkv, progress);
+}
+
+static rrt_status cuda_accumulate(rrt_ctx_t ctx, float *acc, const float *part, size_t n) {
+  return cuda_build.accumulate(ctx->compute_stream, acc, part, (int64_t)n);
+}
+
+static rrt_status cuda_bwd_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, const float *dq_acc,
+                                  const float *dkv_acc, void *dq, void *dk, void *dv) {
+  return gpu_bwd_finish(&cuda_build, ctx, sh, dq_acc, dkv_acc, dq, dk, dv);
+}
+
+const rrt_attn_kernels rrt_attn_kernels_cuda = {"cuda",          0,
+                                                gpu_work_create, gpu_work_destroy,
+                                                cuda_start,      cuda_step,
+                                                cuda_finish,     cuda_bwd_start,
+                                                cuda_bwd_step,   cuda_accumulate,
+                                                gpu_zero,        cuda_bwd_finish};
 #endif

@@ -189,6 +189,32 @@ static inline RRT_HD int rrt_attn_final_row(float *lse) {
   return 1;
 }
 
+/* ---- backward (FlashAttention-2 with recomputation) ------------------------ */
+
+/* delta = sum_d dO[d] * O[d] of one row, from storage-dtype o and dout at
+ * element offset off, summed in order of d in f32 (flash-attn's D term). */
+static inline RRT_HD float rrt_attn_bwd_delta(const void *o, const void *dout, int64_t off, int D,
+                                              int dtype) {
+  float t = 0.0f;
+  for (int d = 0; d < D; d++)
+    t += rrt_am_load(dout, off + d, dtype) * rrt_am_load(o, off + d, dtype);
+  return t;
+}
+
+/* P = exp(s - lse) of a visible (scaled) score, recomputed from the
+ * forward's lse. NaN in s or lse propagates. A row that saw no key (lse =
+ * -inf) has no gradient: callers skip it whole (its dS would be 0 * (dP -
+ * delta), NaN for a NaN dO); the guard only keeps exp(s + inf) out. */
+static inline RRT_HD float rrt_attn_bwd_prob(float s, float lse) {
+  if (lse == rrt_am_neg_inf()) return 0.0f;
+  return expf(s - lse);
+}
+
+/* dS = P * (dP - delta), the gradient of a (scaled) score. */
+static inline RRT_HD float rrt_attn_bwd_dscore(float p, float dp, float delta) {
+  return p * (dp - delta);
+}
+
 /* The visible keys of row i (relative to the item) of an item: local key
  * indices [*jb, *je) relative to k_begin (empty: *jb == *je). Unmasked
  * items see every key. Both ends are nondecreasing in i (attn_item.h). */

@@ -7,6 +7,7 @@
 #include "kernels/attn_table.h"
 #include "kernels/cpu/attn_bwd.h"
 #include "kernels/cpu/attn_fwd.h"
+#include "kernels/cpu/attn_fwd_bf16.h"
 #include "ringrt/transport.h"
 
 static size_t q_elems(const rrt_attn_kshape *sh) {
@@ -17,8 +18,15 @@ static size_t kv_elems(const rrt_attn_kshape *sh) {
   return (size_t)sh->batch * (size_t)sh->kv_rows * (size_t)sh->heads_kv * (size_t)sh->head_dim;
 }
 
-/* The CPU kernel reads f32: half storage is converted once per block into
- * these host copies (each K/V element is reused by every query block). */
+/* bf16 storage read as it is by the bf16 kernel (kernels/cpu/attn_fwd_bf16.c)
+ * where the CPU has vdpbf16ps or RINGRT_CPU_ISA=avx512bf16 forces it. */
+static int cpu_bf16_direct(rrt_ctx_t ctx, const rrt_attn_kshape *sh) {
+  return sh->dtype == RRT_DTYPE_BF16 && rrt_attn_cpu_bf16_selected(ctx->env.cpu_isa);
+}
+
+/* The f32 kernel reads f32: half storage is converted once per block into
+ * these host copies (each K/V element is reused by every query block). The
+ * bf16 kernel's forward does not use them; they stay for the backward. */
 static rrt_status cpu_work_create(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w) {
   (void)ctx;
   if (sh->dtype == RRT_DTYPE_F32) return RRT_SUCCESS;
@@ -53,14 +61,13 @@ static void cpu_copy_kv_strided(const rrt_attn_kshape *sh, void *kvbuf, const vo
 static rrt_status cpu_start(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
                             const void *q, const void *k, const void *v, void *kvbuf, float *o,
                             float *lse) {
-  (void)ctx;
   const size_t n_lse = (size_t)sh->batch * (size_t)sh->heads_q * (size_t)sh->q_rows;
   const size_t half = kv_elems(sh) * rrt_dtype_size((rrt_dtype)sh->dtype);
   const int strided = kvbuf && sh->q_rows != sh->kv_rows; /* a shorter shard: padded */
   rrt_attn_cpu_start(o, q_elems(sh), lse, n_lse, strided ? NULL : kvbuf, k, v, half);
   if (strided) cpu_copy_kv_strided(sh, kvbuf, k, v);
   w->q = q;
-  if (sh->dtype != RRT_DTYPE_F32) {
+  if (sh->dtype != RRT_DTYPE_F32 && !cpu_bf16_direct(ctx, sh)) {
     rrt_attn_cpu_to_f32(w->q32, q, q_elems(sh), sh->dtype);
     w->q = w->q32;
   }
@@ -84,8 +91,9 @@ static void cpu_kv_f32(const rrt_attn_kshape *sh, rrt_attn_work *w, const void *
 static rrt_status cpu_step(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
                            const void *k, const void *v, const rrt_attn_item *items, int nitems,
                            float *o, float *lse, const rrt_attn_progress *progress) {
-  const float *k32, *v32;
-  cpu_kv_f32(sh, w, k, v, &k32, &v32);
+  const int direct = cpu_bf16_direct(ctx, sh);
+  const float *k32 = k, *v32 = v;
+  if (!direct) cpu_kv_f32(sh, w, k, v, &k32, &v32);
   rrt_attn_cpu_args a = {sh->batch,
                          sh->heads_q,
                          sh->heads_kv,
@@ -102,6 +110,7 @@ static rrt_status cpu_step(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_wo
                          progress->arg,
                          ctx->env.cpu_isa,
                          sh->mask};
+  if (direct) return rrt_attn_fwd_cpu_bf16(&a, w->q, k, v, items, nitems);
   return rrt_attn_fwd_cpu(&a, items, nitems);
 }
 

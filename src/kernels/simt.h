@@ -44,4 +44,14 @@ static inline rrt_status rrt_cuda_launch_status(void) {
 #include "kernels/emu/cuda_builtins.h"
 #endif
 
+#include <stdint.h>
+
+/* Blocks of a grid-stride launch over n elements: enough to cover n, at
+ * least 1, capped so a huge n loops instead of exceeding the grid limit. */
+static inline unsigned rrt_grid_for(int64_t n, int threads) {
+  int64_t g = (n + threads - 1) / threads;
+  if (g < 1) g = 1;
+  return (unsigned)(g < 65535 * 16 ? g : 65535 * 16);
+}
+
 #endif

@@ -2,6 +2,7 @@
  * descriptors everywhere, a bad descriptor on one rank only, descriptors
  * that differ between ranks, a NULL tensor on one rank. After each failure
  * the context still runs a valid problem (no rank was left mid-exchange). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -136,6 +137,21 @@ int main(int argc, char **argv) {
     d = good(P);
     d.batch = 0;
     expect_fail(ctx, &d, 1, "batch 0");
+    /* scale: exactly 0 is the default 1/sqrt(head_dim); negative, inf, NaN are errors */
+    const double bad_scales[] = {-0.125, -HUGE_VAL, HUGE_VAL, NAN};
+    for (int i = 0; i < 4; i++) {
+      d = good(P);
+      d.scale = bad_scales[i];
+      char what[64];
+      snprintf(what, sizeof what, "scale %g", bad_scales[i]);
+      expect_fail(ctx, &d, 1, what);
+      char msg[256];
+      CHECK(rrt_attn_desc_check(&d, P, msg, sizeof msg) == RRT_ERR_INVALID_ARG);
+      CHECK_MSG(strstr(msg, "scale"), "%s: message '%s' does not name the scale", what, msg);
+    }
+    d = good(P);
+    d.scale = 0.0;
+    CHECK_OK(rrt_attn_desc_check(&d, P, NULL, 0));
     /* one rank only is wrong: the others must fail too */
     d = good(P);
     if (r == P - 1) d.heads_kv = 3;

@@ -277,9 +277,12 @@ static void run_case(rrt_ctx_t ctx, const kcase *c, uint64_t seed) {
   for (int kind = 0; kind < MASK_KINDS; kind++) {
     make_mask(kind == MASK_NONFINITE ? MASK_WALK : kind, c, &pm, &rs, kd.lo, kd.hi);
     if (kind == MASK_NONFINITE) plant_nonfinite(c, &kd);
-    static const int isas[] = {RRT_CPU_ISA_AVX512, RRT_CPU_ISA_AVX2, RRT_CPU_ISA_BASE};
-    static const char *const isa_names[] = {"cpu avx512", "cpu avx2", "cpu base"};
-    for (int v = 0; v < (cpu ? 3 : 1); v++) {
+    /* avx512bf16: the vdpbf16ps kernel for bf16 storage (emulated where the
+     * CPU lacks it), the avx512 one for the others */
+    static const int isas[] = {RRT_CPU_ISA_AVX512, RRT_CPU_ISA_AVX2, RRT_CPU_ISA_BASE,
+                               RRT_CPU_ISA_AVX512BF16};
+    static const char *const isa_names[] = {"cpu avx512", "cpu avx2", "cpu base", "cpu avx512bf16"};
+    for (int v = 0; v < (cpu ? 4 : 1); v++) {
       char what[64];
       if (cpu && v == 0 && !have_avx512()) continue; /* it would run the avx2 one again */
       /* the variant is read from RINGRT_CPU_ISA at context creation; the

@@ -13,7 +13,9 @@ lines are run in order into one output:
   ringrt [-n N] ARGS...   a ringrt run (the case's N ranks unless -n is given)
   ringrt -n N ARGS : -n M ARGS ...
                           one job whose ranks get different arguments
-                          (mpirun's MPMD form; ranks in order of the parts)
+                          (mpirun's MPMD form; ranks in order of the parts;
+                          `-n N -wdir DIR ARGS` runs that part in DIR, so
+                          ranks with the same arguments see different files)
   tool NAME ARGS...       a check or input generator of cli_tools.py
   ... > FILE              (at the end of a line) stdout+stderr to @WORK@/FILE,
                           not shown; the exit code still is
@@ -216,34 +218,40 @@ def split_tagged(text, ranks):
 
 def mpmd_parts(words, np_):
     """`-n 1 ARGS : -n 2 ARGS` (mpirun's MPMD form: ranks with different
-    arguments) -> [(1, ARGS), (2, ARGS)]; plain `[-n N] ARGS` -> one part."""
+    arguments) -> [(1, None, ARGS), (2, None, ARGS)]; plain `[-n N] ARGS` ->
+    one part; `-n N -wdir DIR ARGS` -> (N, DIR, ARGS)."""
     parts, cur = [], []
     for w in words + [":"]:
         if w != ":":
             cur.append(w)
             continue
-        n = np_
+        n, wdir = np_, None
         if len(cur) >= 2 and cur[0] == "-n":
             n, cur = int(cur[1]), cur[2:]
-        parts.append((n, cur))
+        if len(cur) >= 2 and cur[0] == "-wdir":
+            wdir, cur = cur[1], cur[2:]
+        parts.append((n, wdir, cur))
         cur = []
     return parts
 
 
 def run_ringrt(words, env, args, tag=True):
     parts = mpmd_parts(words, args.np)
-    np_ = sum(n for n, _ in parts)
-    shown = [" ".join(shlex.quote(w) for w in ws) for _, ws in parts]
+    np_ = sum(n for n, _, _ in parts)
+    shown = [" ".join(shlex.quote(w) for w in ws) for _, _, ws in parts]
     if np_ > 0:
-        echo = "mpirun " + " : ".join("-n %d ringrt %s" % (n, t) for (n, _), t in zip(parts, shown))
+        echo = "mpirun " + " : ".join(
+            "-n %d %sringrt %s" % (n, "-wdir %s " % d if d else "", t)
+            for (n, d, _), t in zip(parts, shown))
         argv = ([args.mpiexec, "--oversubscribe", "--bind-to", "none"] +
                 (["--tag-output"] if tag else []) + args.preflags)
-        for i, (n, ws) in enumerate(parts):
-            argv += ([":"] if i else []) + [args.numproc_flag, str(n), args.ringrt]
+        for i, (n, wdir, ws) in enumerate(parts):
+            argv += ([":"] if i else []) + [args.numproc_flag, str(n)]
+            argv += (["-wdir", expand(wdir, args)] if wdir else []) + [args.ringrt]
             argv += [expand(w, args) for w in ws]
     else:
         echo = "ringrt " + shown[0]
-        argv = [args.ringrt] + [expand(w, args) for w in parts[0][1]]
+        argv = [args.ringrt] + [expand(w, args) for w in parts[0][2]]
     try:
         p = subprocess.run(argv, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL,
                            timeout=STEP_TIMEOUT_S, errors="replace")

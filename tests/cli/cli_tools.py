@@ -97,6 +97,7 @@ def tool_npy_zeros(argv, emit):
     count = 1
     for s in shape:
         count *= s
+    os.makedirs(os.path.dirname(argv[0]) or ".", exist_ok=True)
     with open(argv[0], "wb") as f:
         f.write(npy_bytes(argv[1], shape, bytes(count * int(argv[1][2:]))))
     emit("%s: zeros %s %s" % (base(argv[0]), argv[1], list(shape)))

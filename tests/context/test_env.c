@@ -44,6 +44,8 @@ int main(void) {
   CHECK(read_with("RINGRT_BIND", "2", &env, err) == RRT_ERR_INVALID_ARG);
   CHECK_OK(read_with("RINGRT_CPU_ISA", "avx2", &env, err));
   CHECK(env.cpu_isa == RRT_CPU_ISA_AVX2);
+  CHECK_OK(read_with("RINGRT_CPU_ISA", "avx512bf16", &env, err));
+  CHECK(env.cpu_isa == RRT_CPU_ISA_AVX512BF16);
   CHECK(read_with("RINGRT_CPU_ISA", "sse", &env, err) == RRT_ERR_INVALID_ARG);
   CHECK(strstr(err, "RINGRT_CPU_ISA") && strstr(err, "sse"));
 

@@ -1,0 +1,59 @@
+/* Ring attention backward kernels of src/kernels/cuda/attn_bwd.cu, as seen
+ * from C (FlashAttention-2's backward with recomputation, f32 SIMT). Each
+ * wrapper has an nvcc build (_cuda) and an emulator build (_emu); call them
+ * with RRT_KCALL (comm/device.h). Deterministic: every output element is
+ * owned by one thread that sums its terms in a fixed order (no atomics). */
+#ifndef RRT_KERNELS_CUDA_ATTN_BWD_H
+#define RRT_KERNELS_CUDA_ATTN_BWD_H
+
+#include <stdint.h>
+
+#include "comm/device.h"
+#include "kernels/cuda/attn_fwd.h"
+#include "sched/attn_item.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Operands of one backward launch (passed to the kernel by value). */
+typedef struct rrt_attn_bargs {
+  rrt_attn_kargs f;         /* q, k, v, shapes, scale and row mask as in the forward */
+  const void *dout;         /* dO [batch, q_rows, heads_q, head_dim], storage dtype */
+  const float *lse, *delta; /* the forward's LSE and rowsum(dO * O), [batch, heads_q, q_rows] */
+} rrt_attn_bargs;
+
+/* dK/dV of one item: one block per (batch, kv head, tile of 32 key rows)
+ * adds, for its keys, dK += scale * sum dS Q and dV += sum P dO over the
+ * item's query rows and the query heads of the group (heads in order, then
+ * rows in order). dk, dv: f32 [batch, kv_rows, heads_kv, head_dim]. */
+RRT_DECLARE_KERNEL(rrt_k_attn_bwd_dkv, (rrt_stream stream, const rrt_attn_bargs *a,
+                                        const rrt_attn_item *item, float *dk, float *dv))
+
+/* dQ of one item: one block per (batch, query head, tile of 32 query rows)
+ * adds dQ += scale * sum dS K over the item's keys, in order.
+ * dq: f32 [batch, q_rows, heads_q, head_dim]. */
+RRT_DECLARE_KERNEL(rrt_k_attn_bwd_dq, (rrt_stream stream, const rrt_attn_bargs *a,
+                                       const rrt_attn_item *item, float *dq))
+
+/* delta[b, h, i] = rowsum(dO * O) (f32) from storage-dtype o and dout
+ * [batch, q_rows, heads_q, head_dim]; delta [batch, heads_q, q_rows]. */
+RRT_DECLARE_KERNEL(rrt_k_attn_bwd_delta,
+                   (rrt_stream stream, const void *o, const void *dout, int dtype, int64_t batch,
+                    int64_t q_rows, int heads_q, int head_dim, float *delta))
+
+/* acc[i] += part[i] for n floats. */
+RRT_DECLARE_KERNEL(rrt_k_attn_accumulate,
+                   (rrt_stream stream, float *acc, const float *part, int64_t n))
+
+/* The first out_rows of every batch entry's in_rows rows of `in` (f32,
+ * row_elems floats a row) into `out` in storage dtype, round to nearest
+ * even: the kv_rows-strided dK/dV accumulators into this rank's shard. */
+RRT_DECLARE_KERNEL(rrt_k_attn_store_rows,
+                   (rrt_stream stream, const float *in, int64_t in_rows, void *out,
+                    int64_t out_rows, int64_t batch, int64_t row_elems, int dtype))
+
+#ifdef __cplusplus
+}
+#endif
+#endif
