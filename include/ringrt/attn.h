@@ -145,9 +145,13 @@ typedef struct rrt_attn_stats {
   double comm_s;         /**< K/V ring transfers, post to observed completion */
   double comm_exposed_s; /**< part of comm_s not overlapped by compute */
   double hidden_share;   /**< 1 - comm_exposed_s / comm_s (1 when there is no comm) */
-  double bytes_sent;     /**< K/V bytes this rank sent */
-  double flops;          /**< unmasked work of this rank (4 * head_dim per pair) */
+  double bytes_sent;     /**< bytes this rank sent (K/V; backward: and dK/dV) */
+  double flops;          /**< unmasked work of this rank (4 * head_dim per pair; backward 10) */
   int steps;             /**< ring steps (= ranks) */
+  /* ---- issue 10: backward runs (0 after a forward run) ---- */
+  int backward;             /**< 1: the last run was a backward run */
+  double handoff_s;         /**< dK/dV hand-off and the final transfer home (in comm_s) */
+  double handoff_exposed_s; /**< part of handoff_s not overlapped by compute (in comm_exposed_s) */
 } rrt_attn_stats;
 
 /** Create a plan (collective): validates `desc` on every rank, agrees on the

@@ -146,6 +146,7 @@ rrt_status rrt_attn_plan_destroy(rrt_attn_plan_t p) {
   rrt_free(ctx, p->lse_acc);
   rrt_free(ctx, p->mask_lo);
   rrt_free(ctx, p->mask_hi);
+  rrt_attn_bwd_free(p);
   if (p->kern) p->kern->work_destroy(ctx, &p->work);
   if (p->ev)
     for (int i = 0; i < RRT_ATTN_STEP_EVENTS * p->P + 1; i++)

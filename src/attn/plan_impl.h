@@ -16,10 +16,24 @@
 extern "C" {
 #endif
 
-/* Per-step timing: comm [cb, ce], compute [kb, ke] (seconds, host clock). */
+/* Per-step timing: comm [cb, ce], compute [kb, ke] (seconds, host clock);
+ * backward only: the dK/dV hand-off [hb, he] (host clock on every backend). */
 typedef struct rrt_attn_step_time {
-  double cb, ce, kb, ke;
+  double cb, ce, kb, ke, hb, he;
 } rrt_attn_step_time;
+
+/* The backward pass's buffers (backend memory, f32), made by the first
+ * backward run of a plan (ring_bwd.c) so a forward-only plan never pays for
+ * them. */
+typedef struct rrt_attn_bwd_bufs {
+  int ready;
+  float *dq_acc;         /* dQ (dtype != f32; the caller's dq otherwise) */
+  float *delta;          /* rowsum(dO * O) [batch, heads_q, q_rows] */
+  float *dkv_part;       /* dK|dV of one step's compute */
+  float *dkv_acc[2];     /* the hand-off ring: dK|dV sums of a travelling block */
+  size_t dkv_elems;      /* floats of one dK|dV buffer: 2 * kv_elems */
+  double home_b, home_e; /* the last run's final transfer (accumulators home) */
+} rrt_attn_bwd_bufs;
 
 /* Events of one step when the device layer runs asynchronously (cuda): the
  * shift [0] queued, [1] done; the compute [2] begun, [3] done. The plan
@@ -51,19 +65,27 @@ struct rrt_attn_plan {
   rrt_ring_step *steps;       /* this rank's P steps */
   rrt_attn_step_time *times;
   rrt_event *ev; /* async: RRT_ATTN_STEP_EVENTS per step + 1 */
+  rrt_attn_bwd_bufs bwd;
   rrt_attn_stats stats;
 };
 
-extern const char rrt_attn_op_create[]; /* "rrt_attn_plan_create" */
-extern const char rrt_attn_op_run[];    /* "rrt_attn_plan_run" */
+extern const char rrt_attn_op_create[];  /* "rrt_attn_plan_create" */
+extern const char rrt_attn_op_run[];     /* "rrt_attn_plan_run" */
+extern const char rrt_attn_op_run_bwd[]; /* "rrt_attn_plan_run_bwd" */
 
 /* ring_fwd.c: one forward run over the ring (arguments checked and agreed). */
 rrt_status rrt_attn_ring_fwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
                              void *o, float *lse);
 
+/* ring_bwd.c: frees the backward buffers (plan destruction). */
+void rrt_attn_bwd_free(rrt_attn_plan_t p);
+
 /* stats.c: p->stats and the trace from the step times of the run that
  * began at t0 (host clock) and ended at t1. */
 void rrt_attn_stats_collect(rrt_attn_plan_t p, double t0, double t1);
+/* The same for a backward run: backward FLOPs, and the dK/dV hand-off
+ * (step times hb/he and p->bwd.home_b/home_e) counted in the comm figures. */
+void rrt_attn_stats_collect_bwd(rrt_attn_plan_t p, double t0, double t1);
 
 /* progress.c: lets the transport move a posted shift while the kernels
  * compute, and notes when it finished. */
@@ -75,6 +97,11 @@ typedef struct rrt_attn_shift_progress {
 } rrt_attn_shift_progress;
 
 void rrt_attn_shift_poll(void *arg); /* arg: rrt_attn_shift_progress */
+
+/* ring_fwd.c: post the K/V shift that brings step s+1's block (ev: the
+ * step's events when async, else NULL). */
+rrt_status rrt_attn_post_kv_shift(rrt_attn_plan_t p, int s, rrt_event *ev,
+                                  rrt_attn_shift_progress *ps);
 
 #ifdef __cplusplus
 }

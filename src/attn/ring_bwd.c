@@ -1,13 +1,236 @@
-/* Ring attention backward: the ring driver (to be written, issue 10). */
+/* Ring attention backward: the ring driver (FlashAttention-2's
+ * recomputation, distributed the way ring-flash-attention does it).
+ *
+ * Two rings move at once, both posted before a step's compute:
+ *  - K/V: the forward's ring (two buffers; ring_fwd.c posts the shift).
+ *    Step s on rank r holds the K/V block of rank (r - s) mod P.
+ *  - dK/dV: the accumulator of block (r - s) arrives from rank r-1 during
+ *    step s (r-1 posted it at the start of its own step s, holding the sums
+ *    of the ranks before it). Step s computes this rank's part into a zeroed
+ *    partial buffer, then adds it (kern->accumulate) once the accumulator has
+ *    arrived, and posts the sum to r+1 at the start of step s+1. Every sum
+ *    has one fixed order (the ranks in ring order), so runs repeat bit for
+ *    bit. Two accumulator buffers alternate: one receives while the other
+ *    is sent.
+ * dQ accumulates on this rank. After the last step (p->nsteps) one more
+ * transfer brings every accumulator home to the rank that owns its block:
+ * rank r holds the sums of block (r - nsteps + 1), all of whose
+ * contributions are in (later steps have no work anywhere).
+ *
+ * The backward's buffers are made by the first backward run, so a plan that
+ * only runs forward never pays for them (agreed like every allocation). */
 #include "attn/plan_impl.h"
 #include "comm/error.h"
+#include "ringrt/memory.h"
+#include "ringrt/trace.h"
+
+const char rrt_attn_op_run_bwd[] = "rrt_attn_plan_run_bwd";
+
+/* What one backward run works on. */
+typedef struct bwd_run {
+  const void *k, *v; /* this rank's K and V (read in place when direct) */
+  const float *lse;  /* the forward's LSE */
+  float *dq_acc;     /* f32 dQ: the caller's dq for f32 storage */
+  int direct;        /* no ring buffer: one rank and kernels that read K/V in place */
+  double t0;         /* start of the run, host clock */
+} bwd_run;
+
+/* ---- buffers ------------------------------------------------------------- */
+
+static rrt_status bwd_alloc(rrt_attn_plan_t p) {
+  rrt_attn_bwd_bufs *b = &p->bwd;
+  if (b->ready) return RRT_SUCCESS;
+  rrt_ctx_t ctx = p->ctx;
+  b->dkv_elems = 2 * p->kv_elems;
+  const size_t dkv_bytes = b->dkv_elems * sizeof(float);
+  if (p->d.dtype != RRT_DTYPE_F32)
+    RRT_CHECK(rrt_malloc(ctx, p->q_elems * sizeof(float), (void **)&b->dq_acc));
+  RRT_CHECK(rrt_malloc(ctx, p->lse_elems * sizeof(float), (void **)&b->delta));
+  RRT_CHECK(rrt_malloc(ctx, dkv_bytes, (void **)&b->dkv_part));
+  for (int i = 0; i < 2; i++)
+    RRT_CHECK(rrt_malloc(ctx, dkv_bytes, (void **)&b->dkv_acc[i]));
+  b->ready = 1;
+  return RRT_SUCCESS;
+}
+
+void rrt_attn_bwd_free(rrt_attn_plan_t p) {
+  rrt_attn_bwd_bufs *b = &p->bwd;
+  rrt_free(p->ctx, b->dq_acc);
+  rrt_free(p->ctx, b->delta);
+  rrt_free(p->ctx, b->dkv_part);
+  for (int i = 0; i < 2; i++)
+    rrt_free(p->ctx, b->dkv_acc[i]);
+  *b = (rrt_attn_bwd_bufs){0};
+}
+
+/* ---- the steps ------------------------------------------------------------- */
+
+/* The K/V ring is the forward's: kern->start loads this rank's block into
+ * the first ring buffer exactly as the forward does. Its other outputs (an
+ * f32 output and LSE set to 0 / -inf) land in dq_acc and delta, which have
+ * those shapes and which bwd_start then sets for the backward. */
+static rrt_status run_begin(rrt_attn_plan_t p, bwd_run *rr, const void *q, const void *o,
+                            const void *dout, void *dq) {
+  rrt_stream cs = p->compute_stream;
+  rr->dq_acc = p->d.dtype == RRT_DTYPE_F32 ? (float *)dq : p->bwd.dq_acc;
+  rr->direct = p->kern->kv_in_place && p->P == 1;
+  if (p->async) RRT_CHECK(p->dev->stream_sync(cs));
+  rr->t0 = rrt_time_now();
+  if (p->async) RRT_CHECK(p->dev->event_record(p->ev[RRT_ATTN_STEP_EVENTS * p->P], cs));
+  RRT_CHECK(p->kern->start(p->ctx, &p->shape, &p->work, q, rr->k, rr->v,
+                           rr->direct ? NULL : p->kvbuf[0], rr->dq_acc, p->bwd.delta));
+  return p->kern->bwd_start(p->ctx, &p->shape, &p->work, q, o, dout, p->bwd.delta, rr->dq_acc);
+}
+
+/* At the start of step s >= 1: send the sums of the block of step s-1 to
+ * the next rank, receive those of this step's block from the previous one.
+ * (Same tag and order as the K/V shift on every rank, so the two match.) */
+static rrt_status post_handoff(rrt_attn_plan_t p, int s, rrt_attn_shift_progress *ps) {
+  const size_t bytes = p->bwd.dkv_elems * sizeof(float);
+  p->times[s].hb = rrt_time_now();
+  RRT_CHECK(rrt_ring_shift(p->ctx, p->bwd.dkv_acc[(s - 1) & 1], p->bwd.dkv_acc[s & 1], bytes, s,
+                           &ps->req));
+  ps->done = 0;
+  return RRT_SUCCESS;
+}
+
+/* Both pending transfers progress during the compute. */
+typedef struct two_progress {
+  rrt_attn_shift_progress *kv, *handoff;
+} two_progress;
+
+static void poll_both(void *arg) {
+  two_progress *t = arg;
+  rrt_attn_shift_poll(t->kv);
+  rrt_attn_shift_poll(t->handoff);
+}
+
+/* This rank's part of step s: into the accumulator itself at step 0 (there
+ * is nothing to add it to), else into the zeroed partial buffer. */
+static rrt_status compute_step(rrt_attn_plan_t p, const bwd_run *rr, int s, two_progress *tp) {
+  const rrt_ring_step *step = &p->steps[s];
+  rrt_attn_bwd_bufs *b = &p->bwd;
+  float *dst = s == 0 ? b->dkv_acc[0] : b->dkv_part;
+  if (s == 0) RRT_CHECK(p->kern->zero(p->ctx, dst, b->dkv_elems));
+  if (step->nitems == 0) return RRT_SUCCESS;
+  if (s > 0) RRT_CHECK(p->kern->zero(p->ctx, dst, b->dkv_elems));
+  const size_t half = p->kv_elems * rrt_dtype_size(p->d.dtype);
+  const void *kc = rr->direct ? rr->k : p->kvbuf[s & 1];
+  const void *vc = rr->direct ? rr->v : (const char *)p->kvbuf[s & 1] + half;
+  const rrt_attn_progress progress = {poll_both, tp};
+  rrt_status st = p->kern->bwd_step(p->ctx, &p->shape, &p->work, kc, vc, step->items, step->nitems,
+                                    rr->lse, b->delta, rr->dq_acc, dst, &progress);
+  if (st != RRT_SUCCESS)
+    return rrt_error(p->ctx, st, rrt_attn_op_run_bwd, "%s attention backward kernels, step %d",
+                     p->kern->name, s);
+  return RRT_SUCCESS;
+}
+
+/* Wait for a posted transfer (never leave one behind, even after an error)
+ * and note when it finished. */
+static rrt_status finish_transfer(rrt_attn_shift_progress *ps, rrt_status st, double *t_end) {
+  if (st == RRT_SUCCESS) st = ps->st;
+  if (!ps->req) return st;
+  rrt_status ws = rrt_request_wait(ps->req);
+  if (st == RRT_SUCCESS) st = ws;
+  *t_end = ps->done ? ps->t_done : rrt_time_now();
+  return st;
+}
+
+/* One step: post the K/V shift and the hand-off, compute, wait for both,
+ * then add this rank's part to the accumulator that arrived. */
+static rrt_status ring_step(rrt_attn_plan_t p, const bwd_run *rr, int s) {
+  rrt_attn_step_time *tm = &p->times[s];
+  rrt_event *ev = p->async ? &p->ev[RRT_ATTN_STEP_EVENTS * s] : NULL;
+  rrt_attn_shift_progress kv = {NULL, 1, 0.0, RRT_SUCCESS}, ho = {NULL, 1, 0.0, RRT_SUCCESS};
+  two_progress tp = {&kv, &ho};
+  tm->cb = tm->ce = tm->hb = tm->he = 0.0;
+  if (s + 1 < p->nsteps) RRT_CHECK(rrt_attn_post_kv_shift(p, s, ev, &kv));
+  rrt_status st = s > 0 ? post_handoff(p, s, &ho) : RRT_SUCCESS;
+  tm->kb = rrt_time_now();
+  if (ev) RRT_CHECK(p->dev->event_record(ev[2], p->compute_stream));
+  if (st == RRT_SUCCESS) st = compute_step(p, rr, s, &tp);
+  if (ev) RRT_CHECK(p->dev->event_record(ev[3], p->compute_stream));
+  tm->ke = rrt_time_now();
+  st = finish_transfer(&kv, st, &tm->ce);
+  if (ev && kv.req && !p->shift_on_stream) RRT_CHECK(p->dev->event_record(ev[1], p->comm_stream));
+  st = finish_transfer(&ho, st, &tm->he);
+  if (st != RRT_SUCCESS) return st;
+  if (s == 0 || p->steps[s].nitems == 0) return RRT_SUCCESS;
+  return p->kern->accumulate(p->ctx, p->bwd.dkv_acc[s & 1], p->bwd.dkv_part, p->bwd.dkv_elems);
+}
+
+/* The accumulator of the last step goes to the owner of its block: rank
+ * (r - nsteps + 1), one ring shift when nsteps = P, else a point-to-point
+ * pair; with nsteps = 1 it is already home. */
+static rrt_status bring_home(rrt_attn_plan_t p, float **home) {
+  rrt_attn_bwd_bufs *b = &p->bwd;
+  const int n = p->nsteps, P = p->P;
+  float *last = b->dkv_acc[(n - 1) & 1], *dst = b->dkv_acc[n & 1];
+  b->home_b = b->home_e = 0.0;
+  *home = last;
+  if (n == 1) return RRT_SUCCESS;
+  const size_t bytes = b->dkv_elems * sizeof(float);
+  rrt_request_t req = NULL;
+  b->home_b = rrt_time_now();
+  if (n == P) {
+    RRT_CHECK(rrt_ring_shift(p->ctx, last, dst, bytes, n, &req));
+  } else {
+    const rrt_p2p send = {(p->rank - n + 1 + P) % P, last, bytes};
+    const rrt_p2p recv = {(p->rank + n - 1) % P, dst, bytes};
+    RRT_CHECK(rrt_p2p_group(p->ctx, &send, 1, &recv, 1, &req));
+  }
+  RRT_CHECK(rrt_request_wait(req));
+  b->home_e = rrt_time_now();
+  *home = dst;
+  return RRT_SUCCESS;
+}
+
+static rrt_status ring_bwd(rrt_attn_plan_t p, bwd_run *rr, const void *q, const void *o,
+                           const void *dout, void *dq, void *dk, void *dv) {
+  RRT_CHECK(run_begin(p, rr, q, o, dout, dq));
+  for (int s = 0; s < p->nsteps; s++)
+    RRT_CHECK(ring_step(p, rr, s));
+  float *home = NULL;
+  RRT_CHECK(bring_home(p, &home));
+  RRT_CHECK(p->kern->bwd_finish(p->ctx, &p->shape, rr->dq_acc, home, dq, dk, dv));
+  rrt_attn_stats_collect_bwd(p, rr->t0, rrt_time_now());
+  return RRT_SUCCESS;
+}
+
+/* ---- entry points ----------------------------------------------------------- */
+
+/* Local checks of the arguments (agreed by the caller). */
+static rrt_status check_args(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
+                             const void *o, const float *lse, const void *dout, void *dq, void *dk,
+                             void *dv) {
+  const rrt_attn_kernels *kn = p->kern;
+  if (!q || !k || !v || !o || !lse || !dout || !dq || !dk || !dv)
+    return rrt_error(p->ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_run_bwd,
+                     "NULL tensor (q %p, k %p, v %p, o %p, lse %p, dout %p, dq %p, dk %p, dv %p; "
+                     "all are required)",
+                     q, k, v, o, (const void *)lse, dout, dq, dk, dv);
+  if (!kn->bwd_start || !kn->bwd_step || !kn->accumulate || !kn->zero || !kn->bwd_finish)
+    return rrt_error(p->ctx, RRT_ERR_UNSUPPORTED, rrt_attn_op_run_bwd,
+                     "the %s backend has no attention backward kernels in this build", kn->name);
+  return RRT_SUCCESS;
+}
 
 rrt_status rrt_attn_plan_run_bwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
                                  const void *o, const float *lse, const void *dout, void *dq,
                                  void *dk, void *dv) {
-  (void)q, (void)k, (void)v, (void)o, (void)lse, (void)dout, (void)dq, (void)dk, (void)dv;
-  if (!p) return rrt_error(NULL, RRT_ERR_INVALID_ARG, "rrt_attn_plan_run_bwd", "plan is NULL");
-  return rrt_error(p->ctx, RRT_ERR_UNSUPPORTED, "rrt_attn_plan_run_bwd", "not yet built");
+  if (!p) return rrt_error(NULL, RRT_ERR_INVALID_ARG, rrt_attn_op_run_bwd, "plan is NULL");
+  rrt_status st = check_args(p, q, k, v, o, lse, dout, dq, dk, dv);
+  if (st == RRT_SUCCESS) {
+    st = bwd_alloc(p);
+    if (st != RRT_SUCCESS)
+      st = rrt_error(p->ctx, st, rrt_attn_op_run_bwd, "backward buffers (%zu f32 of dK|dV x 3)",
+                     2 * p->kv_elems);
+  }
+  /* a bad argument or a failed allocation on one rank is an error on all */
+  RRT_CHECK(rrt_agree(p->ctx, st));
+  bwd_run rr = {k, v, lse, NULL, 0, 0.0};
+  return ring_bwd(p, &rr, q, o, dout, dq, dk, dv);
 }
 
 rrt_status rrt_attn_bwd(rrt_ctx_t ctx, const rrt_attn_desc *desc, const void *q, const void *k,

@@ -39,8 +39,10 @@ static rrt_status run_begin(rrt_attn_plan_t p, ring_run *rr, const void *q, void
 
 /* Post the shift that brings step s+1's block into the other buffer. The
  * receive buffer was last read by step s-1's compute: with queued work,
- * the shift is ordered after everything on the compute stream so far. */
-static rrt_status post_shift(rrt_attn_plan_t p, int s, rrt_event *ev, rrt_attn_shift_progress *ps) {
+ * the shift is ordered after everything on the compute stream so far.
+ * The backward's K/V ring is this one (ring_bwd.c). */
+rrt_status rrt_attn_post_kv_shift(rrt_attn_plan_t p, int s, rrt_event *ev,
+                                  rrt_attn_shift_progress *ps) {
   const int cur = s & 1;
   if (ev) {
     RRT_CHECK(p->dev->event_record(ev[0], p->compute_stream));
@@ -77,7 +79,7 @@ static rrt_status ring_step(rrt_attn_plan_t p, const ring_run *rr, int s) {
   rrt_event *ev = p->async ? &p->ev[RRT_ATTN_STEP_EVENTS * s] : NULL;
   rrt_attn_shift_progress ps = {NULL, 1, 0.0, RRT_SUCCESS};
   tm->cb = tm->ce = 0.0;
-  if (s + 1 < p->nsteps) RRT_CHECK(post_shift(p, s, ev, &ps));
+  if (s + 1 < p->nsteps) RRT_CHECK(rrt_attn_post_kv_shift(p, s, ev, &ps));
   tm->kb = rrt_time_now();
   if (ev) RRT_CHECK(p->dev->event_record(ev[2], p->compute_stream));
   rrt_status st = compute_step(p, rr, s, &ps);

@@ -26,7 +26,15 @@ static void times_from_events(rrt_attn_plan_t p, double t0, int s) {
   }
 }
 
-void rrt_attn_stats_collect(rrt_attn_plan_t p, double t0, double t1) {
+/* The overlap of the intervals [b, e] and [kb, ke]. */
+static double overlap(double b, double e, double kb, double ke) {
+  double lo = b > kb ? b : kb, hi = e < ke ? e : ke;
+  return hi > lo ? hi - lo : 0.0;
+}
+
+/* The figures both passes share; `what` prefixes the trace names. */
+static void collect(rrt_attn_plan_t p, double t0, double t1, const char *what,
+                    double flops_per_pair) {
   const rrt_attn_desc *d = &p->d;
   rrt_attn_stats *S = &p->stats;
   memset(S, 0, sizeof *S);
@@ -36,21 +44,57 @@ void rrt_attn_stats_collect(rrt_attn_plan_t p, double t0, double t1) {
   for (int s = 0; s < p->P; s++) {
     rrt_attn_step_time *tm = &p->times[s];
     if (p->async) times_from_events(p, t0, s);
-    S->flops += 4.0 * d->head_dim * (double)p->steps[s].pairs * (double)d->batch * d->heads_q;
+    S->flops +=
+        flops_per_pair * d->head_dim * (double)p->steps[s].pairs * (double)d->batch * d->heads_q;
     S->compute_s += tm->ke - tm->kb;
     char name[48];
-    snprintf(name, sizeof name, "attn step %d", s);
+    snprintf(name, sizeof name, "%s step %d", what, s);
     rrt_trace_add(p->ctx, RRT_TRACK_COMPUTE, name, tm->kb, tm->ke);
     if (s + 1 < p->P) {
       double c = tm->ce - tm->cb;
-      double lo = tm->cb > tm->kb ? tm->cb : tm->kb;
-      double hi = tm->ce < tm->ke ? tm->ce : tm->ke;
-      double hidden = hi > lo ? hi - lo : 0.0;
       S->comm_s += c;
-      S->comm_exposed_s += c - hidden;
+      S->comm_exposed_s += c - overlap(tm->cb, tm->ce, tm->kb, tm->ke);
       snprintf(name, sizeof name, "kv shift %d", s);
       rrt_trace_add(p->ctx, RRT_TRACK_COMM, name, tm->cb, tm->ce);
     }
   }
+}
+
+static void finish_share(rrt_attn_stats *S) {
   S->hidden_share = S->comm_s > 0 ? 1.0 - S->comm_exposed_s / S->comm_s : 1.0;
+}
+
+void rrt_attn_stats_collect(rrt_attn_plan_t p, double t0, double t1) {
+  collect(p, t0, t1, "attn", 4.0);
+  finish_share(&p->stats);
+}
+
+/* The hand-off of step s was posted at its start (s >= 1) and overlaps its
+ * compute; the final transfer home follows the last compute: exposed. */
+void rrt_attn_stats_collect_bwd(rrt_attn_plan_t p, double t0, double t1) {
+  rrt_attn_stats *S = &p->stats;
+  collect(p, t0, t1, "attn bwd", 10.0);
+  S->backward = 1;
+  int handoffs = 0;
+  for (int s = 1; s < p->nsteps; s++) {
+    const rrt_attn_step_time *tm = &p->times[s];
+    double c = tm->he - tm->hb;
+    S->handoff_s += c;
+    S->handoff_exposed_s += c - overlap(tm->hb, tm->he, tm->kb, tm->ke);
+    handoffs++;
+    char name[48];
+    snprintf(name, sizeof name, "dkv hand-off %d", s);
+    rrt_trace_add(p->ctx, RRT_TRACK_COMM, name, tm->hb, tm->he);
+  }
+  if (p->nsteps > 1) { /* the final transfer home */
+    handoffs++;
+    double c = p->bwd.home_e - p->bwd.home_b;
+    S->handoff_s += c;
+    S->handoff_exposed_s += c;
+    rrt_trace_add(p->ctx, RRT_TRACK_COMM, "dkv home", p->bwd.home_b, p->bwd.home_e);
+  }
+  S->comm_s += S->handoff_s;
+  S->comm_exposed_s += S->handoff_exposed_s;
+  S->bytes_sent += (double)handoffs * (double)p->bwd.dkv_elems * sizeof(float);
+  finish_share(S);
 }

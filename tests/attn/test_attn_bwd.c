@@ -1,0 +1,421 @@
+/* Ring attention backward end to end: forward then backward over the ring
+ * on the backend of RINGRT_BACKEND, against the naive float64 reference of
+ * attn_ref_bwd.h on the GLOBAL problem (every key and query of the whole
+ * sequence, in natural order, independent of layouts and schedules). Every
+ * rank checks its own rows of dQ, dK and dV. Every layout, causal and not,
+ * GQA and MQA, odd head_dim, f32/bf16/f16.
+ *
+ * Determinism (issue 10, item 2): forward and backward run twice on one
+ * plan and once more on new plans (the one-shot entry points); all five
+ * outputs must be bitwise equal.
+ *
+ * Arguments: "full" (cpu), "small" (emu: tiny shapes), "errors" (bad
+ * arguments are errors on every rank; the plan stays usable). */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attn_ref.h"
+#include "attn_ref_bwd.h"
+#include "ringrt/attn.h"
+#include "ringrt/ringrt.h"
+#include "test_util.h"
+
+typedef struct cfg {
+  int batch, chunk, hq, hkv, dim;
+  rrt_dtype dt;
+} cfg;
+
+/* seq = 2 * P * chunk: every layout splits it. */
+static const cfg full_cfgs[] = {
+    {1, 9, 2, 2, 40, RRT_DTYPE_F32},  /* odd head_dim */
+    {2, 7, 4, 2, 72, RRT_DTYPE_F32},  /* batch 2, GQA 2, odd head_dim */
+    {1, 40, 2, 1, 64, RRT_DTYPE_F32}, /* MQA, several key tiles per block */
+    {1, 8, 4, 1, 64, RRT_DTYPE_BF16}, /* MQA */
+    {2, 6, 2, 1, 40, RRT_DTYPE_F16},
+};
+static const cfg small_cfgs[] = {
+    {1, 3, 2, 1, 40, RRT_DTYPE_F32},
+    {1, 3, 2, 2, 72, RRT_DTYPE_BF16},
+    {2, 2, 2, 1, 32, RRT_DTYPE_F16},
+};
+
+/* Tolerances on max |got - ref| / max |ref| of each gradient over the
+ * global tensor. The reference uses the same stored inputs and the O the
+ * kernels stored (delta as they must compute it), so what counts is the
+ * kernels' f32 arithmetic and the final rounding:
+ *   f32:  f32 sums over at most a few hundred terms, with cancellation in
+ *         dS = P (dP - delta): 2.5e-7 measured (emu); allow 2e-5;
+ *   bf16: the final rounding alone is up to 2^-8 relative to the element
+ *         (3.9e-3 of max |ref|), 3.6e-3 measured; kernels that round P or dS
+ *         to bf16 for tensor-core products add less (errors average out
+ *         over the sums): allow 1e-2;
+ *   f16:  the same with 2^-11 (4.9e-4), 4.3e-4 measured: allow 2e-3. */
+static double tol_grad(rrt_dtype dt) {
+  return dt == RRT_DTYPE_F32 ? 2e-5 : dt == RRT_DTYPE_BF16 ? 1e-2 : 2e-3;
+}
+
+/* ---- the problem of one configuration ------------------------------------ */
+
+typedef struct prob {
+  rrt_attn_desc d;
+  int P, r;
+  int64_t L;    /* this rank's rows */
+  int64_t *pos; /* their global positions */
+  size_t nq, nkv, nl, es;
+  void *hq, *hk, *hv, *hdo; /* host shards in storage dtype */
+  void *q, *k, *v, *o, *dout, *dq, *dk, *dv;
+  float *lse;
+} prob;
+
+/* Host shard of global tensor `tensor` (0 Q, 1 K, 2 V, 3 dO) at this rank's positions. */
+static void *shard(const prob *pr, int tensor, int heads, uint64_t seed, float amp) {
+  const rrt_attn_desc *d = &pr->d;
+  const int64_t D = d->head_dim;
+  void *x = malloc((size_t)(d->batch * pr->L * heads * D) * pr->es + 1);
+  for (int64_t b = 0; b < d->batch; b++)
+    for (int64_t l = 0; l < pr->L; l++)
+      for (int64_t h = 0; h < heads; h++)
+        for (int64_t e = 0; e < D; e++)
+          rrt_am_store(x, ((b * pr->L + l) * heads + h) * D + e, (int)d->dtype,
+                       (float)ref_val(d, tensor, heads, seed, amp, b, pr->pos[l], h, e));
+  return x;
+}
+
+static void *dev_copy(rrt_ctx_t ctx, const void *h, size_t bytes) {
+  void *p = NULL;
+  CHECK_OK(rrt_malloc(ctx, bytes, &p));
+  if (h) CHECK_OK(rrt_memcpy_to_backend(ctx, p, h, bytes));
+  return p;
+}
+
+static const float qamp = 2.0f; /* sharper softmax than uniform [-1, 1] would give */
+
+static void prob_make(prob *pr, rrt_ctx_t ctx, const cfg *c, int layout, int causal,
+                      uint64_t seed) {
+  memset(pr, 0, sizeof *pr);
+  pr->P = rrt_ctx_size(ctx);
+  pr->r = rrt_ctx_rank(ctx);
+  rrt_attn_desc d = RRT_ATTN_DESC_INITIALIZER;
+  d.batch = c->batch;
+  d.seq = 2LL * pr->P * c->chunk;
+  d.heads_q = c->hq;
+  d.heads_kv = c->hkv;
+  d.head_dim = c->dim;
+  d.causal = causal;
+  d.layout = (rrt_attn_layout)layout;
+  d.dtype = c->dt;
+  pr->d = d;
+  CHECK_OK(rrt_attn_shard_len(&d, pr->P, pr->r, &pr->L));
+  pr->pos = malloc(sizeof(int64_t) * (size_t)(pr->L + 1));
+  CHECK_OK(rrt_attn_shard_positions(&d, pr->P, pr->r, pr->pos));
+  pr->es = ref_es(c->dt);
+  pr->nq = (size_t)(d.batch * pr->L * c->hq * c->dim);
+  pr->nkv = (size_t)(d.batch * pr->L * c->hkv * c->dim);
+  pr->nl = (size_t)(d.batch * c->hq * pr->L);
+  pr->hq = shard(pr, 0, c->hq, seed, qamp);
+  pr->hk = shard(pr, 1, c->hkv, seed, 1.0f);
+  pr->hv = shard(pr, 2, c->hkv, seed, 1.0f);
+  pr->hdo = shard(pr, 3, c->hq, seed, 1.0f);
+  pr->q = dev_copy(ctx, pr->hq, pr->nq * pr->es);
+  pr->k = dev_copy(ctx, pr->hk, pr->nkv * pr->es);
+  pr->v = dev_copy(ctx, pr->hv, pr->nkv * pr->es);
+  pr->dout = dev_copy(ctx, pr->hdo, pr->nq * pr->es);
+  pr->o = dev_copy(ctx, NULL, pr->nq * pr->es);
+  pr->dq = dev_copy(ctx, NULL, pr->nq * pr->es);
+  pr->dk = dev_copy(ctx, NULL, pr->nkv * pr->es);
+  pr->dv = dev_copy(ctx, NULL, pr->nkv * pr->es);
+  pr->lse = dev_copy(ctx, NULL, pr->nl * sizeof(float));
+}
+
+static void prob_free(prob *pr, rrt_ctx_t ctx) {
+  void *dev[] = {pr->q, pr->k, pr->v, pr->o, pr->dout, pr->dq, pr->dk, pr->dv, pr->lse};
+  for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
+    rrt_free(ctx, dev[i]);
+  free(pr->hq);
+  free(pr->hk);
+  free(pr->hv);
+  free(pr->hdo);
+  free(pr->pos);
+}
+
+/* Host copies of the five outputs of one run. */
+typedef struct outs {
+  void *o, *dq, *dk, *dv;
+  float *lse;
+} outs;
+
+static void outs_get(rrt_ctx_t ctx, const prob *pr, outs *x) {
+  x->o = malloc(pr->nq * pr->es);
+  x->dq = malloc(pr->nq * pr->es);
+  x->dk = malloc(pr->nkv * pr->es);
+  x->dv = malloc(pr->nkv * pr->es);
+  x->lse = malloc(pr->nl * sizeof(float));
+  CHECK_OK(rrt_memcpy_to_host(ctx, x->o, pr->o, pr->nq * pr->es));
+  CHECK_OK(rrt_memcpy_to_host(ctx, x->dq, pr->dq, pr->nq * pr->es));
+  CHECK_OK(rrt_memcpy_to_host(ctx, x->dk, pr->dk, pr->nkv * pr->es));
+  CHECK_OK(rrt_memcpy_to_host(ctx, x->dv, pr->dv, pr->nkv * pr->es));
+  CHECK_OK(rrt_memcpy_to_host(ctx, x->lse, pr->lse, pr->nl * sizeof(float)));
+}
+
+static int outs_equal(const prob *pr, const outs *a, const outs *b) {
+  return memcmp(a->o, b->o, pr->nq * pr->es) == 0 && memcmp(a->dq, b->dq, pr->nq * pr->es) == 0 &&
+         memcmp(a->dk, b->dk, pr->nkv * pr->es) == 0 &&
+         memcmp(a->dv, b->dv, pr->nkv * pr->es) == 0 &&
+         memcmp(a->lse, b->lse, pr->nl * sizeof(float)) == 0;
+}
+
+static void outs_free(outs *x) {
+  free(x->o);
+  free(x->dq);
+  free(x->dk);
+  free(x->dv);
+  free(x->lse);
+}
+
+/* Garbage in every output first: the run must overwrite all of it. */
+static void run_fwd_bwd(rrt_ctx_t ctx, rrt_attn_plan_t plan, const prob *pr) {
+  void *dst[] = {pr->o, pr->dq, pr->dk, pr->dv};
+  size_t n[] = {pr->nq, pr->nq, pr->nkv, pr->nkv};
+  for (int i = 0; i < 4; i++)
+    CHECK_OK(rrt_memset(ctx, dst[i], 0x7f, n[i] * pr->es));
+  if (plan) {
+    CHECK_OK(rrt_attn_plan_run(plan, pr->q, pr->k, pr->v, pr->o, pr->lse));
+    CHECK_OK(rrt_attn_plan_run_bwd(plan, pr->q, pr->k, pr->v, pr->o, pr->lse, pr->dout, pr->dq,
+                                   pr->dk, pr->dv));
+  } else {
+    CHECK_OK(rrt_attn_fwd(ctx, &pr->d, pr->q, pr->k, pr->v, pr->o, pr->lse));
+    CHECK_OK(rrt_attn_bwd(ctx, &pr->d, pr->q, pr->k, pr->v, pr->o, pr->lse, pr->dout, pr->dq,
+                          pr->dk, pr->dv));
+  }
+}
+
+/* ---- the global reference ------------------------------------------------- */
+
+/* Visibility of global positions (query i, key j) from the descriptor. */
+static int visible(const void *arg, int64_t i, int64_t j) {
+  const rrt_attn_desc *d = arg;
+  return !d->causal || j <= i;
+}
+
+/* The O every rank stored, gathered into natural order (double), so the
+ * reference's delta is the one the kernels must compute. */
+static double *gather_o(const prob *pr, const void *o_host) {
+  const rrt_attn_desc *d = &pr->d;
+  const int64_t row = (int64_t)d->heads_q * d->head_dim;
+  int *counts = malloc(sizeof(int) * (size_t)pr->P), *displs = malloc(sizeof(int) * (size_t)pr->P);
+  int mine = (int)(pr->nq * pr->es);
+  MPI_Allgather(&mine, 1, MPI_INT, counts, 1, MPI_INT, MPI_COMM_WORLD);
+  int total = 0;
+  for (int r = 0; r < pr->P; r++) {
+    displs[r] = total;
+    total += counts[r];
+  }
+  char *all = malloc((size_t)total + 1);
+  MPI_Allgatherv(o_host, mine, MPI_BYTE, all, counts, displs, MPI_BYTE, MPI_COMM_WORLD);
+  double *g = malloc(sizeof(double) * (size_t)(d->batch * d->seq * row));
+  for (int r = 0; r < pr->P; r++) {
+    int64_t Lr;
+    CHECK_OK(rrt_attn_shard_len(d, pr->P, r, &Lr));
+    int64_t *pos = malloc(sizeof(int64_t) * (size_t)(Lr + 1));
+    CHECK_OK(rrt_attn_shard_positions(d, pr->P, r, pos));
+    const char *src = all + displs[r];
+    for (int64_t b = 0; b < d->batch; b++)
+      for (int64_t l = 0; l < Lr; l++)
+        for (int64_t x = 0; x < row; x++)
+          g[(b * d->seq + pos[l]) * row + x] =
+              rrt_am_load(src, (b * Lr + l) * row + x, (int)d->dtype);
+    free(pos);
+  }
+  free(all);
+  free(counts);
+  free(displs);
+  return g;
+}
+
+/* Global tensor `tensor` of batch entry b as the kernels stored it. */
+static double *global_in(const prob *pr, int tensor, int heads, uint64_t seed, float amp,
+                         int64_t b) {
+  const rrt_attn_desc *d = &pr->d;
+  const int64_t D = d->head_dim;
+  double *x = malloc(sizeof(double) * (size_t)(d->seq * heads * D));
+  for (int64_t j = 0; j < d->seq; j++)
+    for (int64_t h = 0; h < heads; h++)
+      for (int64_t e = 0; e < D; e++)
+        x[(j * heads + h) * D + e] = ref_val(d, tensor, heads, seed, amp, b, j, h, e);
+  return x;
+}
+
+typedef struct grad_err {
+  double dq, dk, dv; /* max |got - ref| / max |ref| */
+} grad_err;
+
+/* max |got - ref| of this rank's rows of one gradient (NaN counts as inf). */
+static double rows_err(const prob *pr, const void *got, const double *ref, int64_t b, int heads,
+                       double err) {
+  const int64_t row = (int64_t)heads * pr->d.head_dim;
+  for (int64_t l = 0; l < pr->L; l++)
+    for (int64_t x = 0; x < row; x++) {
+      double g = rrt_am_load(got, (b * pr->L + l) * row + x, (int)pr->d.dtype);
+      double e = fabs(g - ref[pr->pos[l] * row + x]);
+      if (!(e <= err)) err = e == e ? e : HUGE_VAL;
+    }
+  return err;
+}
+
+static grad_err compare(const prob *pr, const outs *x, uint64_t seed) {
+  const rrt_attn_desc *d = &pr->d;
+  const int D = d->head_dim, Hq = d->heads_q, Hkv = d->heads_kv;
+  const int64_t S = d->seq;
+  const size_t nqe = (size_t)(S * Hq * D), nke = (size_t)(S * Hkv * D);
+  double *og = gather_o(pr, x->o);
+  double *o = malloc(sizeof(double) * nqe), *lse = malloc(sizeof(double) * (size_t)(S * Hq));
+  double *dq = malloc(sizeof(double) * nqe), *dk = malloc(sizeof(double) * nke),
+         *dv = malloc(sizeof(double) * nke);
+  double abs_q = 0, abs_k = 0, abs_v = 0, eq = 0, ek = 0, ev = 0;
+  for (int64_t b = 0; b < d->batch; b++) {
+    double *q = global_in(pr, 0, Hq, seed, qamp, b), *k = global_in(pr, 1, Hkv, seed, 1.0f, b),
+           *v = global_in(pr, 2, Hkv, seed, 1.0f, b), *dout = global_in(pr, 3, Hq, seed, 1.0f, b);
+    const ref_bwd_problem rp = {S,
+                                S,
+                                Hq,
+                                Hkv,
+                                D,
+                                d->scale > 0 ? d->scale : 1.0 / sqrt((double)D),
+                                q,
+                                k,
+                                v,
+                                dout,
+                                og + (size_t)b * nqe,
+                                visible,
+                                d};
+    CHECK(ref_attn_bwd(&rp, o, lse, dq, dk, dv) == 0);
+    abs_q = fmax(abs_q, ref_bwd_absmax(dq, nqe));
+    abs_k = fmax(abs_k, ref_bwd_absmax(dk, nke));
+    abs_v = fmax(abs_v, ref_bwd_absmax(dv, nke));
+    eq = rows_err(pr, x->dq, dq, b, Hq, eq);
+    ek = rows_err(pr, x->dk, dk, b, Hkv, ek);
+    ev = rows_err(pr, x->dv, dv, b, Hkv, ev);
+    free(q);
+    free(k);
+    free(v);
+    free(dout);
+  }
+  free(og);
+  free(o);
+  free(lse);
+  free(dq);
+  free(dk);
+  free(dv);
+  return (grad_err){eq / abs_q, ek / abs_k, ev / abs_v};
+}
+
+/* ---- one configuration ------------------------------------------------------ */
+
+static void check_stats(rrt_attn_plan_t plan, const prob *pr) {
+  rrt_attn_stats st;
+  CHECK_OK(rrt_attn_plan_stats(plan, &st));
+  const int P = pr->P;
+  const double kv = 2.0 * (double)(pr->nkv * pr->es), dkv = 2.0 * (double)pr->nkv * 4.0;
+  CHECK(st.backward == 1 && st.steps == P);
+  CHECK_MSG(st.bytes_sent == (P > 1 ? (P - 1) * kv + P * dkv : 0.0), "bytes_sent %.0f",
+            st.bytes_sent);
+  CHECK(st.flops > 0 && st.total_s > 0);
+  CHECK(st.handoff_s >= 0 && st.handoff_exposed_s <= st.handoff_s + 1e-12);
+  CHECK(st.hidden_share >= 0.0 && st.hidden_share <= 1.0);
+}
+
+static void run_cfg(rrt_ctx_t ctx, const cfg *c, int layout, int causal, uint64_t seed) {
+  prob pr;
+  prob_make(&pr, ctx, c, layout, causal, seed);
+  rrt_attn_plan_t plan = NULL;
+  CHECK_OK(rrt_attn_plan_create(ctx, &pr.d, &plan));
+  outs first, again;
+  run_fwd_bwd(ctx, plan, &pr);
+  outs_get(ctx, &pr, &first);
+  check_stats(plan, &pr);
+  grad_err e = compare(&pr, &first, seed);
+  const double tol = tol_grad(c->dt);
+  CHECK_MSG(e.dq <= tol && e.dk <= tol && e.dv <= tol,
+            "%s P=%d b=%d S=%lld hq=%d hkv=%d D=%d %s causal=%d: dQ %.3g dK %.3g dV %.3g (tol "
+            "%.3g)",
+            rrt_attn_layout_name(pr.d.layout), pr.P, c->batch, (long long)pr.d.seq, c->hq, c->hkv,
+            c->dim, rrt_dtype_name(c->dt), causal, e.dq, e.dk, e.dv, tol);
+  if (pr.r == 0 && getenv("RRT_TEST_VERBOSE"))
+    printf("%-10s P=%d S=%4lld hq=%d hkv=%d D=%3d %-4s causal=%d dQ %.2e dK %.2e dV %.2e\n",
+           rrt_attn_layout_name(pr.d.layout), pr.P, (long long)pr.d.seq, c->hq, c->hkv, c->dim,
+           rrt_dtype_name(c->dt), causal, e.dq, e.dk, e.dv);
+  /* determinism: the same plan again, then new plans */
+  for (int rep = 0; rep < 2; rep++) {
+    run_fwd_bwd(ctx, rep == 0 ? plan : NULL, &pr);
+    outs_get(ctx, &pr, &again);
+    CHECK_MSG(outs_equal(&pr, &first, &again), "%s P=%d %s causal=%d: run %d differs",
+              rrt_attn_layout_name(pr.d.layout), pr.P, rrt_dtype_name(c->dt), causal, rep + 2);
+    outs_free(&again);
+  }
+  outs_free(&first);
+  rrt_attn_plan_destroy(plan);
+  prob_free(&pr, ctx);
+}
+
+/* ---- bad arguments ----------------------------------------------------------- */
+
+static void expect_fail(rrt_ctx_t ctx, rrt_status st, int at_fault, const char *what) {
+  CHECK_MSG(at_fault ? st == RRT_ERR_INVALID_ARG
+                     : (st == RRT_ERR_INVALID_ARG || st == RRT_ERR_REMOTE),
+            "%s: status %s", what, rrt_status_string(st));
+  CHECK_MSG(strstr(rrt_ctx_last_error(ctx), "rrt_attn_plan_run_bwd") != NULL, "%s: message '%s'",
+            what, rrt_ctx_last_error(ctx));
+  if (rrt_ctx_rank(ctx) == 0 && getenv("RRT_TEST_VERBOSE"))
+    printf("%s -> %s\n", what, rrt_ctx_last_error(ctx));
+  rrt_ctx_clear_error(ctx);
+}
+
+static void run_errors(rrt_ctx_t ctx) {
+  const cfg c = {1, 2, 2, 1, 16, RRT_DTYPE_F32};
+  prob pr;
+  prob_make(&pr, ctx, &c, RRT_ATTN_ZIGZAG, 1, 7);
+  const int last = pr.r == pr.P - 1;
+  rrt_attn_plan_t plan = NULL;
+  CHECK_OK(rrt_attn_plan_create(ctx, &pr.d, &plan));
+  CHECK_OK(rrt_attn_plan_run(plan, pr.q, pr.k, pr.v, pr.o, pr.lse));
+  rrt_status st =
+      rrt_attn_plan_run_bwd(plan, pr.q, pr.k, pr.v, pr.o, NULL, pr.dout, pr.dq, pr.dk, pr.dv);
+  expect_fail(ctx, st, 1, "NULL lse everywhere");
+  st = rrt_attn_plan_run_bwd(plan, pr.q, pr.k, pr.v, pr.o, pr.lse, pr.dout, last ? NULL : pr.dq,
+                             pr.dk, pr.dv);
+  expect_fail(ctx, st, last, "NULL dq on the last rank");
+  CHECK(rrt_attn_plan_run_bwd(NULL, pr.q, pr.k, pr.v, pr.o, pr.lse, pr.dout, pr.dq, pr.dk, pr.dv) ==
+        RRT_ERR_INVALID_ARG);
+  /* the plan is still usable, and right */
+  outs x;
+  run_fwd_bwd(ctx, plan, &pr);
+  outs_get(ctx, &pr, &x);
+  grad_err e = compare(&pr, &x, 7);
+  CHECK(e.dq <= tol_grad(c.dt) && e.dk <= tol_grad(c.dt) && e.dv <= tol_grad(c.dt));
+  outs_free(&x);
+  rrt_attn_plan_destroy(plan);
+  prob_free(&pr, ctx);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  const char *mode = argc > 1 ? argv[1] : "full";
+  rrt_ctx_t ctx = NULL;
+  CHECK_OK(rrt_ctx_create(MPI_COMM_WORLD, NULL, &ctx));
+  if (ctx && strcmp(mode, "errors") == 0) {
+    run_errors(ctx);
+  } else if (ctx) {
+    const int small = strcmp(mode, "small") == 0;
+    const cfg *cs = small ? small_cfgs : full_cfgs;
+    int n = small ? (int)(sizeof small_cfgs / sizeof *cs) : (int)(sizeof full_cfgs / sizeof *cs);
+    for (int i = 0; i < n; i++)
+      for (int layout = 0; layout < RRT_ATTN_LAYOUT_COUNT; layout++)
+        for (int causal = 0; causal <= 1; causal++)
+          run_cfg(ctx, &cs[i], layout, causal, 2000u + (unsigned)i);
+  }
+  if (ctx) rrt_ctx_destroy(ctx);
+  int rc = test_result();
+  MPI_Finalize();
+  return rc;
+}
