@@ -1,9 +1,11 @@
-/* Ring attention kernel table of the cpu backend (kernels/cpu/attn_fwd.c on
- * host memory), and the choice of a table for a backend. */
+/* Ring attention kernel table of the cpu backend (kernels/cpu/attn_fwd.c and
+ * attn_bwd.c on host memory), and the choice of a table for a backend. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "comm/ctx.h"
 #include "kernels/attn_table.h"
+#include "kernels/cpu/attn_bwd.h"
 #include "kernels/cpu/attn_fwd.h"
 #include "ringrt/transport.h"
 
@@ -22,14 +24,16 @@ static rrt_status cpu_work_create(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_
   if (sh->dtype == RRT_DTYPE_F32) return RRT_SUCCESS;
   w->q32 = malloc(q_elems(sh) * sizeof(float));
   w->kv32 = malloc(2 * kv_elems(sh) * sizeof(float));
-  return w->q32 && w->kv32 ? RRT_SUCCESS : RRT_ERR_OUT_OF_MEMORY;
+  w->dout32 = malloc(q_elems(sh) * sizeof(float));
+  return w->q32 && w->kv32 && w->dout32 ? RRT_SUCCESS : RRT_ERR_OUT_OF_MEMORY;
 }
 
 static void cpu_work_destroy(rrt_ctx_t ctx, rrt_attn_work *w) {
   (void)ctx;
   free(w->q32);
   free(w->kv32);
-  w->q32 = w->kv32 = NULL;
+  free(w->dout32);
+  w->q32 = w->kv32 = w->dout32 = NULL;
 }
 
 static rrt_status cpu_start(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
@@ -84,18 +88,108 @@ static rrt_status cpu_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, const flo
   return RRT_SUCCESS;
 }
 
-const rrt_attn_kernels rrt_attn_kernels_cpu = {"cpu",
-                                               1,
-                                               cpu_work_create,
-                                               cpu_work_destroy,
-                                               cpu_start,
-                                               cpu_step,
-                                               cpu_finish,
-                                               NULL,
-                                               NULL,
-                                               NULL,
-                                               NULL,
-                                               NULL /* backward: not yet */};
+/* ---- backward ---- */
+
+static rrt_status cpu_bwd_start(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
+                                const void *q, const void *o, const void *dout, float *delta,
+                                float *dq) {
+  (void)ctx;
+  rrt_attn_cpu_bwd_delta(delta, o, dout, sh->batch, sh->q_rows, sh->heads_q, sh->head_dim,
+                         sh->dtype);
+  rrt_attn_cpu_start(dq, q_elems(sh), NULL, 0, NULL, NULL, NULL, 0);
+  w->q = q;
+  w->dout = dout;
+  if (sh->dtype != RRT_DTYPE_F32) {
+    rrt_attn_cpu_to_f32(w->q32, q, q_elems(sh), sh->dtype);
+    rrt_attn_cpu_to_f32(w->dout32, dout, q_elems(sh), sh->dtype);
+    w->q = w->q32;
+    w->dout = w->dout32;
+  }
+  return RRT_SUCCESS;
+}
+
+static rrt_status cpu_bwd_step(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
+                               const void *k, const void *v, const rrt_attn_item *items, int nitems,
+                               const float *lse, const float *delta, float *dq, float *dkv,
+                               const rrt_attn_progress *progress) {
+  const size_t n = kv_elems(sh);
+  const float *k32 = k, *v32 = v;
+  if (sh->dtype != RRT_DTYPE_F32) { /* once per block, as the forward step */
+    rrt_attn_cpu_to_f32(w->kv32, k, n, sh->dtype);
+    rrt_attn_cpu_to_f32(w->kv32 + n, v, n, sh->dtype);
+    k32 = w->kv32;
+    v32 = w->kv32 + n;
+  }
+  rrt_attn_cpu_bwd_args a = {sh->batch,
+                             sh->heads_q,
+                             sh->heads_kv,
+                             sh->head_dim,
+                             sh->scale,
+                             w->q,
+                             w->dout,
+                             sh->q_rows,
+                             lse,
+                             delta,
+                             k32,
+                             v32,
+                             sh->kv_rows,
+                             dq,
+                             dkv,
+                             dkv + n,
+                             progress->poll,
+                             progress->arg,
+                             ctx->env.cpu_isa,
+                             sh->mask};
+  return rrt_attn_bwd_cpu(&a, items, nitems);
+}
+
+static rrt_status cpu_accumulate(rrt_ctx_t ctx, float *acc, const float *part, size_t n) {
+  (void)ctx;
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++)
+    acc[i] += part[i];
+  return RRT_SUCCESS;
+}
+
+static rrt_status cpu_zero(rrt_ctx_t ctx, float *p, size_t n) {
+  (void)ctx;
+  rrt_attn_cpu_start(p, n, NULL, 0, NULL, NULL, NULL, 0);
+  return RRT_SUCCESS;
+}
+
+/* dK and dV leave the accumulator's [batch, kv_rows] rows for the caller's
+ * [batch, q_rows] (this rank's shard comes first in every batch entry). */
+static void cpu_kv_out(const rrt_attn_kshape *sh, const float *acc, void *out) {
+  const size_t row = (size_t)sh->heads_kv * (size_t)sh->head_dim;
+  const size_t es = rrt_dtype_size((rrt_dtype)sh->dtype);
+  for (int64_t b = 0; b < sh->batch; b++) {
+    const float *src = acc + (size_t)(b * sh->kv_rows) * row;
+    char *dst = (char *)out + (size_t)(b * sh->q_rows) * row * es;
+    if (sh->dtype == RRT_DTYPE_F32)
+      memcpy(dst, src, (size_t)sh->q_rows * row * sizeof(float));
+    else
+      rrt_attn_cpu_from_f32(dst, src, (size_t)sh->q_rows * row, sh->dtype);
+  }
+}
+
+static rrt_status cpu_bwd_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, const float *dq_acc,
+                                 const float *dkv_acc, void *dq, void *dk, void *dv) {
+  (void)ctx;
+  if (sh->dtype != RRT_DTYPE_F32)
+    rrt_attn_cpu_from_f32(dq, dq_acc, q_elems(sh), sh->dtype);
+  else if (dq != dq_acc)
+    memcpy(dq, dq_acc, q_elems(sh) * sizeof(float));
+  cpu_kv_out(sh, dkv_acc, dk);
+  cpu_kv_out(sh, dkv_acc + kv_elems(sh), dv);
+  return RRT_SUCCESS;
+}
+
+const rrt_attn_kernels rrt_attn_kernels_cpu = {"cpu",           1,
+                                               cpu_work_create, cpu_work_destroy,
+                                               cpu_start,       cpu_step,
+                                               cpu_finish,      cpu_bwd_start,
+                                               cpu_bwd_step,    cpu_accumulate,
+                                               cpu_zero,        cpu_bwd_finish};
 
 const rrt_attn_kernels *rrt_attn_kernels_for(rrt_backend backend) {
   switch (backend) {

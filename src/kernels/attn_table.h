@@ -42,6 +42,8 @@ typedef struct rrt_attn_work {
   float *o_part, *lse_part; /* emu/cuda: the partial result of one item (backend memory) */
   const void *q;            /* Q as the steps read it (the caller's or q32), set by start */
   const void *dout;         /* dO as the backward steps read it, set by bwd_start */
+  /* cpu backward */
+  float *dout32; /* host f32 copy of dO (half storage only) */
 } rrt_attn_work;
 
 /** Called between blocks of work so the pending ring shift can progress
