@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "attn_bwd.h"
 #include "attn_check.h"
 #include "comm/host_coll.h"
 #include "io/attn_gen.h"
@@ -31,6 +32,7 @@ typedef struct attn_opts {
   rrt_attn_layout layout;
   rrt_dtype dtype;
   const char *qf, *kf, *vf, *out, *lse;
+  rrt_app_attn_bwd_opts bwd; /* --backward and its files (attn_bwd.c) */
 } attn_opts;
 
 /* What one run holds once the plan exists: the context, the shards on the
@@ -47,7 +49,8 @@ typedef struct attn_run {
   size_t nl;   /* LSE entries of this rank */
   void *host[3], *dev[3], *dout, *hout;
   float *dlse, *hlse;
-  double *times; /* per timed iteration, the slowest rank's */
+  double *times;        /* per timed iteration, the slowest rank's */
+  rrt_app_attn_bwd bwd; /* --backward (attn_bwd.c) */
 } attn_run;
 
 /* The timed runs, reduced over the ranks. */
@@ -77,8 +80,9 @@ static void usage(void) {
          "  --out F          write O [batch, seq, heads, dim] (.npy, --dtype storage)\n"
          "  --lse F          write LSE [batch, heads, seq] (.npy, f32)\n"
          "  --check          compare with a double-precision naive reference (rank 0)\n"
-         "  --iters N        timed runs (5); --warmup N untimed runs first (1)\n\n%s%s",
-         rrt_app_common_help, rrt_app_exit_help);
+         "  --iters N        timed runs (5); --warmup N untimed runs first (1)\n"
+         "%s\n%s%s",
+         rrt_app_attn_bwd_help, rrt_app_common_help, rrt_app_exit_help);
 }
 
 static const char *descr_of(rrt_dtype dt) {
@@ -145,6 +149,8 @@ static int parse_value_option(rrt_app_common *c, const char *a, const char *next
     o->out = next;
   else if (strcmp(a, "--lse") == 0)
     o->lse = next;
+  else if (rrt_app_attn_bwd_option(a, next, &o->bwd))
+    ;
   else {
     rrt_app_usage_error(c, "unknown option '%s'", a);
     return 2;
@@ -171,6 +177,10 @@ static int parse(int argc, char **argv, attn_opts *o, rrt_app_common *c) {
       o->check = 1;
       continue;
     }
+    if (strcmp(a, "--backward") == 0) {
+      o->bwd.on = 1;
+      continue;
+    }
     if (!next || strncmp(a, "--", 2) != 0) {
       rrt_app_usage_error(c, "unknown option or missing value: '%s'", a);
       return 2;
@@ -182,6 +192,10 @@ static int parse(int argc, char **argv, attn_opts *o, rrt_app_common *c) {
   }
   if ((o->qf || o->kf || o->vf) && !(o->qf && o->kf && o->vf)) {
     rrt_app_usage_error(c, "--q, --k and --v go together");
+    return 2;
+  }
+  if (!o->bwd.on && (o->bwd.doutf || o->bwd.dqf || o->bwd.dkf || o->bwd.dvf)) {
+    rrt_app_usage_error(c, "--dout, --dq-out, --dk-out and --dv-out need --backward");
     return 2;
   }
   return 0;
@@ -235,8 +249,8 @@ static int load_inputs(attn_opts *o, rrt_npy in[3], int rank, rrt_app_common *c)
 }
 
 /* This rank's shard of a global tensor (from a file, or generated). */
-static void *make_shard(const attn_opts *o, const rrt_attn_desc *d, int P, int r, int t, int heads,
-                        const rrt_npy *file) {
+void *rrt_app_attn_shard(uint64_t seed, const rrt_attn_desc *d, int P, int r, int t, int heads,
+                         const rrt_npy *file) {
   const int64_t L = d->seq / P, D = d->head_dim;
   const size_t es = rrt_dtype_size(d->dtype);
   char *x = malloc((size_t)(d->batch * L * heads * D) * es + 1);
@@ -250,8 +264,7 @@ static void *make_shard(const attn_opts *o, const rrt_attn_desc *d, int P, int r
           memcpy(x + (size_t)li * es, (const char *)file->data + (size_t)g * es, (size_t)D * es);
         } else {
           for (int64_t e = 0; e < D; e++)
-            rrt_am_store(x, li + e, (int)d->dtype,
-                         rrt_attn_data_value((uint64_t)o->seed, t, (uint64_t)(g + e)));
+            rrt_am_store(x, li + e, (int)d->dtype, rrt_attn_data_value(seed, t, (uint64_t)(g + e)));
         }
       }
     }
@@ -303,7 +316,8 @@ static int setup(attn_run *run, const attn_opts *o, rrt_npy files[3]) {
   const int heads[3] = {d->heads_q, d->heads_kv, d->heads_kv};
   rrt_status st = RRT_SUCCESS;
   for (int t = 0; t < 3 && st == RRT_SUCCESS; t++) {
-    run->host[t] = make_shard(o, d, run->P, run->rank, t, heads[t], o->qf ? &files[t] : NULL);
+    run->host[t] = rrt_app_attn_shard((uint64_t)o->seed, d, run->P, run->rank, t, heads[t],
+                                      o->qf ? &files[t] : NULL);
     st = run->host[t] ? rrt_malloc(run->ctx, run->n[t] * run->es, &run->dev[t])
                       : RRT_ERR_OUT_OF_MEMORY;
     if (st == RRT_SUCCESS)
@@ -367,6 +381,9 @@ static int time_runs(attn_run *run, const attn_opts *o, attn_timing *tm) {
       return 1;
     }
     rrt_attn_plan_stats(run->plan, &stt);
+    if (o->bwd.on && rrt_app_attn_bwd_run(run->ctx, run->com, run->plan, run->dev, run->dout,
+                                          run->dlse, it, &run->bwd) != 0)
+      return 1;
     if (it >= 0) {
       run->times[it] = stt.total_s;
       comm_s += stt.comm_s;
@@ -386,17 +403,19 @@ static int time_runs(attn_run *run, const attn_opts *o, attn_timing *tm) {
   tm->flops = rrt_attn_flops(&run->d);
   tm->hidden = tm->sums[0] > 0 ? 1.0 - tm->sums[1] / tm->sums[0] : 1.0;
   tm->per = 1.0 / ((double)o->iters * run->P);
+  if (o->bwd.on) rrt_app_attn_bwd_reduce(run->ctx, &run->d, o->iters, &run->bwd);
   return 0;
 }
 
 /* ------------------------------------------------------------ outputs --- */
 
-/* Gather shards on rank 0 and reorder to natural order: O ([B, S, H, D])
- * or, with is_lse, LSE ([B, H, S]). Returns a malloc'd global array on
- * rank 0, NULL elsewhere; *fail when the gather failed (on every rank). The
- * gather has size_t counts and the library's timeout. */
-static void *gather_natural(rrt_ctx_t ctx, const rrt_attn_desc *d, const void *shard,
-                            size_t shard_bytes, size_t es, int is_lse, int *fail) {
+/* Gather shards on rank 0 and reorder to natural order: O, dQ, dK, dV
+ * ([B, S, heads, D]) or, with is_lse, LSE ([B, heads_q, S]). Returns a
+ * malloc'd global array on rank 0, NULL elsewhere; *fail when the gather
+ * failed (on every rank). The gather has size_t counts and the library's
+ * timeout. */
+void *rrt_app_attn_gather(rrt_ctx_t ctx, const rrt_attn_desc *d, const void *shard,
+                          size_t shard_bytes, size_t es, int heads, int is_lse, int *fail) {
   int P = rrt_ctx_size(ctx), r = rrt_ctx_rank(ctx);
   void *gathered = NULL;
   *fail = rrt_host_gatherv_alloc(ctx, "ringrt attn: gathering the outputs", shard, shard_bytes, 0,
@@ -406,7 +425,7 @@ static void *gather_natural(rrt_ctx_t ctx, const rrt_attn_desc *d, const void *s
   if (r != 0) return NULL;
   char *nat = malloc(shard_bytes * (size_t)P + 1);
   const int64_t L = d->seq / P;
-  const int64_t H = d->heads_q, D = d->head_dim;
+  const int64_t H = is_lse ? d->heads_q : heads, D = d->head_dim;
   for (int src = 0; src < P; src++)
     for (int64_t b = 0; b < d->batch; b++)
       for (int64_t l = 0; l < L; l++) {
@@ -489,11 +508,13 @@ static int finish_outputs(attn_run *run, const attn_opts *o, rrt_npy files[3],
     return -1;
   }
   int io_fail = 0;
+  void *go = NULL;
+  float *gl = NULL;
   if (o->out || o->lse || o->check) {
     int f1 = 0, f2 = 0;
-    void *go = gather_natural(run->ctx, &run->d, run->hout, qbytes, run->es, 0, &f1);
-    float *gl = gather_natural(run->ctx, &run->d, run->hlse, run->nl * sizeof(float), sizeof(float),
-                               1, &f2);
+    go = rrt_app_attn_gather(run->ctx, &run->d, run->hout, qbytes, run->es, run->d.heads_q, 0, &f1);
+    gl = rrt_app_attn_gather(run->ctx, &run->d, run->hlse, run->nl * sizeof(float), sizeof(float),
+                             0, 1, &f2);
     if (f1 || f2) {
       if (run->rank == 0) rrt_app_error(run->com, "outputs too large to gather on one rank");
       io_fail = 1;
@@ -502,10 +523,15 @@ static int finish_outputs(attn_run *run, const attn_opts *o, rrt_npy files[3],
       if (o->check)
         io_fail |= check_outputs(run->com, o, &run->d, files, go, gl, io_fail, chk, checked);
     }
-    free(go);
-    free(gl);
   }
-  return rrt_app_any_rank(run->ctx, io_fail);
+  io_fail = rrt_app_any_rank(run->ctx, io_fail);
+  /* the backward's check needs the forward's global O */
+  if (!io_fail && o->bwd.on)
+    io_fail = rrt_app_attn_bwd_outputs(run->ctx, run->com, &o->bwd, &run->d, (uint64_t)o->seed,
+                                       o->qf ? files : NULL, go, o->check, &run->bwd);
+  free(go);
+  free(gl);
+  return io_fail;
 }
 
 /* ------------------------------------------------------------- report --- */
@@ -531,6 +557,7 @@ static void report_text(FILE *out, const attn_run *run, const attn_opts *o, cons
             "  check vs double reference: max abs err %.3e, max rel err %.3e, LSE max abs err "
             "%.3e: %s\n",
             chk->max_abs, chk->max_rel, chk->lse_abs, chk->pass ? "PASS" : "FAIL");
+  if (o->bwd.on) rrt_app_attn_bwd_text(out, &run->bwd, o->iters, run->P);
 }
 
 static void report_json(FILE *jf, const attn_run *run, const attn_opts *o, const attn_timing *tm,
@@ -558,8 +585,10 @@ static void report_json(FILE *jf, const attn_run *run, const attn_opts *o, const
     rrt_app_json_number(jf, chk->max_abs);
     rrt_app_json_field(jf, "max_rel", chk->max_rel);
     rrt_app_json_field(jf, "lse_max_abs", chk->lse_abs);
+    rrt_app_json_field(jf, "lse_max_rel", chk->lse_rel);
     fprintf(jf, ", \"pass\":%s}", chk->pass ? "true" : "false");
   }
+  if (o->bwd.on) rrt_app_attn_bwd_json(jf, &run->bwd, o->iters, run->P);
 }
 
 static void run_free(attn_run *run) {
@@ -572,19 +601,42 @@ static void run_free(attn_run *run) {
   free(run->hout);
   free(run->hlse);
   free(run->times);
+  rrt_app_attn_bwd_free(run->ctx, &run->bwd);
   rrt_attn_plan_destroy(run->plan);
 }
 
 /* The outputs and inputs named on the command line, for the path checks. */
 static int check_paths(rrt_app_common *c, const attn_opts *o) {
-  const rrt_app_path outs[] = {{"--out", o->out}, {"--lse", o->lse}};
-  const rrt_app_path ins[] = {{"--q", o->qf}, {"--k", o->kf}, {"--v", o->vf}};
-  return rrt_app_check_paths(c, outs, 2, ins, 3);
+  const rrt_app_path outs[] = {{"--out", o->out},
+                               {"--lse", o->lse},
+                               {"--dq-out", o->bwd.dqf},
+                               {"--dk-out", o->bwd.dkf},
+                               {"--dv-out", o->bwd.dvf}};
+  const rrt_app_path ins[] = {
+      {"--q", o->qf}, {"--k", o->kf}, {"--v", o->vf}, {"--dout", o->bwd.doutf}};
+  return rrt_app_check_paths(c, outs, 5, ins, 4);
 }
 
 int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
-  attn_opts o = {1,    1024, 8,    0,    64,  5, 1, 1, 0.0, 0, 0, RRT_ATTN_ZIGZAG, RRT_DTYPE_F32,
-                 NULL, NULL, NULL, NULL, NULL};
+  attn_opts o = {1,
+                 1024,
+                 8,
+                 0,
+                 64,
+                 5,
+                 1,
+                 1,
+                 0.0,
+                 0,
+                 0,
+                 RRT_ATTN_ZIGZAG,
+                 RRT_DTYPE_F32,
+                 NULL,
+                 NULL,
+                 NULL,
+                 NULL,
+                 NULL,
+                 {0, NULL, NULL, NULL, NULL}};
   rrt_app_common c;
   rrt_app_common_init(&c, "attn", comm, argc, argv);
   int pr = rrt_app_agree_args(comm, &c, parse(argc, argv, &o, &c));
@@ -602,19 +654,24 @@ int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
   run.rank = rrt_ctx_rank(run.ctx);
   run.P = rrt_ctx_size(run.ctx);
   attn_timing tm = {0};
-  rrt_app_attn_check chk = {0, 0, 0, 0, 1};
+  rrt_app_attn_check chk = {0, 0, 0, 0, 0, 1};
   int checked = 0;
   if ((rc = rrt_app_agree_code(run.ctx, &c, rc)) != 0) goto done;
   rc = RRT_EXIT_FAILURE;
   if (read_inputs(run.ctx, &o, files, &c) != 0) goto done;
   run.d = desc_of(&o);
+  if (o.bwd.on && rrt_app_attn_bwd_read(run.ctx, &c, &o.bwd, &run.d, &run.bwd) != 0) goto done;
   if (setup(&run, &o, files) != 0) goto done;
+  if (o.bwd.on &&
+      rrt_app_attn_bwd_setup(run.ctx, &c, &run.d, (uint64_t)o.seed, o.iters, &run.bwd) != 0)
+    goto done;
   for (int t = 0; t < 3; t++)
     rrt_npy_free(&files[t]);
   if (time_runs(&run, &o, &tm) != 0) goto done;
   int io_fail = finish_outputs(&run, &o, files, &chk, &checked);
   if (io_fail != 0) goto done;
-  rc = rrt_app_any_rank(run.ctx, checked && !chk.pass) ? RRT_EXIT_CHECK_FAILED : RRT_EXIT_OK;
+  const int bad = (checked && !chk.pass) || (run.bwd.checked && !run.bwd.chk.pass);
+  rc = rrt_app_any_rank(run.ctx, bad) ? RRT_EXIT_CHECK_FAILED : RRT_EXIT_OK;
   if (run.rank == 0) {
     if (!c.quiet) report_text(rrt_app_text_stream(&c), &run, &o, &tm, &chk, checked);
     FILE *jf = rrt_app_json_open(&c);

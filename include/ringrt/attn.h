@@ -147,7 +147,8 @@ typedef struct rrt_attn_stats {
   double hidden_share;   /**< 1 - comm_exposed_s / comm_s (1 when there is no comm) */
   double bytes_sent;     /**< bytes this rank sent (K/V; backward: and dK/dV) */
   double flops;          /**< unmasked work of this rank (4 * head_dim per pair; backward 10) */
-  int steps;             /**< ring steps (= ranks) */
+  int steps;             /**< ring steps that ran: ranks, or fewer when no rank has work
+                              on the later ones (a window, contiguous causal, ...) */
   /* ---- issue 10: backward runs (0 after a forward run) ---- */
   int backward;             /**< 1: the last run was a backward run */
   double handoff_s;         /**< dK/dV hand-off and the final transfer home (in comm_s) */
@@ -156,7 +157,9 @@ typedef struct rrt_attn_stats {
 
 /** Create a plan (collective): validates `desc` on every rank, agrees on the
  *  result (a bad or mismatched descriptor anywhere is an error everywhere),
- *  and allocates the K/V ring buffers and accumulators. */
+ *  and allocates the K/V ring buffers and accumulators. The backward's
+ *  buffers (f32 dQ, delta, three dK|dV buffers) are allocated by the first
+ *  backward run, so a forward-only plan never holds them. */
 RRT_API rrt_status rrt_attn_plan_create(rrt_ctx_t ctx, const rrt_attn_desc *desc,
                                         rrt_attn_plan_t *plan);
 /** Run the forward pass (collective). q, k, v: this rank's shards; o: output
@@ -169,8 +172,10 @@ RRT_API rrt_status rrt_attn_plan_run(rrt_attn_plan_t plan, const void *q, const 
  *  loss with respect to o. Writes dq (q's shape) and dk, dv (k's shape) in
  *  storage dtype: dK/dV are summed over every query rank and, for GQA/MQA,
  *  over the query heads of a group. Accumulation is f32 throughout and
- *  rounded once at the end. Deterministic: the same bits on every run for
- *  a fixed rank count, layout and backend. */
+ *  rounded once at the end. Deterministic: the same bits on every run (on
+ *  this plan or a new one) for a fixed rank count, layout and backend; no
+ *  atomics, and the ranks' parts of dK/dV are added in ring order. NULL
+ *  tensors and failures to allocate are errors on every rank. */
 RRT_API rrt_status rrt_attn_plan_run_bwd(rrt_attn_plan_t plan, const void *q, const void *k,
                                          const void *v, const void *o, const float *lse,
                                          const void *dout, void *dq, void *dk, void *dv);

@@ -33,6 +33,26 @@ rrt_status rrt_attn_desc_import(const rrt_attn_desc *user, rrt_attn_desc *full, 
   return rrt_options_import(&desc_layout, user, full, msg, msglen);
 }
 
+/* cu_seqlens: num_docs + 1 nondecreasing offsets from 0 to seq, batch 1. */
+static rrt_status check_docs(const rrt_attn_desc *d, char *msg, size_t msglen) {
+  if (!d->cu_seqlens && d->num_docs == 0) return RRT_SUCCESS;
+  if (!d->cu_seqlens) DESC_FAIL("num_docs %lld without cu_seqlens", (long long)d->num_docs);
+  if (d->num_docs < 1) DESC_FAIL("cu_seqlens given with num_docs %lld < 1", (long long)d->num_docs);
+  if (d->batch != 1)
+    DESC_FAIL("packed documents (cu_seqlens) need batch 1, not %lld", (long long)d->batch);
+  const int64_t *cu = d->cu_seqlens;
+  if (cu[0] != 0) DESC_FAIL("cu_seqlens[0] is %lld, must be 0", (long long)cu[0]);
+  for (int64_t i = 1; i <= d->num_docs; i++)
+    if (cu[i] < cu[i - 1])
+      DESC_FAIL("cu_seqlens[%lld] = %lld is less than cu_seqlens[%lld] = %lld (offsets must not "
+                "decrease)",
+                (long long)i, (long long)cu[i], (long long)(i - 1), (long long)cu[i - 1]);
+  if (cu[d->num_docs] != d->seq)
+    DESC_FAIL("cu_seqlens[%lld] (the last) is %lld, must be seq %lld", (long long)d->num_docs,
+              (long long)cu[d->num_docs], (long long)d->seq);
+  return RRT_SUCCESS;
+}
+
 rrt_status rrt_attn_desc_check(const rrt_attn_desc *user, int nranks, char *msg, size_t msglen) {
   rrt_attn_desc full;
   rrt_status st = rrt_attn_desc_import(user, &full, msg, msglen);
@@ -59,39 +79,46 @@ rrt_status rrt_attn_desc_check(const rrt_attn_desc *user, int nranks, char *msg,
     DESC_FAIL("batch %lld x seq %lld x heads_q %d x head_dim %d elements (f32: 4 bytes each) "
               "overflow the 64-bit size arithmetic",
               (long long)d->batch, (long long)d->seq, d->heads_q, d->head_dim);
-  int64_t len;
-  if (rrt_attn_seq_local(d->layout, d->seq, nranks, &len) != RRT_SUCCESS)
-    DESC_FAIL("seq %lld does not split over %d ranks with layout %s (needs a multiple of %d)",
-              (long long)d->seq, nranks, rrt_attn_layout_name(d->layout),
-              d->layout == RRT_ATTN_ZIGZAG ? 2 * nranks : nranks);
-  return RRT_SUCCESS;
+  if (nranks < 1) DESC_FAIL("%d ranks", nranks);
+  if (d->window_left < -1 || d->window_right < -1)
+    DESC_FAIL("window (%d, %d): each side must be >= 0, or -1 for unlimited", d->window_left,
+              d->window_right);
+  return check_docs(d, msg, msglen);
 }
 
 double rrt_attn_flops(const rrt_attn_desc *user) {
   rrt_attn_desc full, *d = &full;
-  if (rrt_attn_desc_import(user, &full, NULL, 0) != RRT_SUCCESS) return 0.0;
-  double s = (double)d->seq;
-  double pairs = d->causal ? s * (s + 1) / 2 : s * s;
-  return 4.0 * d->head_dim * pairs * (double)d->heads_q * (double)d->batch;
+  if (rrt_attn_desc_check(user, 1, NULL, 0) != RRT_SUCCESS ||
+      rrt_attn_desc_import(user, &full, NULL, 0) != RRT_SUCCESS)
+    return 0.0;
+  return 4.0 * d->head_dim * rrt_attn_mask_pairs(d) * (double)d->heads_q * (double)d->batch;
 }
 
 double rrt_attn_flops_bwd(const rrt_attn_desc *desc) { return 2.5 * rrt_attn_flops(desc); }
 
-/* Even dense splits only for now: uneven lengths and documents come with the
- * masks of issue 10. */
-rrt_status rrt_attn_shard_len(const rrt_attn_desc *user, int nranks, int rank, int64_t *len) {
+/* The schedule of a valid descriptor (NULL when invalid or out of memory). */
+static rrt_ring_sched *sched_of(const rrt_attn_desc *user, int nranks, int rank) {
   rrt_attn_desc full;
-  if (!len || rank < 0 || rank >= nranks ||
+  rrt_ring_sched *s = NULL;
+  if (rank < 0 || rank >= nranks || rrt_attn_desc_check(user, nranks, NULL, 0) != RRT_SUCCESS ||
       rrt_attn_desc_import(user, &full, NULL, 0) != RRT_SUCCESS)
-    return RRT_ERR_INVALID_ARG;
-  return rrt_attn_seq_local(full.layout, full.seq, nranks, len);
+    return NULL;
+  rrt_ring_sched_create(&full, nranks, &s);
+  return s;
+}
+
+rrt_status rrt_attn_shard_len(const rrt_attn_desc *user, int nranks, int rank, int64_t *len) {
+  rrt_ring_sched *s = len ? sched_of(user, nranks, rank) : NULL;
+  if (!s) return RRT_ERR_INVALID_ARG;
+  *len = s->len[rank];
+  rrt_ring_sched_destroy(s);
+  return RRT_SUCCESS;
 }
 
 rrt_status rrt_attn_shard_positions(const rrt_attn_desc *user, int nranks, int rank, int64_t *pos) {
-  int64_t len;
-  rrt_status st = rrt_attn_shard_len(user, nranks, rank, &len);
-  if (st != RRT_SUCCESS || !pos) return RRT_ERR_INVALID_ARG;
-  for (int64_t i = 0; i < len; i++)
-    pos[i] = rrt_attn_global_pos(user->layout, user->seq, nranks, rank, i);
+  rrt_ring_sched *s = pos ? sched_of(user, nranks, rank) : NULL;
+  if (!s) return RRT_ERR_INVALID_ARG;
+  rrt_ring_sched_positions(s, rank, pos);
+  rrt_ring_sched_destroy(s);
   return RRT_SUCCESS;
 }

@@ -6,6 +6,7 @@
  * kernel table of its backend (kernels/attn_table.h). The drivers
  * (ring_fwd.c) then never ask which backend runs. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,51 +22,119 @@ const char rrt_attn_op_run[] = "rrt_attn_plan_run";
 
 /* ---- validation ----------------------------------------------------------- */
 
-/* Every rank must describe the same problem: compare the fields by a max
- * over (v, -v) pairs, one small allreduce. */
-static rrt_status check_same_desc(rrt_ctx_t ctx, const rrt_attn_desc *d) {
-  double sc = d->scale;
-  int64_t scale_bits;
-  memcpy(&scale_bits, &sc, sizeof scale_bits);
-  int64_t v[9] = {d->batch,           d->seq,
-                  d->heads_q,         d->heads_kv,
-                  d->head_dim,        (int64_t)d->causal,
-                  (int64_t)d->layout, (int64_t)d->dtype,
-                  scale_bits};
-  enum { N = 9 };
-  int64_t both[2 * N], out[2 * N];
-  for (int i = 0; i < N; i++) {
-    both[i] = v[i];
-    both[N + i] = -v[i];
+/* FNV-1a over the document offsets (0 without documents): equal lists
+ * hash equal on every rank, so one integer stands for the list. */
+static int64_t cu_hash(const rrt_attn_desc *d) {
+  uint64_t h = 1469598103934665603ull;
+  for (int64_t i = 0; d->cu_seqlens && i <= d->num_docs; i++) {
+    uint64_t x = (uint64_t)d->cu_seqlens[i];
+    for (int b = 0; b < 8; b++, x >>= 8)
+      h = (h ^ (x & 0xff)) * 1099511628211ull;
   }
-  RRT_CHECK(rrt_host_allreduce(ctx, both, out, 2 * N, RRT_DTYPE_I64, RRT_OP_MAX));
-  static const char *const names[N] = {"batch",  "seq",    "heads_q", "heads_kv", "head_dim",
-                                       "causal", "layout", "dtype",   "scale"};
-  for (int i = 0; i < N; i++)
-    if (out[i] != -out[N + i])
-      return rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create,
-                       "the descriptor differs between ranks: %s is %lld here, ranges over "
-                       "[%lld, %lld]",
-                       names[i], (long long)v[i], (long long)-out[N + i], (long long)out[i]);
+  return d->cu_seqlens ? (int64_t)(h >> 1) : 0;
+}
+
+/* max and -min over the ranks of n values: out[i] = max, out[n + i] = -min */
+static rrt_status range_allreduce(rrt_ctx_t ctx, const void *v, void *out, size_t n, rrt_dtype dt) {
+  const size_t es = rrt_dtype_size(dt);
+  char *both = malloc(2 * n * es + 1);
+  if (!both) return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "descriptor check");
+  for (size_t i = 0; i < n; i++) {
+    if (dt == RRT_DTYPE_F64) {
+      ((double *)both)[i] = ((const double *)v)[i];
+      ((double *)both)[n + i] = -((const double *)v)[i];
+    } else {
+      ((int64_t *)both)[i] = ((const int64_t *)v)[i];
+      ((int64_t *)both)[n + i] = -((const int64_t *)v)[i];
+    }
+  }
+  rrt_status st = rrt_host_allreduce(ctx, both, out, 2 * n, dt, RRT_OP_MAX);
+  free(both);
+  return st;
+}
+
+enum { F_SCALE = 8, F_LAYOUT = 6, F_DTYPE = 7, F_CU = 12, NF = 13 };
+static const char *const field_names[NF] = {
+    "batch", "seq",   "heads_q",     "heads_kv",     "head_dim", "causal",    "layout",
+    "dtype", "scale", "window_left", "window_right", "num_docs", "cu_seqlens"};
+
+static const char *enum_name(int field, int64_t v) {
+  return field == F_LAYOUT ? rrt_attn_layout_name((rrt_attn_layout)v)
+                           : rrt_dtype_name((rrt_dtype)v);
+}
+
+/* The first offset that differs between ranks (num_docs agrees). */
+static rrt_status cu_mismatch(rrt_ctx_t ctx, const rrt_attn_desc *d) {
+  const size_t n = (size_t)d->num_docs + 1;
+  int64_t *out = malloc(2 * n * sizeof *out);
+  rrt_status st = out ? range_allreduce(ctx, d->cu_seqlens, out, n, RRT_DTYPE_I64)
+                      : rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "cu_seqlens");
+  size_t i = 0;
+  while (st == RRT_SUCCESS && i + 1 < n && out[i] == -out[n + i])
+    i++;
+  if (st == RRT_SUCCESS)
+    st = rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create,
+                   "the descriptor differs between ranks: cu_seqlens[%zu] is %lld here, ranges "
+                   "over [%lld, %lld]",
+                   i, (long long)d->cu_seqlens[i], (long long)-out[n + i], (long long)out[i]);
+  free(out);
+  return st;
+}
+
+/* Field f differs: say how, by name for the enums and as a number for the
+ * scale (every rank takes this path: the reduced values are the same). */
+static rrt_status desc_mismatch(rrt_ctx_t ctx, const rrt_attn_desc *d, int f, const int64_t *v,
+                                const int64_t *out) {
+  static const char fmt[] = "the descriptor differs between ranks: %s is %s here, ranges over "
+                            "[%s, %s]";
+  if (f == F_CU) return cu_mismatch(ctx, d);
+  if (f == F_SCALE) {
+    double r[2];
+    RRT_CHECK(range_allreduce(ctx, &d->scale, r, 1, RRT_DTYPE_F64));
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create,
+                     "the descriptor differs between ranks: scale is %.17g here, ranges over "
+                     "[%.17g, %.17g]",
+                     d->scale, -r[1], r[0]);
+  }
+  if (f == F_LAYOUT || f == F_DTYPE)
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create, fmt, field_names[f],
+                     enum_name(f, v[f]), enum_name(f, -out[NF + f]), enum_name(f, out[f]));
+  return rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create,
+                   "the descriptor differs between ranks: %s is %lld here, ranges over [%lld, "
+                   "%lld]",
+                   field_names[f], (long long)v[f], (long long)-out[NF + f], (long long)out[f]);
+}
+
+/* Every rank must describe the same problem: compare the fields (the
+ * document offsets by their hash) by a max over (v, -v), one small
+ * allreduce. */
+static rrt_status check_same_desc(rrt_ctx_t ctx, const rrt_attn_desc *d) {
+  int64_t scale_bits;
+  memcpy(&scale_bits, &d->scale, sizeof scale_bits);
+  const int64_t v[NF] = {d->batch,    d->seq,         d->heads_q,         d->heads_kv,
+                         d->head_dim, d->causal,      (int64_t)d->layout, (int64_t)d->dtype,
+                         scale_bits,  d->window_left, d->window_right,    d->num_docs,
+                         cu_hash(d)};
+  int64_t out[2 * NF];
+  RRT_CHECK(range_allreduce(ctx, v, out, NF, RRT_DTYPE_I64));
+  for (int f = 0; f < NF; f++)
+    if (out[f] != -out[NF + f]) return desc_mismatch(ctx, d, f, v, out);
   return RRT_SUCCESS;
 }
 
 /* ---- plan ------------------------------------------------------------------ */
 
-/* The row mask (attn_item.h): query row q sees key positions [lo, hi]. */
+/* The row mask (attn_item.h): query row q sees key positions [lo, hi]
+ * (causal, window and documents folded; sched/ring_schedule.h). */
 static rrt_status plan_mask(rrt_attn_plan_t p) {
-  const rrt_attn_desc *d = &p->d;
   const int64_t L = p->shape.q_rows;
-  if (!d->causal || L == 0) return RRT_SUCCESS;
+  if (!p->sched->masked || L == 0) return RRT_SUCCESS;
   const size_t bytes = (size_t)L * sizeof(int64_t);
   int64_t *lo = malloc(bytes), *hi = malloc(bytes);
   rrt_status st = lo && hi
                       ? RRT_SUCCESS
                       : rrt_error(p->ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "row mask");
-  for (int64_t q = 0; st == RRT_SUCCESS && q < L; q++) {
-    lo[q] = 0;
-    hi[q] = rrt_attn_global_pos(d->layout, d->seq, p->P, p->rank, q);
-  }
+  if (st == RRT_SUCCESS) rrt_ring_sched_row_mask(p->sched, p->rank, lo, hi);
   if (st == RRT_SUCCESS) st = rrt_malloc(p->ctx, bytes, (void **)&p->mask_lo);
   if (st == RRT_SUCCESS) st = rrt_malloc(p->ctx, bytes, (void **)&p->mask_hi);
   if (st == RRT_SUCCESS) st = rrt_memcpy_to_backend(p->ctx, p->mask_lo, lo, bytes);
@@ -82,7 +151,6 @@ static rrt_status plan_init(rrt_attn_plan_t p, rrt_ctx_t ctx, const rrt_attn_des
   p->d = *desc;
   p->P = ctx->size;
   p->rank = ctx->rank;
-  p->nsteps = p->P;
   p->dev = ctx->dev;
   p->compute_stream = ctx->compute_stream;
   p->comm_stream = ctx->comm_stream;
@@ -93,33 +161,42 @@ static rrt_status plan_init(rrt_attn_plan_t p, rrt_ctx_t ctx, const rrt_attn_des
     return rrt_error(ctx, RRT_ERR_UNSUPPORTED, rrt_attn_op_create,
                      "no attention kernels for the %s backend in this build",
                      rrt_backend_name(ctx->backend));
-  int64_t L = 0;
-  rrt_attn_seq_local(desc->layout, desc->seq, p->P, &L);
+  if (rrt_ring_sched_create(desc, p->P, &p->sched) != RRT_SUCCESS)
+    return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "the ring schedule");
+  /* every rank derives the same count from the same pure schedule */
+  p->nsteps = rrt_ring_sched_nsteps(p->sched);
+  /* the caller's offsets are read during creation only: keep the copy */
+  if (p->d.cu_seqlens) p->d.cu_seqlens = p->sched->cu;
+  const int64_t L = p->sched->len[p->rank], KV = p->sched->kv_rows;
   const float scale = desc->scale > 0 ? (float)desc->scale : 1.0f / sqrtf((float)desc->head_dim);
   p->shape = (rrt_attn_kshape){
-      desc->batch,      L,     L,           desc->heads_q, desc->heads_kv, desc->head_dim,
+      desc->batch,      L,     KV,          desc->heads_q, desc->heads_kv, desc->head_dim,
       (int)desc->dtype, scale, {NULL, NULL}};
   p->q_elems = (size_t)desc->batch * (size_t)L * (size_t)desc->heads_q * (size_t)desc->head_dim;
   p->lse_elems = (size_t)desc->batch * (size_t)desc->heads_q * (size_t)L;
-  p->kv_elems = (size_t)desc->batch * (size_t)L * (size_t)desc->heads_kv * (size_t)desc->head_dim;
+  /* ring buffers hold the longest shard: shorter ones travel padded */
+  p->kv_elems = (size_t)desc->batch * (size_t)KV * (size_t)desc->heads_kv * (size_t)desc->head_dim;
   p->kv_bytes = 2 * p->kv_elems * rrt_dtype_size(desc->dtype);
   return RRT_SUCCESS;
 }
 
 static rrt_status plan_alloc(rrt_attn_plan_t p) {
   rrt_ctx_t ctx = p->ctx;
-  const rrt_attn_desc *d = &p->d;
   p->steps = calloc((size_t)p->P, sizeof *p->steps);
   p->times = calloc((size_t)p->P, sizeof *p->times);
   if (!p->steps || !p->times)
     return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "plan arrays");
   for (int s = 0; s < p->P; s++)
-    if (rrt_ring_step_plan(d->layout, d->causal, d->seq, p->P, p->rank, s, &p->steps[s]) !=
-        RRT_SUCCESS)
-      return rrt_error(ctx, RRT_ERR_INTERNAL, rrt_attn_op_create, "no schedule for step %d", s);
-  for (int i = 0; i < 2; i++)
+    if (rrt_ring_step_plan(p->sched, p->rank, s, &p->steps[s]) != RRT_SUCCESS)
+      return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "the items of step %d", s);
+  for (int i = 0; i < 2; i++) {
     RRT_CHECK(rrt_malloc(ctx, p->kv_bytes, &p->kvbuf[i]));
-  if (d->dtype != RRT_DTYPE_F32)
+    /* start writes only this rank's rows: the padding of a shorter shard
+     * is zeroed once, so nothing uninitialised travels */
+    if (p->shape.q_rows != p->shape.kv_rows)
+      RRT_CHECK(rrt_memset(ctx, p->kvbuf[i], 0, p->kv_bytes));
+  }
+  if (p->d.dtype != RRT_DTYPE_F32)
     RRT_CHECK(rrt_malloc(ctx, p->q_elems * sizeof(float), (void **)&p->o_acc));
   RRT_CHECK(rrt_malloc(ctx, p->lse_elems * sizeof(float), (void **)&p->lse_acc));
   RRT_CHECK(plan_mask(p));
@@ -152,8 +229,12 @@ rrt_status rrt_attn_plan_destroy(rrt_attn_plan_t p) {
     for (int i = 0; i < RRT_ATTN_STEP_EVENTS * p->P + 1; i++)
       if (p->ev[i]) p->dev->event_destroy(p->ev[i]);
   free(p->ev);
+  if (p->steps)
+    for (int s = 0; s < p->P; s++)
+      rrt_ring_step_free(&p->steps[s]);
   free(p->steps);
   free(p->times);
+  rrt_ring_sched_destroy(p->sched);
   free(p);
   return RRT_SUCCESS;
 }

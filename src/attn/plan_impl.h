@@ -62,7 +62,8 @@ struct rrt_attn_plan {
   float *o_acc;               /* backend f32 running output (dtype != f32) */
   float *lse_acc;             /* backend f32 running LSE (when the caller passes none) */
   int64_t *mask_lo, *mask_hi; /* backend: the row mask (shape.mask), NULL when unmasked */
-  rrt_ring_step *steps;       /* this rank's P steps */
+  rrt_ring_sched *sched;      /* the layout and mask of every rank (pure) */
+  rrt_ring_step *steps;       /* this rank's P steps (steps >= nsteps are empty) */
   rrt_attn_step_time *times;
   rrt_event *ev; /* async: RRT_ATTN_STEP_EVENTS per step + 1 */
   rrt_attn_bwd_bufs bwd;

@@ -20,7 +20,7 @@ static void times_from_events(rrt_attn_plan_t p, double t0, int s) {
   rrt_event *ev = &p->ev[RRT_ATTN_STEP_EVENTS * s];
   tm->kb = ev_time(p, t0, ev[2]);
   tm->ke = ev_time(p, t0, ev[3]);
-  if (s + 1 < p->P) {
+  if (s + 1 < p->nsteps) {
     tm->cb = ev_time(p, t0, ev[0]);
     tm->ce = ev_time(p, t0, ev[1]);
   }
@@ -39,9 +39,10 @@ static void collect(rrt_attn_plan_t p, double t0, double t1, const char *what,
   rrt_attn_stats *S = &p->stats;
   memset(S, 0, sizeof *S);
   S->total_s = t1 - t0;
-  S->steps = p->P;
-  S->bytes_sent = (double)(p->P - 1) * (double)p->kv_bytes;
-  for (int s = 0; s < p->P; s++) {
+  /* the run stops after nsteps: later steps neither compute nor send */
+  S->steps = p->nsteps;
+  S->bytes_sent = (double)(p->nsteps - 1) * (double)p->kv_bytes;
+  for (int s = 0; s < p->nsteps; s++) {
     rrt_attn_step_time *tm = &p->times[s];
     if (p->async) times_from_events(p, t0, s);
     S->flops +=
@@ -50,7 +51,7 @@ static void collect(rrt_attn_plan_t p, double t0, double t1, const char *what,
     char name[48];
     snprintf(name, sizeof name, "%s step %d", what, s);
     rrt_trace_add(p->ctx, RRT_TRACK_COMPUTE, name, tm->kb, tm->ke);
-    if (s + 1 < p->P) {
+    if (s + 1 < p->nsteps) {
       double c = tm->ce - tm->cb;
       S->comm_s += c;
       S->comm_exposed_s += c - overlap(tm->cb, tm->ce, tm->kb, tm->ke);

@@ -65,8 +65,23 @@ static rrt_status gpu_start(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_ks
   w->q = q; /* the kernels read storage dtype */
   RRT_CHECK(b->init(cs, o, (int64_t)q_elems(sh), lse, (int64_t)lse_elems(sh)));
   if (!kvbuf) return RRT_SUCCESS;
-  RRT_CHECK(ctx->dev->memcpy_async(kvbuf, k, half, b->copy, cs));
-  return ctx->dev->memcpy_async((char *)kvbuf + half, v, half, b->copy, cs);
+  if (sh->q_rows == sh->kv_rows) {
+    RRT_CHECK(ctx->dev->memcpy_async(kvbuf, k, half, b->copy, cs));
+    return ctx->dev->memcpy_async((char *)kvbuf + half, v, half, b->copy, cs);
+  }
+  /* a shorter shard: q_rows rows of each batch at the start of its kv_rows
+   * (the padding after them was zeroed by the plan) */
+  const size_t row =
+      (size_t)sh->heads_kv * (size_t)sh->head_dim * rrt_dtype_size((rrt_dtype)sh->dtype);
+  const size_t src_b = (size_t)sh->q_rows * row, dst_b = (size_t)sh->kv_rows * row;
+  for (int64_t bt = 0; bt < sh->batch && src_b > 0; bt++) {
+    const size_t so = (size_t)bt * src_b, dso = (size_t)bt * dst_b;
+    RRT_CHECK(
+        ctx->dev->memcpy_async((char *)kvbuf + dso, (const char *)k + so, src_b, b->copy, cs));
+    RRT_CHECK(ctx->dev->memcpy_async((char *)kvbuf + half + dso, (const char *)v + so, src_b,
+                                     b->copy, cs));
+  }
+  return RRT_SUCCESS;
 }
 
 static rrt_status gpu_step(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_kshape *sh,

@@ -201,4 +201,28 @@ static inline RRT_HD void rrt_attn_item_keys(const rrt_attn_item *it, rrt_attn_k
   *je = e > b ? e : b;
 }
 
+/* The keys any row of rows [i_first, i_last] of an item sees: [*kb, *ke),
+ * from the first row's start to the last row's end (both ends are
+ * nondecreasing), so a tile outside it is skipped without a look at the
+ * rows in between. */
+static inline RRT_HD void rrt_attn_block_keys(const rrt_attn_item *it, rrt_attn_kmask mask,
+                                              int64_t i_first, int64_t i_last, int64_t *kb,
+                                              int64_t *ke) {
+  int64_t b, e;
+  rrt_attn_item_keys(it, mask, i_first, kb, &e);
+  rrt_attn_item_keys(it, mask, i_last, &b, ke);
+  if (*ke < *kb) *ke = *kb;
+}
+
+/* A row's visible keys [jb, je) as seen from the tile of n keys that starts
+ * at key j0: [*vb, *ve) relative to the tile (empty: *vb == *ve). */
+static inline RRT_HD void rrt_attn_tile_span(int64_t jb, int64_t je, int64_t j0, int n, int *vb,
+                                             int *ve) {
+  int64_t b = jb - j0, e = je - j0;
+  b = b < 0 ? 0 : b > n ? n : b;
+  e = e < b ? b : e > n ? n : e;
+  *vb = (int)b;
+  *ve = (int)e;
+}
+
 #endif

@@ -22,7 +22,7 @@ static size_t kv_elems(const rrt_attn_kshape *sh) {
 static rrt_status cpu_work_create(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w) {
   (void)ctx;
   if (sh->dtype == RRT_DTYPE_F32) return RRT_SUCCESS;
-  w->q32 = malloc(q_elems(sh) * sizeof(float));
+  w->q32 = malloc(q_elems(sh) * sizeof(float) + 1); /* + 1: an empty shard is no failure */
   w->kv32 = malloc(2 * kv_elems(sh) * sizeof(float));
   w->dout32 = malloc(q_elems(sh) * sizeof(float));
   return w->q32 && w->kv32 && w->dout32 ? RRT_SUCCESS : RRT_ERR_OUT_OF_MEMORY;
@@ -36,13 +36,29 @@ static void cpu_work_destroy(rrt_ctx_t ctx, rrt_attn_work *w) {
   w->q32 = w->kv32 = w->dout32 = NULL;
 }
 
+/* This rank's K then V into the ring buffer, q_rows rows of each batch at
+ * the start of its kv_rows (the padding after them was zeroed by the plan). */
+static void cpu_copy_kv_strided(const rrt_attn_kshape *sh, void *kvbuf, const void *k,
+                                const void *v) {
+  const size_t row =
+      (size_t)sh->heads_kv * (size_t)sh->head_dim * rrt_dtype_size((rrt_dtype)sh->dtype);
+  const size_t half = kv_elems(sh) * rrt_dtype_size((rrt_dtype)sh->dtype);
+  const size_t src_b = (size_t)sh->q_rows * row, dst_b = (size_t)sh->kv_rows * row;
+  for (int64_t b = 0; b < sh->batch; b++) {
+    memcpy((char *)kvbuf + (size_t)b * dst_b, (const char *)k + (size_t)b * src_b, src_b);
+    memcpy((char *)kvbuf + half + (size_t)b * dst_b, (const char *)v + (size_t)b * src_b, src_b);
+  }
+}
+
 static rrt_status cpu_start(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
                             const void *q, const void *k, const void *v, void *kvbuf, float *o,
                             float *lse) {
   (void)ctx;
   const size_t n_lse = (size_t)sh->batch * (size_t)sh->heads_q * (size_t)sh->q_rows;
   const size_t half = kv_elems(sh) * rrt_dtype_size((rrt_dtype)sh->dtype);
-  rrt_attn_cpu_start(o, q_elems(sh), lse, n_lse, kvbuf, k, v, half);
+  const int strided = kvbuf && sh->q_rows != sh->kv_rows; /* a shorter shard: padded */
+  rrt_attn_cpu_start(o, q_elems(sh), lse, n_lse, strided ? NULL : kvbuf, k, v, half);
+  if (strided) cpu_copy_kv_strided(sh, kvbuf, k, v);
   w->q = q;
   if (sh->dtype != RRT_DTYPE_F32) {
     rrt_attn_cpu_to_f32(w->q32, q, q_elems(sh), sh->dtype);

@@ -1,140 +1,117 @@
-/* Ring attention schedule and layout arithmetic: the one place that knows
- * where a global position lives for each layout. */
+/* Ring attention schedule: the items of a (rank, step) from the segments
+ * of the two shards (ring_layout.c), and the number of steps that run. */
 #include "sched/ring_schedule.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-static const char *const layout_names[RRT_ATTN_LAYOUT_COUNT] = {"contiguous", "zigzag", "stripe"};
-
-const char *rrt_attn_layout_name(rrt_attn_layout layout) {
-  return (unsigned)layout < RRT_ATTN_LAYOUT_COUNT ? layout_names[layout] : "unknown";
+/* Visible keys [jb, je) of key segment k (indices relative to it) for a
+ * query that sees key positions [lo, hi]: both ends nondecreasing in lo/hi
+ * (the same arithmetic as rrt_attn_item_keys of kernels/attn_math.h). */
+static void seg_keys(const rrt_attn_seg *k, int64_t lo, int64_t hi, int64_t *jb, int64_t *je) {
+  const int64_t dlo = lo - k->pos0, dhi = hi - k->pos0, ks = k->stride;
+  int64_t b = dlo <= 0 ? 0 : (dlo + ks - 1) / ks;
+  int64_t e = dhi < 0 ? 0 : dhi / ks + 1;
+  b = b < k->len ? b : k->len;
+  e = e < k->len ? e : k->len;
+  *jb = b;
+  *je = e > b ? e : b;
 }
 
-rrt_status rrt_attn_layout_parse(const char *name, rrt_attn_layout *layout) {
-  for (int i = 0; name && i < RRT_ATTN_LAYOUT_COUNT; i++) {
-    if (strcmp(name, layout_names[i]) == 0) {
-      *layout = (rrt_attn_layout)i;
-      return RRT_SUCCESS;
+static int64_t seg_last(const rrt_attn_seg *g) { return g->pos0 + (g->len - 1) * g->stride; }
+
+static void set_item(rrt_attn_item *it, const rrt_attn_seg *q, int64_t qi, int64_t qn,
+                     const rrt_attn_seg *k, int64_t kj, int64_t kn, int masked) {
+  *it = (rrt_attn_item){q->begin + qi, qn, q->pos0 + qi * q->stride, q->stride,
+                        k->begin + kj, kn, k->pos0 + kj * k->stride, k->stride,
+                        masked};
+}
+
+/* The item of the pair (q, k) of one document, trimmed to the rows and
+ * keys that see anything; its kept pairs in *pairs. 0: nothing visible. */
+static int pair_item(const rrt_ring_sched *s, const rrt_attn_seg *q, const rrt_attn_seg *k,
+                     rrt_attn_item *it, int64_t *pairs) {
+  int64_t lo0, hi0, lon, hin;
+  rrt_ring_sched_bounds(s, q->doc, q->pos0, &lo0, &hi0);
+  rrt_ring_sched_bounds(s, q->doc, seg_last(q), &lon, &hin);
+  if (hin < k->pos0 || lo0 > seg_last(k)) return 0; /* the bounding box misses */
+  if (lon <= k->pos0 && hi0 >= seg_last(k)) {       /* every row sees every key */
+    set_item(it, q, 0, q->len, k, 0, k->len, 0);
+    *pairs = q->len * k->len;
+    return 1;
+  }
+  int64_t fi = -1, li = -1, jb_f = 0, je_f = 0, jb_l = 0, je_l = 0, n = 0;
+  for (int64_t i = 0; i < q->len; i++) {
+    int64_t lo, hi, jb, je;
+    rrt_ring_sched_bounds(s, q->doc, q->pos0 + i * q->stride, &lo, &hi);
+    seg_keys(k, lo, hi, &jb, &je);
+    if (je == jb) continue;
+    if (fi < 0) fi = i, jb_f = jb, je_f = je;
+    li = i, jb_l = jb, je_l = je;
+    n += je - jb;
+  }
+  if (fi < 0) return 0;
+  /* ends are monotone: equal at both ends means every row sees the range */
+  set_item(it, q, fi, li - fi + 1, k, jb_f, je_l - jb_f, !(jb_l == jb_f && je_f == je_l));
+  *pairs = n;
+  return 1;
+}
+
+/* Walk the same-document (query, key) segment pairs of (rank, src). With
+ * out == NULL, stop at the first visible pair and return 1 (work exists);
+ * otherwise append every item to out (0, or -1 when out of memory). */
+static int walk_pairs(const rrt_ring_sched *s, int rank, int src, rrt_ring_step *out, int *cap) {
+  const rrt_attn_seg *qs = s->segs + s->seg_off[rank], *ks = s->segs + s->seg_off[src];
+  const int64_t nq = s->seg_off[rank + 1] - s->seg_off[rank];
+  const int64_t nk = s->seg_off[src + 1] - s->seg_off[src];
+  int64_t k0 = 0;
+  for (int64_t a = 0; a < nq; a++) {
+    while (k0 < nk && ks[k0].doc < qs[a].doc)
+      k0++;
+    for (int64_t b = k0; b < nk && ks[b].doc == qs[a].doc; b++) {
+      rrt_attn_item it;
+      int64_t pairs;
+      if (!pair_item(s, &qs[a], &ks[b], &it, &pairs)) continue;
+      if (!out) return 1;
+      if (out->nitems == *cap) {
+        int c = *cap ? 2 * *cap : 4;
+        rrt_attn_item *v = realloc(out->items, (size_t)c * sizeof *v);
+        if (!v) return -1;
+        out->items = v, *cap = c;
+      }
+      out->items[out->nitems++] = it;
+      out->pairs += pairs;
     }
   }
-  return RRT_ERR_INVALID_ARG;
+  return 0;
 }
 
-rrt_status rrt_attn_seq_local(rrt_attn_layout layout, int64_t seq, int nranks, int64_t *seq_local) {
-  if (nranks < 1 || seq < 1 || (unsigned)layout >= RRT_ATTN_LAYOUT_COUNT)
-    return RRT_ERR_INVALID_ARG;
-  int64_t parts = layout == RRT_ATTN_ZIGZAG ? 2 * (int64_t)nranks : nranks;
-  if (seq % parts != 0) return RRT_ERR_INVALID_ARG;
-  *seq_local = seq / nranks;
-  return RRT_SUCCESS;
+static int src_of(const rrt_ring_sched *s, int rank, int step) {
+  return ((rank - step) % s->P + s->P) % s->P;
 }
 
-int64_t rrt_attn_global_pos(rrt_attn_layout layout, int64_t seq, int nranks, int rank,
-                            int64_t local) {
-  int64_t len = seq / nranks;
-  switch (layout) {
-  case RRT_ATTN_ZIGZAG: {
-    int64_t c = seq / (2 * (int64_t)nranks);
-    return local < c ? rank * c + local : (2 * (int64_t)nranks - 1 - rank) * c + (local - c);
-  }
-  case RRT_ATTN_STRIPE: return local * nranks + rank;
-  default: return rank * len + local;
-  }
-}
-
-void rrt_attn_locate(rrt_attn_layout layout, int64_t seq, int nranks, int64_t pos, int *rank,
-                     int64_t *local) {
-  int64_t len = seq / nranks;
-  switch (layout) {
-  case RRT_ATTN_ZIGZAG: {
-    int64_t c = seq / (2 * (int64_t)nranks);
-    int64_t chunk = pos / c;
-    if (chunk < nranks) {
-      *rank = (int)chunk;
-      *local = pos - chunk * c;
-    } else {
-      *rank = (int)(2 * (int64_t)nranks - 1 - chunk);
-      *local = c + (pos - chunk * c);
-    }
-    return;
-  }
-  case RRT_ATTN_STRIPE:
-    *rank = (int)(pos % nranks);
-    *local = pos / nranks;
-    return;
-  default:
-    *rank = (int)(pos / len);
-    *local = pos % len;
-    return;
-  }
-}
-
-int64_t rrt_attn_item_pairs(const rrt_attn_item *it) {
-  if (!it->masked) return it->q_len * it->k_len;
-  int64_t n = 0;
-  for (int64_t i = 0; i < it->q_len; i++) {
-    int64_t d = it->q_pos0 + i * it->q_stride - it->k_pos0; /* need k_stride * j <= d */
-    if (d < 0) continue;
-    int64_t j = d / it->k_stride + 1;
-    n += j < it->k_len ? j : it->k_len;
-  }
-  return n;
-}
-
-static void add_item(rrt_ring_step *st, int64_t qb, int64_t ql, int64_t qp, int64_t qs, int64_t kb,
-                     int64_t kl, int64_t kp, int64_t ks, int causal) {
-  rrt_attn_item *it = &st->items[st->nitems++];
-  it->q_begin = qb;
-  it->q_len = ql;
-  it->q_pos0 = qp;
-  it->q_stride = qs;
-  it->k_begin = kb;
-  it->k_len = kl;
-  it->k_pos0 = kp;
-  it->k_stride = ks;
-  it->masked = causal;
-  st->pairs += rrt_attn_item_pairs(it);
-}
-
-rrt_status rrt_ring_step_plan(rrt_attn_layout layout, int causal, int64_t seq, int nranks, int rank,
-                              int step, rrt_ring_step *st) {
-  int64_t len;
-  if (rrt_attn_seq_local(layout, seq, nranks, &len) != RRT_SUCCESS) return RRT_ERR_INVALID_ARG;
-  if (rank < 0 || rank >= nranks || step < 0 || step >= nranks) return RRT_ERR_INVALID_ARG;
+rrt_status rrt_ring_step_plan(const rrt_ring_sched *s, int rank, int step, rrt_ring_step *st) {
   memset(st, 0, sizeof *st);
-  int src = ((rank - step) % nranks + nranks) % nranks;
-  st->kv_src = src;
-  int64_t P = nranks;
-
-  if (!causal) {
-    /* Every pair is visible; positions only matter for masking, but are
-     * filled where they are affine so the item stays self-describing. */
-    int64_t qs = layout == RRT_ATTN_STRIPE ? P : 1;
-    add_item(st, 0, len, rrt_attn_global_pos(layout, seq, nranks, rank, 0), qs, 0, len,
-             rrt_attn_global_pos(layout, seq, nranks, src, 0), qs, 0);
-    return RRT_SUCCESS;
-  }
-  switch (layout) {
-  case RRT_ATTN_CONTIGUOUS:
-    /* earlier source: all visible; own block: the diagonal; later: skipped */
-    if (src <= rank) add_item(st, 0, len, rank * len, 1, 0, len, src * len, 1, src == rank);
-    break;
-  case RRT_ATTN_ZIGZAG: {
-    /* halves: local [0, c) is chunk r, [c, 2c) is chunk 2P-1-r */
-    int64_t c = len / 2;
-    int64_t qc[2] = {rank, 2 * P - 1 - rank}, kc[2] = {src, 2 * P - 1 - src};
-    for (int qh = 0; qh < 2; qh++)
-      for (int kh = 0; kh < 2; kh++)
-        if (qc[qh] >= kc[kh])
-          add_item(st, qh * c, c, qc[qh] * c, 1, kh * c, c, kc[kh] * c, 1, qc[qh] == kc[kh]);
-    break;
-  }
-  case RRT_ATTN_STRIPE:
-    /* key j*P+src <= query i*P+r: j <= i for src <= r, j < i otherwise;
-     * a strict-or-not triangle on every step, masked by positions */
-    add_item(st, 0, len, rank, P, 0, len, src, P, 1);
-    break;
-  default: return RRT_ERR_INVALID_ARG;
+  if (rank < 0 || rank >= s->P || step < 0 || step >= s->P) return RRT_ERR_INVALID_ARG;
+  st->kv_src = src_of(s, rank, step);
+  int cap = 0;
+  if (walk_pairs(s, rank, st->kv_src, st, &cap) < 0) {
+    rrt_ring_step_free(st);
+    return RRT_ERR_OUT_OF_MEMORY;
   }
   return RRT_SUCCESS;
+}
+
+void rrt_ring_step_free(rrt_ring_step *st) {
+  free(st->items);
+  st->items = NULL;
+  st->nitems = 0;
+  st->pairs = 0;
+}
+
+int rrt_ring_sched_nsteps(const rrt_ring_sched *s) {
+  for (int step = s->P - 1; step > 0; step--)
+    for (int r = 0; r < s->P; r++)
+      if (walk_pairs(s, r, src_of(s, r, step), NULL, NULL)) return step + 1;
+  return 1;
 }

@@ -1,5 +1,8 @@
 /* Shared pieces of the attention tests: shards of deterministic global
- * inputs, the naive double-precision reference, and error measures. */
+ * inputs, the naive double-precision reference for any mask (causal,
+ * window, documents) and any shard lengths, and error measures. Shard rows
+ * and their global positions come from rrt_attn_shard_positions; the mask
+ * from its definition in ringrt/attn.h (ref_visible), not the schedule. */
 #ifndef RRT_TESTS_ATTN_REF_H
 #define RRT_TESTS_ATTN_REF_H
 
@@ -14,24 +17,53 @@
 /* Storage size of the dtype. */
 static inline size_t ref_es(rrt_dtype dt) { return dt == RRT_DTYPE_F32 ? 4 : 2; }
 
+/* Rank r's shard length and the global positions of its rows (malloc'd). */
+static inline int64_t *ref_positions(const rrt_attn_desc *d, int P, int r, int64_t *len) {
+  *len = 0;
+  if (rrt_attn_shard_len(d, P, r, len) != RRT_SUCCESS) return NULL;
+  int64_t *pos = malloc((size_t)(*len + 1) * sizeof *pos);
+  if (pos && rrt_attn_shard_positions(d, P, r, pos) != RRT_SUCCESS) {
+    free(pos);
+    return NULL;
+  }
+  return pos;
+}
+
+/* Rank r's shard length (0 when the descriptor is invalid). */
+static inline int64_t ref_len(const rrt_attn_desc *d, int P, int r) {
+  int64_t len = 0;
+  return rrt_attn_shard_len(d, P, r, &len) == RRT_SUCCESS ? len : 0;
+}
+
 /* Rank r's shard of global tensor `tensor` ([B, S, H, D]) stored in `dt`;
  * values scaled by `amp`. Returns malloc'd storage. */
 static inline void *ref_shard(const rrt_attn_desc *d, int P, int r, int tensor, int heads,
                               uint64_t seed, float amp) {
-  int64_t L = d->seq / P, D = d->head_dim;
+  int64_t L, D = d->head_dim;
+  int64_t *pos = ref_positions(d, P, r, &L);
   size_t n = (size_t)(d->batch * L * heads * D);
   void *x = malloc(n * ref_es(d->dtype) + 1);
   for (int64_t b = 0; b < d->batch; b++)
-    for (int64_t l = 0; l < L; l++) {
-      int64_t pos = rrt_attn_global_pos(d->layout, d->seq, P, r, l);
+    for (int64_t l = 0; l < L; l++)
       for (int64_t h = 0; h < heads; h++)
         for (int64_t e = 0; e < D; e++) {
-          uint64_t gi = (uint64_t)(((b * d->seq + pos) * heads + h) * D + e);
+          uint64_t gi = (uint64_t)(((b * d->seq + pos[l]) * heads + h) * D + e);
           int64_t li = ((b * L + l) * heads + h) * D + e;
           rrt_am_store(x, li, (int)d->dtype, amp * rrt_attn_data_value(seed, tensor, gi));
         }
-    }
+  free(pos);
   return x;
+}
+
+/* The mask's definition (ringrt/attn.h): does query position q see key
+ * position k? Same document, causal, window (causal forces right = 0). */
+static inline int ref_visible(const rrt_attn_desc *d, int64_t q, int64_t k) {
+  for (int64_t i = 1; d->cu_seqlens && i < d->num_docs; i++)
+    if ((q < d->cu_seqlens[i]) != (k < d->cu_seqlens[i])) return 0;
+  if (d->causal && k > q) return 0;
+  if (d->window_left >= 0 && k < q - d->window_left) return 0;
+  if (!d->causal && d->window_right >= 0 && k > q + d->window_right) return 0;
+  return 1;
 }
 
 /* Stored value (after rounding to the dtype) of a global element. */
@@ -57,7 +89,9 @@ typedef struct ref_err {
 static inline ref_err ref_compare(const rrt_attn_desc *d, int P, int r, uint64_t seed, float qamp,
                                   const void *o, const float *lse) {
   ref_err err = {0, 0, 0};
-  const int64_t L = d->seq / P, S = d->seq, D = d->head_dim;
+  const int64_t S = d->seq, D = d->head_dim;
+  int64_t L;
+  int64_t *qpos = ref_positions(d, P, r, &L);
   const int Hq = d->heads_q, Hkv = d->heads_kv, g = Hq / Hkv;
   const double scale = d->scale > 0 ? d->scale : 1.0 / sqrt((double)D);
   double *k = malloc(sizeof(double) * (size_t)(S * D)),
@@ -73,12 +107,12 @@ static inline ref_err ref_compare(const rrt_attn_desc *d, int P, int r, uint64_t
         }
       for (int h = hk * g; h < (hk + 1) * g; h++)
         for (int64_t l = 0; l < L; l++) {
-          int64_t pos = rrt_attn_global_pos(d->layout, S, P, r, l);
+          const int64_t pos = qpos[l];
           for (int64_t e = 0; e < D; e++)
             qv[e] = ref_val(d, 0, Hq, seed, qamp, b, pos, h, e);
-          int64_t nk = d->causal ? pos + 1 : S;
           double mx = -HUGE_VAL;
-          for (int64_t j = 0; j < nk; j++) {
+          for (int64_t j = 0; j < S; j++) {
+            if (!ref_visible(d, pos, j)) continue;
             double t = 0;
             for (int64_t e = 0; e < D; e++)
               t += qv[e] * k[j * D + e];
@@ -87,7 +121,8 @@ static inline ref_err ref_compare(const rrt_attn_desc *d, int P, int r, uint64_t
           }
           double sum = 0;
           memset(acc, 0, sizeof(double) * (size_t)D);
-          for (int64_t j = 0; j < nk; j++) {
+          for (int64_t j = 0; j < S; j++) {
+            if (!ref_visible(d, pos, j)) continue;
             double p = exp(s[j] - mx);
             sum += p;
             for (int64_t e = 0; e < D; e++)
@@ -106,6 +141,7 @@ static inline ref_err ref_compare(const rrt_attn_desc *d, int P, int r, uint64_t
           }
         }
     }
+  free(qpos);
   free(k);
   free(v);
   free(qv);

@@ -3,11 +3,14 @@
  * attn_ref_bwd.h on the GLOBAL problem (every key and query of the whole
  * sequence, in natural order, independent of layouts and schedules). Every
  * rank checks its own rows of dQ, dK and dV. Every layout, causal and not,
- * GQA and MQA, odd head_dim, f32/bf16/f16.
+ * GQA and MQA, odd head_dim, f32/bf16/f16; and the masks of
+ * test_attn_masks.c: uneven lengths, shards shorter than P, sliding windows
+ * (the ring stops early: the final transfer is point-to-point), packed
+ * documents of lengths 1, 3, 17 and one spanning every rank.
  *
- * Determinism (issue 10, item 2): forward and backward run twice on one
- * plan and once more on new plans (the one-shot entry points); all five
- * outputs must be bitwise equal.
+ * Determinism (issue 10, item 2), on the dense shapes: forward and backward
+ * run twice on one plan and once more on new plans (the one-shot entry
+ * points); all five outputs must be bitwise equal.
  *
  * Arguments: "full" (cpu), "small" (emu: tiny shapes), "errors" (bad
  * arguments are errors on every rank; the plan stays usable). */
@@ -21,24 +24,50 @@
 #include "ringrt/ringrt.h"
 #include "test_util.h"
 
+/* seq = 2 * P * chunk (every layout splits it evenly) unless `seq` is set;
+ * `docs`: the document mix of doc_mix(); causal comes from the loop unless
+ * `causal` is 1 (the windows are defined with it). */
 typedef struct cfg {
   int batch, chunk, hq, hkv, dim;
   rrt_dtype dt;
+  int64_t seq;
+  int causal, left, right, docs;
 } cfg;
 
-/* seq = 2 * P * chunk: every layout splits it. */
+#define DENSE 0, 0, -1, -1, 0
 static const cfg full_cfgs[] = {
-    {1, 9, 2, 2, 40, RRT_DTYPE_F32},  /* odd head_dim */
-    {2, 7, 4, 2, 72, RRT_DTYPE_F32},  /* batch 2, GQA 2, odd head_dim */
-    {1, 40, 2, 1, 64, RRT_DTYPE_F32}, /* MQA, several key tiles per block */
-    {1, 8, 4, 1, 64, RRT_DTYPE_BF16}, /* MQA */
-    {2, 6, 2, 1, 40, RRT_DTYPE_F16},
+    {1, 9, 2, 2, 40, RRT_DTYPE_F32, DENSE},  /* odd head_dim */
+    {2, 7, 4, 2, 72, RRT_DTYPE_F32, DENSE},  /* batch 2, GQA 2, odd head_dim */
+    {1, 40, 2, 1, 64, RRT_DTYPE_F32, DENSE}, /* MQA, several key tiles per block */
+    {1, 8, 4, 1, 64, RRT_DTYPE_BF16, DENSE}, /* MQA */
+    {2, 6, 2, 1, 40, RRT_DTYPE_F16, DENSE},
 };
 static const cfg small_cfgs[] = {
-    {1, 3, 2, 1, 40, RRT_DTYPE_F32},
-    {1, 3, 2, 2, 72, RRT_DTYPE_BF16},
-    {2, 2, 2, 1, 32, RRT_DTYPE_F16},
+    {1, 3, 2, 1, 40, RRT_DTYPE_F32, DENSE},
+    {1, 3, 2, 2, 72, RRT_DTYPE_BF16, DENSE},
+    {2, 2, 2, 1, 32, RRT_DTYPE_F16, DENSE},
 };
+/* Masks (both backends, tiny): uneven, S < P, windows, documents. */
+static const cfg mask_cfgs[] = {
+    {2, 0, 2, 1, 16, RRT_DTYPE_F32, 13, 0, -1, -1, 0},  /* uneven, causal and not */
+    {1, 0, 2, 1, 16, RRT_DTYPE_BF16, 13, 0, -1, -1, 0}, /* uneven bf16 */
+    {1, 0, 2, 1, 16, RRT_DTYPE_F32, 2, 1, -1, -1, 0},   /* shorter than P: empty shards */
+    {1, 0, 2, 1, 16, RRT_DTYPE_F32, 24, 1, 4, 0, 0},    /* causal window: early stop */
+    {1, 0, 2, 1, 16, RRT_DTYPE_F32, 13, 0, 3, 5, 0},    /* two-sided window */
+    {1, 0, 2, 1, 16, RRT_DTYPE_F32, 0, 1, -1, -1, 1},   /* documents, causal */
+    {1, 0, 2, 1, 16, RRT_DTYPE_F32, 0, 0, 2, 1, 1},     /* documents with a window */
+};
+
+/* Documents of lengths 1, 3, `big` and 17 (seq 17P + 1), `big` spanning
+ * every rank's contiguous shard (as test_attn_masks.c). */
+static int64_t doc_mix(int P, int64_t cu[5]) {
+  const int64_t big = P > 1 ? 17 * P - 20 : 8;
+  const int64_t len[4] = {1, 3, big, 17};
+  cu[0] = 0;
+  for (int i = 0; i < 4; i++)
+    cu[i + 1] = cu[i] + len[i];
+  return cu[4];
+}
 
 /* Tolerances on max |got - ref| / max |ref| of each gradient over the
  * global tensor. The reference uses the same stored inputs and the O the
@@ -59,6 +88,8 @@ static double tol_grad(rrt_dtype dt) {
 
 typedef struct prob {
   rrt_attn_desc d;
+  int64_t cu[5];   /* the documents, when any */
+  int64_t kv_rows; /* the longest shard: rows of the travelling K/V blocks */
   int P, r;
   int64_t L;    /* this rank's rows */
   int64_t *pos; /* their global positions */
@@ -67,20 +98,6 @@ typedef struct prob {
   void *q, *k, *v, *o, *dout, *dq, *dk, *dv;
   float *lse;
 } prob;
-
-/* Host shard of global tensor `tensor` (0 Q, 1 K, 2 V, 3 dO) at this rank's positions. */
-static void *shard(const prob *pr, int tensor, int heads, uint64_t seed, float amp) {
-  const rrt_attn_desc *d = &pr->d;
-  const int64_t D = d->head_dim;
-  void *x = malloc((size_t)(d->batch * pr->L * heads * D) * pr->es + 1);
-  for (int64_t b = 0; b < d->batch; b++)
-    for (int64_t l = 0; l < pr->L; l++)
-      for (int64_t h = 0; h < heads; h++)
-        for (int64_t e = 0; e < D; e++)
-          rrt_am_store(x, ((b * pr->L + l) * heads + h) * D + e, (int)d->dtype,
-                       (float)ref_val(d, tensor, heads, seed, amp, b, pr->pos[l], h, e));
-  return x;
-}
 
 static void *dev_copy(rrt_ctx_t ctx, const void *h, size_t bytes) {
   void *p = NULL;
@@ -98,7 +115,10 @@ static void prob_make(prob *pr, rrt_ctx_t ctx, const cfg *c, int layout, int cau
   pr->r = rrt_ctx_rank(ctx);
   rrt_attn_desc d = RRT_ATTN_DESC_INITIALIZER;
   d.batch = c->batch;
-  d.seq = 2LL * pr->P * c->chunk;
+  d.seq = c->docs ? doc_mix(pr->P, pr->cu) : c->seq ? c->seq : 2LL * pr->P * c->chunk;
+  d.window_left = c->left;
+  d.window_right = c->right;
+  if (c->docs) d.cu_seqlens = pr->cu, d.num_docs = 4;
   d.heads_q = c->hq;
   d.heads_kv = c->hkv;
   d.head_dim = c->dim;
@@ -106,17 +126,19 @@ static void prob_make(prob *pr, rrt_ctx_t ctx, const cfg *c, int layout, int cau
   d.layout = (rrt_attn_layout)layout;
   d.dtype = c->dt;
   pr->d = d;
-  CHECK_OK(rrt_attn_shard_len(&d, pr->P, pr->r, &pr->L));
-  pr->pos = malloc(sizeof(int64_t) * (size_t)(pr->L + 1));
-  CHECK_OK(rrt_attn_shard_positions(&d, pr->P, pr->r, pr->pos));
+  if (c->docs) pr->d.cu_seqlens = pr->cu; /* the copy's own array */
+  pr->pos = ref_positions(&pr->d, pr->P, pr->r, &pr->L);
+  CHECK(pr->pos != NULL);
+  for (int r = 0; r < pr->P; r++)
+    pr->kv_rows = ref_len(&pr->d, pr->P, r) > pr->kv_rows ? ref_len(&pr->d, pr->P, r) : pr->kv_rows;
   pr->es = ref_es(c->dt);
   pr->nq = (size_t)(d.batch * pr->L * c->hq * c->dim);
   pr->nkv = (size_t)(d.batch * pr->L * c->hkv * c->dim);
   pr->nl = (size_t)(d.batch * c->hq * pr->L);
-  pr->hq = shard(pr, 0, c->hq, seed, qamp);
-  pr->hk = shard(pr, 1, c->hkv, seed, 1.0f);
-  pr->hv = shard(pr, 2, c->hkv, seed, 1.0f);
-  pr->hdo = shard(pr, 3, c->hq, seed, 1.0f);
+  pr->hq = ref_shard(&pr->d, pr->P, pr->r, 0, c->hq, seed, qamp);
+  pr->hk = ref_shard(&pr->d, pr->P, pr->r, 1, c->hkv, seed, 1.0f);
+  pr->hv = ref_shard(&pr->d, pr->P, pr->r, 2, c->hkv, seed, 1.0f);
+  pr->hdo = ref_shard(&pr->d, pr->P, pr->r, 3, c->hq, seed, 1.0f);
   pr->q = dev_copy(ctx, pr->hq, pr->nq * pr->es);
   pr->k = dev_copy(ctx, pr->hk, pr->nkv * pr->es);
   pr->v = dev_copy(ctx, pr->hv, pr->nkv * pr->es);
@@ -192,11 +214,8 @@ static void run_fwd_bwd(rrt_ctx_t ctx, rrt_attn_plan_t plan, const prob *pr) {
 
 /* ---- the global reference ------------------------------------------------- */
 
-/* Visibility of global positions (query i, key j) from the descriptor. */
-static int visible(const void *arg, int64_t i, int64_t j) {
-  const rrt_attn_desc *d = arg;
-  return !d->causal || j <= i;
-}
+/* Visibility of global positions (query i, key j): the mask's definition. */
+static int visible(const void *arg, int64_t i, int64_t j) { return ref_visible(arg, i, j); }
 
 /* The O every rank stored, gathered into natural order (double), so the
  * reference's delta is the one the kernels must compute. */
@@ -315,17 +334,21 @@ static grad_err compare(const prob *pr, const outs *x, uint64_t seed) {
 static void check_stats(rrt_attn_plan_t plan, const prob *pr) {
   rrt_attn_stats st;
   CHECK_OK(rrt_attn_plan_stats(plan, &st));
-  const int P = pr->P;
-  const double kv = 2.0 * (double)(pr->nkv * pr->es), dkv = 2.0 * (double)pr->nkv * 4.0;
-  CHECK(st.backward == 1 && st.steps == P);
-  CHECK_MSG(st.bytes_sent == (P > 1 ? (P - 1) * kv + P * dkv : 0.0), "bytes_sent %.0f",
+  /* steps that ran: the K/V shift after every one but the last, the dK/dV
+   * hand-off before every one but the first, and the transfer home */
+  const int n = st.steps;
+  const double kv_elems = (double)(pr->d.batch * pr->kv_rows * pr->d.heads_kv * pr->d.head_dim);
+  const double kv = 2.0 * kv_elems * (double)pr->es, dkv = 2.0 * kv_elems * 4.0;
+  CHECK(st.backward == 1 && n >= 1 && n <= pr->P);
+  CHECK_MSG(st.bytes_sent == (n > 1 ? (n - 1) * kv + n * dkv : 0.0), "bytes_sent %.0f",
             st.bytes_sent);
-  CHECK(st.flops > 0 && st.total_s > 0);
+  CHECK(st.flops >= 0 && st.total_s > 0); /* an empty shard does no work */
   CHECK(st.handoff_s >= 0 && st.handoff_exposed_s <= st.handoff_s + 1e-12);
   CHECK(st.hidden_share >= 0.0 && st.hidden_share <= 1.0);
 }
 
-static void run_cfg(rrt_ctx_t ctx, const cfg *c, int layout, int causal, uint64_t seed) {
+static void run_cfg(rrt_ctx_t ctx, const cfg *c, int layout, int causal, uint64_t seed,
+                    int repeat) {
   prob pr;
   prob_make(&pr, ctx, c, layout, causal, seed);
   rrt_attn_plan_t plan = NULL;
@@ -346,7 +369,7 @@ static void run_cfg(rrt_ctx_t ctx, const cfg *c, int layout, int causal, uint64_
            rrt_attn_layout_name(pr.d.layout), pr.P, (long long)pr.d.seq, c->hq, c->hkv, c->dim,
            rrt_dtype_name(c->dt), causal, e.dq, e.dk, e.dv);
   /* determinism: the same plan again, then new plans */
-  for (int rep = 0; rep < 2; rep++) {
+  for (int rep = 0; rep < 2 * repeat; rep++) {
     run_fwd_bwd(ctx, rep == 0 ? plan : NULL, &pr);
     outs_get(ctx, &pr, &again);
     CHECK_MSG(outs_equal(&pr, &first, &again), "%s P=%d %s causal=%d: run %d differs",
@@ -372,7 +395,7 @@ static void expect_fail(rrt_ctx_t ctx, rrt_status st, int at_fault, const char *
 }
 
 static void run_errors(rrt_ctx_t ctx) {
-  const cfg c = {1, 2, 2, 1, 16, RRT_DTYPE_F32};
+  const cfg c = {1, 2, 2, 1, 16, RRT_DTYPE_F32, DENSE};
   prob pr;
   prob_make(&pr, ctx, &c, RRT_ATTN_ZIGZAG, 1, 7);
   const int last = pr.r == pr.P - 1;
@@ -402,17 +425,28 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   const char *mode = argc > 1 ? argv[1] : "full";
   rrt_ctx_t ctx = NULL;
-  CHECK_OK(rrt_ctx_create(MPI_COMM_WORLD, NULL, &ctx));
+  rrt_status cst = rrt_ctx_create(MPI_COMM_WORLD, NULL, &ctx);
+  if (cst == RRT_ERR_NO_DEVICE || cst == RRT_ERR_UNSUPPORTED) {
+    MPI_Finalize();
+    return RRT_TEST_SKIP; /* cuda asked for, no GPU here */
+  }
+  CHECK_OK(cst);
   if (ctx && strcmp(mode, "errors") == 0) {
     run_errors(ctx);
   } else if (ctx) {
     const int small = strcmp(mode, "small") == 0;
     const cfg *cs = small ? small_cfgs : full_cfgs;
     int n = small ? (int)(sizeof small_cfgs / sizeof *cs) : (int)(sizeof full_cfgs / sizeof *cs);
-    for (int i = 0; i < n; i++)
-      for (int layout = 0; layout < RRT_ATTN_LAYOUT_COUNT; layout++)
-        for (int causal = 0; causal <= 1; causal++)
-          run_cfg(ctx, &cs[i], layout, causal, 2000u + (unsigned)i);
+    const int nm = (int)(sizeof mask_cfgs / sizeof *mask_cfgs);
+    /* the repeats on the dense shapes; emu: the masks on contiguous
+     * shards (the early stop) and zigzag (documents cut per document) */
+    for (int i = 0; i < n + nm; i++) {
+      const cfg *c = i < n ? &cs[i] : &mask_cfgs[i - n];
+      const int layouts = i >= n && small ? RRT_ATTN_STRIPE : RRT_ATTN_LAYOUT_COUNT;
+      for (int layout = 0; layout < layouts; layout++)
+        for (int causal = c->causal; causal <= 1; causal++)
+          run_cfg(ctx, c, layout, causal, 2000u + (unsigned)i, i < n);
+    }
   }
   if (ctx) rrt_ctx_destroy(ctx);
   int rc = test_result();

@@ -54,8 +54,10 @@ static void still_works(rrt_ctx_t ctx) {
   rrt_free(ctx, lse);
 }
 
-/* Every rank must fail; the rank(s) at fault with `own`, others with own or REMOTE. */
-static void expect_fail(rrt_ctx_t ctx, const rrt_attn_desc *d, int at_fault, const char *what) {
+/* Every rank must fail; the rank(s) at fault with `own`, others with own or
+ * REMOTE; the message holds `needle` when given. */
+static void expect_fail_with(rrt_ctx_t ctx, const rrt_attn_desc *d, int at_fault, const char *what,
+                             const char *needle) {
   rrt_attn_plan_t p = NULL;
   rrt_status st = rrt_attn_plan_create(ctx, d, &p);
   CHECK_MSG(st != RRT_SUCCESS && p == NULL, "%s: plan_create returned %s", what,
@@ -64,10 +66,49 @@ static void expect_fail(rrt_ctx_t ctx, const rrt_attn_desc *d, int at_fault, con
                      : (st == RRT_ERR_INVALID_ARG || st == RRT_ERR_REMOTE),
             "%s: status %s", what, rrt_status_string(st));
   CHECK_MSG(strlen(rrt_ctx_last_error(ctx)) > 0, "%s: no message", what);
+  CHECK_MSG(!needle || strstr(rrt_ctx_last_error(ctx), needle), "%s: message '%s' lacks '%s'", what,
+            rrt_ctx_last_error(ctx), needle);
   if (rrt_ctx_rank(ctx) == 0 && getenv("RRT_TEST_VERBOSE"))
     printf("%s -> %s\n", what, rrt_ctx_last_error(ctx));
   rrt_ctx_clear_error(ctx);
   still_works(ctx);
+}
+
+static void expect_fail(rrt_ctx_t ctx, const rrt_attn_desc *d, int at_fault, const char *what) {
+  expect_fail_with(ctx, d, at_fault, what, NULL);
+}
+
+/* Windows and documents that no rank can run (any length is valid). */
+static void bad_masks(rrt_ctx_t ctx, int P) {
+  rrt_attn_desc d = good(P);
+  d.window_left = -2;
+  expect_fail_with(ctx, &d, 1, "window_left -2", "window (-2, -1)");
+  int64_t cu[4] = {0, 3, 2, 4LL * P}; /* decreasing at index 2 */
+  d = good(P);
+  d.cu_seqlens = cu, d.num_docs = 3;
+  expect_fail_with(ctx, &d, 1, "cu_seqlens decreasing", "cu_seqlens[2] = 2");
+  cu[2] = 4LL * P - 1, cu[3] = 4LL * P + 1; /* last != seq */
+  expect_fail(ctx, &d, 1, "cu_seqlens last != seq");
+  cu[3] = 4LL * P;
+  d.batch = 2;
+  expect_fail(ctx, &d, 1, "documents with batch 2");
+  d.batch = 1, d.num_docs = 0;
+  expect_fail(ctx, &d, 1, "cu_seqlens with num_docs 0");
+}
+
+/* Each rank valid, but the windows, the document offsets or the scale
+ * differ. */
+static void differing_masks(rrt_ctx_t ctx, int P, int r) {
+  rrt_attn_desc d = good(P);
+  if (r == 1) d.window_left = 3;
+  expect_fail(ctx, &d, 0, "window_left differs between ranks");
+  int64_t cu[3] = {0, r == P - 1 ? 3 : 2, 4LL * P};
+  d = good(P);
+  d.cu_seqlens = cu, d.num_docs = 2;
+  expect_fail_with(ctx, &d, 0, "cu_seqlens[1] differs", "cu_seqlens[1] is");
+  d = good(P);
+  d.scale = r == 0 ? 0.25 : 0.5;
+  expect_fail_with(ctx, &d, 0, "scale differs", "scale is 0.");
 }
 
 int main(int argc, char **argv) {
@@ -82,13 +123,7 @@ int main(int argc, char **argv) {
     d = good(P);
     d.heads_kv = 3; /* 2 % 3 != 0 */
     expect_fail(ctx, &d, 1, "heads_q % heads_kv");
-    d = good(P);
-    d.seq = 2LL * P + 1; /* zigzag needs a multiple of 2P */
-    expect_fail(ctx, &d, 1, "zigzag seq");
-    d = good(P);
-    d.layout = RRT_ATTN_STRIPE;
-    d.seq = 3LL * P + (P > 1 ? 1 : 0);
-    if (P > 1) expect_fail(ctx, &d, 1, "stripe seq");
+    bad_masks(ctx, P);
     d = good(P);
     d.head_dim = 300;
     expect_fail(ctx, &d, 1, "head_dim 300");
@@ -113,6 +148,7 @@ int main(int argc, char **argv) {
       d = good(P);
       if (r == 1) d.causal = 0;
       expect_fail(ctx, &d, 0, "causal differs between ranks");
+      differing_masks(ctx, P, r);
     }
     /* NULL tensor on one rank at run time */
     d = good(P);

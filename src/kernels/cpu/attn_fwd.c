@@ -6,9 +6,12 @@
  * every query block of every query head sharing that KV head reads them.
  * Then per (batch, head, block of BQ query rows): walk the item's keys in
  * tiles of BK, S = Q K^T (Q pre-scaled by scale * log2 e, so scores are in
- * log2 units), mask by global positions, online softmax per row (exp2),
- * acc = alpha * acc + P V. Tiles the causal mask hides are skipped (with
- * monotone positions, the first hidden tile ends the walk). The finished
+ * log2 units), online softmax per row (exp2) over the row's visible keys,
+ * acc = alpha * acc + P V. A masked item's row i sees one interval of keys
+ * [jb(i), je(i)) (the plan's row mask, rrt_attn_item_keys) whose ends never
+ * decrease down the rows: the walk runs from the block's first row's start
+ * to its last row's end (a sliding window skips most tiles without looking
+ * at them), and register tiles no row of theirs sees are skipped. The finished
  * block result is merged into the running (o, lse) with the shared LSE merge
  * (kernels/attn_math.h).
  *
@@ -45,7 +48,8 @@ typedef struct scratch {
   float *s;   /* [BQ][BK] scores, then probabilities */
   float *acc; /* [BQ][dp] unnormalised output */
   float m[BQ], l[BQ], alpha[BQ];
-  int vis[BQ]; /* keys of the current tile each row sees */
+  int64_t jb[BQ], je[BQ]; /* visible keys of each row of the block, item-relative */
+  int vb[BQ], ve[BQ];     /* the same within the current tile, tile-relative */
 } scratch;
 
 /* rrt_attn_rescale for a running max in log2 units: exp2(m_old - m_new),

@@ -32,15 +32,16 @@ typedef float T_VF __attribute__((vector_size(T_W * 4), aligned(4)));
 
 /* S[i][j] = sum_d qs[i][d] kt[d][j] for nrows (multiple of T_RQK) rows and
  * ncols (multiple of T_W) columns; cv = 2 or 1 vectors of columns per tile.
- * vis[i] (nondecreasing) is how many leading columns row i needs: a register
- * tile is skipped when even its last row needs none of its columns. */
+ * Row i needs the columns [vb[i], ve[i]) (both ends nondecreasing): a
+ * register tile is skipped when its last row's end is at or before its
+ * columns, or its first row's start after them. */
 T_ATTR static inline __attribute__((always_inline)) void
 T_FN(qk_cols)(const float *qs, int nrows, int D, const float *kt, int64_t ldkt, int j, float *s,
-              int lds, const int *vis, const int cv) {
+              int lds, const int *vb, const int *ve, const int cv) {
   int i = 0;
-  while (i < nrows && vis[i + T_RQK - 1] <= j)
+  while (i < nrows && ve[i + T_RQK - 1] <= j)
     i += T_RQK;
-  for (; i < nrows; i += T_RQK) {
+  for (; i < nrows && vb[i] < j + cv * T_W; i += T_RQK) {
     T_VF a[T_RQK][2];
 #pragma GCC unroll 16
     for (int r = 0; r < T_RQK; r++)
@@ -65,30 +66,30 @@ T_FN(qk_cols)(const float *qs, int nrows, int D, const float *kt, int64_t ldkt, 
 }
 
 T_ATTR static void T_FN(qk_tile)(const float *qs, int nrows, int D, const float *kt, int64_t ldkt,
-                                 int ncols, float *s, int lds, const int *vis) {
+                                 int ncols, float *s, int lds, const int *vb, const int *ve) {
   int j = 0;
   for (; j + 2 * T_W <= ncols; j += 2 * T_W)
-    T_FN(qk_cols)(qs, nrows, D, kt, ldkt, j, s, lds, vis, 2);
+    T_FN(qk_cols)(qs, nrows, D, kt, ldkt, j, s, lds, vb, ve, 2);
   for (; j < ncols; j += T_W)
-    T_FN(qk_cols)(qs, nrows, D, kt, ldkt, j, s, lds, vis, 1);
+    T_FN(qk_cols)(qs, nrows, D, kt, ldkt, j, s, lds, vb, ve, 1);
 }
 
 /* acc[i][c..c+cv*W) = alpha[i] * acc[i][..] + sum_j p[i][j] vp[j][..], the
- * sum over the j < vis of the register tile's last row (p is 0 past a row's
- * own vis). */
+ * sum over the columns from the register tile's first row's start to its
+ * last row's end (p is 0 outside a row's own [vb, ve)). */
 T_ATTR static inline __attribute__((always_inline)) void
-T_FN(pv_cols)(const float *p, int lds, int nrows, const int *vis, const float *vp, int64_t ldv,
-              float *acc, int lda, const float *alpha, int c, const int cv) {
+T_FN(pv_cols)(const float *p, int lds, int nrows, const int *vb, const int *ve, const float *vp,
+              int64_t ldv, float *acc, int lda, const float *alpha, int c, const int cv) {
   for (int i = 0; i < nrows; i += T_RPV) {
-    const int nk = vis[i + T_RPV - 1];
+    const int jb = vb[i], je = ve[i + T_RPV - 1];
     T_VF a[T_RPV][T_CV];
 #pragma GCC unroll 16
     for (int r = 0; r < T_RPV; r++)
       for (int v = 0; v < cv; v++)
         a[r][v] = T_LD(acc + (size_t)(i + r) * lda + c + v * T_W) * alpha[i + r];
     const float *pr = p + (size_t)i * lds;
-    const float *vr = vp + c;
-    for (int j = 0; j < nk; j++, vr += ldv) {
+    const float *vr = vp + c + (int64_t)jb * ldv;
+    for (int j = jb; j < je; j++, vr += ldv) {
       T_VF x[T_CV];
 #pragma GCC unroll 16
       for (int v = 0; v < cv; v++)
@@ -108,16 +109,16 @@ T_FN(pv_cols)(const float *p, int lds, int nrows, const int *vis, const float *v
 }
 
 /* acc [nrows][lda] (lda a multiple of T_W), V rows ldv apart. */
-T_ATTR static void T_FN(pv_tile)(const float *p, int lds, int nrows, const int *vis,
+T_ATTR static void T_FN(pv_tile)(const float *p, int lds, int nrows, const int *vb, const int *ve,
                                  const float *vp, int64_t ldv, float *acc, int lda,
                                  const float *alpha) {
   int c = 0;
   for (; c + T_CV * T_W <= lda; c += T_CV * T_W)
-    T_FN(pv_cols)(p, lds, nrows, vis, vp, ldv, acc, lda, alpha, c, T_CV);
+    T_FN(pv_cols)(p, lds, nrows, vb, ve, vp, ldv, acc, lda, alpha, c, T_CV);
   for (; c + 2 * T_W <= lda && T_CV > 2; c += 2 * T_W)
-    T_FN(pv_cols)(p, lds, nrows, vis, vp, ldv, acc, lda, alpha, c, 2);
+    T_FN(pv_cols)(p, lds, nrows, vb, ve, vp, ldv, acc, lda, alpha, c, 2);
   for (; c < lda; c += T_W)
-    T_FN(pv_cols)(p, lds, nrows, vis, vp, ldv, acc, lda, alpha, c, 1);
+    T_FN(pv_cols)(p, lds, nrows, vb, ve, vp, ldv, acc, lda, alpha, c, 1);
 }
 
 /* Largest of s[0..n) (-inf when n = 0). */
@@ -177,8 +178,6 @@ T_ATTR static void T_FN(attn_block)(const rrt_attn_cpu_args *a, const packed_kv 
   const float *kt = pk->kt + ((b * Hkv + hk) * D) * pk->ldkt + it->k_begin;
   const float *vp = pk->vp ? pk->vp + ((b * Hkv + hk) * a->kv_rows + it->k_begin) * (int64_t)Dp
                            : a->v + ((b * a->kv_rows + it->k_begin) * Hkv + hk) * (int64_t)D;
-  const int64_t qpos_first = it->q_pos0 + i0 * it->q_stride;
-  const int64_t qpos_last = it->q_pos0 + (i0 + nq - 1) * it->q_stride;
   const float qscale = a->scale * 1.44269504088896341f; /* scores in log2 units */
 
   for (int i = 0; i < nq; i++)
@@ -189,47 +188,38 @@ T_ATTR static void T_FN(attn_block)(const rrt_attn_cpu_args *a, const packed_kv 
     w->m[i] = rrt_am_neg_inf();
     w->l[i] = 0.0f;
     w->alpha[i] = 1.0f;
+    /* visible keys of each row (item-relative); padding rows copy the last real row */
+    rrt_attn_item_keys(it, a->mask, i0 + (i < nq ? i : nq - 1), &w->jb[i], &w->je[i]);
   }
   memset(w->acc, 0, sizeof(float) * (size_t)nrows * (size_t)Dp);
 
-  for (int64_t j0 = 0; j0 < it->k_len; j0 += BK) {
-    const int nk_tile = (int)(it->k_len - j0 < BK ? it->k_len - j0 : BK);
-    const int64_t kpos_first = it->k_pos0 + j0 * it->k_stride;
-    const int64_t kpos_last = it->k_pos0 + (j0 + nk_tile - 1) * it->k_stride;
-    if (it->masked && kpos_first > qpos_last) break; /* this and every later tile hidden */
-    const int masked = it->masked && kpos_last > qpos_first;
-    int nk = nk_tile; /* keys any row of the block sees: those up to the last row's position */
-    if (masked) {
-      int64_t c = (qpos_last - kpos_first) / it->k_stride + 1;
-      nk = c < nk_tile ? (int)c : nk_tile;
-    }
+  /* only the tiles between the first row's first key and the last row's last */
+  const int64_t kend = w->je[nrows - 1];
+  for (int64_t j0 = w->jb[0]; j0 < kend; j0 += BK) {
+    const int nk_tile = (int)(kend - j0 < BK ? kend - j0 : BK);
+    for (int i = 0; i < nrows; i++)
+      rrt_attn_tile_span(w->jb[i], w->je[i], j0, nk_tile, &w->vb[i], &w->ve[i]);
+    const int nk = w->ve[nrows - 1];              /* keys any row of the block sees */
     const int ncols = (nk + T_W - 1) / T_W * T_W; /* columns past nk are computed, not used */
-    /* visible keys of each row: a prefix (positions increase), nondecreasing
-     * down the rows; padding rows copy the last real row */
-    for (int i = 0; i < nrows; i++) {
-      int vis = nk;
-      if (masked) {
-        int64_t dd = qpos_first + (i < nq ? i : nq - 1) * it->q_stride - kpos_first;
-        int64_t c = dd < 0 ? 0 : dd / it->k_stride + 1;
-        vis = c < nk ? (int)c : nk;
-      }
-      w->vis[i] = vis;
-    }
 
-    T_FN(qk_tile)(w->qs, nrows, D, kt + j0, pk->ldkt, ncols, w->s, BK, w->vis);
+    T_FN(qk_tile)(w->qs, nrows, D, kt + j0, pk->ldkt, ncols, w->s, BK, w->vb, w->ve);
     for (int i = 0; i < nq; i++) {
       float *s = w->s + (size_t)i * BK;
-      const int vis = w->vis[i];
-      float alpha = rescale2(&w->m[i], T_FN(row_max)(s, vis));
-      float sum = T_FN(exp2_row)(s, vis, w->m[i]);
-      for (int j = vis; j < nk; j++)
-        s[j] = 0.0f; /* masked keys: probability 0 */
+      const int vb = w->vb[i], ve = w->ve[i];
+      float alpha = rescale2(&w->m[i], T_FN(row_max)(s + vb, ve - vb));
+      float sum = T_FN(exp2_row)(s + vb, ve - vb, w->m[i]);
+      /* masked keys: probability 0, whatever their score */
+      for (int j = 0; j < vb; j++)
+        s[j] = 0.0f;
+      for (int j = ve; j < nk; j++)
+        s[j] = 0.0f;
       w->l[i] = w->l[i] * alpha + sum;
       w->alpha[i] = alpha;
     }
     /* padding rows (nq..nrows) keep alpha 1 and raw scores of zero rows of
-     * Q (0) wherever P V reads them: finite, unused */
-    T_FN(pv_tile)(w->s, BK, nrows, w->vis, vp + j0 * pk->ldv, pk->ldv, w->acc, Dp, w->alpha);
+     * Q wherever P V reads them: unused */
+    T_FN(pv_tile)
+    (w->s, BK, nrows, w->vb, w->ve, vp + j0 * pk->ldv, pk->ldv, w->acc, Dp, w->alpha);
   }
 
   /* finish and merge into the running state */

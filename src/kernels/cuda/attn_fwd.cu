@@ -10,6 +10,10 @@
  * and of the f32 accumulator in registers, and the four partial dot
  * products of a score are summed with two xor shuffles (commutative, so all
  * four lanes hold bitwise the same score and the same softmax state).
+ * A masked item's row sees one interval of keys (the plan's row mask,
+ * rrt_attn_item_keys): the block walks the key tiles from its first row's
+ * start to its last row's end (block-uniform), and each row gives
+ * probability 0 to the keys of a tile outside its own interval.
  * Template parameters: DPT = elements per lane (head_dim <= 4 * DPT) and
  * BK = keys per shared-memory tile (K and V tiles take 2 * BK * 4 * DPT floats). */
 #include "kernels/simt.h"
@@ -27,10 +31,6 @@ namespace {
 
 constexpr int kThreads = 128;
 constexpr int kRows = kThreads / 4; /* query rows per block */
-
-static __device__ inline int64_t item_kpos(const rrt_attn_item &it, int64_t j) {
-  return it.k_pos0 + j * it.k_stride;
-}
 
 template <int DPT, int BK>
 __global__ void rrt_attn_fwd_kernel(rrt_attn_kargs a, rrt_attn_item it, int64_t n_qtiles,
@@ -51,10 +51,12 @@ __global__ void rrt_attn_fwd_kernel(rrt_attn_kargs a, rrt_attn_item it, int64_t 
 
   const int64_t i = qt * kRows + row; /* query row within the item */
   const bool active = i < it.q_len;
-  const int64_t qpos = it.q_pos0 + i * it.q_stride;
   const int64_t i_last = (qt + 1) * kRows < it.q_len ? (qt + 1) * kRows - 1 : it.q_len - 1;
-  const int64_t qpos_first = it.q_pos0 + qt * kRows * it.q_stride;
-  const int64_t qpos_last = it.q_pos0 + i_last * it.q_stride;
+  /* this row's visible keys (rows past the item take the last row's), and
+   * the block's: from the first row's start to the last row's end */
+  int64_t jb, je, kb, ke;
+  rrt_attn_item_keys(&it, a.mask, active ? i : i_last, &jb, &je);
+  rrt_attn_block_keys(&it, a.mask, qt * kRows, i_last, &kb, &ke);
 
   float qr[DPT], acc[DPT];
   const int64_t qoff = ((b * a.q_rows + it.q_begin + i) * a.heads_q + h) * (int64_t)D;
@@ -66,13 +68,11 @@ __global__ void rrt_attn_fwd_kernel(rrt_attn_kargs a, rrt_attn_item it, int64_t 
   }
   float m = rrt_am_neg_inf(), l = 0.0f;
 
-  for (int64_t j0 = 0; j0 < it.k_len; j0 += BK) {
-    const int nk = (int)(it.k_len - j0 < BK ? it.k_len - j0 : BK);
-    const int64_t kpos_first = item_kpos(it, j0);
-    const int64_t kpos_last = item_kpos(it, j0 + nk - 1);
-    /* block-uniform: the whole tile (and every later one) is hidden */
-    if (it.masked && kpos_first > qpos_last) break;
-    const bool masked = it.masked && kpos_last > qpos_first;
+  /* block-uniform walk over the tiles some row of the block sees */
+  for (int64_t j0 = kb; j0 < ke; j0 += BK) {
+    const int nk = (int)(ke - j0 < BK ? ke - j0 : BK);
+    int vb, ve; /* this row's visible keys of the tile */
+    rrt_attn_tile_span(jb, je, j0, nk, &vb, &ve);
 
     __syncthreads(); /* previous tile fully consumed */
     for (int e = tid; e < BK * DM; e += kThreads) {
@@ -99,15 +99,15 @@ __global__ void rrt_attn_fwd_kernel(rrt_attn_kargs a, rrt_attn_item it, int64_t 
         part += qr[u] * ks[jj * DM + t4 + 4 * u];
       part += __shfl_xor_sync(0xffffffffu, part, 1);
       part += __shfl_xor_sync(0xffffffffu, part, 2);
-      const bool vis = jj < nk && (!masked || item_kpos(it, j0 + jj) <= qpos);
-      s[jj] = vis ? part * a.scale : rrt_am_neg_inf();
-      mx = s[jj] > mx ? s[jj] : mx;
+      s[jj] = part * a.scale;
+      if (jj >= vb && jj < ve) mx = s[jj] > mx ? s[jj] : mx;
     }
     const float alpha = rrt_attn_rescale(&m, mx);
     float sum = 0.0f;
     RRT_UNROLL
     for (int jj = 0; jj < BK; jj++) {
-      s[jj] = rrt_attn_prob(s[jj], m);
+      /* masked keys never go through exp: probability 0 whatever the score */
+      s[jj] = jj >= vb && jj < ve ? rrt_attn_prob(s[jj], m) : 0.0f;
       sum += s[jj];
     }
     l = l * alpha + sum;

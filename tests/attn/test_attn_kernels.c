@@ -1,0 +1,279 @@
+/* The forward kernel tables (rrt_attn_kernels_for: cpu in every vector
+ * variant, emu) called directly with hand-built items and row masks, against
+ * a naive float64 softmax per row written here. The masks are random per-row
+ * intervals [lo, hi] of global key positions whose ends never decrease (the
+ * contract of sched/attn_item.h): narrow windows that skip most key tiles,
+ * random walks with empty rows, causal prefixes, intervals wider than the
+ * block; positions with strides 1 and 3, items with q_begin/k_begin offsets
+ * over two step calls (rows merged from several items), GQA/MQA, head_dim
+ * 1, 40, 72, f32/bf16/f16. One rank: no ring, only the kernels. */
+#include <stdio.h>
+#include <string.h>
+
+#include "attn_ref.h"
+#include "comm/ctx.h"
+#include "kernels/attn_table.h"
+#include "ringrt/ringrt.h"
+#include "test_util.h"
+
+enum { MASK_WINDOW, MASK_WALK, MASK_CAUSAL, MASK_WIDE, MASK_KINDS };
+static const char *const mask_names[MASK_KINDS] = {"window", "walk", "causal", "wide"};
+
+typedef struct kcase {
+  int batch, hq, hkv, dim;
+  rrt_dtype dt;
+  int64_t q_rows, kv_rows;
+  int q_stride, k_stride;
+} kcase;
+
+/* cpu: several query blocks (96 rows) and key tiles (256 keys) per item */
+static const kcase cpu_cases[] = {
+    {1, 2, 2, 40, RRT_DTYPE_F32, 300, 700, 1, 1}, {2, 4, 2, 72, RRT_DTYPE_F32, 200, 600, 3, 1},
+    {1, 3, 1, 1, RRT_DTYPE_F32, 250, 650, 1, 3},  {1, 2, 1, 40, RRT_DTYPE_BF16, 150, 560, 3, 3},
+    {1, 2, 2, 72, RRT_DTYPE_F16, 130, 530, 1, 1},
+};
+/* emu: one fiber per GPU thread, so tiny shapes; still 2 query tiles (32
+ * rows) and 2-3 key tiles (64 keys; 32 for head_dim > 64) per item */
+static const kcase emu_cases[] = {
+    {1, 2, 1, 40, RRT_DTYPE_F32, 45, 150, 1, 3},
+    {1, 2, 2, 72, RRT_DTYPE_BF16, 40, 100, 3, 1},
+    {1, 1, 1, 1, RRT_DTYPE_F16, 40, 140, 1, 1},
+};
+
+static uint64_t rng_next(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+/* uniform in [0, n) */
+static int64_t rng_int(uint64_t *s, int64_t n) { return (int64_t)(rng_next(s) % (uint64_t)n); }
+
+static float rng_unit(uint64_t *s) { return (float)rng_int(s, 2000001) / 1000000.0f - 1.0f; }
+
+/* Global positions of local rows: an offset and a stride (increasing). */
+typedef struct posmap {
+  int64_t q0, qs, k0, ks;
+} posmap;
+
+/* lo/hi of every query row: nondecreasing, sweeping from before the first
+ * key to past the last so that rows at both ends see none of some items. */
+static void make_mask(int kind, const kcase *c, const posmap *pm, uint64_t *rs, int64_t *lo,
+                      int64_t *hi) {
+  const int64_t span = c->kv_rows * pm->ks;
+  const int64_t rate = span / c->q_rows + 1;
+  int64_t l = pm->k0 - 40, h = l;
+  for (int64_t q = 0; q < c->q_rows; q++) {
+    l += rng_int(rs, 2 * rate + 1);
+    switch (kind) {
+    case MASK_WINDOW: h = l + 8 + rng_int(rs, 24); break; /* a few dozen keys wide */
+    case MASK_WALK: h = l + rng_int(rs, 200) - 20; break; /* some rows empty */
+    case MASK_CAUSAL: h = l; break;
+    default: h = l + 3 * span; break; /* every later key */
+    }
+    if (q > 0 && h < hi[q - 1]) h = hi[q - 1];
+    lo[q] = kind == MASK_CAUSAL || kind == MASK_WIDE ? pm->k0 - 1000 : l;
+    hi[q] = h;
+  }
+}
+
+/* Items over two step calls: A and B (masked) in the first, C (unmasked)
+ * in the second; B's rows overlap A's, C's rows are inside B's. */
+static int make_items(const kcase *c, const posmap *pm, rrt_attn_item *it) {
+  const int64_t Lq = c->q_rows, Lk = c->kv_rows;
+  const int64_t qb[3] = {0, Lq / 3, Lq - 20}, ql[3] = {Lq / 2 + 5, Lq - Lq / 3, 20};
+  const int64_t kb[3] = {3, 0, Lk / 4}, kl[3] = {Lk - 3, Lk / 2 + 7, 50};
+  for (int n = 0; n < 3; n++)
+    it[n] = (rrt_attn_item){qb[n], ql[n], pm->q0 + qb[n] * pm->qs, pm->qs,
+                            kb[n], kl[n], pm->k0 + kb[n] * pm->ks, pm->ks,
+                            n < 2};
+  return 3;
+}
+
+typedef struct kdata {
+  void *q, *k, *v; /* host, storage dtype */
+  int64_t *lo, *hi;
+  size_t nq, nkv, nl;
+} kdata;
+
+/* Naive float64 softmax of row (b, h, q) over every visible key of every
+ * item that covers q (a key in two items counts twice, as two merges do).
+ * No visible key at all: O = 0, LSE = -inf (the running state's start). */
+static void ref_row(const kcase *c, const kdata *kd, const rrt_attn_item *items, int nitems,
+                    const posmap *pm, int64_t b, int h, int64_t q, double *o, double *lse) {
+  const int D = c->dim, hk = h / (c->hq / c->hkv), dt = (int)c->dt;
+  const double scale = 1.0 / sqrt((double)D);
+  double mx = -HUGE_VAL, sum = 0.0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int d = 0; d < D; d++)
+      o[d] = 0.0;
+    for (int n = 0; n < nitems; n++) {
+      const rrt_attn_item *it = &items[n];
+      if (q < it->q_begin || q >= it->q_begin + it->q_len) continue;
+      for (int64_t kr = it->k_begin; kr < it->k_begin + it->k_len; kr++) {
+        const int64_t kpos = pm->k0 + kr * pm->ks;
+        if (it->masked && (kpos < kd->lo[q] || kpos > kd->hi[q])) continue;
+        double s = 0.0;
+        for (int d = 0; d < D; d++)
+          s += rrt_am_load(kd->q, ((b * c->q_rows + q) * c->hq + h) * D + d, dt) *
+               rrt_am_load(kd->k, ((b * c->kv_rows + kr) * c->hkv + hk) * D + d, dt);
+        s *= scale;
+        if (pass == 0) {
+          if (s > mx) mx = s;
+          continue;
+        }
+        const double p = exp(s - mx);
+        sum += p;
+        for (int d = 0; d < D; d++)
+          o[d] += p * rrt_am_load(kd->v, ((b * c->kv_rows + kr) * c->hkv + hk) * D + d, dt);
+      }
+    }
+    if (mx == -HUGE_VAL) break; /* nothing visible */
+  }
+  for (int d = 0; d < D && sum > 0; d++)
+    o[d] /= sum;
+  *lse = sum > 0 ? mx + log(sum) : -HUGE_VAL;
+}
+
+/* Run the table on the case and compare every row; returns the worst |dO|. */
+static double run_table(rrt_ctx_t ctx, const kcase *c, const kdata *kd, const rrt_attn_item *items,
+                        int nitems, const posmap *pm, const char *what) {
+  const rrt_attn_kernels *kt = rrt_attn_kernels_for(rrt_ctx_backend(ctx));
+  const size_t es = ref_es(c->dt), mb = (size_t)c->q_rows * sizeof(int64_t);
+  void *q, *k, *v, *o;
+  float *o_acc = NULL, *lse;
+  int64_t *lo, *hi;
+  CHECK_OK(rrt_malloc(ctx, kd->nq * es, &q));
+  CHECK_OK(rrt_malloc(ctx, kd->nkv * es, &k));
+  CHECK_OK(rrt_malloc(ctx, kd->nkv * es, &v));
+  CHECK_OK(rrt_malloc(ctx, kd->nq * es, &o));
+  CHECK_OK(rrt_malloc(ctx, kd->nl * sizeof(float), (void **)&lse));
+  CHECK_OK(rrt_malloc(ctx, mb, (void **)&lo));
+  CHECK_OK(rrt_malloc(ctx, mb, (void **)&hi));
+  if (c->dt != RRT_DTYPE_F32) CHECK_OK(rrt_malloc(ctx, kd->nq * sizeof(float), (void **)&o_acc));
+  CHECK_OK(rrt_memcpy_to_backend(ctx, q, kd->q, kd->nq * es));
+  CHECK_OK(rrt_memcpy_to_backend(ctx, k, kd->k, kd->nkv * es));
+  CHECK_OK(rrt_memcpy_to_backend(ctx, v, kd->v, kd->nkv * es));
+  CHECK_OK(rrt_memcpy_to_backend(ctx, lo, kd->lo, mb));
+  CHECK_OK(rrt_memcpy_to_backend(ctx, hi, kd->hi, mb));
+  float *acc = o_acc ? o_acc : (float *)o;
+  const rrt_attn_kshape sh = {c->batch, c->q_rows, c->kv_rows, c->hq,
+                              c->hkv,   c->dim,    (int)c->dt, (float)(1.0 / sqrt((double)c->dim)),
+                              {lo, hi}};
+  rrt_attn_work w;
+  memset(&w, 0, sizeof w);
+  const rrt_attn_progress prog = {NULL, NULL};
+  CHECK_OK(kt->work_create(ctx, &sh, &w));
+  CHECK_OK(kt->start(ctx, &sh, &w, q, k, v, NULL, acc, lse));
+  CHECK_OK(kt->step(ctx, &sh, &w, k, v, items, nitems - 1, acc, lse, &prog));
+  CHECK_OK(kt->step(ctx, &sh, &w, k, v, items + nitems - 1, 1, acc, lse, &prog));
+  CHECK_OK(kt->finish(ctx, &sh, acc, o));
+  kt->work_destroy(ctx, &w);
+
+  void *ho = malloc(kd->nq * es);
+  float *hl = malloc(kd->nl * sizeof(float));
+  double *ro = malloc(sizeof(double) * (size_t)c->dim);
+  CHECK_OK(rrt_memcpy_to_host(ctx, ho, o, kd->nq * es));
+  CHECK_OK(rrt_memcpy_to_host(ctx, hl, lse, kd->nl * sizeof(float)));
+  double worst_o = 0.0, worst_l = 0.0;
+  for (int64_t b = 0; b < c->batch; b++)
+    for (int h = 0; h < c->hq; h++)
+      for (int64_t r = 0; r < c->q_rows; r++) {
+        double rl;
+        ref_row(c, kd, items, nitems, pm, b, h, r, ro, &rl);
+        const double gl = hl[(b * c->hq + h) * c->q_rows + r];
+        const double el = rl == -HUGE_VAL ? (gl == rl ? 0.0 : HUGE_VAL) : fabs(gl - rl);
+        if (!(el <= worst_l)) worst_l = el == el ? el : HUGE_VAL;
+        for (int d = 0; d < c->dim; d++) {
+          double g = rrt_am_load(ho, ((b * c->q_rows + r) * c->hq + h) * c->dim + d, (int)c->dt);
+          double e = fabs(g - ro[d]);
+          if (!(e <= worst_o)) worst_o = e == e ? e : HUGE_VAL;
+        }
+      }
+  CHECK_MSG(worst_o <= ref_tol_o(c->dt) && worst_l <= REF_TOL_LSE,
+            "%s b=%d hq=%d hkv=%d D=%d %s rows %lld x %lld strides %d/%d: |dO| %.3g (tol %.3g) "
+            "|dLSE| %.3g (tol %.3g)",
+            what, c->batch, c->hq, c->hkv, c->dim, rrt_dtype_name(c->dt), (long long)c->q_rows,
+            (long long)c->kv_rows, c->q_stride, c->k_stride, worst_o, ref_tol_o(c->dt), worst_l,
+            REF_TOL_LSE);
+  free(ho);
+  free(hl);
+  free(ro);
+  rrt_free(ctx, q);
+  rrt_free(ctx, k);
+  rrt_free(ctx, v);
+  rrt_free(ctx, o);
+  rrt_free(ctx, o_acc);
+  rrt_free(ctx, lse);
+  rrt_free(ctx, lo);
+  rrt_free(ctx, hi);
+  return worst_o;
+}
+
+static void fill(void *x, size_t n, int dt, float amp, uint64_t *rs) {
+  for (size_t i = 0; i < n; i++)
+    rrt_am_store(x, (int64_t)i, dt, amp * rng_unit(rs));
+}
+
+/* Every mask kind on one case; the cpu table in each vector variant. */
+static void run_case(rrt_ctx_t ctx, const kcase *c, uint64_t seed) {
+  const int cpu = rrt_ctx_backend(ctx) == RRT_BACKEND_CPU;
+  const size_t es = ref_es(c->dt);
+  kdata kd;
+  kd.nq = (size_t)(c->batch * c->q_rows * c->hq * c->dim);
+  kd.nkv = (size_t)(c->batch * c->kv_rows * c->hkv * c->dim);
+  kd.nl = (size_t)(c->batch * c->hq * c->q_rows);
+  kd.q = malloc(kd.nq * es);
+  kd.k = malloc(kd.nkv * es);
+  kd.v = malloc(kd.nkv * es);
+  kd.lo = malloc(sizeof(int64_t) * (size_t)c->q_rows);
+  kd.hi = malloc(sizeof(int64_t) * (size_t)c->q_rows);
+  uint64_t rs = seed * 0x9E3779B97F4A7C15ull + 1;
+  fill(kd.q, kd.nq, (int)c->dt, 2.0f, &rs); /* sharper softmax than [-1, 1] */
+  fill(kd.k, kd.nkv, (int)c->dt, 1.0f, &rs);
+  fill(kd.v, kd.nkv, (int)c->dt, 1.0f, &rs);
+  const posmap pm = {1000, c->q_stride, 500, c->k_stride};
+  rrt_attn_item items[3];
+  const int nitems = make_items(c, &pm, items);
+  for (int kind = 0; kind < MASK_KINDS; kind++) {
+    make_mask(kind, c, &pm, &rs, kd.lo, kd.hi);
+    static const int isas[] = {RRT_CPU_ISA_AVX512, RRT_CPU_ISA_AVX2, RRT_CPU_ISA_BASE};
+    static const char *const isa_names[] = {"cpu avx512", "cpu avx2", "cpu base"};
+    for (int v = 0; v < (cpu ? 3 : 1); v++) {
+      char what[64];
+      /* the variant is read from RINGRT_CPU_ISA at context creation; the
+       * test sets the context's copy (unsupported ones fall back) */
+      if (cpu) ctx->env.cpu_isa = isas[v];
+      snprintf(what, sizeof what, "%s mask %s", cpu ? isa_names[v] : "emu", mask_names[kind]);
+      double e = run_table(ctx, c, &kd, items, nitems, &pm, what);
+      if (getenv("RRT_TEST_VERBOSE"))
+        printf("%-24s D=%2d %-4s |dO| %.2e\n", what, c->dim, rrt_dtype_name(c->dt), e);
+    }
+  }
+  free(kd.q);
+  free(kd.k);
+  free(kd.v);
+  free(kd.lo);
+  free(kd.hi);
+}
+
+static void run_backend(rrt_backend be, const kcase *cs, int n) {
+  rrt_ctx_config cfg = RRT_CTX_CONFIG_INITIALIZER;
+  cfg.backend = be;
+  rrt_ctx_t ctx = NULL;
+  CHECK_OK(rrt_ctx_create(MPI_COMM_WORLD, &cfg, &ctx));
+  if (!ctx) return;
+  for (int i = 0; i < n; i++)
+    run_case(ctx, &cs[i], 7u + (unsigned)i);
+  rrt_ctx_destroy(ctx);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  run_backend(RRT_BACKEND_CPU, cpu_cases, (int)(sizeof cpu_cases / sizeof *cpu_cases));
+  run_backend(RRT_BACKEND_EMU, emu_cases, (int)(sizeof emu_cases / sizeof *emu_cases));
+  int rc = test_result();
+  MPI_Finalize();
+  return rc;
+}
