@@ -215,9 +215,8 @@ __global__ void __launch_bounds__(32 * LANES)
     row_keys(it, f.mask, lse, i, &jb, &je);
   }
   /* block-uniform: the keys any row of the tile sees */
-  int64_t kb, ke, unused;
-  rrt_attn_item_keys(&it, f.mask, i_first, &kb, &unused);
-  rrt_attn_item_keys(&it, f.mask, i_last, &unused, &ke);
+  int64_t kb, ke;
+  rrt_attn_block_keys(&it, f.mask, i_first, i_last, &kb, &ke);
 
   for (int64_t j0 = kb; j0 < ke; j0 += BK) {
     const int nk = (int)(ke - j0 < BK ? ke - j0 : BK);
