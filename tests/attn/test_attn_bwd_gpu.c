@@ -35,9 +35,9 @@ typedef struct bcase {
 /* Host copies of one problem in storage dtype and the f64 values they hold. */
 typedef struct prob {
   bcase c;
-  int64_t nk; /* keys: two blocks of `rows` each, the second at kv_rows stride */
-  int64_t kv_rows;
-  size_t nq_e, nkv_e; /* elements of Q (one batch entry times batch) and of one K block */
+  int64_t nk;         /* the reference's keys: block 0's `rows`, then block 1's */
+  int64_t kv_rows;    /* rows of a block as stored (rows + padding) */
+  size_t nq_e, nkv_e; /* elements of Q and of one stored K block (all batch entries) */
   void *q, *k[2], *v[2], *dout, *o;
   float *lse;
   int64_t *lo, *hi;                /* row mask (global positions) */
@@ -232,10 +232,15 @@ static rrt_status run_table(rrt_ctx_t ctx, const rrt_attn_kernels *kt, prob *p, 
   int64_t *hi = to_backend(ctx, p->hi, (size_t)c->rows * 8);
   float *delta, *dq, *dkv[3];
   void *dq_s, *dk_s, *dv_s;
+  /* the accumulators start as NaN bytes: bwd_start and zero must clear them */
+  const size_t njunk = 2 * p->nkv_e > p->nq_e ? 2 * p->nkv_e : p->nq_e;
+  unsigned char *junk = malloc(njunk * 4);
+  memset(junk, 0xff, njunk * 4);
   CHECK_OK(rrt_malloc(ctx, nl * 4, (void **)&delta));
-  CHECK_OK(rrt_malloc(ctx, p->nq_e * 4, (void **)&dq));
+  dq = to_backend(ctx, junk, p->nq_e * 4);
   for (int a = 0; a < 3; a++)
-    CHECK_OK(rrt_malloc(ctx, 2 * p->nkv_e * 4, (void **)&dkv[a]));
+    dkv[a] = to_backend(ctx, junk, 2 * p->nkv_e * 4);
+  free(junk);
   CHECK_OK(rrt_malloc(ctx, p->nq_e * es, &dq_s));
   CHECK_OK(rrt_malloc(ctx, own * es, &dk_s));
   CHECK_OK(rrt_malloc(ctx, own * es, &dv_s));
