@@ -47,6 +47,24 @@ static size_t dkv_half(const rrt_attn_kshape *sh) {
   return (size_t)sh->batch * (size_t)sh->kv_rows * (size_t)sh->heads_kv * (size_t)sh->head_dim;
 }
 
+/* The operands of a launch on the block (k, v): the shape, read by value. */
+static rrt_attn_kargs kargs_of(const rrt_attn_kshape *sh, const void *q, const void *k,
+                               const void *v) {
+  rrt_attn_kargs a = {.q = q,
+                      .k = k,
+                      .v = v,
+                      .batch = sh->batch,
+                      .q_rows = sh->q_rows,
+                      .kv_rows = sh->kv_rows,
+                      .heads_q = sh->heads_q,
+                      .heads_kv = sh->heads_kv,
+                      .head_dim = sh->head_dim,
+                      .dtype = sh->dtype,
+                      .scale = sh->scale,
+                      .mask = sh->mask};
+  return a;
+}
+
 static rrt_status gpu_work_create(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w) {
   RRT_CHECK(rrt_malloc(ctx, q_elems(sh) * sizeof(float), (void **)&w->o_part));
   return rrt_malloc(ctx, lse_elems(sh) * sizeof(float), (void **)&w->lse_part);
@@ -91,9 +109,7 @@ static rrt_status gpu_step(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_ksh
                            const rrt_attn_item *items, int nitems, float *o, float *lse,
                            const rrt_attn_progress *progress) {
   rrt_stream cs = ctx->compute_stream;
-  rrt_attn_kargs ka = {w->q,         k,           v,           sh->batch,
-                       sh->q_rows,   sh->kv_rows, sh->heads_q, sh->heads_kv,
-                       sh->head_dim, sh->dtype,   sh->scale,   sh->mask};
+  const rrt_attn_kargs ka = kargs_of(sh, w->q, k, v);
   for (int n = 0; n < nitems; n++) {
     const rrt_attn_item *it = &items[n];
     RRT_CHECK(b->fwd(cs, &ka, it, w->o_part, w->lse_part));
@@ -135,11 +151,7 @@ static rrt_status gpu_bwd_step(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn
                                const float *delta, float *dq, float *dkv,
                                const rrt_attn_progress *progress) {
   rrt_stream cs = ctx->compute_stream;
-  rrt_attn_bargs ba = {{w->q, k, v, sh->batch, sh->q_rows, sh->kv_rows, sh->heads_q, sh->heads_kv,
-                        sh->head_dim, sh->dtype, sh->scale, sh->mask},
-                       w->dout,
-                       lse,
-                       delta};
+  const rrt_attn_bargs ba = {kargs_of(sh, w->q, k, v), w->dout, lse, delta};
   for (int n = 0; n < nitems; n++) {
     RRT_CHECK(b->bwd_dkv(cs, &ba, &items[n], dkv, dkv + dkv_half(sh)));
     RRT_CHECK(b->bwd_dq(cs, &ba, &items[n], dq));

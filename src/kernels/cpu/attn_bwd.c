@@ -333,9 +333,6 @@ void rrt_attn_cpu_bwd_delta(float *delta, const void *o, const void *dout, int64
 #pragma omp parallel for schedule(static)
   for (int64_t t = 0; t < n; t++) { /* t = (b * rows + i) * heads + h */
     const int64_t b = t / (rows * heads), i = t / heads % rows, h = t % heads;
-    float s = 0.0f;
-    for (int64_t e = t * head_dim; e < (t + 1) * head_dim; e++)
-      s += rrt_am_load(o, e, dtype) * rrt_am_load(dout, e, dtype);
-    delta[(b * heads + h) * rows + i] = s;
+    delta[(b * heads + h) * rows + i] = rrt_attn_bwd_delta(o, dout, t * head_dim, head_dim, dtype);
   }
 }

@@ -1,9 +1,11 @@
 /* Ring attention backward kernels: FlashAttention-2's backward with
  * recomputation (P = exp(S - lse) from the forward's lse), f32 SIMT, in the
- * thread layout of the forward (attn_fwd.cu): 128 threads per block, four
- * consecutive lanes share one row and lane t4 owns the head-dimension
- * elements d = t4 + 4u; dot products are summed with two xor shuffles, so
- * the four lanes hold bitwise the same score.
+ * thread layout of the forward (attn_fwd.cu): 32 rows per block, LANES
+ * consecutive lanes share one row and lane t owns the head-dimension
+ * elements d = t + LANES * u; dot products are summed with xor shuffles, so
+ * the lanes of a row hold bitwise the same score. LANES = 4 (128 threads)
+ * up to head_dim 128; 8 (256 threads) above, which keeps a thread's four
+ * register slices at 128 floats (with 4 lanes they would be 256: spills).
  *
  * Deterministic without atomics: two kernels per item, each output row owned
  * by one block.
@@ -19,8 +21,8 @@
  * so a block visits only the query rows / keys its tile can see (found once
  * per block, block-uniform) and tests each pair against its row's range.
  * Rows that saw no key in the forward (lse = -inf) contribute nothing.
- * Template parameters: DPT = elements per lane (head_dim <= 4 * DPT) and
- * BQ / BK = rows per shared tile (two tiles of 4 * DPT floats each: 32 KiB). */
+ * Template parameters: LANES, DPT = elements per lane (head_dim <= LANES *
+ * DPT) and BQ / BK = rows per shared tile (two tiles: 32 KiB at most). */
 #include "kernels/simt.h"
 
 #include "kernels/attn_math.h"
@@ -34,13 +36,13 @@
 
 namespace {
 
-constexpr int kThreads = 128;
-constexpr int kRows = kThreads / 4; /* rows (keys for dkv, queries for dq) per block */
+constexpr int kRows = 32; /* rows (keys for dkv, queries for dq) per block */
 
-/* Sum of the four lanes of a row group; every lane gets the same bits. */
-static __device__ inline float quad_sum(float x) {
-  x += __shfl_xor_sync(0xffffffffu, x, 1);
-  x += __shfl_xor_sync(0xffffffffu, x, 2);
+/* Sum over the LANES lanes of a row; every lane gets the same bits. */
+template <int LANES> static __device__ inline float row_sum(float x) {
+  RRT_UNROLL
+  for (int m = 1; m < LANES; m <<= 1)
+    x += __shfl_xor_sync(0xffffffffu, x, m);
   return x;
 }
 
@@ -81,10 +83,11 @@ static __device__ void rows_seeing(const rrt_attn_item &it, rrt_attn_kmask mask,
   *ie = lo;
 }
 
-template <int DPT, int BQ>
-__global__ void rrt_attn_bwd_dkv_kernel(rrt_attn_bargs a, rrt_attn_item it, int64_t n_ktiles,
-                                        float *dk, float *dv) {
-  constexpr int DM = 4 * DPT; /* padded head dim of the shared tiles */
+template <int LANES, int DPT, int BQ>
+__global__ void __launch_bounds__(32 * LANES)
+    rrt_attn_bwd_dkv_kernel(rrt_attn_bargs a, rrt_attn_item it, int64_t n_ktiles, float *dk,
+                            float *dv) {
+  constexpr int DM = LANES * DPT, kThreads = LANES * kRows; /* DM: padded head dim of the tiles */
   RRT_DYN_SHARED(float, smem);
   float *qs = smem;                      /* [BQ][DM] */
   float *dos = qs + BQ * DM;             /* [BQ][DM] */
@@ -95,7 +98,7 @@ __global__ void rrt_attn_bwd_dkv_kernel(rrt_attn_bargs a, rrt_attn_item it, int6
   const rrt_attn_kargs &f = a.f;
 
   const int tid = (int)threadIdx.x;
-  const int row = tid >> 2, t4 = tid & 3;
+  const int row = tid / LANES, lane = tid % LANES;
   const int64_t blk = (int64_t)blockIdx.x;
   const int64_t kt = blk % n_ktiles;
   const int hk = (int)((blk / n_ktiles) % f.heads_kv);
@@ -109,7 +112,7 @@ __global__ void rrt_attn_bwd_dkv_kernel(rrt_attn_bargs a, rrt_attn_item it, int6
   float kr[DPT], vr[DPT], dka[DPT], dva[DPT];
   RRT_UNROLL
   for (int u = 0; u < DPT; u++) {
-    const int d = t4 + 4 * u;
+    const int d = lane + LANES * u;
     kr[u] = (active && d < D) ? rrt_am_load(f.k, koff + d, f.dtype) : 0.0f;
     vr[u] = (active && d < D) ? rrt_am_load(f.v, koff + d, f.dtype) : 0.0f;
     dka[u] = dva[u] = 0.0f;
@@ -147,18 +150,18 @@ __global__ void rrt_attn_bwd_dkv_kernel(rrt_attn_bargs a, rrt_attn_item it, int6
         float s = 0.0f, dp = 0.0f;
         RRT_UNROLL
         for (int u = 0; u < DPT; u++) {
-          s += qrow[t4 + 4 * u] * kr[u];
-          dp += dorow[t4 + 4 * u] * vr[u];
+          s += qrow[lane + LANES * u] * kr[u];
+          dp += dorow[lane + LANES * u] * vr[u];
         }
-        s = quad_sum(s);
-        dp = quad_sum(dp);
+        s = row_sum<LANES>(s);
+        dp = row_sum<LANES>(dp);
         if (!active || j < jbs[ii] || j >= jes[ii]) continue;
         const float p = rrt_attn_bwd_prob(s * f.scale, lses[ii]);
         const float ds = rrt_attn_bwd_dscore(p, dp, dels[ii]);
         RRT_UNROLL
         for (int u = 0; u < DPT; u++) {
-          dva[u] += p * dorow[t4 + 4 * u];
-          dka[u] += ds * qrow[t4 + 4 * u];
+          dva[u] += p * dorow[lane + LANES * u];
+          dka[u] += ds * qrow[lane + LANES * u];
         }
       }
     }
@@ -167,24 +170,24 @@ __global__ void rrt_attn_bwd_dkv_kernel(rrt_attn_bargs a, rrt_attn_item it, int6
   if (!active) return;
   RRT_UNROLL
   for (int u = 0; u < DPT; u++) {
-    const int d = t4 + 4 * u;
+    const int d = lane + LANES * u;
     if (d >= D) continue;
     dk[koff + d] += dka[u] * f.scale;
     dv[koff + d] += dva[u];
   }
 }
 
-template <int DPT, int BK>
-__global__ void rrt_attn_bwd_dq_kernel(rrt_attn_bargs a, rrt_attn_item it, int64_t n_qtiles,
-                                       float *dq) {
-  constexpr int DM = 4 * DPT;
+template <int LANES, int DPT, int BK>
+__global__ void __launch_bounds__(32 * LANES)
+    rrt_attn_bwd_dq_kernel(rrt_attn_bargs a, rrt_attn_item it, int64_t n_qtiles, float *dq) {
+  constexpr int DM = LANES * DPT, kThreads = LANES * kRows;
   RRT_DYN_SHARED(float, smem);
   float *ks = smem;           /* [BK][DM] */
   float *vs = smem + BK * DM; /* [BK][DM] */
   const rrt_attn_kargs &f = a.f;
 
   const int tid = (int)threadIdx.x;
-  const int row = tid >> 2, t4 = tid & 3;
+  const int row = tid / LANES, lane = tid % LANES;
   const int64_t blk = (int64_t)blockIdx.x;
   const int64_t qt = blk % n_qtiles;
   const int h = (int)((blk / n_qtiles) % f.heads_q);
@@ -198,7 +201,7 @@ __global__ void rrt_attn_bwd_dq_kernel(rrt_attn_bargs a, rrt_attn_item it, int64
   float qr[DPT], dor[DPT], acc[DPT];
   RRT_UNROLL
   for (int u = 0; u < DPT; u++) {
-    const int d = t4 + 4 * u;
+    const int d = lane + LANES * u;
     qr[u] = (active && d < D) ? rrt_am_load(f.q, qoff + d, f.dtype) : 0.0f;
     dor[u] = (active && d < D) ? rrt_am_load(a.dout, qoff + d, f.dtype) : 0.0f;
     acc[u] = 0.0f;
@@ -212,9 +215,8 @@ __global__ void rrt_attn_bwd_dq_kernel(rrt_attn_bargs a, rrt_attn_item it, int64
     row_keys(it, f.mask, lse, i, &jb, &je);
   }
   /* block-uniform: the keys any row of the tile sees */
-  int64_t kb, ke, unused;
-  rrt_attn_item_keys(&it, f.mask, i_first, &kb, &unused);
-  rrt_attn_item_keys(&it, f.mask, i_last, &unused, &ke);
+  int64_t kb, ke;
+  rrt_attn_block_keys(&it, f.mask, i_first, i_last, &kb, &ke);
 
   for (int64_t j0 = kb; j0 < ke; j0 += BK) {
     const int nk = (int)(ke - j0 < BK ? ke - j0 : BK);
@@ -238,25 +240,25 @@ __global__ void rrt_attn_bwd_dq_kernel(rrt_attn_bargs a, rrt_attn_item it, int64
       float s = 0.0f, dp = 0.0f;
       RRT_UNROLL
       for (int u = 0; u < DPT; u++) {
-        s += qr[u] * krow[t4 + 4 * u];
-        dp += dor[u] * vrow[t4 + 4 * u];
+        s += qr[u] * krow[lane + LANES * u];
+        dp += dor[u] * vrow[lane + LANES * u];
       }
-      s = quad_sum(s);
-      dp = quad_sum(dp);
+      s = row_sum<LANES>(s);
+      dp = row_sum<LANES>(dp);
       const int64_t jg = j0 + jj;
       if (jg < jb || jg >= je) continue;
       const float p = rrt_attn_bwd_prob(s * f.scale, lse);
       const float ds = rrt_attn_bwd_dscore(p, dp, del);
       RRT_UNROLL
       for (int u = 0; u < DPT; u++)
-        acc[u] += ds * krow[t4 + 4 * u];
+        acc[u] += ds * krow[lane + LANES * u];
     }
   }
 
   if (!active) return;
   RRT_UNROLL
   for (int u = 0; u < DPT; u++) {
-    const int d = t4 + 4 * u;
+    const int d = lane + LANES * u;
     if (d < D) dq[qoff + d] += acc[u] * f.scale;
   }
 }
@@ -292,8 +294,8 @@ __global__ void rrt_attn_store_rows_kernel(const float *in, int64_t in_rows, voi
 }
 
 /* Shared bytes of the dkv kernel: Q and dO tiles, lse and delta, key ranges. */
-static inline size_t dkv_smem(int dpt, int bq) {
-  return (size_t)(2 * bq * 4 * dpt + 2 * bq) * sizeof(float) + 2 * (size_t)bq * sizeof(int64_t);
+static inline size_t dkv_smem(int dm, int bq) {
+  return (size_t)(2 * bq * dm + 2 * bq) * sizeof(float) + 2 * (size_t)bq * sizeof(int64_t);
 }
 
 static inline bool grid_ok(int64_t nblocks, int head_dim) {
@@ -302,6 +304,8 @@ static inline bool grid_ok(int64_t nblocks, int head_dim) {
 
 } // namespace
 
+/* Tile variants by head_dim (<= 32, 64, 128, 256): LANES, DPT and rows per
+ * shared tile, 32 * LANES threads. */
 RRT_KERNEL_API(rrt_k_attn_bwd_dkv)
 (rrt_stream stream, const rrt_attn_bargs *a, const rrt_attn_item *item, float *dk, float *dv) {
   const rrt_attn_bargs ba = *a;
@@ -312,17 +316,17 @@ RRT_KERNEL_API(rrt_k_attn_bwd_dkv)
   if (!grid_ok(nblocks, ba.f.head_dim)) return RRT_ERR_INVALID_ARG;
   const unsigned grid = (unsigned)nblocks;
   if (ba.f.head_dim <= 32)
-    RRT_LAUNCH((rrt_attn_bwd_dkv_kernel<8, 64>), grid, kThreads, dkv_smem(8, 64), stream, ba, it,
-               nkt, dk, dv);
+    RRT_LAUNCH((rrt_attn_bwd_dkv_kernel<4, 8, 64>), grid, 4 * kRows, dkv_smem(32, 64), stream, ba,
+               it, nkt, dk, dv);
   else if (ba.f.head_dim <= 64)
-    RRT_LAUNCH((rrt_attn_bwd_dkv_kernel<16, 64>), grid, kThreads, dkv_smem(16, 64), stream, ba, it,
-               nkt, dk, dv);
+    RRT_LAUNCH((rrt_attn_bwd_dkv_kernel<4, 16, 64>), grid, 4 * kRows, dkv_smem(64, 64), stream, ba,
+               it, nkt, dk, dv);
   else if (ba.f.head_dim <= 128)
-    RRT_LAUNCH((rrt_attn_bwd_dkv_kernel<32, 32>), grid, kThreads, dkv_smem(32, 32), stream, ba, it,
-               nkt, dk, dv);
+    RRT_LAUNCH((rrt_attn_bwd_dkv_kernel<4, 32, 32>), grid, 4 * kRows, dkv_smem(128, 32), stream, ba,
+               it, nkt, dk, dv);
   else
-    RRT_LAUNCH((rrt_attn_bwd_dkv_kernel<64, 16>), grid, kThreads, dkv_smem(64, 16), stream, ba, it,
-               nkt, dk, dv);
+    RRT_LAUNCH((rrt_attn_bwd_dkv_kernel<8, 32, 16>), grid, 8 * kRows, dkv_smem(256, 16), stream, ba,
+               it, nkt, dk, dv);
 }
 
 RRT_KERNEL_API(rrt_k_attn_bwd_dq)
@@ -334,18 +338,18 @@ RRT_KERNEL_API(rrt_k_attn_bwd_dq)
   const int64_t nblocks = ba.f.batch * ba.f.heads_q * nqt;
   if (!grid_ok(nblocks, ba.f.head_dim)) return RRT_ERR_INVALID_ARG;
   const unsigned grid = (unsigned)nblocks;
-  /* K and V tiles: 2 * BK * 4 * DPT floats = 32 KiB (16 KiB for DPT 8) */
+  /* K and V tiles: 2 * BK * LANES * DPT floats, 32 KiB at most */
   if (ba.f.head_dim <= 32)
-    RRT_LAUNCH((rrt_attn_bwd_dq_kernel<8, 64>), grid, kThreads, 2 * 64 * 32 * sizeof(float), stream,
-               ba, it, nqt, dq);
+    RRT_LAUNCH((rrt_attn_bwd_dq_kernel<4, 8, 64>), grid, 4 * kRows, 2 * 64 * 32 * sizeof(float),
+               stream, ba, it, nqt, dq);
   else if (ba.f.head_dim <= 64)
-    RRT_LAUNCH((rrt_attn_bwd_dq_kernel<16, 64>), grid, kThreads, 2 * 64 * 64 * sizeof(float),
+    RRT_LAUNCH((rrt_attn_bwd_dq_kernel<4, 16, 64>), grid, 4 * kRows, 2 * 64 * 64 * sizeof(float),
                stream, ba, it, nqt, dq);
   else if (ba.f.head_dim <= 128)
-    RRT_LAUNCH((rrt_attn_bwd_dq_kernel<32, 32>), grid, kThreads, 2 * 32 * 128 * sizeof(float),
+    RRT_LAUNCH((rrt_attn_bwd_dq_kernel<4, 32, 32>), grid, 4 * kRows, 2 * 32 * 128 * sizeof(float),
                stream, ba, it, nqt, dq);
   else
-    RRT_LAUNCH((rrt_attn_bwd_dq_kernel<64, 16>), grid, kThreads, 2 * 16 * 256 * sizeof(float),
+    RRT_LAUNCH((rrt_attn_bwd_dq_kernel<8, 32, 16>), grid, 8 * kRows, 2 * 16 * 256 * sizeof(float),
                stream, ba, it, nqt, dq);
 }
 
