@@ -34,60 +34,53 @@ static const char *descr_of(rrt_dtype dt) {
   return dt == RRT_DTYPE_F32 ? "<f4" : dt == RRT_DTYPE_F16 ? "<f2" : "<u2";
 }
 
-/* --dout's dtype and shape against Q's; 0 or 1 (message on rank 0). */
-static int check_dout(rrt_app_common *c, const char *fn, const rrt_npy *f, const rrt_attn_desc *d,
-                      int rank) {
+/* --dout's dtype and shape against Q's: 0, or 1 with the reason in err. */
+static int check_dout(const char *fn, const rrt_npy *f, const rrt_attn_desc *d, char *err,
+                      size_t errlen) {
   const int64_t want[4] = {d->batch, d->seq, d->heads_q, d->head_dim};
   if (strcmp(f->descr, descr_of(d->dtype)) != 0) {
-    if (rank == 0)
-      rrt_app_error(c, "--dout %s: dtype %s does not match --dtype %s (expects %s)", fn, f->descr,
-                    rrt_dtype_name(d->dtype), descr_of(d->dtype));
+    snprintf(err, errlen, "--dout %s: dtype %s does not match --dtype %s (expects %s)", fn,
+             f->descr, rrt_dtype_name(d->dtype), descr_of(d->dtype));
     return 1;
   }
   int same = f->ndim == 4;
   for (int i = 0; same && i < 4; i++)
     same = f->shape[i] == want[i];
-  if (!same && rank == 0) {
-    char got[128] = "";
-    size_t at = 0;
-    for (int i = 0; i < f->ndim && at < sizeof got - 24; i++)
-      at += (size_t)snprintf(got + at, sizeof got - at, "%s%lld", i ? ", " : "",
-                             (long long)f->shape[i]);
-    rrt_app_error(c,
-                  "--dout %s: shape [%s] does not match Q's [%lld, %lld, %lld, %lld] "
-                  "(batch, seq, heads, dim)",
-                  fn, got, (long long)want[0], (long long)want[1], (long long)want[2],
-                  (long long)want[3]);
-  }
-  return !same;
+  if (same) return 0;
+  char got[128] = "";
+  size_t at = 0;
+  for (int i = 0; i < f->ndim && at < sizeof got - 24; i++)
+    at += (size_t)snprintf(got + at, sizeof got - at, "%s%lld", i ? ", " : "",
+                           (long long)f->shape[i]);
+  snprintf(err, errlen,
+           "--dout %s: shape [%s] does not match Q's [%lld, %lld, %lld, %lld] (batch, seq, heads, "
+           "dim)",
+           fn, got, (long long)want[0], (long long)want[1], (long long)want[2], (long long)want[3]);
+  return 1;
 }
 
+/* Every rank's own failure reaches the user (rrt_app_any_rank_error). */
 int rrt_app_attn_bwd_read(rrt_ctx_t ctx, rrt_app_common *c, const rrt_app_attn_bwd_opts *o,
                           const rrt_attn_desc *d, rrt_app_attn_bwd *b) {
-  int fail = 0, rank = rrt_ctx_rank(ctx);
-  if (o->doutf) {
-    char err[600];
-    if (rrt_npy_read(o->doutf, &b->dfile, err, sizeof err) != RRT_SUCCESS) {
-      rrt_app_error(c, "%s", err); /* every rank's file error reaches the user */
-      fail = 1;
-    } else {
-      fail = check_dout(c, o->doutf, &b->dfile, d, rank);
-    }
-  }
-  if (rrt_app_any_rank(ctx, fail)) {
+  char err[800] = "";
+  if (o->doutf && rrt_npy_read(o->doutf, &b->dfile, err, sizeof err) == RRT_SUCCESS)
+    check_dout(o->doutf, &b->dfile, d, err, sizeof err);
+  if (rrt_app_any_rank_error(ctx, c, err)) {
     rrt_npy_free(&b->dfile);
     return 1;
   }
   return 0;
 }
 
-int rrt_app_attn_bwd_setup(rrt_ctx_t ctx, rrt_app_common *c, const rrt_attn_desc *d, uint64_t seed,
-                           long iters, rrt_app_attn_bwd *b) {
-  const int P = rrt_ctx_size(ctx), r = rrt_ctx_rank(ctx);
-  const size_t es = rrt_dtype_size(d->dtype), L = (size_t)(d->seq / P);
-  b->n[0] = (size_t)d->batch * L * (size_t)d->heads_q * (size_t)d->head_dim;
-  b->n[1] = b->n[2] = (size_t)d->batch * L * (size_t)d->heads_kv * (size_t)d->head_dim;
-  b->host_do = rrt_app_attn_shard(seed, d, P, r, 3, d->heads_q, b->dfile.data ? &b->dfile : NULL);
+int rrt_app_attn_bwd_setup(rrt_ctx_t ctx, rrt_app_common *c, const rrt_attn_desc *d, int64_t L,
+                           const int64_t *pos, uint64_t seed, long iters, rrt_app_attn_bwd *b) {
+  const int r = rrt_ctx_rank(ctx);
+  const size_t es = rrt_dtype_size(d->dtype), rows = (size_t)d->batch * (size_t)L;
+  b->n[0] = rows * (size_t)d->heads_q * (size_t)d->head_dim;
+  b->n[1] = b->n[2] = rows * (size_t)d->heads_kv * (size_t)d->head_dim;
+  b->host_do =
+      pos ? rrt_app_attn_shard(seed, d, L, pos, 3, d->heads_q, b->dfile.data ? &b->dfile : NULL)
+          : NULL;
   rrt_npy_free(&b->dfile);
   rrt_status st = b->host_do ? rrt_malloc(ctx, b->n[0] * es, &b->dev_do) : RRT_ERR_OUT_OF_MEMORY;
   if (st == RRT_SUCCESS) st = rrt_memcpy_to_backend(ctx, b->dev_do, b->host_do, b->n[0] * es);

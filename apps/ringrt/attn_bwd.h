@@ -39,9 +39,10 @@ int rrt_app_attn_bwd_option(const char *a, const char *next, rrt_app_attn_bwd_op
  *  shapes). Returns 0 or 1. */
 int rrt_app_attn_bwd_read(rrt_ctx_t ctx, rrt_app_common *c, const rrt_app_attn_bwd_opts *o,
                           const rrt_attn_desc *d, rrt_app_attn_bwd *b);
-/** This rank's dO shard and the gradient buffers. Returns 0 or 1 (agreed). */
-int rrt_app_attn_bwd_setup(rrt_ctx_t ctx, rrt_app_common *c, const rrt_attn_desc *d, uint64_t seed,
-                           long iters, rrt_app_attn_bwd *b);
+/** This rank's dO shard (L rows at global positions pos) and the gradient
+ *  buffers. Returns 0 or 1 (agreed). */
+int rrt_app_attn_bwd_setup(rrt_ctx_t ctx, rrt_app_common *c, const rrt_attn_desc *d, int64_t L,
+                           const int64_t *pos, uint64_t seed, long iters, rrt_app_attn_bwd *b);
 /** One backward run after the forward (o, lse its outputs); iteration `it`
  *  (< 0: warm-up) records the time. Returns 0 or 1 (message printed). */
 int rrt_app_attn_bwd_run(rrt_ctx_t ctx, rrt_app_common *c, rrt_attn_plan_t plan,
@@ -60,10 +61,11 @@ void rrt_app_attn_bwd_text(FILE *out, const rrt_app_attn_bwd *b, long iters, int
 void rrt_app_attn_bwd_json(FILE *jf, const rrt_app_attn_bwd *b, long iters, int P);
 void rrt_app_attn_bwd_free(rrt_ctx_t ctx, rrt_app_attn_bwd *b);
 
-/* cmd_attn.c: this rank's shard of global tensor t (file or generated),
+/* cmd_attn.c: this rank's shard of global tensor t (file or generated) at
+ * global positions pos[0..L),
  * and the gather of shards into natural order on rank 0. */
-void *rrt_app_attn_shard(uint64_t seed, const rrt_attn_desc *d, int P, int r, int t, int heads,
-                         const rrt_npy *file);
+void *rrt_app_attn_shard(uint64_t seed, const rrt_attn_desc *d, int64_t L, const int64_t *pos,
+                         int t, int heads, const rrt_npy *file);
 void *rrt_app_attn_gather(rrt_ctx_t ctx, const rrt_attn_desc *d, const void *shard,
                           size_t shard_bytes, size_t es, int heads, int is_lse, int *fail);
 

@@ -25,6 +25,28 @@ static double *input_global(uint64_t seed, const rrt_attn_desc *d, int t, int he
   return g;
 }
 
+/* The keys [*lo, *hi] that query position i sees, from the definition of
+ * ringrt/attn.h: its document (binary search of the offsets), the window
+ * (-1 unlimited; causal forces right = 0). Written apart from the
+ * library's schedule on purpose: this is the check of it. */
+static void row_keys(const rrt_attn_desc *d, int64_t i, int64_t *lo, int64_t *hi) {
+  int64_t ds = 0, de = d->seq;
+  if (d->cu_seqlens && d->num_docs > 0) {
+    int64_t a = 0, b = d->num_docs; /* the document k with cu[k] <= i < cu[k + 1] */
+    while (b - a > 1) {
+      int64_t m = (a + b) / 2;
+      if (d->cu_seqlens[m] <= i)
+        a = m;
+      else
+        b = m;
+    }
+    ds = d->cu_seqlens[a], de = d->cu_seqlens[a + 1];
+  }
+  const int64_t right = d->causal ? 0 : d->window_right;
+  *lo = d->window_left >= 0 && i - d->window_left > ds ? i - d->window_left : ds;
+  *hi = right >= 0 && i + right < de - 1 ? i + right : de - 1;
+}
+
 int rrt_app_attn_check_ref(uint64_t seed, const rrt_attn_desc *d, const rrt_npy *files,
                            const void *out, const float *lse, rrt_app_attn_check *c) {
   const int64_t S = d->seq, D = d->head_dim, Hq = d->heads_q, Hkv = d->heads_kv;
@@ -44,9 +66,10 @@ int rrt_app_attn_check_ref(uint64_t seed, const rrt_attn_desc *d, const rrt_npy 
     const int64_t i = t % S, h = (t / S) % Hq, b = t / (S * Hq), hk = h / (Hq / Hkv);
     double *s = malloc(sizeof(double) * (size_t)S), *acc = calloc((size_t)D, sizeof(double));
     const double *qv = g[0] + ((b * S + i) * Hq + h) * D;
-    const int64_t nk = d->causal ? i + 1 : S;
+    int64_t lo, hi;
+    row_keys(d, i, &lo, &hi);
     double mx = -HUGE_VAL, sum = 0;
-    for (int64_t j = 0; j < nk; j++) {
+    for (int64_t j = lo; j <= hi; j++) {
       const double *kr = g[1] + ((b * S + j) * Hkv + hk) * D;
       double x = 0;
       for (int64_t e = 0; e < D; e++)
@@ -54,7 +77,7 @@ int rrt_app_attn_check_ref(uint64_t seed, const rrt_attn_desc *d, const rrt_npy 
       s[j] = x * scale;
       mx = s[j] > mx ? s[j] : mx;
     }
-    for (int64_t j = 0; j < nk; j++) {
+    for (int64_t j = lo; j <= hi; j++) {
       const double *vr = g[2] + ((b * S + j) * Hkv + hk) * D;
       double p = exp(s[j] - mx);
       sum += p;
@@ -97,9 +120,6 @@ int rrt_app_attn_check_ref(uint64_t seed, const rrt_attn_desc *d, const rrt_npy 
 
 /* ---- backward -------------------------------------------------------------- */
 
-/* Query i sees key j (global positions). */
-static int sees(const rrt_attn_desc *d, int64_t i, int64_t j) { return !d->causal || j <= i; }
-
 typedef struct bwd_ref {
   const rrt_attn_desc *d;
   const double *q, *k, *v, *dout, *o; /* global, natural order */
@@ -114,8 +134,9 @@ static void bwd_row(const bwd_ref *r, int64_t b, int64_t h, int64_t i, double *s
   const int64_t S = d->seq, D = d->head_dim, Hq = d->heads_q, Hkv = d->heads_kv;
   const int64_t hk = h / (Hq / Hkv), qi = ((b * S + i) * Hq + h) * D;
   double mx = -HUGE_VAL, sum = 0, delta = 0;
-  for (int64_t j = 0; j < S; j++) {
-    if (!sees(d, i, j)) continue;
+  int64_t lo, hi; /* the keys it sees (row_keys: the mask's definition) */
+  row_keys(d, i, &lo, &hi);
+  for (int64_t j = lo; j <= hi; j++) {
     const double *kr = r->k + ((b * S + j) * Hkv + hk) * D;
     double x = 0;
     for (int64_t e = 0; e < D; e++)
@@ -123,15 +144,14 @@ static void bwd_row(const bwd_ref *r, int64_t b, int64_t h, int64_t i, double *s
     s[j] = x * r->scale;
     mx = s[j] > mx ? s[j] : mx;
   }
-  for (int64_t j = 0; j < S; j++)
-    if (sees(d, i, j)) sum += exp(s[j] - mx);
+  for (int64_t j = lo; j <= hi; j++)
+    sum += exp(s[j] - mx);
   const double lse = mx + log(sum);
   for (int64_t e = 0; e < D; e++) {
     delta += r->dout[qi + e] * r->o[qi + e];
     dq[e] = 0;
   }
-  for (int64_t j = 0; j < S; j++) {
-    if (!sees(d, i, j)) continue;
+  for (int64_t j = lo; j <= hi; j++) {
     const int64_t kj = ((b * S + j) * Hkv + hk) * D;
     const double p = exp(s[j] - lse);
     double dp = 0;

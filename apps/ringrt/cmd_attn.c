@@ -20,6 +20,7 @@
 #include "app.h"
 #include "attn_bwd.h"
 #include "attn_check.h"
+#include "attn_mask.h"
 #include "comm/host_coll.h"
 #include "io/attn_gen.h"
 #include "io/npy.h"
@@ -33,6 +34,11 @@ typedef struct attn_opts {
   rrt_attn_layout layout;
   rrt_dtype dtype;
   const char *qf, *kf, *vf, *out, *lse;
+  /* the mask options (attn_mask.c): --window, --cu-seqlens as a list or a
+   * file (read in read_inputs) */
+  int win_left, win_right, seq_set;
+  const char *docs_file;
+  rrt_int_list docs;
   rrt_app_attn_bwd_opts bwd; /* --backward and its files (attn_bwd.c) */
 } attn_opts;
 
@@ -45,9 +51,11 @@ typedef struct attn_run {
   int rank, P;
   rrt_attn_desc d;
   rrt_attn_plan_t plan;
-  size_t es;   /* bytes per stored element */
-  size_t n[3]; /* elements of this rank's Q, K, V shards (O has n[0]) */
-  size_t nl;   /* LSE entries of this rank */
+  size_t es;    /* bytes per stored element */
+  size_t n[3];  /* elements of this rank's Q, K, V shards (O has n[0]) */
+  size_t nl;    /* LSE entries of this rank */
+  int64_t L;    /* this rank's shard length */
+  int64_t *pos; /* global positions of its rows (rrt_attn_shard_positions) */
   void *host[3], *dev[3], *dout, *hout;
   float *dlse, *hlse;
   double *times;        /* per timed iteration, the slowest rank's */
@@ -72,6 +80,11 @@ static void usage(void) {
          "  --dim N          head dimension, 1..256 (64)\n"
          "  --scale X        softmax scale, finite and > 0 (default 1/sqrt(dim))\n"
          "  --causal         causal mask (key position <= query position)\n"
+         "  --window L,R     sliding window: query i sees keys [i-L, i+R], -1 = unlimited\n"
+         "                   on that side; with --causal R is 0 (-1,-1)\n"
+         "  --cu-seqlens X   packed documents: offsets 0,...,seq as a comma list or a file\n"
+         "                   (one a line); attention stays inside each document; batch 1;\n"
+         "                   --seq defaults to the last offset\n"
          "  --layout L       contiguous | zigzag | stripe (zigzag)\n"
          "  --dtype T        f32 | bf16 | f16 storage (f32); accumulation is always f32\n"
          "  --seed N         seed of the random inputs (1)\n"
@@ -129,6 +142,14 @@ static int parse_value_option(rrt_app_common *c, const char *a, const char *next
                           next);
       return 2;
     }
+  } else if (strcmp(a, "--window") == 0) {
+    if (rrt_app_attn_parse_window(c, next, &o->win_left, &o->win_right) != 0) return 2;
+  } else if (strcmp(a, "--cu-seqlens") == 0) {
+    rrt_int_list_free(&o->docs);
+    o->docs_file = NULL;
+    int r = rrt_app_attn_parse_docs(c, next, &o->docs);
+    if (r == 2) return 2;
+    if (r == 1) o->docs_file = next;
   } else if (strcmp(a, "--layout") == 0) {
     if (rrt_attn_layout_parse(next, &o->layout) != RRT_SUCCESS) {
       rrt_app_usage_error(c, "--layout '%s' is not contiguous, zigzag or stripe", next);
@@ -192,6 +213,7 @@ static int parse(int argc, char **argv, attn_opts *o, rrt_app_common *c) {
       return 2;
     }
     i++;
+    if (strcmp(a, "--seq") == 0) o->seq_set = 1;
     r = parse_long_option(c, a, next, o);
     if (r == 0) r = parse_value_option(c, a, next, o);
     if (r == 2) return 2;
@@ -246,18 +268,18 @@ static int load_inputs(attn_opts *o, rrt_npy in[3], char *err, size_t errlen) {
   return 0;
 }
 
-/* This rank's shard of a global tensor (from a file, or generated). */
-void *rrt_app_attn_shard(uint64_t seed, const rrt_attn_desc *d, int P, int r, int t, int heads,
-                         const rrt_npy *file) {
-  const int64_t L = d->seq / P, D = d->head_dim;
+/* This rank's shard of a global tensor (from a file, or generated): rows
+ * at the global positions pos[0..L). */
+void *rrt_app_attn_shard(uint64_t seed, const rrt_attn_desc *d, int64_t L, const int64_t *pos,
+                         int t, int heads, const rrt_npy *file) {
+  const int64_t D = d->head_dim;
   const size_t es = rrt_dtype_size(d->dtype);
   char *x = malloc((size_t)(d->batch * L * heads * D) * es + 1);
   if (!x) return NULL;
   for (int64_t b = 0; b < d->batch; b++)
     for (int64_t l = 0; l < L; l++) {
-      int64_t pos = rrt_attn_global_pos(d->layout, d->seq, P, r, l);
       for (int64_t h = 0; h < heads; h++) {
-        int64_t g = ((b * d->seq + pos) * heads + h) * D, li = ((b * L + l) * heads + h) * D;
+        int64_t g = ((b * d->seq + pos[l]) * heads + h) * D, li = ((b * L + l) * heads + h) * D;
         if (file) {
           memcpy(x + (size_t)li * es, (const char *)file->data + (size_t)g * es, (size_t)D * es);
         } else {
@@ -277,7 +299,11 @@ static int read_inputs(rrt_ctx_t ctx, attn_opts *o, rrt_npy files[3], rrt_app_co
   char err[800] = "";
   if (o->qf && load_inputs(o, files, err, sizeof err) && !err[0])
     snprintf(err, sizeof err, "reading the inputs failed");
-  if (rrt_app_any_rank_error(ctx, c, err)) {
+  int fail = rrt_app_any_rank_error(ctx, c, err);
+  if (!fail && o->docs_file)
+    fail =
+        rrt_app_any_rank(ctx, rrt_app_attn_read_docs(c, o->docs_file, rrt_ctx_rank(ctx), &o->docs));
+  if (fail) {
     for (int t = 0; t < 3; t++)
       rrt_npy_free(&files[t]);
     return 1;
@@ -297,6 +323,14 @@ static rrt_attn_desc desc_of(const attn_opts *o) {
   d.causal = o->causal;
   d.layout = o->layout;
   d.dtype = o->dtype;
+  d.window_left = o->win_left;
+  d.window_right = o->win_right;
+  if (o->docs.count > 0) {
+    d.cu_seqlens = o->docs.values;
+    d.num_docs = o->docs.count - 1;
+    /* the offsets give the length unless --seq or the files did */
+    if (!o->seq_set && !o->qf) d.seq = o->docs.values[o->docs.count - 1];
+  }
   return d;
 }
 
@@ -308,7 +342,10 @@ static int setup(attn_run *run, const attn_opts *o, rrt_npy files[3]) {
     return 1;
   }
   const rrt_attn_desc *d = &run->d;
-  const int64_t L = d->seq / run->P;
+  rrt_attn_shard_len(d, run->P, run->rank, &run->L);
+  const int64_t L = run->L;
+  run->pos = malloc((size_t)(L + 1) * sizeof *run->pos);
+  if (run->pos) rrt_attn_shard_positions(d, run->P, run->rank, run->pos);
   run->es = rrt_dtype_size(d->dtype);
   run->n[0] = (size_t)(d->batch * L * d->heads_q * d->head_dim);
   run->n[1] = run->n[2] = (size_t)(d->batch * L * d->heads_kv * d->head_dim);
@@ -316,8 +353,9 @@ static int setup(attn_run *run, const attn_opts *o, rrt_npy files[3]) {
   const int heads[3] = {d->heads_q, d->heads_kv, d->heads_kv};
   rrt_status st = RRT_SUCCESS;
   for (int t = 0; t < 3 && st == RRT_SUCCESS; t++) {
-    run->host[t] = rrt_app_attn_shard((uint64_t)o->seed, d, run->P, run->rank, t, heads[t],
-                                      o->qf ? &files[t] : NULL);
+    run->host[t] = run->pos ? rrt_app_attn_shard((uint64_t)o->seed, d, L, run->pos, t, heads[t],
+                                                 o->qf ? &files[t] : NULL)
+                            : NULL;
     st = run->host[t] ? rrt_malloc(run->ctx, run->n[t] * run->es, &run->dev[t])
                       : RRT_ERR_OUT_OF_MEMORY;
     if (st == RRT_SUCCESS)
@@ -409,38 +447,52 @@ static int time_runs(attn_run *run, const attn_opts *o, attn_timing *tm) {
 
 /* ------------------------------------------------------------ outputs --- */
 
-/* Gather shards on rank 0 and reorder to natural order: O, dQ, dK, dV
- * ([B, S, heads, D]) or, with is_lse, LSE ([B, heads_q, S]). Returns a
- * malloc'd global array on rank 0, NULL elsewhere; *fail when the gather
- * failed (on every rank). The gather has size_t counts and the library's
- * timeout. */
+/* Rank 0: the rows of rank src's shard (part, L rows) at their natural
+ * places: O, dQ ([B, S, heads, D]), dK, dV (heads_kv) or, with is_lse, LSE
+ * ([B, heads_q, S]). */
+static void place_shard(const rrt_attn_desc *d, const char *part, int64_t L, const int64_t *pos,
+                        size_t es, int heads, int is_lse, char *nat) {
+  const int64_t H = is_lse ? d->heads_q : heads, D = d->head_dim;
+  for (int64_t b = 0; b < d->batch; b++)
+    for (int64_t l = 0; l < L; l++) {
+      if (!is_lse) {
+        memcpy(nat + (size_t)((b * d->seq + pos[l]) * H * D) * es,
+               part + (size_t)((b * L + l) * H * D) * es, (size_t)(H * D) * es);
+      } else {
+        for (int64_t h = 0; h < H; h++)
+          memcpy(nat + (size_t)((b * H + h) * d->seq + pos[l]) * es,
+                 part + (size_t)((b * H + h) * L + l) * es, es);
+      }
+    }
+}
+
+/* Gather shards on rank 0 and reorder to natural order by every rank's
+ * rrt_attn_shard_positions (shards may differ in length): rows of `heads`
+ * heads or, with is_lse, LSE. Returns a malloc'd global array on rank 0,
+ * NULL elsewhere; *fail when the gather failed (on every rank). The gather
+ * has size_t counts and the library's timeout. */
 void *rrt_app_attn_gather(rrt_ctx_t ctx, const rrt_attn_desc *d, const void *shard,
                           size_t shard_bytes, size_t es, int heads, int is_lse, int *fail) {
   int P = rrt_ctx_size(ctx), r = rrt_ctx_rank(ctx);
   void *gathered = NULL;
+  size_t total = 0;
   *fail = rrt_host_gatherv_alloc(ctx, "ringrt attn: gathering the outputs", shard, shard_bytes, 0,
-                                 &gathered, NULL, NULL) != RRT_SUCCESS;
-  char *all = gathered;
-  if (*fail) return NULL;
-  if (r != 0) return NULL;
-  char *nat = malloc(shard_bytes * (size_t)P + 1);
-  const int64_t L = d->seq / P;
-  const int64_t H = is_lse ? d->heads_q : heads, D = d->head_dim;
-  for (int src = 0; src < P; src++)
-    for (int64_t b = 0; b < d->batch; b++)
-      for (int64_t l = 0; l < L; l++) {
-        int64_t pos = rrt_attn_global_pos(d->layout, d->seq, P, src, l);
-        const char *part = all + (size_t)src * shard_bytes;
-        if (!is_lse) {
-          memcpy(nat + (size_t)((b * d->seq + pos) * H * D) * es,
-                 part + (size_t)((b * L + l) * H * D) * es, (size_t)(H * D) * es);
-        } else {
-          for (int64_t h = 0; h < H; h++)
-            memcpy(nat + (size_t)((b * H + h) * d->seq + pos) * es,
-                   part + (size_t)((b * H + h) * L + l) * es, es);
-        }
-      }
-  free(all);
+                                 &gathered, NULL, &total) != RRT_SUCCESS;
+  const char *part = gathered;
+  if (*fail || r != 0) return NULL;
+  char *nat = malloc(total + 1);
+  int64_t *pos = malloc(((size_t)d->seq + 1) * sizeof *pos);
+  const int64_t row = is_lse ? d->heads_q : (int64_t)heads * d->head_dim;
+  for (int src = 0; nat && pos && src < P; src++) {
+    int64_t L = 0;
+    rrt_attn_shard_len(d, P, src, &L);
+    rrt_attn_shard_positions(d, P, src, pos);
+    place_shard(d, part, L, pos, es, heads, is_lse, nat);
+    part += (size_t)(d->batch * L * row) * es;
+  }
+  if (!pos) free(nat), nat = NULL;
+  free(pos);
+  free(gathered);
   return nat;
 }
 
@@ -536,15 +588,40 @@ static int finish_outputs(attn_run *run, const attn_opts *o, rrt_npy files[3],
 
 /* ------------------------------------------------------------- report --- */
 
+/* A window limits something (causal's right side is 0 anyway). */
+static int has_window(const rrt_attn_desc *d) {
+  return d->window_left >= 0 || (!d->causal && d->window_right >= 0);
+}
+
+/* " window (L, R)" and " documents N" when set, for the report line. */
+static const char *mask_text(const rrt_attn_desc *d, char *buf, size_t len) {
+  int n = 0;
+  buf[0] = '\0';
+  if (has_window(d))
+    n = snprintf(buf, len, " window (%d, %d)", d->window_left, d->causal ? 0 : d->window_right);
+  if (d->num_docs > 0 && n >= 0 && (size_t)n < len)
+    snprintf(buf + n, len - (size_t)n, " documents %lld", (long long)d->num_docs);
+  return buf;
+}
+
+/* The mask fields of the JSON report (when set). */
+static void mask_json(FILE *jf, const rrt_attn_desc *d) {
+  if (has_window(d))
+    fprintf(jf, ",\"window\":[%d,%d]", d->window_left, d->causal ? 0 : d->window_right);
+  if (d->num_docs > 0) fprintf(jf, ",\"num_docs\":%lld", (long long)d->num_docs);
+}
+
 static void report_text(FILE *out, const attn_run *run, const attn_opts *o, const attn_timing *tm,
                         const rrt_app_attn_check *chk, int checked) {
   const rrt_attn_desc *d = &run->d;
+  char mask[80];
   fprintf(out,
           "ringrt attn: %s backend, %d rank(s), batch %lld seq %lld heads %d/%d dim %d %s "
-          "%s%s\n",
+          "%s%s%s\n",
           rrt_backend_name(rrt_ctx_backend(run->ctx)), run->P, (long long)d->batch,
           (long long)d->seq, d->heads_q, d->heads_kv, d->head_dim, rrt_dtype_name(d->dtype),
-          rrt_attn_layout_name(d->layout), d->causal ? " causal" : "");
+          rrt_attn_layout_name(d->layout), d->causal ? " causal" : "",
+          mask_text(d, mask, sizeof mask));
   fprintf(out, "  time %.6f s (median of %ld, max over ranks), %.3f TFLOP/s (%.2f GFLOP/s)\n",
           tm->t_med, o->iters, tm->flops / tm->t_med * 1e-12, tm->flops / tm->t_med * 1e-9);
   fprintf(out,
@@ -571,6 +648,7 @@ static void report_json(FILE *jf, const attn_run *run, const attn_opts *o, const
           rrt_backend_name(rrt_ctx_backend(run->ctx)), run->P, (long long)d->batch,
           (long long)d->seq, d->heads_q, d->heads_kv, d->head_dim, rrt_dtype_name(d->dtype),
           rrt_attn_layout_name(d->layout), d->causal ? "true" : "false", o->iters, o->warmup);
+  mask_json(jf, d);
   rrt_app_json_field(jf, "time_s", tm->t_med);
   rrt_app_json_field(jf, "time_min_s", run->times[0]);
   rrt_app_json_field(jf, "flops", tm->flops);
@@ -602,6 +680,7 @@ static void run_free(attn_run *run) {
   free(run->hlse);
   free(run->times);
   rrt_app_attn_bwd_free(run->ctx, &run->bwd);
+  free(run->pos);
   rrt_attn_plan_destroy(run->plan);
 }
 
@@ -636,10 +715,16 @@ int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
                  NULL,
                  NULL,
                  NULL,
+                 -1,
+                 -1,
+                 0,
+                 NULL,
+                 {0, NULL},
                  {0, NULL, NULL, NULL, NULL}};
   rrt_app_common c;
   rrt_app_common_init(&c, "attn", comm, argc, argv);
   int pr = rrt_app_agree_args(comm, &c, parse(argc, argv, &o, &c));
+  if (pr) rrt_int_list_free(&o.docs);
   if (pr == 1) return 0;
   if (pr) return rrt_app_finish(NULL, &c, RRT_EXIT_USAGE);
   int rc = check_paths(&c, &o);
@@ -648,8 +733,10 @@ int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
 
   attn_run run = {0};
   run.com = &c;
-  if (rrt_app_ctx_create(comm, &c, &run.ctx) != RRT_SUCCESS)
+  if (rrt_app_ctx_create(comm, &c, &run.ctx) != RRT_SUCCESS) {
+    rrt_int_list_free(&o.docs);
     return rrt_app_finish(NULL, &c, RRT_EXIT_FAILURE);
+  }
   run.comm = rrt_ctx_comm(run.ctx);
   run.rank = rrt_ctx_rank(run.ctx);
   run.P = rrt_ctx_size(run.ctx);
@@ -662,8 +749,8 @@ int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
   run.d = desc_of(&o);
   if (o.bwd.on && rrt_app_attn_bwd_read(run.ctx, &c, &o.bwd, &run.d, &run.bwd) != 0) goto done;
   if (setup(&run, &o, files) != 0) goto done;
-  if (o.bwd.on &&
-      rrt_app_attn_bwd_setup(run.ctx, &c, &run.d, (uint64_t)o.seed, o.iters, &run.bwd) != 0)
+  if (o.bwd.on && rrt_app_attn_bwd_setup(run.ctx, &c, &run.d, run.L, run.pos, (uint64_t)o.seed,
+                                         o.iters, &run.bwd) != 0)
     goto done;
   for (int t = 0; t < 3; t++)
     rrt_npy_free(&files[t]);
@@ -683,6 +770,7 @@ int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
 done:
   for (int t = 0; t < 3; t++)
     rrt_npy_free(&files[t]);
+  rrt_int_list_free(&o.docs);
   run_free(&run);
   return rrt_app_finish(run.ctx, &c, rc);
 }

@@ -6,7 +6,6 @@
  * kernel table of its backend (kernels/attn_table.h). The drivers
  * (ring_fwd.c) then never ask which backend runs. */
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,113 +13,10 @@
 #include "attn/plan_impl.h"
 #include "comm/ctx.h"
 #include "comm/error.h"
-#include "comm/host_coll.h"
 #include "ringrt/memory.h"
 
 const char rrt_attn_op_create[] = "rrt_attn_plan_create";
 const char rrt_attn_op_run[] = "rrt_attn_plan_run";
-
-/* ---- validation ----------------------------------------------------------- */
-
-/* FNV-1a over the document offsets (0 without documents): equal lists
- * hash equal on every rank, so one integer stands for the list. */
-static int64_t cu_hash(const rrt_attn_desc *d) {
-  uint64_t h = 1469598103934665603ull;
-  for (int64_t i = 0; d->cu_seqlens && i <= d->num_docs; i++) {
-    uint64_t x = (uint64_t)d->cu_seqlens[i];
-    for (int b = 0; b < 8; b++, x >>= 8)
-      h = (h ^ (x & 0xff)) * 1099511628211ull;
-  }
-  return d->cu_seqlens ? (int64_t)(h >> 1) : 0;
-}
-
-/* max and -min over the ranks of n values: out[i] = max, out[n + i] = -min */
-static rrt_status range_allreduce(rrt_ctx_t ctx, const void *v, void *out, size_t n, rrt_dtype dt) {
-  const size_t es = rrt_dtype_size(dt);
-  char *both = malloc(2 * n * es + 1);
-  if (!both) return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "descriptor check");
-  for (size_t i = 0; i < n; i++) {
-    if (dt == RRT_DTYPE_F64) {
-      ((double *)both)[i] = ((const double *)v)[i];
-      ((double *)both)[n + i] = -((const double *)v)[i];
-    } else {
-      ((int64_t *)both)[i] = ((const int64_t *)v)[i];
-      ((int64_t *)both)[n + i] = -((const int64_t *)v)[i];
-    }
-  }
-  rrt_status st = rrt_host_allreduce(ctx, both, out, 2 * n, dt, RRT_OP_MAX);
-  free(both);
-  return st;
-}
-
-enum { F_SCALE = 8, F_LAYOUT = 6, F_DTYPE = 7, F_CU = 12, NF = 13 };
-static const char *const field_names[NF] = {
-    "batch", "seq",   "heads_q",     "heads_kv",     "head_dim", "causal",    "layout",
-    "dtype", "scale", "window_left", "window_right", "num_docs", "cu_seqlens"};
-
-static const char *enum_name(int field, int64_t v) {
-  return field == F_LAYOUT ? rrt_attn_layout_name((rrt_attn_layout)v)
-                           : rrt_dtype_name((rrt_dtype)v);
-}
-
-/* The first offset that differs between ranks (num_docs agrees). */
-static rrt_status cu_mismatch(rrt_ctx_t ctx, const rrt_attn_desc *d) {
-  const size_t n = (size_t)d->num_docs + 1;
-  int64_t *out = malloc(2 * n * sizeof *out);
-  rrt_status st = out ? range_allreduce(ctx, d->cu_seqlens, out, n, RRT_DTYPE_I64)
-                      : rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "cu_seqlens");
-  size_t i = 0;
-  while (st == RRT_SUCCESS && i + 1 < n && out[i] == -out[n + i])
-    i++;
-  if (st == RRT_SUCCESS)
-    st = rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create,
-                   "the descriptor differs between ranks: cu_seqlens[%zu] is %lld here, ranges "
-                   "over [%lld, %lld]",
-                   i, (long long)d->cu_seqlens[i], (long long)-out[n + i], (long long)out[i]);
-  free(out);
-  return st;
-}
-
-/* Field f differs: say how, by name for the enums and as a number for the
- * scale (every rank takes this path: the reduced values are the same). */
-static rrt_status desc_mismatch(rrt_ctx_t ctx, const rrt_attn_desc *d, int f, const int64_t *v,
-                                const int64_t *out) {
-  static const char fmt[] = "the descriptor differs between ranks: %s is %s here, ranges over "
-                            "[%s, %s]";
-  if (f == F_CU) return cu_mismatch(ctx, d);
-  if (f == F_SCALE) {
-    double r[2];
-    RRT_CHECK(range_allreduce(ctx, &d->scale, r, 1, RRT_DTYPE_F64));
-    return rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create,
-                     "the descriptor differs between ranks: scale is %.17g here, ranges over "
-                     "[%.17g, %.17g]",
-                     d->scale, -r[1], r[0]);
-  }
-  if (f == F_LAYOUT || f == F_DTYPE)
-    return rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create, fmt, field_names[f],
-                     enum_name(f, v[f]), enum_name(f, -out[NF + f]), enum_name(f, out[f]));
-  return rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create,
-                   "the descriptor differs between ranks: %s is %lld here, ranges over [%lld, "
-                   "%lld]",
-                   field_names[f], (long long)v[f], (long long)-out[NF + f], (long long)out[f]);
-}
-
-/* Every rank must describe the same problem: compare the fields (the
- * document offsets by their hash) by a max over (v, -v), one small
- * allreduce. */
-static rrt_status check_same_desc(rrt_ctx_t ctx, const rrt_attn_desc *d) {
-  int64_t scale_bits;
-  memcpy(&scale_bits, &d->scale, sizeof scale_bits);
-  const int64_t v[NF] = {d->batch,    d->seq,         d->heads_q,         d->heads_kv,
-                         d->head_dim, d->causal,      (int64_t)d->layout, (int64_t)d->dtype,
-                         scale_bits,  d->window_left, d->window_right,    d->num_docs,
-                         cu_hash(d)};
-  int64_t out[2 * NF];
-  RRT_CHECK(range_allreduce(ctx, v, out, NF, RRT_DTYPE_I64));
-  for (int f = 0; f < NF; f++)
-    if (out[f] != -out[NF + f]) return desc_mismatch(ctx, d, f, v, out);
-  return RRT_SUCCESS;
-}
 
 /* ---- plan ------------------------------------------------------------------ */
 
@@ -254,7 +150,7 @@ rrt_status rrt_attn_plan_create(rrt_ctx_t ctx, const rrt_attn_desc *desc, rrt_at
     st = rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create, "%s", msg);
   RRT_CHECK(rrt_agree(ctx, st));
   desc = &full_desc;
-  RRT_CHECK(check_same_desc(ctx, desc));
+  RRT_CHECK(rrt_attn_check_same_desc(ctx, desc));
 
   rrt_attn_plan_t p = calloc(1, sizeof *p);
   st = p ? plan_init(p, ctx, desc)
