@@ -16,7 +16,7 @@
 #        RINGRT_BENCH_VENV=DIR        venv holding torch (default bench/.venv-torch)
 #        RINGRT_BENCH_NO_INSTALL=1    never create the venv / pip install torch
 #        QUIET_WAIT=S                 before each round wait up to S s for idle CPUs (0)
-# torch comes from PyPI (`pip install torch`, the default index; a large
+# torch comes from bench/setup-torch.sh (its CPU wheel, else PyPI's; a large
 # download). If it cannot be installed the comparison is skipped and said so.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,10 +49,8 @@ elif [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import torch' 2>/dev/nu
 elif [ "${RINGRT_BENCH_NO_INSTALL:-0}" = 1 ]; then
   note="torch not importable and RINGRT_BENCH_NO_INSTALL=1"
 else
-  echo "# installing torch from PyPI into $venv (once; large download)"
-  if { [ -x "$venv/bin/python" ] || python3 -m venv "$venv"; } &&
-    "$venv/bin/python" -m pip install -q torch >"$tmp/pip.log" 2>&1 &&
-    "$venv/bin/python" -c 'import torch' 2>/dev/null; then
+  echo "# installing torch into $venv (once; bench/setup-torch.sh; large download)"
+  if bash "$root/bench/setup-torch.sh" "$venv" >"$tmp/pip.log" 2>&1; then
     tpy=$venv/bin/python
   else
     note="pip install torch failed: $(tail -2 "$tmp/pip.log" 2>/dev/null | tr '\n' ' ')"

@@ -31,7 +31,7 @@ FIXED_M=${FIXED_M-266}
 SIZES=${SIZES:-"20000 50000 100000"}
 PBMC=$ROOT/../shared/data/singlecell/pbmc68k_reduced.h5ad
 mkdir -p "$WORK"
-[ -x "$RINGRT" ] || { echo "no $RINGRT: build first" >&2; exit 1; }
+[ -x "$RINGRT" ] || { echo "no $RINGRT: build first (RINGRT_BUILD_DIR=$BUILD bash launch/build.sh)" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 
 PY=${SEACELLS_PYTHON:-}

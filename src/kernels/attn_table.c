@@ -91,7 +91,7 @@ static void cpu_kv_f32(const rrt_attn_kshape *sh, rrt_attn_work *w, const void *
 static rrt_status cpu_step(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
                            const void *k, const void *v, const rrt_attn_item *items, int nitems,
                            float *o, float *lse, const rrt_attn_progress *progress) {
-  const int direct = cpu_bf16_direct(ctx, sh);
+  const int direct = cpu_bf16_direct(ctx, sh); /* bf16 read as stored */
   const float *k32 = k, *v32 = v;
   if (!direct) cpu_kv_f32(sh, w, k, v, &k32, &v32);
   rrt_attn_cpu_args a = {sh->batch,

@@ -89,6 +89,7 @@ static inline float rescale2(float *m, float tile_max) {
 #define T_LDF(p) _mm512_loadu_ps(p)
 #define T_STF(p, x) _mm512_storeu_ps(p, x)
 #define T_LDP(p) _mm512_loadu_si512((const void *)(p))
+#define T_ANDP(x, m) _mm512_and_si512(x, _mm512_set1_epi32((int)(m)))
 #define T_DP(acc, x, pr)                                                                           \
   _mm512_dpbf16_ps(acc, (__m512bh)(x), (__m512bh)_mm512_set1_epi32((int)(pr)))
 #include "kernels/cpu/attn_fwd_bf16_tile.h"
@@ -113,6 +114,7 @@ typedef uint32_t emul_vu __attribute__((vector_size(64), aligned(4), may_alias))
 #define T_LDF(p) (*(const emul_vf *)(const void *)(p))
 #define T_STF(p, x) (*(emul_vf *)(void *)(p) = (x))
 #define T_LDP(p) (*(const emul_vu *)(const void *)(p))
+#define T_ANDP(x, m) ((x) & (m))
 #define T_DP(acc, x, pr)                                                                           \
   ((acc) + EMUL_HI(x) * rrt_am_u2f((pr)&0xffff0000u) + EMUL_LO(x) * rrt_am_u2f((pr) << 16))
 #include "kernels/cpu/attn_fwd_bf16_tile.h"

@@ -8,6 +8,7 @@
  *   T_ZERO()     a T_VF of zeros
  *   T_LDF(p), T_STF(p, x)  unaligned T_VF load / store of floats
  *   T_LDP(p)     unaligned T_VP load of 32 uint16
+ *   T_ANDP(x, m)  x with each 32-bit lane ANDed with m
  *   T_DP(acc, x, pair)  vdpbf16ps: lane i of acc += x[2i+1] * hi(pair) +
  *                x[2i] * lo(pair), pair a uint32 holding two bf16
  *
@@ -75,10 +76,12 @@ T_ATTR static void T_FN(qk_tile)(const uint16_t *qs, int nrows, int d2, const ui
 }
 
 /* acc[r][c..c+16cv) = alpha[r] * acc + sum over key pairs [pb, pe) of
- * P[r][pair] . V[pair][c..], rows [i, i + RPV). */
+ * P[r][pair] . V[pair][c..], rows [i, i + RPV). keep_first / keep_last mask
+ * the V halves of the first / last pair whose key no row of the tile sees
+ * (its P is 0, but 0 * a NaN or inf in V, e.g. a shard's padding, is NaN). */
 T_ATTR static inline __attribute__((always_inline)) void
-T_FN(pv_cols)(const uint16_t *p, int ldp, int pb, int pe, const uint16_t *vp, int dp, float *acc,
-              const float *alpha, int c, const int cv) {
+T_FN(pv_cols)(const uint16_t *p, int ldp, int pb, int pe, uint32_t keep_first, uint32_t keep_last,
+              const uint16_t *vp, int dp, float *acc, const float *alpha, int c, const int cv) {
   T_VF a[RPV][CV];
 #pragma GCC unroll 16
   for (int r = 0; r < RPV; r++)
@@ -90,6 +93,10 @@ T_FN(pv_cols)(const uint16_t *p, int ldp, int pb, int pe, const uint16_t *vp, in
 #pragma GCC unroll 16
     for (int v = 0; v < cv; v++)
       x[v] = T_LDP(vr + v * 32);
+    const uint32_t keep = j == pb ? keep_first : j == pe - 1 ? keep_last : ~0u;
+    if (keep != ~0u)
+      for (int v = 0; v < cv; v++)
+        x[v] = T_ANDP(x[v], keep);
 #pragma GCC unroll 16
     for (int r = 0; r < RPV; r++) {
       uint32_t w = T_FN(pair)(p + (size_t)r * ldp + 2 * j);
@@ -113,15 +120,18 @@ T_ATTR static void T_FN(pv_tile)(const uint16_t *p, int ldp, int nrows, int64_t 
     int cb, ce;
     rrt_attn_tile_span(lo[i], hi[i + RPV - 1], t0, (int)(t1 - t0), &cb, &ce);
     int pb = cb / 2, pe = ce > cb ? (ce + 1) / 2 : pb;
+    /* an odd start leaves the first pair's even key unseen, an odd end the
+     * last pair's odd key (lanes hold the even key in the low half) */
+    const uint32_t kf = cb & 1 ? 0xffff0000u : ~0u, kl = ce & 1 ? 0x0000ffffu : ~0u;
     const uint16_t *pi = p + (size_t)i * ldp;
     float *ai = acc + (size_t)i * dp;
     int c = 0;
     for (; c + CV * 16 <= dp; c += CV * 16)
-      T_FN(pv_cols)(pi, ldp, pb, pe, vp, dp, ai, alpha + i, c, CV);
+      T_FN(pv_cols)(pi, ldp, pb, pe, kf, kl, vp, dp, ai, alpha + i, c, CV);
     for (; c + 32 <= dp; c += 32)
-      T_FN(pv_cols)(pi, ldp, pb, pe, vp, dp, ai, alpha + i, c, 2);
+      T_FN(pv_cols)(pi, ldp, pb, pe, kf, kl, vp, dp, ai, alpha + i, c, 2);
     for (; c < dp; c += 16)
-      T_FN(pv_cols)(pi, ldp, pb, pe, vp, dp, ai, alpha + i, c, 1);
+      T_FN(pv_cols)(pi, ldp, pb, pe, kf, kl, vp, dp, ai, alpha + i, c, 1);
   }
 }
 
@@ -277,3 +287,4 @@ T_ATTR static void T_FN(attn_block)(const rrt_attn_cpu_args *a, const bf16_in *i
 #undef T_STF
 #undef T_LDP
 #undef T_DP
+#undef T_ANDP
