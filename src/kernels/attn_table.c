@@ -74,18 +74,26 @@ static rrt_status cpu_start(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_w
   return RRT_SUCCESS;
 }
 
+/* K and V of a block as the kernels read them: in place for f32, else
+ * converted once into w->kv32 (every element is reused by all query blocks). */
+static void cpu_kv_f32(const rrt_attn_kshape *sh, rrt_attn_work *w, const void *k, const void *v,
+                       const float **k32, const float **v32) {
+  *k32 = k;
+  *v32 = v;
+  if (sh->dtype == RRT_DTYPE_F32) return;
+  const size_t n = kv_elems(sh);
+  rrt_attn_cpu_to_f32(w->kv32, k, n, sh->dtype);
+  rrt_attn_cpu_to_f32(w->kv32 + n, v, n, sh->dtype);
+  *k32 = w->kv32;
+  *v32 = w->kv32 + n;
+}
+
 static rrt_status cpu_step(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
                            const void *k, const void *v, const rrt_attn_item *items, int nitems,
                            float *o, float *lse, const rrt_attn_progress *progress) {
   const int direct = cpu_bf16_direct(ctx, sh);
   const float *k32 = k, *v32 = v;
-  if (sh->dtype != RRT_DTYPE_F32 && !direct) {
-    const size_t n = kv_elems(sh);
-    rrt_attn_cpu_to_f32(w->kv32, k, n, sh->dtype);
-    rrt_attn_cpu_to_f32(w->kv32 + n, v, n, sh->dtype);
-    k32 = w->kv32;
-    v32 = w->kv32 + n;
-  }
+  if (!direct) cpu_kv_f32(sh, w, k, v, &k32, &v32);
   rrt_attn_cpu_args a = {sh->batch,
                          sh->heads_q,
                          sh->heads_kv,
@@ -139,13 +147,8 @@ static rrt_status cpu_bwd_step(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_att
                                const float *lse, const float *delta, float *dq, float *dkv,
                                const rrt_attn_progress *progress) {
   const size_t n = kv_elems(sh);
-  const float *k32 = k, *v32 = v;
-  if (sh->dtype != RRT_DTYPE_F32) { /* once per block, as the forward step */
-    rrt_attn_cpu_to_f32(w->kv32, k, n, sh->dtype);
-    rrt_attn_cpu_to_f32(w->kv32 + n, v, n, sh->dtype);
-    k32 = w->kv32;
-    v32 = w->kv32 + n;
-  }
+  const float *k32, *v32;
+  cpu_kv_f32(sh, w, k, v, &k32, &v32);
   rrt_attn_cpu_bwd_args a = {sh->batch,
                              sh->heads_q,
                              sh->heads_kv,

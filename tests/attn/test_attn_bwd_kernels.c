@@ -8,8 +8,9 @@
  * mask or not, several items per step). The reference sees the same pairs
  * with the two blocks' keys side by side, so the LSE the kernel gets covers
  * both blocks (as in a ring) and dQ sums over both steps. GQA 4:2, MQA 4:1,
- * MHA with enough heads for one task per KV head; head_dim 1, 40, 64, 72;
- * f32, bf16, f16; one case with NaN inputs (the NaN pattern must match).
+ * MHA with enough heads for one task per KV head, GQA 16:4 in lanes of two
+ * query heads; head_dim 1, 8, 16, 40, 64, 72; f32, bf16, f16; NaN inputs
+ * (the NaN pattern must match, see err_add).
  * Determinism: the step sequence repeated, with 1 and 3 OpenMP threads,
  * gives the same bits.
  *
@@ -43,6 +44,7 @@ static const tcase full_cases[] = {
     {1, 53, 131, 4, 2, 72, RRT_DTYPE_F32, 1, 3, 0},  /* head_dim past a vector multiple */
     {1, 70, 90, 4, 1, 1, RRT_DTYPE_F32, 3, 3, 0},    /* head_dim 1 */
     {2, 40, 60, 8, 8, 16, RRT_DTYPE_F32, 1, 1, 0},   /* 16 KV heads: one lane per group */
+    {2, 30, 50, 16, 4, 8, RRT_DTYPE_F32, 3, 1, 0},   /* lanes of two query heads */
     {1, 77, 150, 4, 2, 64, RRT_DTYPE_BF16, 1, 1, 0}, /* half storage */
     {1, 45, 100, 4, 1, 72, RRT_DTYPE_F16, 1, 3, 0},  /* half storage */
     {1, 50, 80, 4, 2, 40, RRT_DTYPE_F32, 1, 1, 1},   /* NaN propagation */

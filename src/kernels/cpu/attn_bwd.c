@@ -4,12 +4,12 @@
  * Work is split into tasks of (batch, KV head, lane): a task owns the dK/dV
  * rows of its KV head and the dQ rows of the query heads of its lane, so no
  * two tasks write the same accumulator and nothing needs an atomic. Inside a
- * task: for each block of BK keys (K, V transposed and K padded once), for
- * each query head of the lane, for each block of BQ query rows that sees
- * the key block: recompute S = Q K^T and P = exp(S - lse) from the
+ * task: for each query head of the lane (its Q and dO rows padded once), for
+ * each block of BK keys (K, V transposed and K padded), for each block of BQ
+ * query rows that sees the key block: recompute S = Q K^T and P = exp(S - lse) from the
  * forward's LSE, dP = dO V^T, dS = P * (dP - delta), then dV += P^T dO and
- * dK += dS^T Q (in a key-block accumulator), dQ += dS K (in a task-local
- * accumulator over the item's rows). Key blocks no row sees and query
+ * dK += dS^T Q (in key-block accumulators added out after the block),
+ * dQ += dS K (in an accumulator of the head's rows of the item). Key blocks no row sees and query
  * blocks that see none of a key block are skipped (the row mask's bounds are
  * nondecreasing, so the rows seeing a key block are one range).
  *
@@ -35,8 +35,8 @@
 #include "kernels/cpu/attn_exp2.h"
 
 /* BQ query rows by BK keys per tile: with D = 64 the tile's working set
- * (S and dP 24 KiB each, K/V packs 48 KiB, dK/dV accumulators 32 KiB, the
- * block's Q, dO, dQ rows 12 KiB each) stays in L2. BQ is a multiple of
+ * (S and dP 24 KiB each, the K/V packs 96 KiB, the dK/dV accumulators
+ * 64 KiB, the block's Q, dO, dQ rows 12 KiB each) stays in a 512 KiB L2. BQ is a multiple of
  * ROWS_ALIGN (every instance's T_RQK and T_RNN divide it), BK of 16 (vector
  * widths) and KEYS_ALIGN (every T_RTN divides it). */
 enum { BQ = 48, BK = 128, ROWS_ALIGN = 24, KEYS_ALIGN = 8, DP_ALIGN = 16, MIN_TASKS = 16 };
@@ -49,7 +49,7 @@ typedef struct bwd_ctx {
 } bwd_ctx;
 
 typedef struct bwd_scratch {
-  float *qp, *dop, *dql; /* [lane heads][qpad][dp]: Q, dO (rows past q_len zero), dQ sum */
+  float *qp, *dop, *dql; /* [qpad][dp] one head's Q, dO (rows past q_len zero), dQ sum */
   int64_t *jb, *je;      /* [qpad] visible keys [jb, je) of each row of the item */
   float *kt, *vt;        /* [D][BK] the key block's K, V transposed (columns past nk zero) */
   float *kp;             /* [BK][dp] the key block's K, padded */
@@ -96,13 +96,16 @@ static inline void bwd_cols(const bwd_ctx *c, const bwd_scratch *w, int64_t row,
 #include "kernels/cpu/attn_bwd_tile.h"
 #endif
 
+/* The baseline has AVX-512's register-tile shape at 4 floats a vector: the
+ * fallback of CPUs with 32 vector registers (aarch64), and on x86 its tests
+ * run the code paths the AVX-512 instance takes where the CPU lacks it. */
 #define T_SFX base
 #define T_ATTR __attribute__((T_OPT))
 #define T_W 4
-#define T_RQK 6
+#define T_RQK 8
 #define T_RTN 4
 #define T_RNN 6
-#define T_CV 2
+#define T_CV 4
 #include "kernels/cpu/attn_bwd_tile.h"
 
 typedef void (*tile_fn)(const bwd_ctx *, bwd_scratch *, const float *, const float *, int64_t, int,
@@ -134,25 +137,20 @@ static int bwd_lanes(const rrt_attn_cpu_bwd_args *a) {
   return g;
 }
 
-/* The task's Q and dO rows padded to dp (zeros past D and past the item's
- * rows), dQ sum zeroed, and each row's visible keys. */
-static void pack_rows(const rrt_attn_cpu_bwd_args *a, const rrt_attn_item *it, int64_t b, int h0,
-                      int nh, const bwd_ctx *c, bwd_scratch *w) {
-  const int D = c->D, dp = c->dp, Hq = a->heads_q;
-  const int64_t qpad = round_up(c->q_len, BQ);
-  for (int hh = 0; hh < nh; hh++) {
-    float *qp = w->qp + hh * qpad * dp, *dop = w->dop + hh * qpad * dp;
-    memset(qp, 0, sizeof(float) * (size_t)(qpad * dp));
-    memset(dop, 0, sizeof(float) * (size_t)(qpad * dp));
-    memset(w->dql + hh * qpad * dp, 0, sizeof(float) * (size_t)(qpad * dp));
-    for (int64_t r = 0; r < c->q_len; r++) {
-      const int64_t src = ((b * a->q_rows + it->q_begin + r) * Hq + h0 + hh) * (int64_t)D;
-      memcpy(qp + r * dp, a->q + src, sizeof(float) * (size_t)D);
-      memcpy(dop + r * dp, a->dout + src, sizeof(float) * (size_t)D);
-    }
+/* Query head h's Q and dO rows of the item padded to dp (zeros past D and
+ * past the item's rows), its dQ sum zeroed. */
+static void pack_rows(const rrt_attn_cpu_bwd_args *a, const rrt_attn_item *it, int64_t b, int h,
+                      const bwd_ctx *c, bwd_scratch *w) {
+  const int D = c->D, dp = c->dp;
+  const size_t bytes = sizeof(float) * (size_t)(round_up(c->q_len, BQ) * dp);
+  memset(w->qp, 0, bytes);
+  memset(w->dop, 0, bytes);
+  memset(w->dql, 0, bytes);
+  for (int64_t r = 0; r < c->q_len; r++) {
+    const int64_t src = ((b * a->q_rows + it->q_begin + r) * a->heads_q + h) * (int64_t)D;
+    memcpy(w->qp + r * dp, a->q + src, sizeof(float) * (size_t)D);
+    memcpy(w->dop + r * dp, a->dout + src, sizeof(float) * (size_t)D);
   }
-  for (int64_t r = 0; r < c->q_len; r++)
-    rrt_attn_item_keys(it, a->mask, r, &w->jb[r], &w->je[r]);
 }
 
 /* K and V of keys [j0, j0 + nk) of the item: kt, vt transposed (zero up to
@@ -206,46 +204,45 @@ static void flush_keys(const bwd_ctx *c, const bwd_scratch *w, int nk, float sca
   }
 }
 
-static void flush_rows(const rrt_attn_cpu_bwd_args *a, const rrt_attn_item *it, int64_t b, int h0,
-                       int nh, const bwd_ctx *c, const bwd_scratch *w) {
-  const int64_t qpad = round_up(c->q_len, BQ);
-  for (int hh = 0; hh < nh; hh++)
-    for (int64_t r = 0; r < c->q_len; r++) {
-      float *dq = a->dq + ((b * a->q_rows + it->q_begin + r) * a->heads_q + h0 + hh) * c->D;
-      const float *acc = w->dql + (hh * qpad + r) * c->dp;
-      for (int d = 0; d < c->D; d++)
-        dq[d] += acc[d] * a->scale;
-    }
+static void flush_rows(const rrt_attn_cpu_bwd_args *a, const rrt_attn_item *it, int64_t b, int h,
+                       const bwd_ctx *c, const bwd_scratch *w) {
+  for (int64_t r = 0; r < c->q_len; r++) {
+    float *dq = a->dq + ((b * a->q_rows + it->q_begin + r) * a->heads_q + h) * c->D;
+    const float *acc = w->dql + r * c->dp;
+    for (int d = 0; d < c->D; d++)
+      dq[d] += acc[d] * a->scale;
+  }
 }
 
-/* One task: KV head hk of batch b, query heads [h0, h0 + nh) of its group. */
+/* One task: KV head hk of batch b, query heads [h0, h0 + nh) of its group,
+ * one after the other (the scratch holds one head's rows). */
 static void bwd_task(const rrt_attn_cpu_bwd_args *a, const rrt_attn_item *it, int64_t b, int hk,
                      int h0, int nh, tile_fn tile, bwd_scratch *w, const bwd_out *out) {
   bwd_ctx c = {a->head_dim, (int)round_up(a->head_dim, DP_ALIGN), it->q_len,
                a->scale * 1.44269504088896341f, 0};
-  const int64_t qpad = round_up(c.q_len, BQ);
-  pack_rows(a, it, b, h0, nh, &c, w);
-  for (c.j0 = 0; c.j0 < it->k_len; c.j0 += BK) {
-    const int nk = (int)(it->k_len - c.j0 < BK ? it->k_len - c.j0 : BK);
-    /* rows seeing the block: je > j0 (a suffix) and jb < j0 + nk (a prefix) */
-    const int64_t rb = first_above(w->je, 0, c.q_len, c.j0);
-    const int64_t re = first_above(w->jb, rb, c.q_len, c.j0 + nk - 1);
-    if (rb >= re) continue;
-    pack_keys(a, it, b, hk, nk, &c, w);
-    for (int hh = 0; hh < nh; hh++) {
-      const int64_t row0 = (b * a->heads_q + h0 + hh) * a->q_rows + it->q_begin;
+  for (int64_t r = 0; r < c.q_len; r++)
+    rrt_attn_item_keys(it, a->mask, r, &w->jb[r], &w->je[r]);
+  for (int h = h0; h < h0 + nh; h++) {
+    const int64_t row0 = (b * a->heads_q + h) * a->q_rows + it->q_begin;
+    pack_rows(a, it, b, h, &c, w);
+    for (c.j0 = 0; c.j0 < it->k_len; c.j0 += BK) {
+      const int nk = (int)(it->k_len - c.j0 < BK ? it->k_len - c.j0 : BK);
+      /* rows seeing the block: je > j0 (a suffix) and jb < j0 + nk (a prefix) */
+      const int64_t rb = first_above(w->je, 0, c.q_len, c.j0);
+      const int64_t re = first_above(w->jb, rb, c.q_len, c.j0 + nk - 1);
+      if (rb >= re) continue;
+      pack_keys(a, it, b, hk, nk, &c, w);
       for (int64_t i0 = rb / BQ * BQ; i0 < re; i0 += BQ)
-        tile(&c, w, w->qp + hh * qpad * c.dp, w->dop + hh * qpad * c.dp, i0, nk, a->lse + row0,
-             a->delta + row0, w->dql + hh * qpad * c.dp);
+        tile(&c, w, w->qp, w->dop, i0, nk, a->lse + row0, a->delta + row0, w->dql);
+      flush_keys(&c, w, nk, a->scale, out);
+      if (a->progress && omp_get_thread_num() == 0) a->progress(a->progress_arg);
     }
-    flush_keys(&c, w, nk, a->scale, out);
-    if (a->progress && omp_get_thread_num() == 0) a->progress(a->progress_arg);
+    flush_rows(a, it, b, h, &c, w);
   }
-  flush_rows(a, it, b, h0, nh, &c, w);
 }
 
-static int scratch_alloc(bwd_scratch *w, int64_t qpad, int nh, int D, int dp) {
-  const size_t rows = (size_t)nh * (size_t)qpad * (size_t)dp;
+static int scratch_alloc(bwd_scratch *w, int64_t qpad, int D, int dp) {
+  const size_t rows = (size_t)qpad * (size_t)dp;
   w->qp = alloc64(sizeof(float) * rows);
   w->dop = alloc64(sizeof(float) * rows);
   w->dql = alloc64(sizeof(float) * rows);
@@ -300,7 +297,7 @@ rrt_status rrt_attn_bwd_cpu(const rrt_attn_cpu_bwd_args *a, const rrt_attn_item 
 #pragma omp parallel if (!fail)
   {
     bwd_scratch w = {0};
-    const int ok = !fail && scratch_alloc(&w, qpad, nh, D, dp);
+    const int ok = !fail && scratch_alloc(&w, qpad, D, dp);
     if (!ok) {
 #pragma omp atomic write
       fail = 1;
@@ -322,7 +319,7 @@ rrt_status rrt_attn_bwd_cpu(const rrt_attn_cpu_bwd_args *a, const rrt_attn_item 
         }
         bwd_task(a, it, b, hk, (hk * ng + lane) * nh, nh, tile, &w, &out);
       }
-      if (ng > 1) reduce_lanes(a, it, ng, lanes); /* a failed call's sums are dropped */
+      if (ng > 1) reduce_lanes(a, it, ng, lanes); /* (after a failure: meaningless, harmless) */
     }
     scratch_free(&w);
   }

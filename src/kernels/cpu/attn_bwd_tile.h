@@ -173,7 +173,7 @@ T_ATTR static void T_FN(bds_row)(float *s, float *dp, int n, int cb, int ce, flo
 }
 
 /* One (query block, key block) tile of one head: S and dP, then P and dS
- * per row, then the three accumulations (see bwd_tile in attn_bwd.c). */
+ * per row, then the three accumulations (the order of attn_bwd.c). */
 T_ATTR static void T_FN(bwd_tile)(const bwd_ctx *c, bwd_scratch *w, const float *qp,
                                   const float *dop, int64_t i0, int nk, const float *lse,
                                   const float *delta, float *dql) {
