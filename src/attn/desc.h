@@ -17,6 +17,12 @@ extern "C" {
 rrt_status rrt_attn_desc_import(const rrt_attn_desc *user, rrt_attn_desc *full, char *msg,
                                 size_t msglen);
 
+/** Collective (desc_agree.c): every rank describes the same problem; on a
+ *  mismatch, an error of `op` on every rank naming the first differing
+ *  field (or cu_seqlens index). The descriptor passed
+ *  rrt_attn_desc_check on every rank. */
+rrt_status rrt_attn_check_same_desc(rrt_ctx_t ctx, const char *op, const rrt_attn_desc *d);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn/plan_impl.h"
+#include "attn/desc.h"
 #include "comm/error.h"
 #include "comm/host_coll.h"
 
@@ -26,10 +26,11 @@ static int64_t cu_hash(const rrt_attn_desc *d) {
 }
 
 /* max and -min over the ranks of n values: out[i] = max, out[n + i] = -min */
-static rrt_status range_allreduce(rrt_ctx_t ctx, const void *v, void *out, size_t n, rrt_dtype dt) {
+static rrt_status range_allreduce(rrt_ctx_t ctx, const char *op, const void *v, void *out, size_t n,
+                                  rrt_dtype dt) {
   const size_t es = rrt_dtype_size(dt);
   char *both = malloc(2 * n * es + 1);
-  if (!both) return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "descriptor check");
+  if (!both) return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, op, "descriptor check");
   for (size_t i = 0; i < n; i++) {
     if (dt == RRT_DTYPE_F64) {
       ((double *)both)[i] = ((const double *)v)[i];
@@ -57,16 +58,16 @@ static const char *enum_name(int field, int64_t v) {
 }
 
 /* The first offset that differs between ranks (num_docs agrees). */
-static rrt_status cu_mismatch(rrt_ctx_t ctx, const rrt_attn_desc *d) {
+static rrt_status cu_mismatch(rrt_ctx_t ctx, const char *op, const rrt_attn_desc *d) {
   const size_t n = (size_t)d->num_docs + 1;
   int64_t *out = malloc(2 * n * sizeof *out);
-  rrt_status st = out ? range_allreduce(ctx, d->cu_seqlens, out, n, RRT_DTYPE_I64)
-                      : rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "cu_seqlens");
+  rrt_status st = out ? range_allreduce(ctx, op, d->cu_seqlens, out, n, RRT_DTYPE_I64)
+                      : rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, op, "cu_seqlens");
   size_t i = 0;
   while (st == RRT_SUCCESS && i + 1 < n && out[i] == -out[n + i])
     i++;
   if (st == RRT_SUCCESS)
-    st = rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create,
+    st = rrt_error(ctx, RRT_ERR_INVALID_ARG, op,
                    "the descriptor differs between ranks: cu_seqlens[%zu] is %lld here, ranges "
                    "over [%lld, %lld]",
                    i, (long long)d->cu_seqlens[i], (long long)-out[n + i], (long long)out[i]);
@@ -76,23 +77,23 @@ static rrt_status cu_mismatch(rrt_ctx_t ctx, const rrt_attn_desc *d) {
 
 /* Field f differs: say how, by name for the enums and as a number for the
  * scale (every rank takes this path: the reduced values are the same). */
-static rrt_status desc_mismatch(rrt_ctx_t ctx, const rrt_attn_desc *d, int f, const int64_t *v,
-                                const int64_t *out) {
+static rrt_status desc_mismatch(rrt_ctx_t ctx, const char *op, const rrt_attn_desc *d, int f,
+                                const int64_t *v, const int64_t *out) {
   static const char fmt[] = "the descriptor differs between ranks: %s is %s here, ranges over "
                             "[%s, %s]";
-  if (f == F_CU) return cu_mismatch(ctx, d);
+  if (f == F_CU) return cu_mismatch(ctx, op, d);
   if (f == F_SCALE_HI || f == F_SCALE_LO) {
     double r[2];
-    RRT_CHECK(range_allreduce(ctx, &d->scale, r, 1, RRT_DTYPE_F64));
-    return rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create,
+    RRT_CHECK(range_allreduce(ctx, op, &d->scale, r, 1, RRT_DTYPE_F64));
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, op,
                      "the descriptor differs between ranks: scale is %.17g here, ranges over "
                      "[%.17g, %.17g]",
                      d->scale, -r[1], r[0]);
   }
   if (f == F_LAYOUT || f == F_DTYPE)
-    return rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create, fmt, field_names[f],
-                     enum_name(f, v[f]), enum_name(f, -out[NF + f]), enum_name(f, out[f]));
-  return rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create,
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, fmt, field_names[f], enum_name(f, v[f]),
+                     enum_name(f, -out[NF + f]), enum_name(f, out[f]));
+  return rrt_error(ctx, RRT_ERR_INVALID_ARG, op,
                    "the descriptor differs between ranks: %s is %lld here, ranges over [%lld, "
                    "%lld]",
                    field_names[f], (long long)v[f], (long long)-out[NF + f], (long long)out[f]);
@@ -101,7 +102,7 @@ static rrt_status desc_mismatch(rrt_ctx_t ctx, const rrt_attn_desc *d, int f, co
 /* Every rank must describe the same problem: compare the fields (the
  * document offsets by their hash) by a max over (v, -v), one small
  * allreduce. */
-rrt_status rrt_attn_check_same_desc(rrt_ctx_t ctx, const rrt_attn_desc *d) {
+rrt_status rrt_attn_check_same_desc(rrt_ctx_t ctx, const char *op, const rrt_attn_desc *d) {
   uint64_t sb;
   memcpy(&sb, &d->scale, sizeof sb);
   const int64_t v[NF] = {d->batch,
@@ -119,8 +120,8 @@ rrt_status rrt_attn_check_same_desc(rrt_ctx_t ctx, const rrt_attn_desc *d) {
                          d->num_docs,
                          cu_hash(d)};
   int64_t out[2 * NF];
-  RRT_CHECK(range_allreduce(ctx, v, out, NF, RRT_DTYPE_I64));
+  RRT_CHECK(range_allreduce(ctx, op, v, out, NF, RRT_DTYPE_I64));
   for (int f = 0; f < NF; f++)
-    if (out[f] != -out[NF + f]) return desc_mismatch(ctx, d, f, v, out);
+    if (out[f] != -out[NF + f]) return desc_mismatch(ctx, op, d, f, v, out);
   return RRT_SUCCESS;
 }

@@ -150,7 +150,7 @@ rrt_status rrt_attn_plan_create(rrt_ctx_t ctx, const rrt_attn_desc *desc, rrt_at
     st = rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_create, "%s", msg);
   RRT_CHECK(rrt_agree(ctx, st));
   desc = &full_desc;
-  RRT_CHECK(rrt_attn_check_same_desc(ctx, desc));
+  RRT_CHECK(rrt_attn_check_same_desc(ctx, rrt_attn_op_create, desc));
 
   rrt_attn_plan_t p = calloc(1, sizeof *p);
   st = p ? plan_init(p, ctx, desc)

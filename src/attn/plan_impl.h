@@ -74,9 +74,6 @@ extern const char rrt_attn_op_create[];  /* "rrt_attn_plan_create" */
 extern const char rrt_attn_op_run[];     /* "rrt_attn_plan_run" */
 extern const char rrt_attn_op_run_bwd[]; /* "rrt_attn_plan_run_bwd" */
 
-/* desc_agree.c: every rank describes the same problem (collective). */
-rrt_status rrt_attn_check_same_desc(rrt_ctx_t ctx, const rrt_attn_desc *d);
-
 /* ring_fwd.c: one forward run over the ring (arguments checked and agreed). */
 rrt_status rrt_attn_ring_fwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
                              void *o, float *lse);

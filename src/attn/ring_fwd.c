@@ -6,7 +6,10 @@
  * waited for after it, so the transfer hides behind the compute. The local
  * work of a step comes from the schedule (sched/ring_schedule.h); the
  * plan's kernel table (kernels/attn_table.h) folds each item into running
- * f32 accumulators by the LSE merge.
+ * f32 accumulators by the LSE merge. The ring runs p->nsteps steps, not
+ * P: after the last step on which any rank has work (a sliding window, or
+ * documents shorter than a shard, end the work early) nothing is computed
+ * or sent, and the last step that runs posts no shift.
  *
  * Streams: when the device layer queues work (cuda), the kernels run on the
  * compute stream and the comm stream is ordered after the compute that last
