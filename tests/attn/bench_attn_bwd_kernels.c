@@ -66,7 +66,7 @@ int main(int argc, char **argv) {
     double t0 = now();
     kern->start(ctx, &sh, &w, q, k, v, NULL, o, lse);
     kern->step(ctx, &sh, &w, k, v, &it, 1, o, lse, &prog);
-    kern->finish(ctx, &sh, o, o);
+    kern->finish(ctx, &sh, o, lse, o);
     double t1 = now();
     kern->bwd_start(ctx, &sh, &w, q, o, dout, delta, dq);
     kern->zero(ctx, dkv, 2 * n);
