@@ -32,4 +32,11 @@ static inline __attribute__((always_inline)) float rrt_attn_exp2f(float x) {
   return x == x ? e : x;
 }
 
+/* 2^(s - m) for a visible score s (log2 units) against its row's running
+ * max m: a -inf score drops its key even while m = -inf (where s - m is
+ * NaN); any other NaN stays NaN and reaches the row's sum. */
+static inline __attribute__((always_inline)) float rrt_attn_exp2_score(float s, float m) {
+  return s == -__builtin_inff() ? 0.0f : rrt_attn_exp2f(s - m);
+}
+
 #endif

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "kernels/attn_math.h"
+#include "kernels/cpu/attn_exp2.h"
 #include "comm/env.h"
 
 /* BQ rows per query block (a multiple of ROWS_ALIGN, the common multiple of

@@ -32,6 +32,7 @@
 
 #include "comm/env.h"
 #include "kernels/attn_math.h"
+#include "kernels/cpu/attn_exp2.h"
 
 /* Block sizes as in the f32 kernel; ROWS_ALIGN is a common multiple of the
  * register-tile heights RQK and RPV; CV vectors of 16 columns per P V tile. */

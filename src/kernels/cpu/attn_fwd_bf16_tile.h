@@ -151,32 +151,13 @@ T_ATTR static float T_FN(scale_max)(float *s, int n, float scale, int *nan) {
 }
 
 /* s[j] = 2^(s[j] - m) over a row, returns the sum; the f32 kernel's
- * polynomial (attn_fwd_tile.h): below -125.5, and for -inf, exactly 0 (a -inf
- * score drops its key). NaN and +inf never get here (the row is marked bad),
- * so this copy needs none of the f32 kernel's NaN rule. */
+ * rrt_attn_exp2_score (kernels/cpu/attn_exp2.h): a -inf score drops its key.
+ * NaN and +inf never get here (the row is marked bad). */
 T_ATTR static float T_FN(exp2_row)(float *s, int n, float m) {
   float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
   for (int j = 0; j < n; j++) {
-    float x0 = s[j] - m;
-    float t = x0 >= -125.5f ? x0 : -125.5f;
-    float r = (t + 12582912.0f) - 12582912.0f;
-    float f = (t - r) * 0.693147180559945309f;
-    float p = 1.0f / 5040.0f;
-    p = p * f + 1.0f / 720.0f;
-    p = p * f + 1.0f / 120.0f;
-    p = p * f + 1.0f / 24.0f;
-    p = p * f + 1.0f / 6.0f;
-    p = p * f + 0.5f;
-    p = p * f + 1.0f;
-    p = p * f + 1.0f;
-    union {
-      int i;
-      float f;
-    } sc;
-    sc.i = ((int)r + 127) << 23;
-    float e = p * sc.f;
-    e = x0 >= -125.5f ? e : 0.0f;
+    const float e = rrt_attn_exp2_score(s[j], m);
     s[j] = e;
     sum += e;
   }

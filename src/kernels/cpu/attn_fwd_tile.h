@@ -131,37 +131,15 @@ T_ATTR static float T_FN(row_max)(const float *s, int n) {
 }
 
 /* s[j] = 2^(s[j] - m) over a row's visible scores (log2 units, all <= m),
- * returns the sum. Written to vectorise: 2^x = 2^n * 2^f, |f| <= 1/2, 2^f by
- * a degree-7 Taylor polynomial of e^(f ln 2) (relative error < 2e-8, below
- * f32 rounding). Below -125.5 the result is exactly 0, and so for a -inf
- * score (the key drops out, even while m = -inf); a NaN score, or +inf
- * against m = +inf, gives NaN (rrt_attn_prob's rule), which the sum carries
- * to the row's LSE and output. (row_max skips NaN: m stays a number, the
- * NaN travels in the sum.) */
+ * returns the sum (rrt_attn_exp2_score, kernels/cpu/attn_exp2.h: a -inf
+ * score drops out even while m = -inf; a NaN score, or +inf against
+ * m = +inf, gives NaN, which the sum carries to the row's LSE and output).
+ * (row_max skips NaN: m stays a number, the NaN travels in the sum.) */
 T_ATTR static float T_FN(exp2_row)(float *s, int n, float m) {
   float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
   for (int j = 0; j < n; j++) {
-    float x0 = s[j] - m;
-    float t = x0 >= -125.5f ? x0 : -125.5f;
-    float r = (t + 12582912.0f) - 12582912.0f; /* round to nearest integer */
-    float f = (t - r) * 0.693147180559945309f; /* in [-ln2/2, ln2/2] */
-    float p = 1.0f / 5040.0f;
-    p = p * f + 1.0f / 720.0f;
-    p = p * f + 1.0f / 120.0f;
-    p = p * f + 1.0f / 24.0f;
-    p = p * f + 1.0f / 6.0f;
-    p = p * f + 0.5f;
-    p = p * f + 1.0f;
-    p = p * f + 1.0f;
-    union {
-      int i;
-      float f;
-    } sc;
-    sc.i = ((int)r + 127) << 23;
-    float e = p * sc.f;
-    const float under = x0 != x0 && s[j] != rrt_am_neg_inf() ? x0 : 0.0f; /* NaN stays */
-    e = x0 >= -125.5f ? e : under;
+    const float e = rrt_attn_exp2_score(s[j], m);
     s[j] = e;
     sum += e;
   }
