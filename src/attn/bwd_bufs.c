@@ -16,6 +16,7 @@ static rrt_status alloc_all(rrt_attn_plan_t p) {
   RRT_CHECK(rrt_malloc(ctx, dkv_bytes, (void **)&b->dkv_part));
   for (int i = 0; i < 2; i++)
     RRT_CHECK(rrt_malloc(ctx, dkv_bytes, (void **)&b->dkv_acc[i]));
+  if (p->async) RRT_CHECK(p->dev->event_create(&b->order));
   return RRT_SUCCESS;
 }
 
@@ -37,5 +38,6 @@ void rrt_attn_bwd_free(rrt_attn_plan_t p) {
   rrt_free(p->ctx, b->dkv_part);
   for (int i = 0; i < 2; i++)
     rrt_free(p->ctx, b->dkv_acc[i]);
+  if (b->order) p->dev->event_destroy(b->order);
   *b = (rrt_attn_bwd_bufs){0};
 }

@@ -33,6 +33,7 @@ typedef struct rrt_attn_bwd_bufs {
   float *dkv_acc[2];     /* the hand-off ring: dK|dV sums of a travelling block */
   size_t dkv_elems;      /* floats of one dK|dV buffer: 2 * kv_elems */
   double home_b, home_e; /* the last run's final transfer (accumulators home) */
+  rrt_event order;       /* async: orders a hand-off after the compute that wrote it */
 } rrt_attn_bwd_bufs;
 
 /* Events of one step when the device layer runs asynchronously (cuda): the

@@ -55,11 +55,21 @@ static rrt_status run_begin(rrt_attn_plan_t p, bwd_run *rr, const void *q, const
   return p->kern->bwd_start(p->ctx, &p->shape, &p->work, q, o, dout, p->bwd.delta, rr->dq_acc);
 }
 
+/* With queued work (cuda) a hand-off goes on the comm stream, after the
+ * compute stream's accumulate that wrote its buffer. (The K/V shift orders
+ * the comm stream the same way, but it is not posted on the last step.) */
+static rrt_status comm_after_compute(rrt_attn_plan_t p) {
+  if (!p->async) return RRT_SUCCESS;
+  RRT_CHECK(p->dev->event_record(p->bwd.order, p->compute_stream));
+  return p->dev->stream_wait_event(p->comm_stream, p->bwd.order);
+}
+
 /* At the start of step s >= 1: send the sums of the block of step s-1 to
  * the next rank, receive those of this step's block from the previous one.
  * (Same tag and order as the K/V shift on every rank, so the two match.) */
 static rrt_status post_handoff(rrt_attn_plan_t p, int s, rrt_attn_shift_progress *ps) {
   const size_t bytes = p->bwd.dkv_elems * sizeof(float);
+  RRT_CHECK(comm_after_compute(p));
   p->times[s].hb = rrt_time_now();
   RRT_CHECK(rrt_ring_shift(p->ctx, p->bwd.dkv_acc[(s - 1) & 1], p->bwd.dkv_acc[s & 1], bytes, s,
                            &ps->req));
@@ -145,6 +155,7 @@ static rrt_status bring_home(rrt_attn_plan_t p, float **home) {
   if (n == 1) return RRT_SUCCESS;
   const size_t bytes = b->dkv_elems * sizeof(float);
   rrt_request_t req = NULL;
+  RRT_CHECK(comm_after_compute(p));
   b->home_b = rrt_time_now();
   if (n == P) {
     RRT_CHECK(rrt_ring_shift(p->ctx, last, dst, bytes, n, &req));
