@@ -32,6 +32,10 @@
  * makes its row's O and LSE NaN; a +Inf score makes the row NaN (inf - inf);
  * a -Inf score drops that key, and a row whose every visible score is -Inf
  * is NaN. The result does not depend on the rank count or the backend.
+ * Non-finite V (and, in the backward, non-finite Q, K or dO) may reach rows
+ * that share a kernel tile with the key but cannot see it (0 x NaN in the
+ * tile products, as in torch's matmul-based attention): a NaN is never
+ * hidden, but it can reach more entries than the float64 reference's.
  */
 #ifndef RINGRT_ATTN_H
 #define RINGRT_ATTN_H
