@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "comm/env.h"
+#include "kernels/cpu/cpu_isa.h"
 #include "kernels/attn_math.h"
 #include "kernels/cpu/attn_exp2.h"
 
@@ -112,16 +113,13 @@ typedef void (*tile_fn)(const bwd_ctx *, bwd_scratch *, const float *, const flo
                         const float *, const float *, float *);
 
 static tile_fn pick_tile(int isa) {
-  if (isa == RRT_CPU_ISA_BASE) return bwd_tile_base;
+  switch (rrt_cpu_variant_pick(isa)) {
 #if RRT_ATTN_BWD_X86
-  __builtin_cpu_init();
-  int avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-               __builtin_cpu_supports("avx512dq");
-  int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx512 && isa != RRT_CPU_ISA_AVX2) return bwd_tile_avx512;
-  if (avx2) return bwd_tile_avx2;
+  case RRT_CPU_VARIANT_AVX512: return bwd_tile_avx512;
+  case RRT_CPU_VARIANT_AVX2: return bwd_tile_avx2;
 #endif
-  return bwd_tile_base;
+  default: return bwd_tile_base;
+  }
 }
 
 static void *alloc64(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64); }

@@ -29,6 +29,7 @@
 #include "kernels/attn_math.h"
 #include "kernels/cpu/attn_exp2.h"
 #include "comm/env.h"
+#include "kernels/cpu/cpu_isa.h"
 
 /* BQ rows per query block (a multiple of ROWS_ALIGN, the common multiple of
  * every instance's register-tile heights), BK keys per tile. With D = 64 a
@@ -103,16 +104,13 @@ typedef void (*block_fn)(const rrt_attn_cpu_args *, const packed_kv *, const rrt
                          int64_t, int, int64_t, scratch *);
 
 static block_fn pick_block(int isa) {
-  if (isa == RRT_CPU_ISA_BASE) return attn_block_base;
+  switch (rrt_cpu_variant_pick(isa)) {
 #if RRT_ATTN_X86
-  __builtin_cpu_init();
-  int avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-               __builtin_cpu_supports("avx512dq");
-  int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx512 && isa != RRT_CPU_ISA_AVX2) return attn_block_avx512;
-  if (avx2) return attn_block_avx2;
+  case RRT_CPU_VARIANT_AVX512: return attn_block_avx512;
+  case RRT_CPU_VARIANT_AVX2: return attn_block_avx2;
 #endif
-  return attn_block_base;
+  default: return attn_block_base;
+  }
 }
 
 static void *alloc64(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64); }
