@@ -18,11 +18,13 @@ mkdir -p "$root/bench/results"
 out=$root/bench/results/attn-bwd-cpu-$(date -u +%Y%m%dT%H%M%SZ).json
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for causal in "" "--causal"; do
+for mode in dense causal; do
+  flag=""
+  [ "$mode" = causal ] && flag=--causal
   for l in $(seq "${LAUNCHES:-3}"); do
-    mpirun -np 1 --bind-to none "$app" attn --backend cpu --backward $causal --seq "${SEQ:-4096}" \
+    mpirun -np 1 --bind-to none "$app" attn --backend cpu --backward $flag --seq "${SEQ:-4096}" \
       --heads 8 --dim 64 --dtype f32 --iters "${ITERS:-5}" --warmup 1 --quiet \
-      --json "$tmp/run${causal:+-causal}-$l.json"
+      --json "$tmp/$mode-$l.json"
   done
 done
 python3 - "$tmp" "$out" "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)" <<'PY'
@@ -30,11 +32,11 @@ import glob, json, os, statistics, sys
 tmp, out, commit = sys.argv[1:4]
 res = {"bench": "attn_bwd_cpu", "commit": commit, "threads": int(os.environ.get("OMP_NUM_THREADS", 2)),
        "load_avg_1min": os.getloadavg()[0], "cases": {}}
-for name in ("run", "run-causal"):
+for name in ("dense", "causal"):
     runs = [json.load(open(f)) for f in sorted(glob.glob(f"{tmp}/{name}-*.json"))]
     fwd = statistics.median(r["tflops"] for r in runs) * 1e3
     bwd = statistics.median(r["backward"]["tflops"] for r in runs) * 1e3
-    case = "causal" if "causal" in name else "non-causal"
+    case = "causal" if name == "causal" else "non-causal"
     res["cases"][case] = {"fwd_gflops": fwd, "bwd_gflops": bwd, "ratio": bwd / fwd,
                           "fwd_time_s": statistics.median(r["time_s"] for r in runs),
                           "bwd_time_s": statistics.median(r["backward"]["time_s"] for r in runs),
