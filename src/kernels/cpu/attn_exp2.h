@@ -39,4 +39,20 @@ static inline __attribute__((always_inline)) float rrt_attn_exp2_score(float s, 
   return s == -__builtin_inff() ? 0.0f : rrt_attn_exp2f(s - m);
 }
 
+/* s[j] = 2^(s[j] - m) over a row's visible scores, returns the sum (the
+ * forward kernels' softmax row; inlined into each vector variant, so the
+ * loop vectorises for the caller's instruction set). */
+static inline __attribute__((always_inline)) float rrt_attn_exp2_row(float *s, int n, float m) {
+  float sum = 0.0f;
+#if defined(_OPENMP) /* the kernels build with OpenMP; the header check does not */
+#pragma omp simd reduction(+ : sum)
+#endif
+  for (int j = 0; j < n; j++) {
+    const float e = rrt_attn_exp2_score(s[j], m);
+    s[j] = e;
+    sum += e;
+  }
+  return sum;
+}
+
 #endif

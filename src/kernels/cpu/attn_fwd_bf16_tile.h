@@ -150,20 +150,6 @@ T_ATTR static float T_FN(scale_max)(float *s, int n, float scale, int *nan) {
   return mx;
 }
 
-/* s[j] = 2^(s[j] - m) over a row, returns the sum; the f32 kernel's
- * rrt_attn_exp2_score (kernels/cpu/attn_exp2.h): a -inf score drops its key.
- * NaN and +inf never get here (the row is marked bad). */
-T_ATTR static float T_FN(exp2_row)(float *s, int n, float m) {
-  float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-  for (int j = 0; j < n; j++) {
-    const float e = rrt_attn_exp2_score(s[j], m);
-    s[j] = e;
-    sum += e;
-  }
-  return sum;
-}
-
 /* P row in bf16 (round to nearest even; the values are finite and >= 0):
  * s[c] for c in [vb, ve), 0 elsewhere in [0, n). */
 T_ATTR static void T_FN(p_row)(uint16_t *p, const float *s, int n, int vb, int ve) {
@@ -231,7 +217,7 @@ T_ATTR static void T_FN(attn_block)(const rrt_attn_cpu_args *a, const bf16_in *i
         continue;
       }
       float alpha = rescale2(&w->m[i], mx);
-      float sum = T_FN(exp2_row)(s + vb, ve - vb, w->m[i]);
+      float sum = rrt_attn_exp2_row(s + vb, ve - vb, w->m[i]);
       w->l[i] = w->l[i] * alpha + sum;
       w->alpha[i] = alpha;
       T_FN(p_row)(w->p + (size_t)i * BK, s, np2, vb, ve);

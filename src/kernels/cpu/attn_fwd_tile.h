@@ -121,29 +121,14 @@ T_ATTR static void T_FN(pv_tile)(const float *p, int lds, int nrows, const int *
     T_FN(pv_cols)(p, lds, nrows, vb, ve, vp, ldv, acc, lda, alpha, c, 1);
 }
 
-/* Largest of s[0..n) (-inf when n = 0). */
+/* Largest of s[0..n) (-inf when n = 0). It skips NaN: m stays a number and
+ * the NaN travels in the row sum (rrt_attn_exp2_row, attn_exp2.h). */
 T_ATTR static float T_FN(row_max)(const float *s, int n) {
   float mx = rrt_am_neg_inf();
 #pragma omp simd reduction(max : mx)
   for (int j = 0; j < n; j++)
     mx = s[j] > mx ? s[j] : mx;
   return mx;
-}
-
-/* s[j] = 2^(s[j] - m) over a row's visible scores (log2 units, all <= m),
- * returns the sum (rrt_attn_exp2_score, kernels/cpu/attn_exp2.h: a -inf
- * score drops out even while m = -inf; a NaN score, or +inf against
- * m = +inf, gives NaN, which the sum carries to the row's LSE and output).
- * (row_max skips NaN: m stays a number, the NaN travels in the sum.) */
-T_ATTR static float T_FN(exp2_row)(float *s, int n, float m) {
-  float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-  for (int j = 0; j < n; j++) {
-    const float e = rrt_attn_exp2_score(s[j], m);
-    s[j] = e;
-    sum += e;
-  }
-  return sum;
 }
 
 /* One (batch, head, query block) of one item, see kernels/cpu/attn_fwd.c. */
@@ -189,7 +174,7 @@ T_ATTR static void T_FN(attn_block)(const rrt_attn_cpu_args *a, const packed_kv 
       float *s = w->s + (size_t)i * BK;
       const int vb = w->vb[i], ve = w->ve[i];
       float alpha = rescale2(&w->m[i], T_FN(row_max)(s + vb, ve - vb));
-      float sum = T_FN(exp2_row)(s + vb, ve - vb, w->m[i]);
+      float sum = rrt_attn_exp2_row(s + vb, ve - vb, w->m[i]);
       /* masked keys: probability 0, whatever their score */
       for (int j = 0; j < vb; j++)
         s[j] = 0.0f;
