@@ -90,6 +90,12 @@ RRT_API double rrt_ctx_timeout(rrt_ctx_t ctx);
 RRT_API const char *rrt_ctx_last_error(rrt_ctx_t ctx);
 /** Forget the last error. */
 RRT_API void rrt_ctx_clear_error(rrt_ctx_t ctx);
+/** Record `message` as the context's last error, as ringrt's own calls do
+ *  ("rank R: op: message (status)"), and return `status`. For fronts that
+ *  validate their inputs themselves (the Python package) and then agree on
+ *  the result with rrt_agree(), so every rank reports the same cause. */
+RRT_API rrt_status rrt_ctx_set_error(rrt_ctx_t ctx, rrt_status status, const char *op,
+                                     const char *message);
 
 /** Short names: "cpu", "cuda", "emu", "auto", "default"; "mpi", "nccl", "mpi-staged". */
 RRT_API const char *rrt_backend_name(rrt_backend backend);

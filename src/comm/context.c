@@ -227,6 +227,11 @@ void rrt_ctx_clear_error(rrt_ctx_t ctx) {
   if (ctx) ctx->last_error[0] = '\0';
 }
 
+rrt_status rrt_ctx_set_error(rrt_ctx_t ctx, rrt_status status, const char *op,
+                             const char *message) {
+  return rrt_error(ctx, status, op && op[0] ? op : "ringrt", "%s", message ? message : "");
+}
+
 const char *rrt_version(void) { return RINGRT_VERSION_STRING; }
 
 /* The code this library was compiled with, not the caller's header's. */

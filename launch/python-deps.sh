@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The Python test environment: a venv over the system Python that sees the
+# distribution's mpi4py and petsc4py (built against the same Open MPI as
+# ringrt), plus PyTorch, anndata and SciPy from pip.
+#
+#   bash launch/python-deps.sh            venv in $RINGRT_VENV (default ./.venv)
+#
+# Prints the venv's python on the last line. As root on Debian, apt-get
+# installs what is missing (python3-venv, python3-mpi4py, python3-petsc4py,
+# python3-scipy); otherwise it says what is missing and exits 1. pip installs
+# what does not import (torch, anndata); PyPI's torch wheel carries the CUDA
+# libraries (about 5.5 GiB in the venv, 2-3 minutes here, measured in
+# docs/python.md); a venv that already has them is reused as it is.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="${RINGRT_VENV:-$root/.venv}"
+# Debian's interpreter: petsc4py and mpi4py from apt are built for it.
+py=/usr/bin/python3
+debs=(python3-venv python3-mpi4py python3-petsc4py python3-scipy python3-numpy python3-pip)
+
+missing=()
+for d in "${debs[@]}"; do
+  dpkg-query -W -f='${Status}' "$d" 2>/dev/null | grep -q "install ok installed" || missing+=("$d")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "ringrt python deps: apt-get install ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q "${missing[@]}" >/dev/null 2>&1 ||
+      { apt-get update -q >/dev/null && apt-get install -y -q "${missing[@]}" >/dev/null; }
+  else
+    echo "ringrt python deps: missing Debian packages: ${missing[*]} (apt-get install them as root)" >&2
+    exit 1
+  fi
+fi
+
+[ -x "$venv/bin/python" ] || "$py" -m venv --system-site-packages "$venv"
+vpy="$venv/bin/python"
+want=()
+"$vpy" -c 'import torch' 2>/dev/null || want+=(torch)
+"$vpy" -c 'import anndata' 2>/dev/null || want+=(anndata)
+if [ ${#want[@]} -gt 0 ]; then
+  echo "ringrt python deps: pip install ${want[*]} into $venv" >&2
+  t0=$(date +%s)
+  # numpy < 2: Debian's petsc4py is built against numpy 1.x.
+  "$vpy" -m pip install -q --disable-pip-version-check 'numpy<2' "${want[@]}" >&2
+  echo "ringrt python deps: pip took $(($(date +%s) - t0)) s" >&2
+fi
+# Debian's petsc4py finds PETSc through PETSC_DIR (/usr/lib/petsc exists only
+# with petsc-dev's alternative).
+petsc_dir=${PETSC_DIR:-$(ls -d /usr/lib/petscdir/petsc*/x86_64-linux-gnu-real 2>/dev/null | sort -V | tail -n 1)}
+PETSC_DIR=$petsc_dir "$vpy" -c '
+import torch, anndata, scipy, mpi4py, numpy
+import petsc4py' || { echo "ringrt python deps: $venv does not import its packages" >&2; exit 1; }
+echo "$vpy"

@@ -1,0 +1,28 @@
+"""ringrt: ring attention, distributed ILU(0) and SEACells metacells over MPI
+(and NCCL on GPUs), from Python.
+
+- :class:`ringrt.Context` -- the runtime over an mpi4py communicator;
+- ``ringrt.torch`` -- :func:`ringrt.torch.ring_attention` (autograd), shard/unshard;
+- :func:`ringrt.seacells` -- metacells of an AnnData object;
+- :func:`ringrt.ilu0`, :func:`ringrt.krylov_solve` -- SciPy matrices;
+  ``ringrt.petsc`` -- a petsc4py preconditioner.
+
+The C library is loaded on first use (see ``ringrt._lib`` for where it is
+looked for). Errors are :class:`ringrt.errors.RingrtError` subclasses.
+"""
+from __future__ import annotations
+
+from . import errors
+from .context import Context, default_context
+from .errors import RingrtError
+
+__version__ = "0.1.0"
+
+
+def library_version() -> str:
+    """The version of the loaded libringrt."""
+    from ._lib import lib
+    return lib().rrt_version().decode()
+
+
+__all__ = ["Context", "default_context", "errors", "RingrtError", "library_version"]

@@ -1,0 +1,173 @@
+"""Finding and loading libringrt.so, and the C prototypes the package uses.
+
+The package carries no compiled code: it loads an installed libringrt.so
+through ctypes. Where it looks, in order:
+
+1. ``RINGRT_LIBRARY``: the path of the library (an error if it does not load);
+2. ``RINGRT_PREFIX``: an install prefix (``cmake --install build --prefix P``),
+   searched in ``lib``, ``lib64`` and ``lib/x86_64-linux-gnu``;
+3. the prefix of this Python environment (``sys.prefix``), same folders;
+4. ``pkg-config --variable=libdir ringrt``;
+5. the dynamic loader's own search (``LD_LIBRARY_PATH``, ``ldconfig``).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+from typing import Callable, List, Optional
+
+_SONAME = "libringrt.so.0"
+_LIB_SUBDIRS = ("lib", "lib64", os.path.join("lib", "x86_64-linux-gnu"))
+_loaded: Optional[ctypes.CDLL] = None
+
+
+class LibraryNotFound(ImportError):
+    """libringrt.so could not be found or loaded; the message lists where it looked."""
+
+
+def _candidates() -> List[str]:
+    paths = []
+    prefixes = [os.environ.get("RINGRT_PREFIX", ""), sys.prefix]
+    for prefix in filter(None, prefixes):
+        paths += [os.path.join(prefix, sub, _SONAME) for sub in _LIB_SUBDIRS]
+    if shutil.which("pkg-config"):
+        try:
+            out = subprocess.run(["pkg-config", "--variable=libdir", "ringrt"],
+                                 capture_output=True, text=True, timeout=10)
+            if out.returncode == 0 and out.stdout.strip():
+                paths.append(os.path.join(out.stdout.strip(), _SONAME))
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return paths
+
+
+def _load() -> ctypes.CDLL:
+    explicit = os.environ.get("RINGRT_LIBRARY")
+    if explicit:
+        try:
+            return ctypes.CDLL(explicit)
+        except OSError as e:
+            raise LibraryNotFound(f"RINGRT_LIBRARY={explicit} does not load: {e}") from None
+    tried = []
+    for path in _candidates():
+        if os.path.exists(path):
+            try:
+                return ctypes.CDLL(path)
+            except OSError as e:
+                tried.append(f"{path} ({e})")
+        else:
+            tried.append(f"{path} (absent)")
+    try:
+        return ctypes.CDLL(_SONAME)
+    except OSError as e:
+        tried.append(f"{_SONAME} through the loader's search ({e})")
+    raise LibraryNotFound(
+        "cannot load libringrt: build and install the C library (cmake --install build "
+        "--prefix PREFIX), then set RINGRT_PREFIX=PREFIX or RINGRT_LIBRARY=/path/libringrt.so. "
+        "Tried: " + "; ".join(tried))
+
+
+def lib() -> ctypes.CDLL:
+    """The loaded library, with its prototypes declared (loaded on first use)."""
+    global _loaded
+    if _loaded is None:
+        handle = _load()
+        _declare(handle)
+        _loaded = handle
+    return _loaded
+
+
+def mpi_comm_ctype() -> type:
+    """The C type of MPI_Comm for the MPI that mpi4py was built with
+    (a pointer for Open MPI, an int for MPICH)."""
+    from mpi4py import MPI
+    return ctypes.c_void_p if MPI._sizeof(MPI.Comm) == ctypes.sizeof(ctypes.c_void_p) else ctypes.c_int
+
+
+# ---- prototypes --------------------------------------------------------------
+c_int, c_int64, c_double, c_size_t = ctypes.c_int, ctypes.c_int64, ctypes.c_double, ctypes.c_size_t
+c_char_p, c_void_p = ctypes.c_char_p, ctypes.c_void_p
+P = ctypes.POINTER
+
+
+class CtxConfig(ctypes.Structure):
+    """rrt_ctx_config (include/ringrt/context.h)."""
+    _fields_ = [("size", c_size_t), ("magic", ctypes.c_uint), ("version", ctypes.c_uint),
+                ("backend", c_int), ("device", c_int), ("timeout_s", c_double),
+                ("bind", c_int), ("use_nccl", c_int)]
+
+
+CTX_CONFIG_MAGIC = 0x52525431
+CTX_CONFIG_VERSION = 1
+
+
+class CtxInfo(ctypes.Structure):
+    """rrt_ctx_info (include/ringrt/context.h)."""
+    _fields_ = [("host", ctypes.c_char * 64), ("rank", c_int), ("size", c_int),
+                ("local_rank", c_int), ("local_size", c_int), ("backend", c_int),
+                ("transport", c_int), ("device", c_int), ("device_name", ctypes.c_char * 96),
+                ("device_pci", ctypes.c_char * 32), ("device_memory", ctypes.c_uint64),
+                ("cores", ctypes.c_char * 128), ("numa_node", c_int), ("threads", c_int),
+                ("mpi_version", ctypes.c_char * 96), ("nccl_version", ctypes.c_char * 32),
+                ("cuda_version", ctypes.c_char * 32)]
+
+
+# name -> (restype, argtypes); "COMM" stands for MPI_Comm, resolved at load.
+_PROTOTYPES = {
+    "rrt_status_string": (c_char_p, [c_int]),
+    "rrt_version": (c_char_p, []),
+    "rrt_ctx_create": (c_int, ["COMM", P(CtxConfig), P(c_void_p)]),
+    "rrt_ctx_destroy": (c_int, [c_void_p]),
+    "rrt_ctx_rank": (c_int, [c_void_p]),
+    "rrt_ctx_size": (c_int, [c_void_p]),
+    "rrt_ctx_local_rank": (c_int, [c_void_p]),
+    "rrt_ctx_local_size": (c_int, [c_void_p]),
+    "rrt_ctx_backend": (c_int, [c_void_p]),
+    "rrt_ctx_transport": (c_int, [c_void_p]),
+    "rrt_ctx_last_error": (c_char_p, [c_void_p]),
+    "rrt_ctx_clear_error": (None, [c_void_p]),
+    "rrt_ctx_set_error": (c_int, [c_void_p, c_int, c_char_p, c_char_p]),
+    "rrt_ctx_get_info": (c_int, [c_void_p, P(CtxInfo)]),
+    "rrt_backend_name": (c_char_p, [c_int]),
+    "rrt_backend_parse": (c_int, [c_char_p, P(c_int)]),
+    "rrt_transport_name": (c_char_p, [c_int]),
+    "rrt_agree": (c_int, [c_void_p, c_int]),
+    "rrt_barrier": (c_int, [c_void_p]),
+    "rrt_malloc": (c_int, [c_void_p, c_size_t, P(c_void_p)]),
+    "rrt_free": (c_int, [c_void_p, c_void_p]),
+    "rrt_memcpy_to_backend": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t]),
+    "rrt_memcpy_to_host": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t]),
+    "rrt_synchronize": (c_int, [c_void_p]),
+}
+
+_extra_declarers: List[Callable[[ctypes.CDLL], None]] = []
+
+
+def declare(prototypes: dict) -> None:
+    """Add prototypes (same form as _PROTOTYPES) for a workload module; they
+    are declared when the library loads, or at once if it is loaded."""
+    def apply(handle: ctypes.CDLL) -> None:
+        _apply(handle, prototypes)
+    _extra_declarers.append(apply)
+    if _loaded is not None:
+        apply(_loaded)
+
+
+def _apply(handle: ctypes.CDLL, prototypes: dict) -> None:
+    comm_t = None
+    for name, (restype, argtypes) in prototypes.items():
+        fn = getattr(handle, name)
+        if "COMM" in argtypes:
+            comm_t = comm_t or mpi_comm_ctype()
+            argtypes = [comm_t if a == "COMM" else a for a in argtypes]
+        fn.restype = restype
+        fn.argtypes = argtypes
+
+
+def _declare(handle: ctypes.CDLL) -> None:
+    _apply(handle, _PROTOTYPES)
+    for apply in _extra_declarers:
+        apply(handle)

@@ -1,0 +1,43 @@
+"""ringrt.Context over mpi4py: sizes, info, errors as exceptions, agreement."""
+from mpi4py import MPI
+
+import rrt_testing
+import ringrt
+from ringrt import errors
+
+
+def main() -> None:
+    world = MPI.COMM_WORLD
+    with ringrt.Context(backend="cpu") as ctx:
+        assert (ctx.rank, ctx.size) == (world.Get_rank(), world.Get_size())
+        assert ctx.backend == "cpu" and ctx.transport == "mpi"
+        info = ctx.info()
+        assert info["rank"] == world.Get_rank() and info["backend"] == "cpu"
+        assert info["threads"] >= 1 and info["host"]
+        assert ringrt.library_version() == ringrt.__version__
+        ctx.barrier()
+        ctx.agree(None, "test")  # all fine: returns
+
+        # One bad rank: every rank raises; the message names that rank.
+        bad = ctx.size - 1
+        problem = "q has shape (3, 4), expected (2, 4)" if ctx.rank == bad else None
+        e = rrt_testing.raises(errors.InvalidArgument if ctx.rank == bad else errors.RemoteError,
+                               lambda: ctx.agree(problem, "ring_attention"),
+                               match="expected (2, 4)")
+        assert f"rank {bad}" in str(e), str(e)
+        if ctx.size == 1:
+            assert isinstance(e, ValueError)
+    rrt_testing.raises(ValueError, lambda: ctx.handle, match="closed")
+    rrt_testing.raises(ValueError, lambda: ringrt.Context(backend="gpu"), match="backend")
+
+    # A sub-communicator: ranks are those of the sub-communicator.
+    half = world.Split(world.Get_rank() % 2, world.Get_rank())
+    with ringrt.Context(half, backend="cpu") as sub:
+        assert (sub.rank, sub.size) == (half.Get_rank(), half.Get_size())
+    half.Free()
+
+    # The default context is created once and closed at exit.
+    assert ringrt.default_context() is ringrt.default_context()
+
+
+rrt_testing.run(main)
