@@ -10,15 +10,19 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${RINGRT_BUILD_DIR:-$root/build}"
-bash "$root/launch/build.sh"
+# The Python tests' interpreter (a venv with torch, anndata, scipy, mpi4py,
+# petsc4py: launch/python-deps.sh); RINGRT_PYTHON=/path/python uses another.
+python="${RINGRT_PYTHON:-$(bash "$root/launch/python-deps.sh" | tail -n 1)}"
+bash "$root/launch/build.sh" -DRINGRT_PYTHON="$python"
 (cd "$build" && ctest --output-on-failure -j "$(nproc)" "$@")
 
 [ "${RINGRT_SANITIZER_JOB:-1}" = 0 ] && exit 0
 # The sanitizer job builds the CPU backends only (nvcc code cannot run here
 # anyway) and leaves out what cannot run under ASan: GPU tests, the Slurm and
 # mpirun-wrapper tests (a throwaway Slurm and launcher scripts, no library
-# code of ours), and the install test (an outside program that loads the
-# sanitized libringrt.so would need the ASan runtime preloaded). Leaks inside
+# code of ours), and the install and python tests (an outside program or
+# interpreter that loads the sanitized libringrt.so would need the ASan
+# runtime preloaded). Leaks inside
 # Open MPI, PMIx, hwloc and the loader are suppressed by library name
 # (tests/sanitize/lsan.supp); slow unwinding gives the whole stack, so a leak
 # is suppressed only when one of those libraries is on it.
@@ -28,4 +32,4 @@ RINGRT_BUILD_DIR="$asan" bash "$root/launch/build.sh" -DRINGRT_SANITIZE=ON -DRIN
 export ASAN_OPTIONS="detect_leaks=1:fast_unwind_on_malloc=0:abort_on_error=0"
 export LSAN_OPTIONS="suppressions=$root/tests/sanitize/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-(cd "$asan" && ctest --output-on-failure -j "$(nproc)" -LE 'gpu|launch|install' "$@")
+(cd "$asan" && ctest --output-on-failure -j "$(nproc)" -LE 'gpu|launch|install|python' "$@")
