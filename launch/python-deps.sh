@@ -8,7 +8,7 @@
 # Prints the venv's python on the last line. As root on Debian, apt-get
 # installs what is missing (python3-venv, python3-mpi4py, python3-petsc4py,
 # python3-scipy); otherwise it says what is missing and exits 1. pip installs
-# what does not import (torch, anndata); PyPI's torch wheel carries the CUDA
+# what does not import (torch, anndata, scanpy); PyPI's torch wheel carries the CUDA
 # libraries (about 5.5 GiB in the venv, 2-3 minutes here, measured in
 # docs/python.md); a venv that already has them is reused as it is.
 set -euo pipefail
@@ -39,6 +39,7 @@ vpy="$venv/bin/python"
 want=()
 "$vpy" -c 'import torch' 2>/dev/null || want+=(torch)
 "$vpy" -c 'import anndata' 2>/dev/null || want+=(anndata)
+"$vpy" -c 'import scanpy' 2>/dev/null || want+=(scanpy)
 if [ ${#want[@]} -gt 0 ]; then
   echo "ringrt python deps: pip install ${want[*]} into $venv" >&2
   t0=$(date +%s)
@@ -50,6 +51,6 @@ fi
 # with petsc-dev's alternative).
 petsc_dir=${PETSC_DIR:-$(ls -d /usr/lib/petscdir/petsc*/x86_64-linux-gnu-real 2>/dev/null | sort -V | tail -n 1)}
 PETSC_DIR=$petsc_dir "$vpy" -c '
-import torch, anndata, scipy, mpi4py, numpy
+import torch, anndata, scanpy, scipy, mpi4py, numpy
 import petsc4py' || { echo "ringrt python deps: $venv does not import its packages" >&2; exit 1; }
 echo "$vpy"
