@@ -25,4 +25,21 @@ def library_version() -> str:
     return lib().rrt_version().decode()
 
 
-__all__ = ["Context", "default_context", "errors", "RingrtError", "library_version"]
+# name -> the module that defines it, imported on first use so that
+# `import ringrt` does not import scipy, petsc4py or torch.
+_LAZY = {
+    "SparseMatrix": "ilu", "ILU0": "ilu", "KrylovResult": "ilu", "ilu0": "ilu",
+    "krylov_solve": "ilu", "petsc": None,
+}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'ringrt' has no attribute {name!r}")
+    import importlib
+    module = importlib.import_module(f".{_LAZY[name] or name}", __name__)
+    return module if _LAZY[name] is None else getattr(module, name)
+
+
+__all__ = ["Context", "default_context", "errors", "RingrtError", "library_version",
+           "SparseMatrix", "ILU0", "KrylovResult", "ilu0", "krylov_solve"]
