@@ -168,11 +168,12 @@ class SparseMatrix:
         self.n = int(csr.shape[1])
         self._whole_crc = _crc(csr.indptr, csr.indices, csr.data) if layout == "whole" else 0
         self._check_ranks_agree(csr, row_begin, op)
-        block = self._block(csr)
-        row = _first_nonfinite_row(block.indptr, block.data)
-        self.ctx.agree(None if row < 0 else
-                       f"A has a NaN or Inf in global row {self.row_begin + row}", op,
+        # the whole input: in the whole layout every rank names the same row
+        row = _first_nonfinite_row(csr.indptr, csr.data)
+        first = self.row_begin if layout == "rows" else 0
+        self.ctx.agree(None if row < 0 else f"A has a NaN or Inf in global row {first + row}", op,
                        errors.NUMERIC)
+        block = self._block(csr)
         self._indptr = block.indptr.astype(np.int64)
         self._indices = block.indices.astype(np.int64)
         self._data = np.ascontiguousarray(block.data, dtype=np.float64)

@@ -1,0 +1,61 @@
+"""Test matrices and float64 references for the ILU tests (independent of
+ringrt: scipy and a naive ILU(0) in Python)."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def convdiff2d(N: int, wind: float = 20.0) -> sp.csr_array:
+    """-Laplace(u) + wind * (du/dx + du/dy) on an N x N grid, 5-point,
+    first-order upwind convection: nonsymmetric, an M-matrix."""
+    h = 1.0 / (N + 1)
+    main = np.full(N * N, 4.0 + 2 * wind * h)
+    west = np.full(N * N - 1, -1.0 - wind * h)
+    east = np.full(N * N - 1, -1.0)
+    west[N - 1::N] = east[N - 1::N] = 0.0  # no coupling across grid rows
+    south = np.full(N * N - N, -1.0 - wind * h)
+    north = np.full(N * N - N, -1.0)
+    return sp.csr_array(sp.diags([south, west, main, east, north], [-N, -1, 0, 1, N], format="csr"))
+
+
+def random_dominant(n: int, density: float, seed: int) -> sp.csr_array:
+    """A random nonsymmetric pattern plus a dominant diagonal (irregular
+    couplings between row blocks)."""
+    rng = np.random.default_rng(seed)
+    R = sp.random(n, n, density=density, random_state=rng, format="csr")
+    R.data -= 0.5
+    diag = np.abs(R).sum(axis=1) + 1.0
+    return sp.csr_array(R + sp.diags(np.asarray(diag).ravel()))
+
+
+def naive_ilu0(A: sp.csr_array) -> sp.csr_array:
+    """The serial IKJ ILU(0) in natural order, combined LU in A's pattern."""
+    A = sp.csr_array(A, copy=True)
+    A.sort_indices()
+    rows = [dict(zip(A.indices[A.indptr[i]:A.indptr[i + 1]],
+                     A.data[A.indptr[i]:A.indptr[i + 1]])) for i in range(A.shape[0])]
+    for i, row in enumerate(rows):
+        for k in sorted(c for c in row if c < i):
+            row[k] /= rows[k][k]
+            for j, u in rows[k].items():
+                if j > k and j in row:
+                    row[j] -= row[k] * u
+    out = A.copy()
+    out.data = np.array([rows[i][j] for i in range(A.shape[0])
+                         for j in A.indices[A.indptr[i]:A.indptr[i + 1]]])
+    return out
+
+
+def apply_lu(LU: sp.csr_array, r: np.ndarray) -> np.ndarray:
+    """z = U^-1 L^-1 r for combined factors (unit lower L)."""
+    from scipy.sparse.linalg import spsolve_triangular
+    L = sp.tril(LU, -1, format="csr") + sp.eye(LU.shape[0], format="csr")
+    U = sp.triu(LU, 0, format="csr")
+    y = spsolve_triangular(L, r, lower=True, unit_diagonal=True)
+    return spsolve_triangular(U, y, lower=False)
+
+
+def rel(a: np.ndarray, b: np.ndarray) -> float:
+    """||a - b|| / ||b||."""
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
