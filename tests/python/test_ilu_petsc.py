@@ -143,6 +143,9 @@ def check_options_view_refactor(world: MPI.Comm) -> None:
     assert rel(x, np.ones(N * N)) < 1e-5
     assert (context.setups, context.factorizations) == (1, 2), (context.setups,
                                                                  context.factorizations)
+    fresh = ringrt.ilu0(ringrt.SparseMatrix(block, context.ctx, row_begin=lo), "multicolor")
+    assert np.array_equal(fresh.factors().data, context.ilu.factors().data)  # A2's ILU(0)
+    fresh.close()
     ksp.destroy(), M.destroy()
     for key in list(opts.getAll()):
         if key.startswith("o_"):
