@@ -74,9 +74,8 @@ class ILU0:
         db = PETSc.Options(pc.getOptionsPrefix())
         new = dict(self.options)
         new["ordering"] = db.getString("pc_ringrt_ordering", new["ordering"])
-        boost = db.getString("pc_ringrt_boost", None)
-        if boost is not None:
-            new["boost"] = _parse_boost(boost)
+        if db.hasName("pc_ringrt_boost"):
+            new["boost"] = _parse_boost(db.getString("pc_ringrt_boost"))
         new["factor_precision"] = db.getString("pc_ringrt_factor_precision",
                                                new["factor_precision"])
         new["backend"] = db.getString("pc_ringrt_backend", new["backend"])
@@ -114,13 +113,15 @@ class ILU0:
 
     def view(self, pc: Any, viewer: Any) -> None:
         """What the preconditioner is, for ``-ksp_view`` / ``pc.view()``."""
+        if viewer.getType() != "ascii":
+            return
         o = self.options
-        viewer.printfASCII("  ringrt ILU(0): the exact global ILU(0), the same for any rank count\n")
-        viewer.printfASCII(f"    ordering {o['ordering']}, factor precision "
+        viewer.printfASCII("ringrt ILU(0): the exact global ILU(0), the same for any rank count\n")
+        viewer.printfASCII(f"  ordering {o['ordering']}, factor precision "
                            f"{o['factor_precision']}, boost {o['boost'] or 'off'}\n")
         if self.ilu is not None:
             lv_l, lv_u = self.ilu.levels
-            viewer.printfASCII(f"    n {self.matrix.n}, nonzeros {self.matrix.nnz}, levels L {lv_l}"
+            viewer.printfASCII(f"  n {self.matrix.n}, nonzeros {self.matrix.nnz}, levels L {lv_l}"
                                f" U {lv_u}, backend {self.ctx.backend} on {self.ctx.size} rank(s),"
                                f" {self.factorizations} factorization(s)\n")
 

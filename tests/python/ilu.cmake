@@ -4,3 +4,9 @@ foreach(np 1 2 3)
 endforeach()
 # One np = 3 job runs the KSP on COMM_SELF, on 2 ranks and on 3.
 ringrt_python_test(py_ilu_petsc_np3 test_ilu_petsc.py NP 3 LABELS ilu petsc TIMEOUT 180)
+# The docs' examples (examples/python), on a small grid: they exit 1 unless they converge.
+ringrt_python_test(py_ilu_example_scipy_np2 ../../examples/python/ilu_scipy.py NP 2 ARGS 16
+                   LABELS ilu TIMEOUT 120)
+ringrt_python_test(py_ilu_example_petsc_np2 ../../examples/python/ilu_petsc.py NP 2
+                   ARGS 16 -pc_type python -pc_python_type ringrt.petsc.ILU0
+                   -pc_ringrt_ordering rcm LABELS ilu petsc TIMEOUT 120)
