@@ -87,7 +87,22 @@ class ILU0:
 
     def setUp(self, pc: Any) -> None:
         """Factor the preconditioning matrix (collective): again with the
-        kept analysis when only its values changed, from scratch otherwise."""
+        kept analysis when only its values changed, from scratch otherwise.
+
+        Raises:
+            ringrt.errors.Singular: on every rank for a zero pivot, naming the global row.
+        """
+        try:
+            self._set_up(pc)
+            return
+        except errors.RingrtError as e:
+            error = e.with_traceback(None)
+        # No frame of the traceback may hold the PC: petsc4py 3.18 would
+        # destroy it in PetscFinalize, after Python is gone, and crash.
+        del pc
+        raise error
+
+    def _set_up(self, pc: Any) -> None:
         _, P = pc.getOperators()
         csr, row_begin = _local_rows(P)
         if self.ctx is None:
