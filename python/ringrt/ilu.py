@@ -19,6 +19,7 @@ context's communicator, and bad input raises on every rank.
 from __future__ import annotations
 
 import ctypes
+import weakref
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence, Tuple
@@ -92,7 +93,6 @@ class _Handle:
 
 def _own(obj: Any, ctx: Context, handle: _Handle) -> None:
     """Free `handle` when `obj` is collected, or before `ctx` closes."""
-    import weakref
     weakref.finalize(obj, handle.close)
     ctx._adopt(obj, handle.close)
 
@@ -520,7 +520,8 @@ class ILU0:
         self._h.close()
 
     def __repr__(self) -> str:
-        return f"<ringrt.ILU0 n={self.matrix.n} ordering={self.ordering} levels={self.levels}>"
+        state = "closed" if self._h.value is None else f"levels={self.levels}"
+        return f"<ringrt.ILU0 n={self.matrix.n} ordering={self.ordering} {state}>"
 
 
 def ilu0(A: Any, ordering: str = "natural", boost: Any = None, factors_f32: bool = False,

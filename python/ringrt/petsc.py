@@ -30,7 +30,8 @@ PETSc error 101 with the Python traceback).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+import functools
+from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -42,6 +43,21 @@ from .ilu import SparseMatrix
 
 _PRECISIONS = {"double": False, "single": True}
 _SUPPORTED = ("seqaij", "mpiaij")
+
+
+def _raise_without_pc(method: Callable[..., None]) -> Callable[..., None]:
+    """A python-PC method whose ringrt errors propagate with no frame holding
+    the PC: petsc4py 3.18 would destroy a PC still alive at exit in
+    PetscFinalize, after Python is gone, and crash."""
+    @functools.wraps(method)
+    def wrapper(self: "ILU0", pc: Any, *args: Any) -> None:
+        try:
+            return method(self, pc, *args)
+        except errors.RingrtError as e:
+            error = e.with_traceback(None)
+        del pc, args
+        raise error
+    return wrapper
 
 
 class ILU0:
@@ -85,6 +101,7 @@ class ILU0:
             self._drop_factors()
             self.options = new
 
+    @_raise_without_pc
     def setUp(self, pc: Any) -> None:
         """Factor the preconditioning matrix (collective): again with the
         kept analysis when only its values changed, from scratch otherwise.
@@ -92,15 +109,7 @@ class ILU0:
         Raises:
             ringrt.errors.Singular: on every rank for a zero pivot, naming the global row.
         """
-        try:
-            self._set_up(pc)
-            return
-        except errors.RingrtError as e:
-            error = e.with_traceback(None)
-        # No frame of the traceback may hold the PC: petsc4py 3.18 would
-        # destroy it in PetscFinalize, after Python is gone, and crash.
-        del pc
-        raise error
+        self._set_up(pc)
 
     def _set_up(self, pc: Any) -> None:
         _, P = pc.getOperators()
@@ -122,8 +131,11 @@ class ILU0:
             self.setups += 1
         self.factorizations += 1
 
+    @_raise_without_pc
     def apply(self, pc: Any, x: Any, y: Any) -> None:
         """y = M^-1 x on this rank's rows (collective)."""
+        if self.ilu is None:  # new options after the last setUp: PETSc does not call it again
+            self._set_up(pc)
         y.setArray(self.ilu.apply(x.getArray(readonly=True)))
 
     def view(self, pc: Any, viewer: Any) -> None:

@@ -146,6 +146,14 @@ def check_options_view_refactor(world: MPI.Comm) -> None:
     fresh = ringrt.ilu0(ringrt.SparseMatrix(block, context.ctx, row_begin=lo), "multicolor")
     assert np.array_equal(fresh.factors().data, context.ilu.factors().data)  # A2's ILU(0)
     fresh.close()
+    # new options after a solve: the next solve uses them (PETSc calls no setUp)
+    opts.setValue("o_pc_ringrt_ordering", "natural")
+    opts.delValue("o_pc_python_type")  # (it would make a new python context)
+    ksp.setFromOptions()
+    assert ksp.getPC().getPythonContext() is context
+    _, x = solve(ksp, M, A2 @ np.ones(N * N))
+    assert rel(x, np.ones(N * N)) < 1e-5
+    assert (context.ilu.ordering, context.setups) == ("natural", 2), context.ilu
     ksp.destroy(), M.destroy()
     for key in list(opts.getAll()):
         if key.startswith("o_"):
