@@ -25,8 +25,8 @@ Options (with the PC's prefix), read by ``setFromOptions``:
 ``setUp`` factors again when the operator's values changed (same pattern:
 the analysis is kept) and starts over when its pattern did. A zero pivot is
 :class:`ringrt.errors.Singular` naming the global row, raised through
-PETSc's error path (``KSP.solve`` re-raises it in Python; a C caller sees
-PETSc error 101 with the Python traceback).
+PETSc's error path (``KSP.solve`` re-raises it in Python; a C caller gets
+petsc4py's PETSc error for a failed Python callback).
 """
 from __future__ import annotations
 
