@@ -38,7 +38,10 @@ def __getattr__(name: str) -> object:
         raise AttributeError(f"module 'ringrt' has no attribute {name!r}")
     import importlib
     module = importlib.import_module(f".{_LAZY[name] or name}", __name__)
-    return module if _LAZY[name] is None else getattr(module, name)
+    value = module if _LAZY[name] is None else getattr(module, name)
+    # cached: a function named like its module replaces the module the import bound
+    globals()[name] = value
+    return value
 
 
 __all__ = ["Context", "default_context", "errors", "RingrtError", "library_version",

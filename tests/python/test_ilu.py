@@ -1,15 +1,20 @@
 """ringrt.ilu0 / krylov_solve over scipy.sparse at any rank count: solutions
 against scipy's spsolve, factors and apply against a naive float64 ILU(0)
 and bitwise against a one-rank run, both layouts, errors on every rank."""
-import numpy as np
-import scipy.sparse as sp
-from mpi4py import MPI
-from scipy.sparse.linalg import gmres, spsolve
+import sys
 
 import rrt_testing
 import ringrt
-from ilu_problems import apply_lu, convdiff2d, naive_ilu0, random_dominant, rel
-from ringrt import errors
+
+# the SciPy and PETSc fronts load on first use, not with the package
+assert "scipy" not in sys.modules and "petsc4py" not in sys.modules, "import ringrt imports them"
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from mpi4py import MPI  # noqa: E402
+from scipy.sparse.linalg import gmres, spsolve  # noqa: E402
+
+from ilu_problems import apply_lu, convdiff2d, naive_ilu0, random_dominant, rel  # noqa: E402
+from ringrt import errors  # noqa: E402
 
 N = 20  # 400 unknowns: a few rows per rank still cross blocks at 3 ranks
 
