@@ -161,7 +161,8 @@ class SparseMatrix:
             problem = f"layout must be 'auto', 'whole' or 'rows', got {layout!r}"
         if problem is None:
             if layout == "auto":
-                layout = "rows" if row_begin is not None or csr.shape[0] != csr.shape[1] else "whole"
+                square = csr.shape[0] == csr.shape[1]
+                layout = "whole" if row_begin is None and square else "rows"
             problem = self._local_problem(csr, layout, row_begin)
         self.ctx.agree(problem, op)
         self.layout = layout
@@ -390,7 +391,8 @@ def _boost(boost: Any) -> Tuple[int, float, float, Optional[str]]:
     except (TypeError, ValueError):
         return 0, 0.0, 1.0, f"boost must be None, a tolerance or (tol, value), got {boost!r}"
     if not (np.isfinite(tol) and np.isfinite(value) and tol >= 0 and value != 0):
-        return 0, 0.0, 1.0, f"boost needs a finite tol >= 0 and a finite nonzero value, got {boost!r}"
+        return 0, 0.0, 1.0, (f"boost needs a finite tol >= 0 and a finite nonzero value, "
+                             f"got {boost!r}")
     return 1, tol, value, None
 
 
@@ -440,7 +442,8 @@ class ILU0:
         on, tol, value, boost_problem = _boost(boost)
         self.ctx.agree(problem or boost_problem, op)
         self.ordering = L.rrt_ilu_ordering_name(order).decode()
-        opts = _IluOptions(ctypes.sizeof(_IluOptions), order, on, tol, value, int(bool(factors_f32)))
+        opts = _IluOptions(ctypes.sizeof(_IluOptions), order, on, tol, value,
+                           int(bool(factors_f32)))
         out = c_void_p()
         self.ctx.check(L.rrt_ilu0_create(A.handle, ctypes.byref(opts), ctypes.byref(out)),
                        "rrt_ilu0_create")
@@ -582,8 +585,9 @@ def krylov_solve(A: Any, b: Any, M: Optional[ILU0] = None, method: str = "gmres"
     if problem is None and M is not None:
         mm = M.matrix
         if mm.ctx is not A.ctx or (mm.n, mm.row_begin, mm.nrows) != (A.n, A.row_begin, A.nrows):
-            problem = (f"M's matrix has n = {mm.n}, rows [{mm.row_begin}, {mm.row_begin + mm.nrows})"
-                       f" but A has n = {A.n}, rows [{A.row_begin}, {A.row_begin + A.nrows})")
+            problem = (f"M's matrix has n = {mm.n}, rows [{mm.row_begin}, "
+                       f"{mm.row_begin + mm.nrows}) but A has n = {A.n}, rows "
+                       f"[{A.row_begin}, {A.row_begin + A.nrows})")
     if problem is None and not (rtol >= 0 and maxit >= 0 and restart >= 1):
         problem = f"need rtol >= 0, maxit >= 0, restart >= 1 (got {rtol}, {maxit}, {restart})"
     A.ctx.agree(problem, op)

@@ -33,6 +33,8 @@ def check_solve(ctx: ringrt.Context) -> None:
     for method in ("bicgstab", "gmres"):
         x, res = ringrt.krylov_solve(A, b, M=M, method=method, rtol=1e-10, x0=np.ones(N * N))
         assert res.converged and res.method == method and rel(x, ref) < 1e-7, (method, res)
+    x, res = ringrt.krylov_solve(A.copy(), b, M=M, rtol=1e-10)  # another object: wrapped
+    assert res.converged and rel(x, ref) < 1e-7, res
     x, res = ringrt.krylov_solve(A, b, rtol=1e-10, maxit=5000, ctx=ctx)  # no preconditioner
     assert res.converged and res.iterations > M.result.iterations and rel(x, ref) < 1e-7, res
     x, res = ringrt.krylov_solve(A, b, M=M, maxit=2)  # not converging is not an error
@@ -147,6 +149,8 @@ def check_errors(ctx: ringrt.Context) -> None:
     rrt_testing.raises(errors.InvalidArgument, lambda: M.solve(np.ones(m), method="minres"),
                        match="method")
     rrt_testing.raises(errors.NumericError, lambda: M.apply(np.full(m, np.nan)), match="NaN")
+    rrt_testing.raises(errors.InvalidArgument, lambda: ringrt.krylov_solve(
+        convdiff2d(2 * size + 1), np.ones((2 * size + 1) ** 2), M=M), match="M's matrix has n")
     # one rank's vector has the wrong length
     bad_len = m + 1 if rank == last else m
     rrt_testing.raises(errors.InvalidArgument if rank == last else errors.RemoteError,
