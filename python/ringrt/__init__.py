@@ -28,7 +28,7 @@ def library_version() -> str:
 # name -> the module that defines it, imported on first use so that
 # `import ringrt` does not import scipy, petsc4py or torch.
 _LAZY = {
-    "SparseMatrix": "ilu", "ILU0": "ilu", "KrylovResult": "ilu", "ilu0": "ilu",
+    "SparseMatrix": "sparse", "ILU0": "ilu", "KrylovResult": "ilu", "ilu0": "ilu",
     "krylov_solve": "ilu", "petsc": None,
 }
 

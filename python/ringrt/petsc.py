@@ -39,7 +39,7 @@ import scipy.sparse as sp
 from . import errors
 from .context import Context
 from .ilu import ILU0 as _RingrtILU0
-from .ilu import SparseMatrix
+from .sparse import SparseMatrix
 
 _PRECISIONS = {"double": False, "single": True}
 _SUPPORTED = ("seqaij", "mpiaij")
