@@ -309,19 +309,26 @@ class SparseMatrix:
     def _backend_call(self, fn: Callable[..., int], arrays: Sequence[np.ndarray], op: str,
                       outputs: Sequence[int]) -> None:
         """fn(*pointers) with the arrays in backend memory: the host arrays
-        themselves on cpu and emu, staged device copies on cuda (outputs are
-        copied back)."""
+        themselves on cpu; staged copies (rrt_malloc) on cuda, and on emu,
+        whose memory is the host's, so that the staging runs in CPU tests.
+        Outputs are copied back."""
         ctx = self.ctx
-        if ctx.backend != "cuda":
+        if ctx.backend == "cpu":
             ctx.check(fn(*[a.ctypes.data for a in arrays]), op)
             return
-        L, ptrs = lib(), []
+        L, ptrs, status = lib(), [], errors.SUCCESS
         try:
             for a in arrays:
                 p = c_void_p()
-                ctx.check(L.rrt_malloc(ctx.handle, max(a.nbytes, 8), ctypes.byref(p)), op)
-                ptrs.append(p.value)
-                ctx.check(L.rrt_memcpy_to_backend(ctx.handle, p, a.ctypes.data, a.nbytes), op)
+                status = L.rrt_malloc(ctx.handle, max(a.nbytes, 8), ctypes.byref(p))
+                if status == errors.SUCCESS:
+                    ptrs.append(p.value)
+                    status = L.rrt_memcpy_to_backend(ctx.handle, p, a.ctypes.data, a.nbytes)
+                if status != errors.SUCCESS:
+                    break
+            # a rank that could not stage its vectors must not leave the others in fn
+            self.ctx.agree(None if status == errors.SUCCESS else
+                           f"staging {len(arrays)} vectors in backend memory failed", op, status)
             ctx.check(fn(*ptrs), op)
             for i in outputs:
                 ctx.check(L.rrt_memcpy_to_host(ctx.handle, arrays[i].ctypes.data, ptrs[i],

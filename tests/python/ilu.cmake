@@ -2,6 +2,7 @@
 foreach(np 1 2 3)
   ringrt_python_test(py_ilu_np${np} test_ilu.py NP ${np} LABELS ilu TIMEOUT 120)
 endforeach()
+ringrt_python_test(py_ilu_emu_np2 test_ilu.py NP 2 ARGS emu LABELS ilu TIMEOUT 120)
 # One np = 3 job runs the KSP on COMM_SELF, on 2 ranks and on 3.
 ringrt_python_test(py_ilu_petsc_np3 test_ilu_petsc.py NP 3 LABELS ilu petsc TIMEOUT 180)
 # The docs' examples (examples/python), on a small grid: they exit 1 unless they converge.

@@ -1,6 +1,7 @@
 """ringrt.ilu0 / krylov_solve over scipy.sparse at any rank count: solutions
 against scipy's spsolve, factors and apply against a naive float64 ILU(0)
-and bitwise against a one-rank run, both layouts, errors on every rank."""
+and bitwise against a one-rank cpu run, both layouts, errors on every rank.
+Argument: the backend (default cpu; emu runs the vectors' staging path)."""
 import sys
 
 import rrt_testing
@@ -166,8 +167,10 @@ def check_errors(ctx: ringrt.Context) -> None:
 
 
 def main() -> None:
-    with ringrt.Context(backend="cpu") as ctx, \
+    backend = sys.argv[1] if len(sys.argv) > 1 else "cpu"  # the one-rank reference: cpu
+    with ringrt.Context(backend=backend) as ctx, \
             ringrt.Context(MPI.COMM_SELF, backend="cpu") as self_ctx:
+        assert ctx.backend == backend
         check_solve(ctx)
         check_exact(ctx, self_ctx)
         check_rows_layout(ctx)
