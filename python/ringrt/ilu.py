@@ -201,8 +201,17 @@ class ILU0:
         """M^-1 as a ``scipy.sparse.linalg.LinearOperator`` (for scipy's own
         solvers, e.g. ``gmres(A, b, M=ilu.as_linear_operator())``). Its
         matvec is collective: in the whole layout every rank runs the same
-        scipy solver on the whole vectors."""
+        scipy solver on the whole vectors.
+
+        Raises:
+            ringrt.errors.InvalidArgument: for the rows layout on several ranks
+                (scipy's solvers would take the norms of the local blocks).
+        """
         from scipy.sparse.linalg import LinearOperator
+        if self.matrix.layout == "rows" and self.ctx.size > 1:  # agreed: the same on every rank
+            raise errors.InvalidArgument(
+                errors.INVALID_ARG, "ringrt.ILU0.as_linear_operator: needs the whole layout on "
+                "several ranks (scipy's solvers take norms of the vectors they hold)")
         m = self.matrix.n if self.matrix.layout == "whole" else self.matrix.nrows
         return LinearOperator((m, m), matvec=lambda r: self.apply(np.ravel(r)), dtype=np.float64)
 
