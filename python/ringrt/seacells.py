@@ -19,6 +19,7 @@ import numbers
 import sys
 import time
 import types
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -466,6 +467,10 @@ def seacells(adata: "anndata.AnnData", n_metacells: Optional[int] = None, obsm: 
                           obs_names=list(map(str, names)), key_added=key_added, ranks=ctx.size,
                           backend=ctx.backend, **r)
     _write(adata, model, params)
+    if not model.converged and ctx.rank == 0:
+        warnings.warn(f"{_OP}: the RSS did not converge in max_iter = {max_iter} iterations "
+                      f"(last change above eps = {eps} times the initial RSS); raise max_iter",
+                      RuntimeWarning, stacklevel=2)
     return model
 
 

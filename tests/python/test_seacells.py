@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 
 import anndata
 import numpy as np
@@ -204,6 +205,17 @@ def main() -> None:
             np.testing.assert_array_equal(back.obsm[key], adata.obsm[key])
         assert back.obsm["SEACell_soft_labels"].equals(adata.obsm["SEACell_soft_labels"])
         np.testing.assert_array_equal(back.uns["SEACell"]["rss"], model.rss)
+        # Archetypes given by obs name or index (reference-style starts), and
+        # the warning of a run that stops before converging.
+        start = list(model.archetype_names[::2])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            by_name = ringrt.seacells(adata.copy(), init=start, max_iter=2, key_added="mc")
+        assert not by_name.converged and by_name.n_metacells == len(start)
+        assert any("did not converge" in str(w.message) for w in caught), caught
+        by_index = ringrt.seacells(adata.copy(), init=list(adata.obs_names.get_indexer(start)),
+                                   max_iter=2, key_added="mc")
+        np.testing.assert_array_equal(by_name.soft_weights, by_index.soft_weights)
     else:
         serial = adata.copy()
         with ringrt.Context(MPI.COMM_SELF, backend="cpu") as one:
