@@ -118,17 +118,15 @@ class SEACellsModel:
         import pandas as pd
         return pd.DataFrame({self.key_added: self.labels()}, index=pd.Index(self.obs_names))
 
-    def get_soft_assignments(self) -> Tuple["pandas.DataFrame", "pandas.DataFrame"]:
+    def get_soft_assignments(self) -> Tuple["pandas.DataFrame", np.ndarray]:
         """The reference's ``model.get_soft_assignments()``: ``(labels, weights)``,
-        two cells x ``n_top`` DataFrames with columns ``SEACell_0``... holding
-        the metacell names and their weights, largest first."""
+        a cells x ``n_top`` DataFrame (columns 0, 1, ..) of metacell names,
+        heaviest first (None past a cell's last weight), and the matching
+        cells x ``n_top`` array of weights."""
         import pandas as pd
-        index = pd.Index(self.obs_names)
-        cols = [f"SEACell_{t}" for t in range(self.soft_index.shape[1])]
         names = np.asarray(self.archetype_names + [None], dtype=object)
-        labels = pd.DataFrame(names[self.soft_index], index=index, columns=cols)
-        weights = pd.DataFrame(self.soft_weights, index=index, columns=cols)
-        return labels, weights
+        return (pd.DataFrame(names[self.soft_index], index=pd.Index(self.obs_names)),
+                self.soft_weights.copy())
 
 
 # ---- validation (local to each rank) ---------------------------------------------
@@ -333,10 +331,9 @@ def _write(adata: "anndata.AnnData", model: SEACellsModel, params: Dict[str, Any
     key = model.key_added
     cats = pd.Index(model.archetype_names)
     adata.obs[key] = pd.Categorical.from_codes(model.assignments, categories=cats)
-    labels, _ = model.get_soft_assignments()
     adata.obsm[f"{key}_soft_labels"] = pd.DataFrame(
-        {c: pd.Categorical.from_codes(model.soft_index[:, t], categories=cats)
-         for t, c in enumerate(labels.columns)}, index=adata.obs_names)
+        {f"{key}_{t}": pd.Categorical.from_codes(model.soft_index[:, t], categories=cats)
+         for t in range(model.soft_index.shape[1])}, index=adata.obs_names)
     adata.obsm[f"{key}_soft_index"] = model.soft_index
     adata.obsm[f"{key}_soft_weights"] = model.soft_weights
     adata.uns[key] = {
@@ -397,7 +394,7 @@ def seacells(adata: "anndata.AnnData", n_metacells: Optional[int] = None, obsm: 
         ``obs[key_added]``: each cell's metacell, a categorical whose
         categories are the archetype cells' obs names in metacell order;
         ``obsm[key_added + "_soft_labels"]``: a DataFrame with columns
-        ``SEACell_0``.. (the ``n_top`` heaviest metacells' names, largest
+        ``key_added + "_0"``.. (the ``n_top`` heaviest metacells' names, largest
         first; missing where a cell has fewer); ``obsm[key_added +
         "_soft_weights"]`` and ``obsm[key_added + "_soft_index"]``: their
         weights and metacell indices (padded with 0 and -1);

@@ -90,8 +90,9 @@ def check_result(adata: anndata.AnnData, model) -> None:
     assert (soft["SEACell_0"].astype(str).to_numpy() == lab.astype(str).to_numpy()).all()
     assert ((idx == -1) == (w == 0)).all(), "padding must be (-1, 0)"
     ref_labels, ref_w = model.get_soft_assignments()
-    assert (ref_labels["SEACell_0"].to_numpy() == lab.astype(str).to_numpy()).all()
-    np.testing.assert_array_equal(ref_w.to_numpy(), w)
+    assert list(ref_labels.columns) == list(range(5)) and (ref_labels.index == names).all()
+    assert (ref_labels[0].to_numpy() == lab.astype(str).to_numpy()).all()
+    np.testing.assert_array_equal(ref_w, w)
 
     assert len(model.rss) == model.iterations + 1 == len(model.RSS_iters)
     assert model.rss[-1] < model.rss[0] and model.converged
