@@ -25,7 +25,7 @@ def library_version() -> str:
     return lib().rrt_version().decode()
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     # Workload fronts are imported on first use, so `import ringrt` does not
     # import anndata or pandas.
     if name == "seacells":

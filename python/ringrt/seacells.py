@@ -61,9 +61,8 @@ declare({
     "rrt_seacells_local_assignments": (c_int, [c_void_p, c_int, c_void_p, c_void_p, c_void_p]),
     "rrt_seacells_metrics": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p, c_void_p]),
     "rrt_seacells_seconds": (c_double, [c_void_p, c_char_p]),
-    # Generic collectives: every pointer as void* so a second declaration
+    # A generic collective: every pointer as void* so a second declaration
     # elsewhere in the package (same C signature) stays compatible.
-    "rrt_allgather": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t]),
     "rrt_allgatherv": (c_int, [c_void_p, c_void_p, c_size_t, c_void_p, c_void_p, c_void_p]),
 })
 
@@ -107,10 +106,13 @@ class SEACellsModel:
         """The RSS trace as a list (the reference's ``model.RSS_iters``)."""
         return [float(v) for v in self.rss]
 
+    def _names(self, index: np.ndarray) -> np.ndarray:
+        """Metacell names of metacell indices (an object array; None for -1)."""
+        return np.asarray(self.archetype_names + [None], dtype=object)[index]
+
     def labels(self) -> np.ndarray:
         """Each cell's metacell name (an object array; None for no metacell)."""
-        names = np.asarray(self.archetype_names + [None], dtype=object)
-        return names[self.assignments]  # -1 picks the trailing None
+        return self._names(self.assignments)
 
     def get_hard_assignments(self) -> "pandas.DataFrame":
         """Cells x one column ``key_added``: the metacell name of each cell
@@ -124,8 +126,7 @@ class SEACellsModel:
         heaviest first (None past a cell's last weight), and the matching
         cells x ``n_top`` array of weights."""
         import pandas as pd
-        names = np.asarray(self.archetype_names + [None], dtype=object)
-        return (pd.DataFrame(names[self.soft_index], index=pd.Index(self.obs_names)),
+        return (pd.DataFrame(self._names(self.soft_index), index=pd.Index(self.obs_names)),
                 self.soft_weights.copy())
 
 
@@ -190,7 +191,8 @@ def _given_archetypes(init: Any, names: "pandas.Index", n_metacells: Optional[in
     else:
         idx = names.get_indexer([str(c) for c in cells]).astype(np.int64)
         if (idx < 0).any():
-            return None, f"init: {cells[int(np.flatnonzero(idx < 0)[0])]!r} is not in adata.obs_names"
+            missing = cells[int(np.flatnonzero(idx < 0)[0])]
+            return None, f"init: {missing!r} is not in adata.obs_names"
     if len(np.unique(idx)) != len(idx):
         return None, "init: the same cell is given twice as an archetype"
     if n_metacells is not None and n_metacells != len(idx):
@@ -219,6 +221,30 @@ def _check_options(n: int, n_metacells: Optional[int], knn: Any, seed: Any, min_
     if not isinstance(key_added, str) or not key_added:
         return f"key_added = {key_added!r}: need a non-empty string"
     return ""
+
+
+def _validate(adata: Any, obsm: str, n_components: Optional[int], init: Any,
+              n_metacells: Optional[int], options: tuple
+              ) -> Tuple[Any, Optional[np.ndarray], Optional[int], str]:
+    """This rank's inputs: (coordinates, given archetypes or None, n_metacells,
+    problem or ''). The coordinates are C-contiguous in their own dtype."""
+    x, problem = _coordinates(adata, obsm, n_components)
+    if problem:
+        return None, None, n_metacells, problem
+    names, given = adata.obs_names, None
+    if not names.is_unique:
+        return None, None, n_metacells, ("adata.obs_names are not unique; call "
+                                         "adata.obs_names_make_unique() first")
+    if not isinstance(init, str):
+        given, problem = _given_archetypes(init, names, n_metacells)
+        n_metacells = len(given) if given is not None else n_metacells
+    elif init not in _INITS:
+        problem = f"init = {init!r}: expected 'cssp', 'maxmin' or a list of archetype cells"
+    problem = problem or _check_options(int(adata.n_obs), n_metacells, *options)
+    if problem:
+        return None, None, n_metacells, problem
+    x = np.ascontiguousarray(x)  # a copy only for n_components (for the checksum)
+    return x, given, n_metacells, _first_nonfinite(x, obsm, names)
 
 
 # ---- agreement between ranks --------------------------------------------------------
@@ -264,15 +290,20 @@ def _allgather_rows(ctx: Context, local: np.ndarray, counts: np.ndarray) -> np.n
     total = int(np.sum(counts))
     out = np.zeros((total, width), dtype=np.int64)
     send_h = np.ascontiguousarray(local, dtype=np.int64)
-    bufs = []
+    bufs: List[c_void_p] = []
     try:
-        for nbytes in (send_h.nbytes, out.nbytes):
-            p = c_void_p()
-            ctx.check(L.rrt_malloc(ctx.handle, max(nbytes, 8), ctypes.byref(p)), "rrt_malloc")
-            bufs.append(p)
+        problem = None
+        try:  # local steps: a failure here is agreed, so no rank waits in the gather
+            for nbytes in (send_h.nbytes, out.nbytes):
+                p = c_void_p()
+                ctx.check(L.rrt_malloc(ctx.handle, max(nbytes, 8), ctypes.byref(p)), "rrt_malloc")
+                bufs.append(p)
+            ctx.check(L.rrt_memcpy_to_backend(ctx.handle, bufs[0], send_h.ctypes.data,
+                                              send_h.nbytes), "rrt_memcpy_to_backend")
+        except errors.RingrtError as e:
+            problem = str(e)
+        ctx.agree(problem, f"{_OP}: gathering", errors.OUT_OF_MEMORY)
         send_d, recv_d = bufs
-        ctx.check(L.rrt_memcpy_to_backend(ctx.handle, send_d, send_h.ctypes.data, send_h.nbytes),
-                  "rrt_memcpy_to_backend")
         ctx.check(L.rrt_allgatherv(ctx.handle, send_d, send_h.nbytes, recv_d, sizes, displs),
                   f"{_OP}: gathering the results")
         ctx.check(L.rrt_memcpy_to_host(ctx.handle, out.ctypes.data, recv_d, out.nbytes),
@@ -410,36 +441,25 @@ def seacells(adata: "anndata.AnnData", n_metacells: Optional[int] = None, obsm: 
             where and why), also on every rank.
     """
     ctx = ctx or default_context()
-    x, problem = _coordinates(adata, obsm, n_components)
-    names = given = None
+    if not isinstance(ctx, Context):
+        raise TypeError(f"ctx must be a ringrt.Context, got {type(ctx).__name__}")
+    x, given, n_metacells, problem = _validate(adata, obsm, n_components, init, n_metacells,
+                                               (knn, seed, min_iter, max_iter, eps, fw_iter,
+                                                n_top, key_added))
     n = int(adata.n_obs) if x is not None else 0
-    if not problem:
-        names = adata.obs_names
-        if not names.is_unique:
-            problem = "adata.obs_names are not unique; call adata.obs_names_make_unique() first"
-    if not problem and not isinstance(init, str):
-        given, problem = _given_archetypes(init, names, n_metacells)
-        if given is not None:
-            n_metacells = len(given)
-    elif not problem and init not in _INITS:
-        problem = f"init = {init!r}: expected 'cssp', 'maxmin' or a list of archetype cells"
-    if not problem:
-        problem = _check_options(n, n_metacells, knn, seed, min_iter, max_iter, eps, fw_iter,
-                                 n_top, key_added)
-    if not problem:
-        x = np.ascontiguousarray(x)  # a copy only for n_components (for the checksum)
-        problem = _first_nonfinite(x, obsm, names)
-    ctx.agree(problem or None, _OP)
-
+    names = adata.obs_names if x is not None else None
     L = lib()
     first, count = c_int64(), c_int64()
-    ctx.check(L.rrt_seacells_partition(ctx.handle, n, ctypes.byref(first), ctypes.byref(count)),
-              "rrt_seacells_partition")
+    if not problem and L.rrt_seacells_partition(ctx.handle, n, ctypes.byref(first),
+                                                ctypes.byref(count)) != errors.SUCCESS:
+        problem = (L.rrt_ctx_last_error(ctx.handle) or b"rrt_seacells_partition failed").decode()
+    ctx.agree(problem or None, _OP)
+
     params = dict(obsm=obsm, n_metacells=int(n_metacells or max(1, n // 75)), knn=int(knn),
                   init=init if isinstance(init, str) else "given", seed=int(seed),
                   min_iter=int(min_iter), max_iter=int(max_iter), eps=float(eps),
                   fw_iter=int(fw_iter), n_top=int(n_top), n_components=int(x.shape[1]))
-    args = repr(sorted(params.items())) + key_added + repr(None if given is None else given.tolist())
+    args = repr((sorted(params.items()), key_added, None if given is None else given.tolist()))
     table = _agree_same_input(ctx, [n, x.shape[1], _digest(x.dtype.str.encode(), x),
                                     _digest("\0".join(map(str, names)).encode()),
                                     _digest(args.encode()), first.value, count.value], obsm)

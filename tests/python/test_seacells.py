@@ -165,7 +165,8 @@ def compare_with_cli(cli: str, path: str, tmp: str, model) -> None:
     """`ringrt seacells` (the C tool, one process) on the same .h5ad."""
     out, arch = os.path.join(tmp, "mc.csv"), os.path.join(tmp, "arch.txt")
     # This process is an MPI singleton: the tool must not inherit its MPI state.
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_COMM", "PMIX", "OMPI_MCA_orte", "OMPI_FILE"))}
+    prefixes = ("OMPI_COMM", "PMIX", "OMPI_MCA_orte", "OMPI_FILE")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
     cmd = [cli, "seacells", path, "--n-metacells", str(N_METACELLS), "--out", out,
            "--archetypes-out", arch, "--quiet"]
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
