@@ -198,6 +198,10 @@ def main() -> None:
     check_result(adata, model)
     if size == 1:
         compare_with_cli(sys.argv[1], path, tmp, model)
+        lazy = subprocess.run([sys.executable, "-c", "import sys, ringrt; f = ringrt.seacells; "
+                               "assert callable(f) and 'anndata' not in sys.modules and "
+                               "'pandas' not in sys.modules"], capture_output=True, text=True)
+        assert lazy.returncode == 0, f"import ringrt pulls in anndata/pandas:\n{lazy.stderr}"
         import scanpy
         out = os.path.join(tmp, "out.h5ad")
         adata.write_h5ad(out)
