@@ -1,12 +1,14 @@
 """ringrt.seacells on an AnnData written by the anndata package and read back.
 
-Usage: test_seacells.py RINGRT_CLI   (the `ringrt` tool of the same build)
+Usage: test_seacells.py RINGRT_CLI   (the `ringrt` tool of the same build);
+RINGRT_BACKEND picks the backend of the default context.
 
 In one process (no mpirun, as in a notebook): the default context uses all
 the cores; the labels equal those of the C tool `ringrt seacells` on the
 same .h5ad (an independent front over the same library); the result file
-opens with scanpy.read_h5ad. Under mpirun (np = 3): the labels equal those
-of a one-rank run over MPI.COMM_SELF, bit for bit. Both: the labels are
+opens with scanpy.read_h5ad. Under mpirun (np = 3 in CTest; any np >= 2,
+any backend): the labels equal those of a one-rank cpu run over
+MPI.COMM_SELF, bit for bit. Both: the labels are
 archetype cell names, the soft weights are consistent with them, the
 metrics equal a float64 numpy computation, metacells are pure on separated
 clusters, and bad inputs raise on every rank (including an AnnData that
@@ -139,16 +141,17 @@ def check_errors(adata: anndata.AnnData) -> None:
         moved.obsm["X_pca"][7, 0] += 1e-3
     raises(errors.InvalidArgument, lambda: ringrt.seacells(moved),
            match="the coordinates adata.obsm['X_pca'] differ between rank 0 and rank 1")
-    fewer = adata[: N_CELLS - 1].copy() if rank == 2 else adata.copy()
+    last = size - 1
+    fewer = adata[: N_CELLS - 1].copy() if rank == last else adata.copy()
     raises(errors.InvalidArgument, lambda: ringrt.seacells(fewer),
-           match="rank 0 has 300 cells x 5 dims in adata.obsm['X_pca'], rank 2 has 299 x 5")
+           match=f"rank 0 has 300 cells x 5 dims in adata.obsm['X_pca'], rank {last} has 299 x 5")
     raises(errors.InvalidArgument, lambda: ringrt.seacells(adata.copy(), knn=15 - (rank == 1)),
            match="the arguments (n_metacells, knn")
     renamed = adata.copy()
-    if rank == 2:
+    if rank == last:
         renamed.obs_names = [f"cell{i}" for i in range(N_CELLS)]
     raises(errors.InvalidArgument, lambda: ringrt.seacells(renamed),
-           match="adata.obs_names differ between rank 0 and rank 2")
+           match=f"adata.obs_names differ between rank 0 and rank {last}")
 
 
 def read_cli_csv(path: str):
@@ -195,6 +198,7 @@ def main() -> None:
     check_errors(adata)
 
     model = ringrt.seacells(adata, n_metacells=N_METACELLS)
+    assert model.backend == os.environ.get("RINGRT_BACKEND", "cpu"), model.backend
     check_result(adata, model)
     if size == 1:
         compare_with_cli(sys.argv[1], path, tmp, model)
