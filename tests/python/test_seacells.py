@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import warnings
+from typing import List, Tuple
 
 import anndata
 import numpy as np
@@ -30,6 +31,10 @@ from mpi4py import MPI
 import ringrt
 import rrt_testing
 from ringrt import errors
+# Importing the submodule makes ringrt.seacells the (callable) module, as
+# `import ringrt.seacells` in user code does; the function path is checked
+# in a fresh interpreter below.
+from ringrt.seacells import SEACellsModel
 
 N_CELLS, N_PCS, N_CLUSTERS, N_METACELLS = 300, 5, 6, 12
 world = MPI.COMM_WORLD
@@ -48,7 +53,7 @@ def make_input(path: str) -> None:
     a.write_h5ad(path)
 
 
-def check_metrics(model, x: np.ndarray) -> None:
+def check_metrics(model: SEACellsModel, x: np.ndarray) -> None:
     """compactness / separation against a float64 numpy computation."""
     m = model.n_metacells
     cent = np.full((m, x.shape[1]), np.nan)
@@ -67,7 +72,7 @@ def check_metrics(model, x: np.ndarray) -> None:
     np.testing.assert_allclose(model.separation, sep, rtol=1e-9)
 
 
-def check_result(adata: anndata.AnnData, model) -> None:
+def check_result(adata: anndata.AnnData, model: SEACellsModel) -> None:
     """What ringrt.seacells wrote into adata, and its model."""
     names = adata.obs_names
     m = model.n_metacells
@@ -154,7 +159,8 @@ def check_errors(adata: anndata.AnnData) -> None:
            match=f"adata.obs_names differ between rank 0 and rank {last}")
 
 
-def read_cli_csv(path: str):
+def read_cli_csv(path: str) -> Tuple[List[str], np.ndarray, np.ndarray, np.ndarray]:
+    """The tool's --out CSV: cell names, metacells, top-5 metacells and weights."""
     with open(path) as f:
         rows = list(csv.reader(f))[1:]
     cells = [r[0] for r in rows]
@@ -164,7 +170,7 @@ def read_cli_csv(path: str):
     return cells, assign, top_i, top_w
 
 
-def compare_with_cli(cli: str, path: str, tmp: str, model) -> None:
+def compare_with_cli(cli: str, path: str, tmp: str, model: SEACellsModel) -> None:
     """`ringrt seacells` (the C tool, one process) on the same .h5ad."""
     out, arch = os.path.join(tmp, "mc.csv"), os.path.join(tmp, "arch.txt")
     # This process is an MPI singleton: the tool must not inherit its MPI state.
