@@ -179,6 +179,8 @@ def _first_nonfinite(x: np.ndarray, obsm: str, names: Sequence[str]) -> str:
 def _given_archetypes(init: Any, names: "pandas.Index", n_metacells: Optional[int]
                       ) -> Tuple[Optional[np.ndarray], str]:
     """init= as a list of cells (indices or obs names) -> global indices."""
+    if not hasattr(init, "__iter__"):
+        return None, f"init = {init!r}: expected 'cssp', 'maxmin' or a list of archetype cells"
     cells = list(init)
     if not cells:
         return None, "init= is an empty list of archetype cells"
@@ -212,6 +214,8 @@ def _check_options(n: int, n_metacells: Optional[int], knn: Any, seed: Any, min_
     for name, v in (("min_iter", min_iter), ("max_iter", max_iter)):
         if not _is_int(v) or not 0 <= v < 2**31:
             return f"{name} = {v!r}: need a non-negative integer"
+    if min_iter > max_iter:  # as the reference's fit() refuses it
+        return f"min_iter = {min_iter} is above max_iter = {max_iter}"
     if not _is_int(fw_iter) or not 1 <= fw_iter < 2**31:
         return f"fw_iter = {fw_iter!r}: need a positive integer"
     if not isinstance(eps, numbers.Real) or not np.isfinite(eps) or eps < 0:

@@ -127,6 +127,7 @@ def check_errors(adata: anndata.AnnData) -> None:
     raises(ValueError, lambda: ringrt.seacells(bad, n_metacells=0), match="out of range")
     raises(ValueError, lambda: ringrt.seacells(bad, init="random"), match="init = 'random'")
     raises(ValueError, lambda: ringrt.seacells(bad, init=["nope"]), match="'nope' is not in")
+    raises(ValueError, lambda: ringrt.seacells(bad, max_iter=5), match="min_iter = 10 is above")
     nan = adata.copy()
     nan.obsm["X_pca"][123, 2] = np.nan
     raises(errors.InvalidArgument, lambda: ringrt.seacells(nan),
@@ -226,11 +227,12 @@ def main() -> None:
         start = list(model.archetype_names[::2])
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            by_name = ringrt.seacells(adata.copy(), init=start, max_iter=2, key_added="mc")
+            by_name = ringrt.seacells(adata.copy(), init=start, min_iter=2, max_iter=2,
+                                      key_added="mc")
         assert not by_name.converged and by_name.n_metacells == len(start)
         assert any("did not converge" in str(w.message) for w in caught), caught
         by_index = ringrt.seacells(adata.copy(), init=list(adata.obs_names.get_indexer(start)),
-                                   max_iter=2, key_added="mc")
+                                   min_iter=2, max_iter=2, key_added="mc")
         np.testing.assert_array_equal(by_name.soft_weights, by_index.soft_weights)
     else:
         serial = adata.copy()
