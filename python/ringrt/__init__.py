@@ -25,4 +25,14 @@ def library_version() -> str:
     return lib().rrt_version().decode()
 
 
-__all__ = ["Context", "default_context", "errors", "RingrtError", "library_version"]
+def __getattr__(name: str) -> object:
+    # Workload fronts are imported on first use, so `import ringrt` does not
+    # import anndata or pandas.
+    if name == "seacells":
+        from .seacells import seacells  # binds the module to ringrt.seacells first...
+        globals()["seacells"] = seacells  # ...then the function replaces it
+        return seacells
+    raise AttributeError(f"module 'ringrt' has no attribute {name!r}")
+
+
+__all__ = ["Context", "default_context", "errors", "RingrtError", "library_version", "seacells"]
