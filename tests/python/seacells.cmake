@@ -1,0 +1,7 @@
+# ringrt.seacells over AnnData (tests/python/test_seacells.py): one process
+# without mpirun (the notebook case, compared with the `ringrt seacells`
+# tool) and 3 ranks under mpirun (compared with a one-rank run).
+ringrt_python_test(py_seacells_np1 test_seacells.py ARGS $<TARGET_FILE:ringrt_app>
+                   LABELS seacells TIMEOUT 120)
+ringrt_python_test(py_seacells_np3 test_seacells.py NP 3 ARGS $<TARGET_FILE:ringrt_app>
+                   LABELS seacells TIMEOUT 120)
