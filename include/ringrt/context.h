@@ -124,6 +124,14 @@ typedef struct rrt_ctx_info {
 /** Fill `info` for the calling rank (local; no communication). */
 RRT_API rrt_status rrt_ctx_get_info(rrt_ctx_t ctx, rrt_ctx_info *info);
 
+/** The path of the NCCL library this context loaded ("" when it loaded
+ *  none: cpu/emu backends, RINGRT_NCCL=0, or a build without NCCL). NCCL is
+ *  opened at run time by the cuda backend only, in this order: an NCCL
+ *  already loaded in the process (e.g. torch's), then RINGRT_NCCL_LIBRARY,
+ *  then libnccl.so.2; rrt_ctx_info.nccl_version is that library's version.
+ *  The string lives as long as the context. */
+RRT_API const char *rrt_ctx_nccl_library(rrt_ctx_t ctx);
+
 /** Library version string ("0.1.0"). */
 RRT_API const char *rrt_version(void);
 /** Version of the library that is running, as one integer: major*10000 +

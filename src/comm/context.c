@@ -192,6 +192,7 @@ rrt_status rrt_ctx_create(MPI_Comm comm, const rrt_ctx_config *user_cfg, rrt_ctx
     fprintf(stderr, "ringrt: %s\n", ctx->last_error);
 #if RINGRT_HAVE_NCCL
     if (ctx->nccl_comm) rrt_nccl_fini(ctx, 1);
+    rrt_nccl_release(ctx);
 #endif
     release(ctx);
     return st;
@@ -209,6 +210,7 @@ rrt_status rrt_ctx_destroy(rrt_ctx_t ctx) {
   }
 #if RINGRT_HAVE_NCCL
   if (ctx->nccl_comm) rrt_nccl_fini(ctx, st != RRT_SUCCESS);
+  rrt_nccl_release(ctx);
 #endif
   release(ctx);
   return st;

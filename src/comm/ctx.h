@@ -15,6 +15,7 @@ extern "C" {
 
 struct rrt_trace_state;   /* comm/trace_state.h */
 struct rrt_transport_ops; /* comm/transport_ops.h */
+struct rrt_nccl_lib;      /* comm/nccl_lib.h */
 
 struct rrt_ctx {
   MPI_Comm comm;      /* duplicate of the caller's communicator */
@@ -32,6 +33,7 @@ struct rrt_ctx {
   rrt_stream compute_stream; /* cuda: cudaStream_t; host: synchronous, carries emu threads */
   rrt_stream comm_stream;    /* cuda: high-priority stream for transfers */
   void *nccl_comm;           /* ncclComm_t when transport == NCCL */
+  struct rrt_nccl_lib *nccl; /* the NCCL functions (comm/nccl_lib.h), loaded with nccl_comm */
   double timeout_s;
   uint64_t coll_count; /* collectives posted so far: the roll call's sequence number */
 
