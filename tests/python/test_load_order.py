@@ -88,6 +88,17 @@ def nccl_next_to_torch() -> None:
     print(f"ringrt's NCCL next to torch: {p.stdout.strip()} then import torch: ok")
 
 
+def own_choice_kept() -> None:
+    """A RINGRT_NCCL_LIBRARY the user set is never replaced by the wheel's."""
+    env = dict(child_env(), RINGRT_NCCL_LIBRARY="/opt/site/nccl/libnccl.so.2")
+    code = ("import os, ringrt\n"
+            "assert os.environ['RINGRT_NCCL_LIBRARY'] == '/opt/site/nccl/libnccl.so.2'\n")
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, f"import ringrt changed RINGRT_NCCL_LIBRARY:\n{p.stderr}"
+    print("a RINGRT_NCCL_LIBRARY set by the user is kept: ok")
+
+
 def main() -> None:
     """Every case must work; print what each proves."""
     for name, code in CASES.items():
@@ -104,6 +115,7 @@ def main() -> None:
         assert r["nccl_library"], "a cuda context without an NCCL library"
         print(f"GPU node: the cuda context opened {r['nccl_library']} before torch")
     nccl_next_to_torch()
+    own_choice_kept()
     print("PASS")
 
 
