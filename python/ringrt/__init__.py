@@ -12,11 +12,12 @@ looked for). Errors are :class:`ringrt.errors.RingrtError` subclasses.
 """
 from __future__ import annotations
 
-from . import errors
+from . import _nccl, errors, streams
 from .context import Context, default_context
 from .errors import RingrtError
 
 __version__ = "0.1.0"
+_nccl.prefer_wheel_nccl()  # one NCCL with torch's, whichever is imported first
 
 
 def library_version() -> str:
@@ -47,5 +48,5 @@ def __getattr__(name: str) -> object:
     return value
 
 
-__all__ = ["Context", "default_context", "errors", "RingrtError", "library_version", "seacells",
+__all__ = ["Context", "default_context", "errors", "RingrtError", "library_version", "streams", "seacells",
            "SparseMatrix", "ILU0", "KrylovResult", "ilu0", "krylov_solve"]
