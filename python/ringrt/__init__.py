@@ -48,5 +48,5 @@ def __getattr__(name: str) -> object:
     return value
 
 
-__all__ = ["Context", "default_context", "errors", "RingrtError", "library_version", "streams", "seacells",
-           "SparseMatrix", "ILU0", "KrylovResult", "ilu0", "krylov_solve"]
+__all__ = ["Context", "default_context", "errors", "RingrtError", "library_version", "streams",
+           "seacells", "SparseMatrix", "ILU0", "KrylovResult", "ilu0", "krylov_solve"]
