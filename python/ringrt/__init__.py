@@ -30,7 +30,7 @@ def library_version() -> str:
 # `import ringrt` does not import scipy, petsc4py, anndata, pandas or torch
 # (None: the name is the module itself).
 _LAZY = {
-    "seacells": "seacells",
+    "seacells": "metacells", "SEACellsModel": "metacells",
     "SparseMatrix": "sparse", "ILU0": "ilu", "KrylovResult": "ilu", "ilu0": "ilu",
     "krylov_solve": "ilu", "petsc": None,
 }
@@ -42,11 +42,10 @@ def __getattr__(name: str) -> object:
     import importlib
     module = importlib.import_module(f".{_LAZY[name] or name}", __name__)
     value = module if _LAZY[name] is None else getattr(module, name)
-    # cached: a function named like its module (seacells) replaces the module
-    # that the import bound to the package
     globals()[name] = value
     return value
 
 
 __all__ = ["Context", "default_context", "errors", "RingrtError", "library_version", "streams",
-           "seacells", "SparseMatrix", "ILU0", "KrylovResult", "ilu0", "krylov_solve"]
+           "seacells", "SEACellsModel", "SparseMatrix", "ILU0", "KrylovResult", "ilu0",
+           "krylov_solve"]

@@ -31,10 +31,7 @@ from mpi4py import MPI
 import ringrt
 import rrt_testing
 from ringrt import errors
-# Importing the submodule makes ringrt.seacells the (callable) module, as
-# `import ringrt.seacells` in user code does; the function path is checked
-# in a fresh interpreter below.
-from ringrt.seacells import SEACellsModel
+from ringrt import SEACellsModel
 
 N_CELLS, N_PCS, N_CLUSTERS, N_METACELLS = 300, 5, 6, 12
 world = MPI.COMM_WORLD

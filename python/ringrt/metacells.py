@@ -1,4 +1,5 @@
-"""SEACells metacells of an AnnData object (``ringrt.seacells``).
+"""SEACells metacells of an AnnData object: ``ringrt.seacells`` (this module is
+``ringrt.metacells`` so that the function keeps the name ``seacells``).
 
 The computation is the C library's (``rrt_seacells_run``, docs/seacells.md):
 this module validates the AnnData and the arguments on every rank, agrees on
@@ -16,7 +17,6 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import numbers
-import sys
 import time
 import types
 import warnings
@@ -493,14 +493,3 @@ def seacells(adata: "anndata.AnnData", n_metacells: Optional[int] = None, obsm: 
                       f"(last change above eps = {eps} times the initial RSS); raise max_iter",
                       RuntimeWarning, stacklevel=2)
     return model
-
-
-class _CallableModule(types.ModuleType):
-    """`import ringrt.seacells` makes ringrt.seacells this module (the import
-    system sets the package attribute); calling it still runs seacells()."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> SEACellsModel:
-        return seacells(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
