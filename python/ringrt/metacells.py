@@ -18,7 +18,6 @@ import ctypes
 import hashlib
 import numbers
 import time
-import types
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
