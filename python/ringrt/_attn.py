@@ -116,6 +116,13 @@ def shard_positions(key: Key, nranks: int, rank: int) -> np.ndarray:
     return pos
 
 
+def with_seq(key: Key, rows: List[int]) -> Key:
+    """`key` with its global length: the last document offset, else (dense)
+    the sum of every rank's shard rows."""
+    cu = key[11]
+    return key[:1] + (cu[-1] if cu else sum(rows),) + key[2:]
+
+
 def key_hash(key: Key) -> int:
     """A hash of `key` that is the same in every process (Python's hash() of
     strings is not), as a non-negative int64."""
@@ -216,17 +223,15 @@ def cache_of(ctx: Context) -> PlanCache:
 def plan_for(ctx: Context, key: Key, local_rows: int) -> Tuple[Plan, Key, List[int]]:
     """Collective: the plan, its full key and every rank's shard rows (rank order).
 
-    `key` may leave the global length open (seq = -1, dense attention): it
-    is then the sum of the ranks' rows. One small gather carries each rank's
-    rows and the hash of its key; with equal hashes every rank looks up the
-    same key in its cache (a plan is created on a miss, collectively). With
-    differing keys a plan is created without caching: its creation checks
+    `key` leaves the global length open (seq = -1, see :func:`with_seq`).
+    One small gather carries each rank's rows and the hash of its key; with
+    equal hashes every rank looks up the same key in its cache (a plan is
+    created on a miss, collectively). With differing keys a plan is created without caching: its creation checks
     that every rank describes the same problem and reports the first
     differing field on every rank."""
     rows_hashes = allgather_ints(ctx, [local_rows, key_hash(key)])
     rows = [r[0] for r in rows_hashes]
-    if key[1] < 0:
-        key = key[:1] + (sum(rows),) + key[2:]
+    key = with_seq(key, rows)
     if any(r[1] != rows_hashes[0][1] for r in rows_hashes):
         return Plan(ctx, key), key, rows
     return cache_of(ctx).get(ctx, key), key, rows

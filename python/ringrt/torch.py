@@ -31,7 +31,7 @@ import torch
 from . import _attn, _coll, _lib, errors
 from .context import Context, default_context
 
-__all__ = ["ring_attention", "shard", "unshard", "last_stats"]
+__all__ = ["ring_attention", "shard", "unshard", "shard_positions", "last_stats"]
 
 _DTYPES = {torch.float32: _attn.DTYPE_F32, torch.bfloat16: _attn.DTYPE_BF16,
            torch.float16: _attn.DTYPE_F16}
@@ -45,7 +45,8 @@ def _device_problem(ctx: Context, name: str, t: torch.Tensor) -> Optional[str]:
     if backend == "cuda":
         want = _cuda_device(ctx)
         if t.device.type != "cuda" or t.device.index != want:
-            return f"{name} is on {t.device}, but the context's backend is cuda (device cuda:{want})"
+            return (f"{name} is on {t.device}, but the context's backend is cuda "
+                    f"(device cuda:{want})")
     elif t.device.type != "cpu":
         return f"{name} is on {t.device}, but the context's backend is {backend} (CPU tensors)"
     return None
@@ -65,7 +66,8 @@ def _dtype_problem(names: Sequence[str], ts: Sequence[torch.Tensor]) -> Optional
             return (f"{name} is float64, which ringrt attention does not store (float32, "
                     "bfloat16 or float16, accumulated in float32): cast with .float()")
         if t.dtype not in _DTYPES:
-            return f"{name} has dtype {t.dtype}; ringrt attention takes float32, bfloat16 or float16"
+            return (f"{name} has dtype {t.dtype}; ringrt attention takes float32, bfloat16 or "
+                    "float16")
     if len({t.dtype for t in ts}) > 1:
         return "q, k, v must have one dtype, got " + ", ".join(
             f"{n} {t.dtype}" for n, t in zip(names, ts))
@@ -131,11 +133,16 @@ def _layout_code(layout: Any) -> Tuple[int, Optional[str]]:
     return code, None
 
 
+def _invalid(message: str) -> errors.InvalidArgument:
+    """The exception of a check whose outcome every rank already knows."""
+    return errors.InvalidArgument(errors.INVALID_ARG, message, "RRT_ERR_INVALID_ARG")
+
+
 def _first(*problems: Optional[str]) -> Optional[str]:
     return next((p for p in problems if p), None)
 
 
-def _rows_problem(op: str, key: _attn.Key, rows: List[int], nranks: int, what: str) -> None:
+def _check_rows(op: str, key: _attn.Key, rows: List[int], nranks: int, what: str) -> None:
     """Raise (on every rank: `rows` is the same everywhere) when a rank's
     shard does not have the rows the layout gives it."""
     want = _attn.shard_lens(key, nranks)
@@ -148,7 +155,7 @@ def _rows_problem(op: str, key: _attn.Key, rows: List[int], nranks: int, what: s
                f"{key[1]}-token sequence{docs} over {nranks} ranks gives rank {r} {want[r]} "
                f"(every rank's rows: {rows}; expected {want}; ringrt.torch.shard cuts a global "
                "tensor so)")
-        raise errors.InvalidArgument(errors.INVALID_ARG, msg, "RRT_ERR_INVALID_ARG")
+        raise _invalid(msg)
 
 
 # ---- ordering with torch's CUDA stream ------------------------------------------
@@ -206,6 +213,7 @@ class _RingAttention(torch.autograd.Function):
         return o, lse
 
     @staticmethod
+    @torch.autograd.function.once_differentiable
     def backward(fctx: Any, do: torch.Tensor, _dlse: Optional[torch.Tensor]) -> Tuple[Any, ...]:
         q, k, v, o, lse = fctx.saved_tensors
         do = do.to(o.dtype).contiguous()
@@ -270,12 +278,11 @@ def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bo
     ctx.agree(problem, "ring_attention")
 
     q4, k4, v4 = (t.contiguous().unsqueeze(0) if varlen else t.contiguous() for t in tensors)
-    seq = cu[-1] if cu is not None else -1
-    key = (q4.shape[0], seq, q4.shape[2], k4.shape[2], q4.shape[3],
+    key = (q4.shape[0], -1, q4.shape[2], k4.shape[2], q4.shape[3],
            scale_value, int(bool(causal)), code, _DTYPES[q4.dtype],
            wl, wr, cu)
     plan, key, rows = _attn.plan_for(ctx, key, q4.shape[1])
-    _rows_problem("ring_attention", key, rows, ctx.size, "q.shape[0]" if varlen else "q.shape[1]")
+    _check_rows("ring_attention", key, rows, ctx.size, "q.shape[0]" if varlen else "q.shape[1]")
     o, lse = _RingAttention.apply(q4, k4, v4, plan)
     if varlen:
         o, lse = o.squeeze(0), lse.squeeze(0)
@@ -301,6 +308,17 @@ def _layout_key(layout: str, seq: int, cu_seqlens: CuSeqlens) -> Tuple[_attn.Key
     return _attn.layout_key(seq, code, cu), _first(layout_problem, cu_problem)
 
 
+def _valid_layout_key(op: str, ctx: Context, layout: str, seq: int,
+                      cu_seqlens: CuSeqlens) -> _attn.Key:
+    """The layout key of a local helper, or InvalidArgument (raised locally:
+    the helpers do not communicate)."""
+    key, problem = _layout_key(layout, seq, cu_seqlens)
+    problem = problem or _attn.desc_problem(key, ctx.size)
+    if problem:
+        raise _invalid(f"{op}: {problem}")
+    return key
+
+
 def shard(x: torch.Tensor, layout: str = "zigzag", cu_seqlens: CuSeqlens = None, dim: int = 1,
           ctx: Optional[Context] = None) -> torch.Tensor:
     """This rank's rows of a global tensor along `dim` (the sequence dim:
@@ -315,15 +333,11 @@ def shard(x: torch.Tensor, layout: str = "zigzag", cu_seqlens: CuSeqlens = None,
             cu_seqlens whose last offset is not ``x.shape[dim]``.
     """
     ctx = ctx or default_context()
-    key, problem = _layout_key(layout, x.shape[dim], cu_seqlens)
-    problem = problem or _attn.desc_problem(key, ctx.size)
-    if problem:
-        raise errors.InvalidArgument(errors.INVALID_ARG, f"shard: {problem}",
-                                     "RRT_ERR_INVALID_ARG")
-    return x.index_select(dim, positions(key, ctx, ctx.rank, x.device))
+    key = _valid_layout_key("shard", ctx, layout, x.shape[dim], cu_seqlens)
+    return x.index_select(dim, _positions(key, ctx, ctx.rank, x.device))
 
 
-def positions(key: _attn.Key, ctx: Context, rank: int, device: torch.device) -> torch.Tensor:
+def _positions(key: _attn.Key, ctx: Context, rank: int, device: torch.device) -> torch.Tensor:
     """Global positions of `rank`'s rows as an int64 tensor on `device`."""
     return torch.from_numpy(_attn.shard_positions(key, ctx.size, rank)).to(device)
 
@@ -333,12 +347,8 @@ def shard_positions(seqlen: int, layout: str = "zigzag", cu_seqlens: CuSeqlens =
     """Global (packed) positions of this rank's rows, int64 (for RoPE
     position ids, labels, ...): ``shard(x)`` is ``x[:, shard_positions(S)]``."""
     ctx = ctx or default_context()
-    key, problem = _layout_key(layout, seqlen, cu_seqlens)
-    problem = problem or _attn.desc_problem(key, ctx.size)
-    if problem:
-        raise errors.InvalidArgument(errors.INVALID_ARG, f"shard_positions: {problem}",
-                                     "RRT_ERR_INVALID_ARG")
-    return positions(key, ctx, ctx.rank, torch.device("cpu"))
+    key = _valid_layout_key("shard_positions", ctx, layout, seqlen, cu_seqlens)
+    return _positions(key, ctx, ctx.rank, torch.device("cpu"))
 
 
 class _Unshard(torch.autograd.Function):
@@ -356,10 +366,10 @@ class _Unshard(torch.autograd.Function):
         with _on_torch_stream(ctx, x.device):
             _coll.allgatherv(ctx, x.data_ptr() if x.numel() else 0, rows[ctx.rank] * row_bytes,
                              _addr(gathered, scratch), [r * row_bytes for r in rows])
-        pos = torch.cat([positions(key, ctx, r, x.device) for r in range(ctx.size)])
+        pos = torch.cat([_positions(key, ctx, r, x.device) for r in range(ctx.size)])
         out = torch.empty_like(gathered)
         out[pos] = gathered
-        fctx.ctx, fctx.mine = ctx, positions(key, ctx, ctx.rank, x.device)
+        fctx.ctx, fctx.mine = ctx, _positions(key, ctx, ctx.rank, x.device)
         return out
 
     @staticmethod
@@ -397,23 +407,18 @@ def unshard(x: torch.Tensor, layout: str = "zigzag", cu_seqlens: CuSeqlens = Non
     key, key_problem = _layout_key(layout, -1, cu_seqlens)
     ctx.agree(_first(problem, key_problem), "unshard")
     xt = x.movedim(dim, 0).contiguous()
-    what = (tuple(xt.shape[1:]), str(xt.dtype), key)
+    what = (tuple(xt.shape[1:]), str(xt.dtype), dim % x.dim(), key)
     gathered = _coll.allgather_ints(ctx, [xt.shape[0], _attn.key_hash(what)])
     rows = [g[0] for g in gathered]
     if any(g[1] != gathered[0][1] for g in gathered):
         bad = next(r for r, g in enumerate(gathered) if g[1] != gathered[0][1])
-        raise errors.InvalidArgument(
-            errors.INVALID_ARG,
-            f"unshard: rank {bad}'s shard differs from rank 0's in dtype, in a dimension other "
-            f"than dim {dim}, or in layout/cu_seqlens (this rank {ctx.rank}: shape "
-            f"{tuple(x.shape)}, {x.dtype}, layout {layout!r})", "RRT_ERR_INVALID_ARG")
-    if key[11] is None:
-        key = key[:1] + (sum(rows),) + key[2:]
-    else:
-        key = key[:1] + (key[11][-1],) + key[2:]
+        raise _invalid(
+            f"unshard: rank {bad}'s shard differs from rank 0's in dtype, dim, a dimension "
+            f"other than dim, layout or cu_seqlens (this rank {ctx.rank}: shape "
+            f"{tuple(x.shape)}, {x.dtype}, dim {dim}, layout {layout!r})")
+    key = _attn.with_seq(key, rows)
     problem = _attn.desc_problem(key, ctx.size)
     if problem:  # the same on every rank (same key everywhere)
-        raise errors.InvalidArgument(errors.INVALID_ARG, f"unshard: {problem}",
-                                     "RRT_ERR_INVALID_ARG")
-    _rows_problem("unshard", key, rows, ctx.size, f"x.shape[{dim}]")
+        raise _invalid(f"unshard: {problem}")
+    _check_rows("unshard", key, rows, ctx.size, f"x.shape[{dim}]")
     return _Unshard.apply(xt, ctx, key, rows).movedim(0, dim)
