@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import math
+import operator
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
@@ -99,14 +100,14 @@ def _cu_tuple(cu: CuSeqlens) -> Tuple[Optional[Tuple[int, ...]], Optional[str]]:
                           f"{tuple(cu.shape)} {cu.dtype}")
         return tuple(int(x) for x in cu.tolist()), None
     try:
-        return tuple(int(x) for x in cu), None
-    except (TypeError, ValueError):
-        return None, f"cu_seqlens must be a tensor or a sequence of ints, got {type(cu).__name__}"
+        return tuple(operator.index(x) for x in cu), None
+    except TypeError:
+        return None, f"cu_seqlens must be a tensor or a sequence of ints, got {cu!r:.80}"
 
 
 def _window_tuple(window: Any) -> Tuple[Tuple[int, int], Optional[str]]:
     try:
-        left, right = (int(w) for w in window)
+        left, right = (operator.index(w) for w in window)
         return (left, right), None
     except (TypeError, ValueError):
         return (-1, -1), f"window must be a pair of ints (left, right), got {window!r}"

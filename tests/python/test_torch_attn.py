@@ -76,6 +76,8 @@ def reference(q, k, v, w, causal, window, cu, scale):
 
 
 def compare(what: str, got: torch.Tensor, want: torch.Tensor, tol: float) -> float:
+    if got.shape != want.shape:
+        raise AssertionError(f"{what}: shape {tuple(got.shape)}, expected {tuple(want.shape)}")
     err = ((got.double() - want).abs().max() / want.abs().max().clamp_min(1e-30)).item() \
         if want.numel() else 0.0
     if not err <= tol:
