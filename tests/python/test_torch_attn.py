@@ -18,7 +18,8 @@ Tolerances (relative to the largest reference magnitude of each tensor):
   f32 accumulation, the output rounded once to bf16 (half an ulp: 2^-9 =
   2e-3 of the value) and, in backward, delta = rowsum(dO * O) computed from
   the rounded O. 2^-6 (1.6e-2) for bf16 (torch's own bf16 rtol is 1.6e-2),
-  2^-9 for f16 (3 more mantissa bits).
+  2^-9 for f16 (3 more mantissa bits). LSE is f32 whatever the storage
+  (computed from the same exact inputs): 1e-5 for every dtype.
 """
 from __future__ import annotations
 
@@ -118,15 +119,15 @@ def run_case(ctx: ringrt.Context, name: str, B: int, S: int, Hq: int, Hkv: int, 
     lse_local = local(lse_ref.transpose(1, 2)).transpose(-1, -2)  # [B, H, S_local] / [H, T_local]
     return {
         "o": compare(f"{name} o", o, local(o_ref), tol),
-        "lse": compare(f"{name} lse", lse, lse_local, 1e-5 if dtype == torch.float32 else 1e-3),
+        "lse": compare(f"{name} lse", lse, lse_local, TOL[torch.float32]),
         "dq": compare(f"{name} dq", ql.grad, local(dq_ref), tol),
         "dk": compare(f"{name} dk", kl.grad, local(dk_ref), tol),
         "dv": compare(f"{name} dv", vl.grad, local(dv_ref), tol),
     }
 
 
-def cases(P: int) -> List[Tuple[str, dict]]:
-    """Small problems; S values uneven for P = 2 and 3 where marked."""
+def cases() -> List[Tuple[str, dict]]:
+    """Small problems; the "uneven" lengths split unevenly at P = 2 and 3."""
     bf16, f16 = torch.bfloat16, torch.float16
     return [
         ("dense zigzag", dict(B=2, S=24, Hq=4, Hkv=4, D=16)),
@@ -249,7 +250,7 @@ def main() -> None:
     extra = sys.argv[1] if len(sys.argv) > 1 else None
     with ringrt.Context(backend="cpu") as ctx:
         worst: Dict[str, Dict[str, float]] = {}
-        for name, kw in cases(ctx.size):
+        for name, kw in cases():
             errs = run_case(ctx, name, **kw)
             key = str(kw.get("dtype", torch.float32))
             for t, e in errs.items():
