@@ -1,8 +1,10 @@
-# FindNCCL: locate the NCCL library and headers.
+# FindNCCL: locate the NCCL headers (nccl.h).
 #
-# Looks under NCCL_ROOT, $ENV{NCCL_ROOT}, $ENV{NCCL_HOME}, the CUDA toolkit and
-# the system paths. Defines NCCL_FOUND, NCCL_VERSION (from nccl.h) and the
-# imported target NCCL::nccl.
+# ringrt never links NCCL: it opens the library at run time (src/comm/nccl_lib.c)
+# and needs only the header at build time, for the types. Looks under
+# NCCL_ROOT, $ENV{NCCL_ROOT}, $ENV{NCCL_HOME}, the CUDA toolkit and the system
+# paths. Defines NCCL_FOUND, NCCL_VERSION (from nccl.h) and the imported
+# target NCCL::headers.
 set(_nccl_hints ${NCCL_ROOT} $ENV{NCCL_ROOT} $ENV{NCCL_HOME})
 if(CUDAToolkit_LIBRARY_ROOT)
   list(APPEND _nccl_hints ${CUDAToolkit_LIBRARY_ROOT})
@@ -10,7 +12,6 @@ endif()
 list(APPEND _nccl_hints /usr/local/cuda)
 
 find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${_nccl_hints} PATH_SUFFIXES include)
-find_library(NCCL_LIBRARY NAMES nccl HINTS ${_nccl_hints} PATH_SUFFIXES lib64 lib)
 
 if(NCCL_INCLUDE_DIR AND EXISTS "${NCCL_INCLUDE_DIR}/nccl.h")
   file(STRINGS "${NCCL_INCLUDE_DIR}/nccl.h" _nccl_major REGEX "^#define NCCL_MAJOR +[0-9]+")
@@ -23,12 +24,10 @@ if(NCCL_INCLUDE_DIR AND EXISTS "${NCCL_INCLUDE_DIR}/nccl.h")
 endif()
 
 include(FindPackageHandleStandardArgs)
-find_package_handle_standard_args(NCCL REQUIRED_VARS NCCL_LIBRARY NCCL_INCLUDE_DIR
+find_package_handle_standard_args(NCCL REQUIRED_VARS NCCL_INCLUDE_DIR
                                   VERSION_VAR NCCL_VERSION)
-if(NCCL_FOUND AND NOT TARGET NCCL::nccl)
-  add_library(NCCL::nccl UNKNOWN IMPORTED)
-  set_target_properties(NCCL::nccl PROPERTIES
-    IMPORTED_LOCATION "${NCCL_LIBRARY}"
-    INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
+if(NCCL_FOUND AND NOT TARGET NCCL::headers)
+  add_library(NCCL::headers INTERFACE IMPORTED)
+  set_target_properties(NCCL::headers PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
 endif()
-mark_as_advanced(NCCL_INCLUDE_DIR NCCL_LIBRARY)
+mark_as_advanced(NCCL_INCLUDE_DIR)

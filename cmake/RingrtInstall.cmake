@@ -27,16 +27,14 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/ringrtConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/ringrtConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/ringrtConfig.cmake ${PROJECT_BINARY_DIR}/ringrtConfigVersion.cmake
-  ${PROJECT_SOURCE_DIR}/cmake/FindNCCL.cmake DESTINATION ${RINGRT_CMAKE_DIR})
+  DESTINATION ${RINGRT_CMAKE_DIR})
 
-# pkg-config: the static dependencies go in Libs.private.
-set(RINGRT_PC_PRIVATE "-lopenblas -lhwloc -lhdf5_serial -lz -lm -fopenmp -lstdc++")
+# pkg-config: the static dependencies go in Libs.private. The CUDA runtime
+# is the static archive (by path; libringrt.so carries its own copy) and NCCL
+# is never linked (opened at run time), so neither appears in Libs.
+set(RINGRT_PC_PRIVATE "-lopenblas -lhwloc -lhdf5_serial -lz -lm -fopenmp -lstdc++ -ldl")
 if(RINGRT_HAVE_CUDA)
-  string(APPEND RINGRT_PC_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart")
-endif()
-if(RINGRT_HAVE_NCCL)
-  get_filename_component(_nccl_dir ${NCCL_LIBRARY} DIRECTORY)
-  string(APPEND RINGRT_PC_PRIVATE " -L${_nccl_dir} -lnccl")
+  string(APPEND RINGRT_PC_PRIVATE " ${CUDA_cudart_static_LIBRARY} -lrt -lpthread")
 endif()
 file(RELATIVE_PATH RINGRT_PC_UP /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/ringrt.pc.in ${PROJECT_BINARY_DIR}/ringrt.pc @ONLY)

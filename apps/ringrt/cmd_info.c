@@ -5,18 +5,23 @@
 
 #include "app.h"
 #include "comm/host_coll.h"
+#include "comm/json_out.h"
 
 static void usage(void) {
   printf("usage: ringrt info [options]\n\n"
          "Prints, for every rank: host, rank/size, local rank, backend, device (name, PCI bus\n"
          "id, memory) or none, bound cores, NUMA node, threads, transport, MPI/NCCL/CUDA\n"
-         "versions.\n\n%s%s",
+         "versions, and the NCCL library file loaded (rank 0's).\n\n%s%s",
          rrt_app_common_help, rrt_app_exit_help);
 }
 
-static void print_json(FILE *f, const rrt_ctx_info *all, int size) {
-  fprintf(f, "{\"command\":\"info\",\"version\":\"%s\",\"size\":%d,\"ranks\":[\n", rrt_version(),
+/* `nccl_library`: the NCCL file rank 0's context loaded ("" for none). */
+static void print_json(FILE *f, const rrt_ctx_info *all, int size, const char *nccl_library) {
+  fprintf(f,
+          "{\"command\":\"info\",\"version\":\"%s\",\"size\":%d,\"nccl_library\":", rrt_version(),
           size);
+  rrt_json_string(f, nccl_library);
+  fprintf(f, ",\"ranks\":[\n");
   for (int r = 0; r < size; r++) {
     const rrt_ctx_info *i = &all[r];
     fprintf(f,
@@ -32,9 +37,10 @@ static void print_json(FILE *f, const rrt_ctx_info *all, int size) {
   fprintf(f, "]");
 }
 
-static void print_table(const rrt_ctx_info *all, int size) {
-  printf("ringrt %s, %d rank(s); %s; NCCL %s; CUDA %s\n", rrt_version(), size, all[0].mpi_version,
-         all[0].nccl_version, all[0].cuda_version);
+static void print_table(const rrt_ctx_info *all, int size, const char *nccl_library) {
+  printf("ringrt %s, %d rank(s); %s; NCCL %s%s%s%s; CUDA %s\n", rrt_version(), size,
+         all[0].mpi_version, all[0].nccl_version, nccl_library[0] ? " (" : "", nccl_library,
+         nccl_library[0] ? ")" : "", all[0].cuda_version);
   printf("%-5s %-16s %-6s %-7s %-11s %-32s %-14s %-10s %-5s %-7s\n", "rank", "host", "local",
          "backend", "transport", "device", "pci", "cores", "numa", "threads");
   for (int r = 0; r < size; r++) {
@@ -99,10 +105,11 @@ int rrt_cmd_info(MPI_Comm comm, int argc, char **argv) {
   if (rank == 0) {
     FILE *json = rrt_app_json_open(&opt);
     if (json) {
-      print_json(json, all, size);
+      print_json(json, all, size, rrt_ctx_nccl_library(ctx));
       rrt_app_json_close(&opt, RRT_EXIT_OK);
     }
-    if (!opt.json_path || strcmp(opt.json_path, "-") != 0) print_table(all, size);
+    if (!opt.json_path || strcmp(opt.json_path, "-") != 0)
+      print_table(all, size, rrt_ctx_nccl_library(ctx));
     free(all);
   }
   return rrt_app_finish(ctx, &opt, RRT_EXIT_OK);

@@ -90,6 +90,23 @@ RRT_API double rrt_ctx_timeout(rrt_ctx_t ctx);
 RRT_API const char *rrt_ctx_last_error(rrt_ctx_t ctx);
 /** Forget the last error. */
 RRT_API void rrt_ctx_clear_error(rrt_ctx_t ctx);
+/** Use the caller's CUDA stream with this context, as cublasSetStream:
+ *  every later call that queues device work (attention forward and
+ *  backward, ILU(0) factor and apply, SpMV, the Krylov solve) first orders
+ *  ringrt's own compute and comm streams after the work queued on `stream`
+ *  so far, and ends by ordering `stream` after ringrt's work; both are an
+ *  event record and a stream wait, never a host or device-wide
+ *  synchronise. So a PyTorch program passes torch.cuda.current_stream()
+ *  .cuda_stream and queues its own kernels before and after each call as on
+ *  one stream. The stream must outlive its use (set NULL before destroying
+ *  it). NULL (the default) orders nothing with other streams. Local (no
+ *  communication). RRT_ERR_INVALID_ARG on cpu/emu contexts for any stream
+ *  but NULL (they have no CUDA streams), and while a call on the context
+ *  runs. */
+RRT_API rrt_status rrt_ctx_set_stream(rrt_ctx_t ctx, void *stream);
+/** The caller's stream set by rrt_ctx_set_stream (NULL for none). */
+RRT_API void *rrt_ctx_stream(rrt_ctx_t ctx);
+
 /** Record `message` as the context's last error, as ringrt's own calls do
  *  ("rank R: op: message (status)"), and return `status`. For fronts that
  *  validate their inputs themselves (the Python package) and then agree on
@@ -123,6 +140,14 @@ typedef struct rrt_ctx_info {
 
 /** Fill `info` for the calling rank (local; no communication). */
 RRT_API rrt_status rrt_ctx_get_info(rrt_ctx_t ctx, rrt_ctx_info *info);
+
+/** The path of the NCCL library this context loaded ("" when it loaded
+ *  none: cpu/emu backends, RINGRT_NCCL=0, or a build without NCCL). NCCL is
+ *  opened at run time by the cuda backend only, in this order: an NCCL
+ *  already loaded in the process (e.g. torch's), then RINGRT_NCCL_LIBRARY,
+ *  then libnccl.so.2; rrt_ctx_info.nccl_version is that library's version.
+ *  The string lives as long as the context. */
+RRT_API const char *rrt_ctx_nccl_library(rrt_ctx_t ctx);
 
 /** Library version string ("0.1.0"). */
 RRT_API const char *rrt_version(void);

@@ -12,11 +12,12 @@ looked for). Errors are :class:`ringrt.errors.RingrtError` subclasses.
 """
 from __future__ import annotations
 
-from . import errors
+from . import _nccl, errors, streams
 from .context import Context, default_context
 from .errors import RingrtError
 
 __version__ = "0.1.0"
+_nccl.prefer_wheel_nccl()  # one NCCL with torch's, whichever is imported first
 
 
 def library_version() -> str:
@@ -25,4 +26,4 @@ def library_version() -> str:
     return lib().rrt_version().decode()
 
 
-__all__ = ["Context", "default_context", "errors", "RingrtError", "library_version"]
+__all__ = ["Context", "default_context", "errors", "RingrtError", "library_version", "streams"]

@@ -22,6 +22,7 @@
  * allocation). */
 #include "attn/plan_impl.h"
 #include "comm/error.h"
+#include "comm/user_stream.h"
 #include "ringrt/memory.h"
 #include "ringrt/trace.h"
 
@@ -214,7 +215,9 @@ rrt_status rrt_attn_plan_run_bwd(rrt_attn_plan_t p, const void *q, const void *k
   /* a bad argument or a failed allocation on one rank is an error on all */
   RRT_CHECK(rrt_agree(p->ctx, st));
   bwd_run rr = {k, v, lse, NULL, 0, 0.0};
-  return ring_bwd(p, &rr, q, o, dout, dq, dk, dv);
+  RRT_CHECK(rrt_user_stream_enter(p->ctx, rrt_attn_op_run_bwd));
+  return rrt_user_stream_leave(p->ctx, rrt_attn_op_run_bwd,
+                               ring_bwd(p, &rr, q, o, dout, dq, dk, dv));
 }
 
 rrt_status rrt_attn_bwd(rrt_ctx_t ctx, const rrt_attn_desc *desc, const void *q, const void *k,

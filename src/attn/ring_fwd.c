@@ -16,6 +16,7 @@
  * read the receive buffer; events on both give the step times. */
 #include "attn/plan_impl.h"
 #include "comm/error.h"
+#include "comm/user_stream.h"
 #include "ringrt/trace.h"
 
 /* What one run works on. */
@@ -119,7 +120,8 @@ rrt_status rrt_attn_plan_run(rrt_attn_plan_t p, const void *q, const void *k, co
     st = rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_run,
                    "NULL tensor (q %p, k %p, v %p, o %p)", q, k, v, o);
   RRT_CHECK(rrt_agree(ctx, st));
-  return rrt_attn_ring_fwd(p, q, k, v, o, lse);
+  RRT_CHECK(rrt_user_stream_enter(ctx, rrt_attn_op_run));
+  return rrt_user_stream_leave(ctx, rrt_attn_op_run, rrt_attn_ring_fwd(p, q, k, v, o, lse));
 }
 
 rrt_status rrt_attn_fwd(rrt_ctx_t ctx, const rrt_attn_desc *desc, const void *q, const void *k,

@@ -13,6 +13,7 @@
 #include "comm/host_coll.h"
 #include "comm/options.h"
 #include "comm/transport_ops.h"
+#include "comm/user_stream.h"
 #include "ringrt/config.h"
 #include "ringrt/trace.h"
 #if RINGRT_HAVE_NCCL
@@ -143,6 +144,7 @@ static double early_timeout(rrt_ctx_t ctx, const rrt_ctx_config *cfg) {
 
 static void release(rrt_ctx_t ctx) {
   if (ctx->dev) {
+    rrt_user_stream_release(ctx);
     if (ctx->comm_stream) ctx->dev->stream_destroy(ctx->comm_stream);
     if (ctx->compute_stream) ctx->dev->stream_destroy(ctx->compute_stream);
   }
@@ -192,6 +194,7 @@ rrt_status rrt_ctx_create(MPI_Comm comm, const rrt_ctx_config *user_cfg, rrt_ctx
     fprintf(stderr, "ringrt: %s\n", ctx->last_error);
 #if RINGRT_HAVE_NCCL
     if (ctx->nccl_comm) rrt_nccl_fini(ctx, 1);
+    rrt_nccl_release(ctx);
 #endif
     release(ctx);
     return st;
@@ -209,6 +212,7 @@ rrt_status rrt_ctx_destroy(rrt_ctx_t ctx) {
   }
 #if RINGRT_HAVE_NCCL
   if (ctx->nccl_comm) rrt_nccl_fini(ctx, st != RRT_SUCCESS);
+  rrt_nccl_release(ctx);
 #endif
   release(ctx);
   return st;

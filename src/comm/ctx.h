@@ -15,6 +15,7 @@ extern "C" {
 
 struct rrt_trace_state;   /* comm/trace_state.h */
 struct rrt_transport_ops; /* comm/transport_ops.h */
+struct rrt_nccl_lib;      /* comm/nccl_lib.h */
 
 struct rrt_ctx {
   MPI_Comm comm;      /* duplicate of the caller's communicator */
@@ -31,7 +32,11 @@ struct rrt_ctx {
   int device;                         /* CUDA ordinal, -1 for none */
   rrt_stream compute_stream; /* cuda: cudaStream_t; host: synchronous, carries emu threads */
   rrt_stream comm_stream;    /* cuda: high-priority stream for transfers */
+  rrt_stream user_stream;    /* the caller's stream (rrt_ctx_set_stream), NULL for none */
+  rrt_event user_event;      /* orders it with ringrt's streams (comm/user_stream.c) */
+  int user_depth;            /* calls in progress that bracket with it (nesting) */
   void *nccl_comm;           /* ncclComm_t when transport == NCCL */
+  struct rrt_nccl_lib *nccl; /* the NCCL functions (comm/nccl_lib.h), loaded with nccl_comm */
   double timeout_s;
   uint64_t coll_count; /* collectives posted so far: the roll call's sequence number */
 

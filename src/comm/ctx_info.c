@@ -30,7 +30,7 @@ rrt_status rrt_ctx_get_info(rrt_ctx_t ctx, rrt_ctx_info *info) {
   snprintf(info->nccl_version, sizeof info->nccl_version, "none");
   snprintf(info->cuda_version, sizeof info->cuda_version, "none");
 #if RINGRT_HAVE_NCCL
-  rrt_nccl_version(info->nccl_version, sizeof info->nccl_version);
+  rrt_nccl_describe(ctx, info->nccl_version, sizeof info->nccl_version);
 #endif
 #if RINGRT_HAVE_CUDA
   rrt_cuda_describe(ctx, info);
@@ -41,4 +41,14 @@ rrt_status rrt_ctx_get_info(rrt_ctx_t ctx, rrt_ctx_info *info) {
   lib[strcspn(lib, ",\n")] = '\0'; /* first clause: "Open MPI v4.1.4" */
   snprintf(info->mpi_version, sizeof info->mpi_version, "%.95s", lib);
   return RRT_SUCCESS;
+}
+
+const char *rrt_ctx_nccl_library(rrt_ctx_t ctx) {
+  if (!ctx) return "";
+#if RINGRT_HAVE_NCCL
+  char version[32];
+  return rrt_nccl_describe(ctx, version, sizeof version);
+#else
+  return "";
+#endif
 }

@@ -56,6 +56,7 @@ rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
   env->cpu_isa = RRT_CPU_ISA_AUTO;
   env->test_stall_phase[0] = 0;
   env->test_stall_rank = -1;
+  env->nccl_library[0] = 0;
 
   const char *b = getenv("RINGRT_BACKEND");
   if (b && *b && rrt_backend_parse(b, &env->backend) != RRT_SUCCESS) {
@@ -74,6 +75,15 @@ rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
       return RRT_ERR_INVALID_ARG;
     }
     env->cpu_isa = found;
+  }
+  const char *lib = getenv("RINGRT_NCCL_LIBRARY");
+  if (lib && *lib) {
+    if (strlen(lib) >= sizeof env->nccl_library) {
+      snprintf(err, errlen, "RINGRT_NCCL_LIBRARY is longer than %zu characters",
+               sizeof env->nccl_library - 1);
+      return RRT_ERR_INVALID_ARG;
+    }
+    snprintf(env->nccl_library, sizeof env->nccl_library, "%s", lib);
   }
   const char *t = getenv("RINGRT_TIMEOUT");
   if (t && *t) {

@@ -14,9 +14,11 @@ typedef struct rrt_env {
   double timeout_s;    /* RINGRT_TIMEOUT seconds; 600 if unset */
   int bind;            /* RINGRT_BIND (0/1); 1 if unset */
   int use_nccl;        /* RINGRT_NCCL (0/1); 1 if unset */
-  int emu_threads;     /* RINGRT_EMU_THREADS: OS threads of the SIMT emulator; 0 = bound cores */
-  int verbose;         /* RINGRT_VERBOSE (0/1) */
-  int cpu_isa;         /* RINGRT_CPU_ISA: rrt_cpu_isa, for tests and benchmarks */
+  /* RINGRT_NCCL_LIBRARY: the NCCL to open when none is loaded yet ("" if unset) */
+  char nccl_library[512];
+  int emu_threads; /* RINGRT_EMU_THREADS: OS threads of the SIMT emulator; 0 = bound cores */
+  int verbose;     /* RINGRT_VERBOSE (0/1) */
+  int cpu_isa;     /* RINGRT_CPU_ISA: rrt_cpu_isa, for tests and benchmarks */
   /* RINGRT_TEST_STALL=PHASE:RANK, fault tests only (comm/test_stall.h): the
    * phase where that rank stalls forever; "" and -1 when unset. */
   char test_stall_phase[32];

@@ -17,8 +17,11 @@ rrt_status rrt_nccl_init(rrt_ctx_t ctx);
 /** Finalise and destroy the communicator (abort != 0: ncclCommAbort) and
  *  clear the abort hook. */
 void rrt_nccl_fini(rrt_ctx_t ctx, int abort);
-/** "2.21.5": the NCCL library in use. */
-void rrt_nccl_version(char *buf, size_t len);
+/** Free the context's NCCL table (after rrt_nccl_fini; safe without one). */
+void rrt_nccl_release(rrt_ctx_t ctx);
+/** The path of the NCCL library the context loaded, and its version
+ *  ("2.21.5") into `version`; "" and `version` untouched without one. */
+const char *rrt_nccl_describe(rrt_ctx_t ctx, char *version, size_t len);
 
 #ifdef __cplusplus
 }

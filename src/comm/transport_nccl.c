@@ -13,11 +13,11 @@
  * ncclCommGetAsyncError until it settles before touching the stream.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <nccl.h>
 #include <sched.h>
 #include <time.h>
 
 #include "comm/error.h"
+#include "comm/nccl_lib.h"
 #include "comm/request.h"
 #include "comm/transport_ops.h"
 
@@ -25,8 +25,9 @@ static ncclComm_t comm_of(rrt_ctx_t ctx) { return (ncclComm_t)ctx->nccl_comm; }
 static cudaStream_t stream_of(rrt_ctx_t ctx) { return (cudaStream_t)ctx->comm_stream; }
 
 static rrt_status nccl_fail(rrt_ctx_t ctx, const char *op, const char *call, ncclResult_t res) {
-  const char *last = ncclGetLastError(comm_of(ctx));
-  return rrt_error(ctx, RRT_ERR_NCCL, op, "%s failed: %s (%s)", call, ncclGetErrorString(res),
+  const char *last = ctx->nccl->ncclGetLastError(comm_of(ctx));
+  return rrt_error(ctx, RRT_ERR_NCCL, op, "%s failed: %s (%s)", call,
+                   ctx->nccl->ncclGetErrorString(res),
                    last && last[0] ? last : "no further detail");
 }
 
@@ -45,7 +46,7 @@ static rrt_status nccl_settle(rrt_request_t req, const char *call, ncclResult_t 
   double start = monotonic_now();
   for (;;) {
     ncclResult_t async = ncclSuccess;
-    ncclResult_t r = ncclCommGetAsyncError(comm_of(ctx), &async);
+    ncclResult_t r = ctx->nccl->ncclCommGetAsyncError(comm_of(ctx), &async);
     if (r != ncclSuccess) return nccl_fail(ctx, req->op, "ncclCommGetAsyncError", r);
     if (async == ncclSuccess) return RRT_SUCCESS;
     if (async != ncclInProgress) return nccl_fail(ctx, req->op, call, async);
@@ -58,23 +59,26 @@ static rrt_status nccl_settle(rrt_request_t req, const char *call, ncclResult_t 
   }
 }
 
-#define NCCL_CHECK(req, call) RRT_CHECK(nccl_settle((req), #call, (call)))
+/* Calls go through the context's table (comm/nccl_lib.h): NCCL_CHECK(req,
+ * ncclGroupEnd, ()) calls it and names it in the message. */
+#define NCCL_CALL(req, fn, args) ((req)->ctx->nccl->fn args)
+#define NCCL_CHECK(req, fn, args) RRT_CHECK(nccl_settle((req), #fn, NCCL_CALL(req, fn, args)))
 
 /* Inside a group, calls are deferred (ncclInProgress is not a failure). On
  * a real failure the group must still be closed. */
-#define NCCL_GROUP_CHECK(req, call)                                                                \
+#define NCCL_GROUP_CHECK(req, fn, args)                                                            \
   do {                                                                                             \
-    ncclResult_t rrt_nccl_res_ = (call);                                                           \
+    ncclResult_t rrt_nccl_res_ = NCCL_CALL(req, fn, args);                                         \
     if (rrt_nccl_res_ != ncclSuccess && rrt_nccl_res_ != ncclInProgress) {                         \
-      (void)ncclGroupEnd();                                                                        \
-      return nccl_fail((req)->ctx, (req)->op, #call, rrt_nccl_res_);                               \
+      (void)NCCL_CALL(req, ncclGroupEnd, ());                                                      \
+      return nccl_fail((req)->ctx, (req)->op, #fn, rrt_nccl_res_);                                 \
     }                                                                                              \
   } while (0)
 
 /* Called while waiting: surface an asynchronous communicator failure. */
 static rrt_status nccl_poll_error(rrt_request_t req) {
   ncclResult_t async = ncclSuccess;
-  ncclResult_t r = ncclCommGetAsyncError(comm_of(req->ctx), &async);
+  ncclResult_t r = NCCL_CALL(req, ncclCommGetAsyncError, (comm_of(req->ctx), &async));
   if (r != ncclSuccess) return nccl_fail(req->ctx, req->op, "ncclCommGetAsyncError", r);
   if (async != ncclSuccess && async != ncclInProgress)
     return nccl_fail(req->ctx, req->op, "the communicator (asynchronous error)", async);
@@ -149,10 +153,12 @@ static rrt_status post_ring(rrt_request_t req, const void *p) {
   if (ctx->size == 1) return local_copy(req, a->recv, a->send, a->bytes);
   if (a->bytes == 0) return RRT_SUCCESS;
   int next = (ctx->rank + 1) % ctx->size, prev = (ctx->rank - 1 + ctx->size) % ctx->size;
-  NCCL_CHECK(req, ncclGroupStart());
-  NCCL_GROUP_CHECK(req, ncclRecv(a->recv, a->bytes, ncclUint8, prev, comm_of(ctx), stream_of(ctx)));
-  NCCL_GROUP_CHECK(req, ncclSend(a->send, a->bytes, ncclUint8, next, comm_of(ctx), stream_of(ctx)));
-  NCCL_CHECK(req, ncclGroupEnd());
+  NCCL_CHECK(req, ncclGroupStart, ());
+  NCCL_GROUP_CHECK(req, ncclRecv,
+                   (a->recv, a->bytes, ncclUint8, prev, comm_of(ctx), stream_of(ctx)));
+  NCCL_GROUP_CHECK(req, ncclSend,
+                   (a->send, a->bytes, ncclUint8, next, comm_of(ctx), stream_of(ctx)));
+  NCCL_CHECK(req, ncclGroupEnd, ());
   return RRT_SUCCESS;
 }
 
@@ -174,16 +180,18 @@ static rrt_status post_p2p(rrt_request_t req, const void *p) {
   rrt_ctx_t ctx = req->ctx;
   /* Messages to the same peer are matched in the order they are issued
    * inside the group, on both sides. */
-  NCCL_CHECK(req, ncclGroupStart());
+  NCCL_CHECK(req, ncclGroupStart, ());
   for (int i = 0; i < a->nrecvs; i++)
     if (a->recvs[i].bytes)
-      NCCL_GROUP_CHECK(req, ncclRecv(a->recvs[i].buf, a->recvs[i].bytes, ncclUint8,
-                                     a->recvs[i].peer, comm_of(ctx), stream_of(ctx)));
+      NCCL_GROUP_CHECK(req, ncclRecv,
+                       (a->recvs[i].buf, a->recvs[i].bytes, ncclUint8, a->recvs[i].peer,
+                        comm_of(ctx), stream_of(ctx)));
   for (int i = 0; i < a->nsends; i++)
     if (a->sends[i].bytes)
-      NCCL_GROUP_CHECK(req, ncclSend(a->sends[i].buf, a->sends[i].bytes, ncclUint8,
-                                     a->sends[i].peer, comm_of(ctx), stream_of(ctx)));
-  NCCL_CHECK(req, ncclGroupEnd());
+      NCCL_GROUP_CHECK(req, ncclSend,
+                       (a->sends[i].buf, a->sends[i].bytes, ncclUint8, a->sends[i].peer,
+                        comm_of(ctx), stream_of(ctx)));
+  NCCL_CHECK(req, ncclGroupEnd, ());
   return RRT_SUCCESS;
 }
 
@@ -226,8 +234,8 @@ static rrt_status post_allreduce(rrt_request_t req, const void *p) {
     return rrt_error(req->ctx, RRT_ERR_INVALID_ARG, req->op, "unknown reduction op %d", (int)a->op);
   }
   if (a->count == 0) return RRT_SUCCESS;
-  NCCL_CHECK(
-      req, ncclAllReduce(a->send, a->recv, a->count, t, o, comm_of(req->ctx), stream_of(req->ctx)));
+  NCCL_CHECK(req, ncclAllReduce,
+             (a->send, a->recv, a->count, t, o, comm_of(req->ctx), stream_of(req->ctx)));
   return RRT_SUCCESS;
 }
 
@@ -241,8 +249,8 @@ static rrt_status post_allgather(rrt_request_t req, const void *p) {
   rrt_request_mark_collective(req); /* numbered for the roll call of a timeout */
   const ring_args *a = p;
   if (a->bytes == 0) return RRT_SUCCESS;
-  NCCL_CHECK(req, ncclAllGather(a->send, a->recv, a->bytes, ncclUint8, comm_of(req->ctx),
-                                stream_of(req->ctx)));
+  NCCL_CHECK(req, ncclAllGather,
+             (a->send, a->recv, a->bytes, ncclUint8, comm_of(req->ctx), stream_of(req->ctx)));
   return RRT_SUCCESS;
 }
 
@@ -266,17 +274,18 @@ static rrt_status post_allgatherv(rrt_request_t req, const void *p) {
   rrt_ctx_t ctx = req->ctx;
   RRT_CHECK(local_copy(req, (char *)a->recv + a->displs[ctx->rank], a->send, a->bytes));
   if (ctx->size == 1) return RRT_SUCCESS;
-  NCCL_CHECK(req, ncclGroupStart());
+  NCCL_CHECK(req, ncclGroupStart, ());
   for (int r = 0; r < ctx->size; r++) {
     if (r == ctx->rank) continue;
     if (a->recv_bytes[r])
-      NCCL_GROUP_CHECK(req, ncclRecv((char *)a->recv + a->displs[r], a->recv_bytes[r], ncclUint8, r,
-                                     comm_of(ctx), stream_of(ctx)));
+      NCCL_GROUP_CHECK(req, ncclRecv,
+                       ((char *)a->recv + a->displs[r], a->recv_bytes[r], ncclUint8, r,
+                        comm_of(ctx), stream_of(ctx)));
     if (a->bytes)
-      NCCL_GROUP_CHECK(req,
-                       ncclSend(a->send, a->bytes, ncclUint8, r, comm_of(ctx), stream_of(ctx)));
+      NCCL_GROUP_CHECK(req, ncclSend,
+                       (a->send, a->bytes, ncclUint8, r, comm_of(ctx), stream_of(ctx)));
   }
-  NCCL_CHECK(req, ncclGroupEnd());
+  NCCL_CHECK(req, ncclGroupEnd, ());
   return RRT_SUCCESS;
 }
 
@@ -296,8 +305,9 @@ static rrt_status post_bcast(rrt_request_t req, const void *p) {
   rrt_request_mark_collective(req); /* numbered for the roll call of a timeout */
   const bcast_args *a = p;
   if (a->bytes == 0) return RRT_SUCCESS;
-  NCCL_CHECK(req, ncclBroadcast(a->buf, a->buf, a->bytes, ncclUint8, a->root, comm_of(req->ctx),
-                                stream_of(req->ctx)));
+  NCCL_CHECK(
+      req, ncclBroadcast,
+      (a->buf, a->buf, a->bytes, ncclUint8, a->root, comm_of(req->ctx), stream_of(req->ctx)));
   return RRT_SUCCESS;
 }
 

@@ -3,6 +3,7 @@
  * factorisation, solved rows sent as soon as their level is done. */
 #include "comm/ctx.h"
 #include "comm/error.h"
+#include "comm/user_stream.h"
 #include "ilu/handle.h"
 #include "ringrt/trace.h"
 
@@ -49,7 +50,7 @@ static void apply_seq(rrt_ilu0_t M, const double *r, double *z) {
                     M->d_y, z);
 }
 
-rrt_status rrt_ilu0_apply(rrt_ilu0_t M, const double *r, double *z) {
+static rrt_status apply(rrt_ilu0_t M, const double *r, double *z) {
   rrt_ctx_t ctx = M->ctx;
   double t0 = rrt_phase_begin(ctx);
   if (M->seq_order) {
@@ -74,4 +75,9 @@ rrt_status rrt_ilu0_apply(rrt_ilu0_t M, const double *r, double *z) {
   RRT_CHECK(rrt_halo_wait_all(ctx, &M->hu, M->d_z));
   RRT_CHECK(rrt_sparse_copy(M->A, z, M->d_z, M->nloc));
   return rrt_phase_end(ctx, "ilu0.apply", t0);
+}
+
+rrt_status rrt_ilu0_apply(rrt_ilu0_t M, const double *r, double *z) {
+  RRT_CHECK(rrt_user_stream_enter(M->ctx, "rrt_ilu0_apply"));
+  return rrt_user_stream_leave(M->ctx, "rrt_ilu0_apply", apply(M, r, z));
 }

@@ -7,6 +7,7 @@
 #include "comm/ctx.h"
 #include "comm/error.h"
 #include "comm/host_coll.h"
+#include "comm/user_stream.h"
 #include "ilu/handle.h"
 #include "ringrt/memory.h"
 #include "ringrt/trace.h"
@@ -115,7 +116,7 @@ static rrt_status check_pivots(rrt_ilu0_t M) {
                    (long long)gbad[1]);
 }
 
-rrt_status rrt_ilu0_factor(rrt_ilu0_t M) {
+static rrt_status factor(rrt_ilu0_t M) {
   rrt_ctx_t ctx = M->ctx;
   double t0 = rrt_phase_begin(ctx);
   /* host memory backends (cpu, emu) read the f64 values in place */
@@ -126,4 +127,9 @@ rrt_status rrt_ilu0_factor(rrt_ilu0_t M) {
   RRT_CHECK(check_pivots(M));
   if (M->d_vf) RRT_CHECK(round_f32(M, host ? M->d_v : M->h_v));
   return rrt_phase_end(ctx, "ilu0.factor", t0);
+}
+
+rrt_status rrt_ilu0_factor(rrt_ilu0_t M) {
+  RRT_CHECK(rrt_user_stream_enter(M->ctx, "rrt_ilu0_factor"));
+  return rrt_user_stream_leave(M->ctx, "rrt_ilu0_factor", factor(M));
 }

@@ -6,6 +6,7 @@
 
 #include "comm/error.h"
 #include "comm/options.h"
+#include "comm/user_stream.h"
 #include "krylov/solver.h"
 #include "ringrt/memory.h"
 #include "ringrt/trace.h"
@@ -63,9 +64,11 @@ rrt_status rrt_krylov_solve(rrt_sparse_t A, rrt_ilu0_t M, const rrt_krylov_optio
   RRT_CHECK(read_options(ctx, options, &opt));
   rrt_krylov_solver s = {A, M, ctx, {0}, &opt, rrt_krylov_method_name(opt.method), result, 0};
   double t0 = rrt_phase_begin(ctx);
+  RRT_CHECK(rrt_user_stream_enter(ctx, "rrt_krylov_solve"));
   rrt_status st = rrt_krylov_vecs_init(&s.v, A);
   if (!st) st = solve(&s, b, x);
   rrt_krylov_vecs_free(&s.v);
+  st = rrt_user_stream_leave(ctx, "rrt_krylov_solve", st);
   /* b = 0 ends without the phase, as it always did */
   if (st || result->bnorm == 0.0) return st;
   return rrt_phase_end(ctx, "krylov.solve", t0);

@@ -8,6 +8,7 @@
 #include "comm/ctx.h"
 #include "comm/error.h"
 #include "comm/host_coll.h"
+#include "comm/user_stream.h"
 #include "ringrt/memory.h"
 #include "ringrt/trace.h"
 #include "sched/ilu0_levels.h"
@@ -188,7 +189,7 @@ rrt_status rrt_sparse_set_values(rrt_sparse_t A, const double *vals) {
   return rrt_memcpy_to_backend(A->ctx, A->d_val, A->val, (size_t)A->nnz * sizeof(double));
 }
 
-rrt_status rrt_sparse_spmv(rrt_sparse_t A, const double *x, double *y) {
+static rrt_status spmv(rrt_sparse_t A, const double *x, double *y) {
   rrt_ctx_t ctx = A->ctx;
   double t0 = rrt_phase_begin(ctx);
   /* x goes into the local part of the extended vector, ghosts arrive behind it */
@@ -198,4 +199,9 @@ rrt_status rrt_sparse_spmv(rrt_sparse_t A, const double *x, double *y) {
   RRT_CHECK(
       A->k->spmv(ctx->compute_stream, A->nloc, A->d_rowptr, A->d_col_ext, A->d_val, A->d_xext, y));
   return rrt_phase_end(ctx, "sparse.spmv", t0);
+}
+
+rrt_status rrt_sparse_spmv(rrt_sparse_t A, const double *x, double *y) {
+  RRT_CHECK(rrt_user_stream_enter(A->ctx, "rrt_sparse_spmv"));
+  return rrt_user_stream_leave(A->ctx, "rrt_sparse_spmv", spmv(A, x, y));
 }

@@ -16,9 +16,10 @@ static rrt_status read_with(const char *var, const char *value, rrt_env *env, ch
 int main(void) {
   rrt_env env;
   char err[256] = "";
-  const char *vars[] = {"RINGRT_BACKEND", "RINGRT_DEVICE",  "RINGRT_TIMEOUT",
-                        "RINGRT_BIND",    "RINGRT_NCCL",    "RINGRT_EMU_THREADS",
-                        "RINGRT_VERBOSE", "RINGRT_CPU_ISA", "RINGRT_TEST_STALL"};
+  const char *vars[] = {"RINGRT_BACKEND",     "RINGRT_DEVICE",  "RINGRT_TIMEOUT",
+                        "RINGRT_BIND",        "RINGRT_NCCL",    "RINGRT_EMU_THREADS",
+                        "RINGRT_VERBOSE",     "RINGRT_CPU_ISA", "RINGRT_TEST_STALL",
+                        "RINGRT_NCCL_LIBRARY"};
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
     unsetenv(vars[i]);
 
@@ -78,5 +79,16 @@ int main(void) {
   rrt_backend back;
   CHECK(rrt_backend_parse("CPU", &back) == RRT_ERR_INVALID_ARG);
   CHECK(strcmp(rrt_version(), "") != 0);
+  /* RINGRT_NCCL_LIBRARY: kept as given (comm/nccl_lib.c opens it), "" when
+   * unset; a path too long for the context is refused, not cut. */
+  CHECK_OK(rrt_env_read(&env, err, sizeof err));
+  CHECK(env.nccl_library[0] == 0);
+  CHECK_OK(read_with("RINGRT_NCCL_LIBRARY", "/opt/nccl/lib/libnccl.so.2", &env, err));
+  CHECK(strcmp(env.nccl_library, "/opt/nccl/lib/libnccl.so.2") == 0);
+  char long_path[600];
+  memset(long_path, 'a', sizeof long_path - 1);
+  long_path[sizeof long_path - 1] = 0;
+  CHECK(read_with("RINGRT_NCCL_LIBRARY", long_path, &env, err) == RRT_ERR_INVALID_ARG);
+  CHECK(strstr(err, "RINGRT_NCCL_LIBRARY") != NULL);
   return test_result();
 }

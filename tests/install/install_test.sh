@@ -30,10 +30,18 @@ leaked=$(nm -D --defined-only "$libdir/libringrt.so" |
   awk '$3 !~ /^rrt_/ && $3 !~ /^(_init|_fini|_edata|_end|__bss_start)$/ {print $3}')
 [ -z "$leaked" ] || fail "the installed libringrt.so exports internal symbols: $leaked"
 
+# Consumers need neither the CUDA toolkit nor NCCL (the runtime is static,
+# NCCL opened at run time): the package config must not look for them, and
+# the consumers below are configured with both searches disabled.
+! grep -Eq 'find_dependency\((CUDAToolkit|NCCL)' "$libdir/cmake/ringrt/ringrtConfig.cmake" ||
+  fail "ringrtConfig.cmake still looks for CUDAToolkit/NCCL"
+! grep -Eq 'CUDA::|NCCL::' "$libdir"/cmake/ringrt/ringrtTargets*.cmake ||
+  fail "the exported targets name CUDA:: or NCCL:: targets"
+no_cuda="-DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON -DCMAKE_DISABLE_FIND_PACKAGE_NCCL=ON"
 for kind in shared static; do
   static=OFF; [ $kind = static ] && static=ON
   cmake -S "$src/examples/train_step" -B "$tmp/ex_$kind" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
-    -DTRAIN_STEP_STATIC=$static >"$tmp/cfg_$kind.log" 2>&1 || fail "configure ($kind): $(tail -20 "$tmp/cfg_$kind.log")"
+    -DTRAIN_STEP_STATIC=$static $no_cuda >"$tmp/cfg_$kind.log" 2>&1 || fail "configure ($kind): $(tail -20 "$tmp/cfg_$kind.log")"
   cmake --build "$tmp/ex_$kind" >"$tmp/build_$kind.log" 2>&1 || fail "build ($kind): $(tail -20 "$tmp/build_$kind.log")"
   out=$(run2 "$tmp/ex_$kind/train_step" 64 2 2>&1) || fail "run ($kind): $out"
   [[ "$out" == *"2 ranks"*"output finite"* ]] || fail "output ($kind): $out"
@@ -42,6 +50,8 @@ done
 
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 flags=$(pkg-config --cflags --libs ringrt) || fail "pkg-config ringrt"
+! grep -Eq -- '-l(cudart|cuda|nccl)\b' <<<"$(pkg-config --libs --static ringrt)" ||
+  fail "pkg-config ringrt names the shared CUDA runtime or NCCL: $(pkg-config --libs --static ringrt)"
 mpicc "$src/examples/train_step/train_step.c" $flags -lm -Wl,-rpath,"$libdir" -o "$tmp/ts_pc" ||
   fail "pkg-config build"
 out=$(run2 "$tmp/ts_pc" 64 2 2>&1) || fail "run (pkg-config): $out"
