@@ -15,14 +15,13 @@ attention tensors in float32, bfloat16 or float16 (accumulating in f32), so
 
 CUDA tensors (cuda backend): ringrt's work is ordered after the work queued
 on torch's current stream and before what torch queues next, through
-``rrt_ctx_set_stream`` where the library exports it; with an older library
-the current stream is synchronised before each call and ringrt's streams
-after it.
+``rrt_ctx_set_stream`` (:func:`ringrt.streams.use_stream`, events, no
+synchronise); with an older libringrt that lacks it, the current stream is
+synchronised before each call and ringrt's streams after it.
 """
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import math
 import operator
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
@@ -160,25 +159,29 @@ def _check_rows(op: str, key: _attn.Key, rows: List[int], nranks: int, what: str
 
 
 # ---- ordering with torch's CUDA stream ------------------------------------------
-def _set_stream_fn() -> Optional[Any]:
-    L = _lib.lib()
-    fn = getattr(L, "rrt_ctx_set_stream", None)
-    if fn is not None and fn.argtypes is None:
-        fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]
-    return fn
+def _stream_api() -> Optional[Any]:
+    """ringrt.streams where the loaded library has rrt_ctx_set_stream (an
+    older libringrt has not: importing ringrt.streams would then fail)."""
+    if not hasattr(_lib.lib(), "rrt_ctx_set_stream"):
+        return None
+    from . import streams
+    return streams
 
 
 @contextlib.contextmanager
 def _on_torch_stream(ctx: Context, device: torch.device) -> Iterator[None]:
-    """Order ringrt's work on a cuda context with torch's current stream."""
+    """Order ringrt's work on a cuda context with torch's current stream:
+    queued after the stream's work and before what torch queues next
+    (rrt_ctx_set_stream: events, no synchronise); with an older library,
+    synchronise the stream before and ringrt's streams after."""
     if device.type != "cuda":
         yield
         return
     stream = torch.cuda.current_stream(device)
-    set_stream = _set_stream_fn()
-    if set_stream is not None:
-        ctx.check(set_stream(ctx.handle, stream.cuda_stream), "rrt_ctx_set_stream")
-        yield
+    streams = _stream_api()
+    if streams is not None:
+        with streams.use_stream(ctx, stream):
+            yield
         return
     stream.synchronize()
     yield
