@@ -10,7 +10,7 @@ import ctypes
 import hashlib
 import weakref
 from collections import OrderedDict
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -56,9 +56,21 @@ _lib.declare({
     "rrt_attn_plan_destroy": (c_int, [c_void_p]),
 })
 
-#: (batch, seq, heads_q, heads_kv, head_dim, scale, causal, layout, dtype,
-#:  window_left, window_right, cu_seqlens or None): the full problem.
-Key = Tuple[int, int, int, int, int, float, int, int, int, int, int, Optional[Tuple[int, ...]]]
+class Key(NamedTuple):
+    """The full problem, as the fields of rrt_attn_desc (hashable: the plan
+    cache's key). seq = -1 leaves the global length open (see with_seq)."""
+    batch: int
+    seq: int
+    heads_q: int
+    heads_kv: int
+    head_dim: int
+    scale: float
+    causal: int
+    layout: int
+    dtype: int
+    window_left: int
+    window_right: int
+    cu_seqlens: Optional[Tuple[int, ...]]
 
 
 def parse_layout(name: str) -> Optional[int]:
@@ -73,16 +85,16 @@ def parse_layout(name: str) -> Optional[int]:
 def make_desc(key: Key) -> Tuple[Desc, Optional[ctypes.Array]]:
     """The descriptor of `key`, and the cu_seqlens array it points to (keep
     it alive while the descriptor is used)."""
-    batch, seq, hq, hkv, dim, scale, causal, layout, dtype, wl, wr, cu = key
+    cu = key.cu_seqlens
     cu_arr = (c_int64 * len(cu))(*cu) if cu is not None else None
-    desc = Desc(ctypes.sizeof(Desc), DESC_MAGIC, DESC_VERSION, batch, seq, hq, hkv, dim, scale,
-                causal, layout, dtype, wl, wr, cu_arr, len(cu) - 1 if cu is not None else 0)
+    desc = Desc(ctypes.sizeof(Desc), DESC_MAGIC, DESC_VERSION, *key[:-1], cu_arr,
+                len(cu) - 1 if cu is not None else 0)
     return desc, cu_arr
 
 
 def layout_key(seq: int, layout: int, cu: Optional[Tuple[int, ...]]) -> Key:
     """A key for the shard helpers only (they read seq, layout and the documents)."""
-    return (1, seq, 1, 1, 1, 0.0, 0, layout, DTYPE_F32, -1, -1, cu)
+    return Key(1, seq, 1, 1, 1, 0.0, 0, layout, DTYPE_F32, -1, -1, cu)
 
 
 def desc_problem(key: Key, nranks: int) -> Optional[str]:
@@ -119,8 +131,8 @@ def shard_positions(key: Key, nranks: int, rank: int) -> np.ndarray:
 def with_seq(key: Key, rows: List[int]) -> Key:
     """`key` with its global length: the last document offset, else (dense)
     the sum of every rank's shard rows."""
-    cu = key[11]
-    return key[:1] + (cu[-1] if cu else sum(rows),) + key[2:]
+    cu = key.cu_seqlens
+    return key._replace(seq=cu[-1] if cu else sum(rows))
 
 
 def key_hash(key: Key) -> int:

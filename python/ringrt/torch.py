@@ -149,10 +149,11 @@ def _check_rows(op: str, key: _attn.Key, rows: List[int], nranks: int, what: str
     bad = [r for r in range(nranks) if rows[r] != want[r]]
     if bad:
         r = bad[0]
-        layout = ("contiguous", "zigzag", "stripe")[key[7]]
-        docs = f" in {len(key[11]) - 1} documents (cu_seqlens)" if key[11] is not None else ""
+        layout = ("contiguous", "zigzag", "stripe")[key.layout]
+        cu = key.cu_seqlens
+        docs = f" in {len(cu) - 1} documents (cu_seqlens)" if cu is not None else ""
         msg = (f"{op}: rank {r} passes {rows[r]} rows ({what}), but the {layout} layout of the "
-               f"{key[1]}-token sequence{docs} over {nranks} ranks gives rank {r} {want[r]} "
+               f"{key.seq}-token sequence{docs} over {nranks} ranks gives rank {r} {want[r]} "
                f"(every rank's rows: {rows}; expected {want}; ringrt.torch.shard cuts a global "
                "tensor so)")
         raise _invalid(msg)
@@ -282,9 +283,8 @@ def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bo
     ctx.agree(problem, "ring_attention")
 
     q4, k4, v4 = (t.contiguous().unsqueeze(0) if varlen else t.contiguous() for t in tensors)
-    key = (q4.shape[0], -1, q4.shape[2], k4.shape[2], q4.shape[3],
-           scale_value, int(bool(causal)), code, _DTYPES[q4.dtype],
-           wl, wr, cu)
+    key = _attn.Key(q4.shape[0], -1, q4.shape[2], k4.shape[2], q4.shape[3], scale_value,
+                    int(bool(causal)), code, _DTYPES[q4.dtype], wl, wr, cu)
     plan, key, rows = _attn.plan_for(ctx, key, q4.shape[1])
     _check_rows("ring_attention", key, rows, ctx.size, "q.shape[0]" if varlen else "q.shape[1]")
     o, lse = _RingAttention.apply(q4, k4, v4, plan)
