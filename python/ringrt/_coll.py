@@ -25,8 +25,10 @@ class _MinLoc(ctypes.Structure):
 
 _lib.declare({
     "rrt_allreduce_minloc": (ctypes.c_int, [_c_void_p, _P(_MinLoc), _c_size_t]),
-    "rrt_allgatherv": (ctypes.c_int, [_c_void_p, _c_void_p, _c_size_t, _c_void_p,
-                                      _P(_c_size_t), _P(_c_size_t)]),
+    # The same prototype as ringrt.seacells declares (one CDLL function, so
+    # the last declaration wins): size_t arrays pass as void pointers.
+    "rrt_allgatherv": (ctypes.c_int, [_c_void_p, _c_void_p, _c_size_t, _c_void_p, _c_void_p,
+                                      _c_void_p]),
     "rrt_allreduce": (ctypes.c_int, [_c_void_p, _c_void_p, _c_void_p, _c_size_t, ctypes.c_int,
                                      ctypes.c_int]),
 })
