@@ -1,0 +1,428 @@
+"""Ring attention for PyTorch: :func:`ring_attention` (autograd, flash-attn's
+conventions) and the layout helpers :func:`shard` / :func:`unshard`.
+
+Every rank holds its shard of the sequence (``ringrt.torch.shard`` cuts a
+global tensor the way the layout says); K/V travel around the ring of the
+context's ranks. Calls are collective: every rank of the context calls them
+in the same order, and ``backward`` of their results runs on every rank.
+
+Inputs are validated on every rank and the outcome agreed before any
+communication: a wrong dtype, device or shape on one rank raises on every
+rank, naming that rank. Non-contiguous inputs are copied to contiguous ones
+(silently, as flash-attn does). float64 is refused: the C library stores
+attention tensors in float32, bfloat16 or float16 (accumulating in f32), so
+``torch.autograd.gradcheck`` in float64 is not possible.
+
+CUDA tensors (cuda backend): ringrt's work is ordered after the work queued
+on torch's current stream and before what torch queues next, through
+``rrt_ctx_set_stream`` (:func:`ringrt.streams.use_stream`, events, no
+synchronise); with an older libringrt that lacks it, the current stream is
+synchronised before each call and ringrt's streams after it.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import operator
+from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
+
+import torch
+
+from . import _attn, _coll, _lib, errors
+from .context import Context, default_context
+
+__all__ = ["ring_attention", "shard", "unshard", "shard_positions", "last_stats"]
+
+_DTYPES = {torch.float32: _attn.DTYPE_F32, torch.bfloat16: _attn.DTYPE_BF16,
+           torch.float16: _attn.DTYPE_F16}
+CuSeqlens = Union[torch.Tensor, Sequence[int], None]
+
+
+# ---- validation (local; the caller agrees on the outcome) ----------------------
+def _device_problem(ctx: Context, name: str, t: torch.Tensor) -> Optional[str]:
+    """Why tensor `t` cannot be used on this context's backend, or None."""
+    backend = ctx.backend
+    if backend == "cuda":
+        want = _cuda_device(ctx)
+        if t.device.type != "cuda" or t.device.index != want:
+            return (f"{name} is on {t.device}, but the context's backend is cuda "
+                    f"(device cuda:{want})")
+    elif t.device.type != "cpu":
+        return f"{name} is on {t.device}, but the context's backend is {backend} (CPU tensors)"
+    return None
+
+
+def _cuda_device(ctx: Context) -> int:
+    """The CUDA ordinal of a cuda-backend context (asked once per context)."""
+    dev = getattr(ctx, "_torch_device", None)
+    if dev is None:
+        dev = ctx._torch_device = int(ctx.info()["device"])  # type: ignore[attr-defined]
+    return dev
+
+
+def _dtype_problem(names: Sequence[str], ts: Sequence[torch.Tensor]) -> Optional[str]:
+    for name, t in zip(names, ts):
+        if t.dtype == torch.float64:
+            return (f"{name} is float64, which ringrt attention does not store (float32, "
+                    "bfloat16 or float16, accumulated in float32): cast with .float()")
+        if t.dtype not in _DTYPES:
+            return (f"{name} has dtype {t.dtype}; ringrt attention takes float32, bfloat16 or "
+                    "float16")
+    if len({t.dtype for t in ts}) > 1:
+        return "q, k, v must have one dtype, got " + ", ".join(
+            f"{n} {t.dtype}" for n, t in zip(names, ts))
+    return None
+
+
+def _shape_problem(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                   varlen: bool) -> Optional[str]:
+    form = "[total_local, heads, head_dim] with cu_seqlens" if varlen else \
+        "[batch, seqlen_local, heads, head_dim]"
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if t.dim() != (3 if varlen else 4):
+            return f"{name} has shape {tuple(t.shape)}; expected {form}"
+    if k.shape != v.shape:
+        return f"k has shape {tuple(k.shape)} but v has {tuple(v.shape)}: they must be equal"
+    if q.shape[:-2] != k.shape[:-2] or q.shape[-1] != k.shape[-1]:
+        return (f"q has shape {tuple(q.shape)} and k {tuple(k.shape)}: they must agree in every "
+                "dimension but heads (k/v may have fewer heads: GQA/MQA)")
+    return None
+
+
+def _cu_tuple(cu: CuSeqlens) -> Tuple[Optional[Tuple[int, ...]], Optional[str]]:
+    """cu_seqlens as a tuple of ints, or the problem with it."""
+    if cu is None:
+        return None, None
+    if isinstance(cu, torch.Tensor):
+        if cu.dim() != 1 or cu.dtype not in (torch.int32, torch.int64):
+            return None, (f"cu_seqlens must be a 1-D int32 or int64 tensor, got shape "
+                          f"{tuple(cu.shape)} {cu.dtype}")
+        return tuple(int(x) for x in cu.tolist()), None
+    try:
+        return tuple(operator.index(x) for x in cu), None
+    except TypeError:
+        return None, f"cu_seqlens must be a tensor or a sequence of ints, got {cu!r:.80}"
+
+
+def _window_tuple(window: Any) -> Tuple[Tuple[int, int], Optional[str]]:
+    try:
+        left, right = (operator.index(w) for w in window)
+        return (left, right), None
+    except (TypeError, ValueError):
+        return (-1, -1), f"window must be a pair of ints (left, right), got {window!r}"
+
+
+def _scale_value(scale: Any) -> Tuple[float, Optional[str]]:
+    """0.0 (the library's 1/sqrt(head_dim)) for None; the C check refuses
+    negative, zero, NaN and infinite scales."""
+    if scale is None:
+        return 0.0, None
+    try:
+        value = float(scale)
+    except (TypeError, ValueError):
+        return 0.0, f"scale must be a number or None, got {scale!r}"
+    if value == 0.0:
+        return 0.0, "scale must be > 0 (None for 1/sqrt(head_dim))"
+    return value, None
+
+
+def _layout_code(layout: Any) -> Tuple[int, Optional[str]]:
+    code = _attn.parse_layout(layout)
+    if code is None:
+        return 0, f"unknown layout {layout!r} (contiguous, zigzag or stripe)"
+    return code, None
+
+
+def _invalid(message: str) -> errors.InvalidArgument:
+    """The exception of a check whose outcome every rank already knows."""
+    return errors.InvalidArgument(errors.INVALID_ARG, message, "RRT_ERR_INVALID_ARG")
+
+
+def _first(*problems: Optional[str]) -> Optional[str]:
+    return next((p for p in problems if p), None)
+
+
+def _check_rows(op: str, key: _attn.Key, rows: List[int], nranks: int, what: str) -> None:
+    """Raise (on every rank: `rows` is the same everywhere) when a rank's
+    shard does not have the rows the layout gives it."""
+    want = _attn.shard_lens(key, nranks)
+    bad = [r for r in range(nranks) if rows[r] != want[r]]
+    if bad:
+        r = bad[0]
+        layout = ("contiguous", "zigzag", "stripe")[key.layout]
+        cu = key.cu_seqlens
+        docs = f" in {len(cu) - 1} documents (cu_seqlens)" if cu is not None else ""
+        msg = (f"{op}: rank {r} passes {rows[r]} rows ({what}), but the {layout} layout of the "
+               f"{key.seq}-token sequence{docs} over {nranks} ranks gives rank {r} {want[r]} "
+               f"(every rank's rows: {rows}; expected {want}; ringrt.torch.shard cuts a global "
+               "tensor so)")
+        raise _invalid(msg)
+
+
+# ---- ordering with torch's CUDA stream ------------------------------------------
+def _stream_api() -> Optional[Any]:
+    """ringrt.streams where the loaded library has rrt_ctx_set_stream (an
+    older libringrt has not: importing ringrt.streams would then fail)."""
+    if not hasattr(_lib.lib(), "rrt_ctx_set_stream"):
+        return None
+    from . import streams
+    return streams
+
+
+@contextlib.contextmanager
+def _on_torch_stream(ctx: Context, device: torch.device) -> Iterator[None]:
+    """Order ringrt's work on a cuda context with torch's current stream:
+    queued after the stream's work and before what torch queues next
+    (rrt_ctx_set_stream: events, no synchronise); with an older library,
+    synchronise the stream before and ringrt's streams after."""
+    if device.type != "cuda":
+        yield
+        return
+    stream = torch.cuda.current_stream(device)
+    streams = _stream_api()
+    if streams is not None:
+        with streams.use_stream(ctx, stream):
+            yield
+        return
+    stream.synchronize()
+    yield
+    ctx.check(_lib.lib().rrt_synchronize(ctx.handle), "rrt_synchronize")
+
+
+def _addr(t: torch.Tensor, scratch: List[torch.Tensor]) -> int:
+    """The address of a contiguous tensor; an empty shard gets a one-element
+    scratch buffer instead of NULL (the C API refuses NULL tensors)."""
+    if t.numel() > 0:
+        return t.data_ptr()
+    scratch.append(torch.empty(1, dtype=t.dtype, device=t.device))
+    return scratch[-1].data_ptr()
+
+
+# ---- ring attention ---------------------------------------------------------------
+class _RingAttention(torch.autograd.Function):
+    """o, lse = attention of this rank's q over every rank's k, v (contiguous
+    inputs; batch-1 views for varlen). lse is not differentiable."""
+
+    @staticmethod
+    def forward(fctx: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                plan: _attn.Plan) -> Tuple[torch.Tensor, torch.Tensor]:
+        o = torch.empty_like(q)
+        lse = torch.empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32,
+                          device=q.device)
+        scratch: List[torch.Tensor] = []
+        with _on_torch_stream(plan.ctx, q.device):
+            plan.run(*(_addr(t, scratch) for t in (q, k, v, o, lse)))
+        fctx.save_for_backward(q, k, v, o, lse)
+        fctx.plan = plan
+        fctx.mark_non_differentiable(lse)
+        return o, lse
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(fctx: Any, do: torch.Tensor, _dlse: Optional[torch.Tensor]) -> Tuple[Any, ...]:
+        q, k, v, o, lse = fctx.saved_tensors
+        do = do.to(o.dtype).contiguous()
+        dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        scratch: List[torch.Tensor] = []
+        with _on_torch_stream(fctx.plan.ctx, q.device):
+            fctx.plan.run_bwd(*(_addr(t, scratch) for t in (q, k, v, o, lse, do, dq, dk, dv)))
+        return dq, dk, dv, None
+
+
+def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
+                   layout: str = "zigzag", window: Tuple[int, int] = (-1, -1),
+                   cu_seqlens: CuSeqlens = None, scale: Optional[float] = None,
+                   ctx: Optional[Context] = None, return_lse: bool = False
+                   ) -> Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
+    """Softmax attention over a sequence split across the context's ranks
+    (collective, differentiable in q, k and v).
+
+    Args:
+        q: this rank's query shard, ``[batch, seqlen_local, heads, head_dim]``
+            (flash-attn's layout), or ``[total_local, heads, head_dim]`` with
+            `cu_seqlens`; float32, bfloat16 or float16.
+        k: this rank's key shard, q's shape but possibly fewer heads (GQA/MQA:
+            heads % heads_kv == 0).
+        v: this rank's value shard, k's shape.
+        causal: a query sees keys at global positions <= its own.
+        layout: how the sequence is split: "zigzag" (balanced causal work),
+            "contiguous" or "stripe"; :func:`shard` cuts a global tensor so.
+        window: flash-attn's ``window_size`` (left, right); -1 is unlimited.
+        cu_seqlens: global offsets of packed documents (flash-attn's varlen
+            ``cu_seqlens``, int32/int64 tensor or list); attention stays
+            within a document. The global length is ``cu_seqlens[-1]``;
+            without it, the sum of the ranks' shard lengths.
+        scale: softmax scale (default ``1 / sqrt(head_dim)``).
+        ctx: the ringrt context (default :func:`ringrt.default_context`).
+        return_lse: also return the log-sum-exp of each row's scaled scores,
+            float32 ``[batch, heads, seqlen_local]`` (varlen:
+            ``[heads, total_local]``), as flash-attn's softmax_lse; not
+            differentiable.
+
+    Returns:
+        o, this rank's output shard in q's shape and dtype (and lse).
+
+    Raises:
+        ringrt.errors.InvalidArgument: (on every rank) a bad dtype, device,
+            shape, layout, window or cu_seqlens on any rank, shard lengths that
+            are not the layout's, or arguments that differ between ranks.
+    """
+    ctx = ctx or default_context()
+    varlen = cu_seqlens is not None
+    tensors = (q, k, v)
+    problem = next((f"{n} is a {type(t).__name__}, not a torch.Tensor"
+                    for n, t in zip("qkv", tensors) if not isinstance(t, torch.Tensor)), None)
+    cu, cu_problem = _cu_tuple(cu_seqlens)
+    (wl, wr), win_problem = _window_tuple(window)
+    code, layout_problem = _layout_code(layout)
+    scale_value, scale_problem = _scale_value(scale)
+    if problem is None:
+        problem = _first(_dtype_problem("qkv", tensors), _shape_problem(q, k, v, varlen),
+                         *(_device_problem(ctx, n, t) for n, t in zip("qkv", tensors)),
+                         cu_problem, win_problem, layout_problem, scale_problem)
+    ctx.agree(problem, "ring_attention")
+
+    q4, k4, v4 = (t.contiguous().unsqueeze(0) if varlen else t.contiguous() for t in tensors)
+    key = _attn.Key(q4.shape[0], -1, q4.shape[2], k4.shape[2], q4.shape[3], scale_value,
+                    int(bool(causal)), code, _DTYPES[q4.dtype], wl, wr, cu)
+    plan, key, rows = _attn.plan_for(ctx, key, q4.shape[1])
+    _check_rows("ring_attention", key, rows, ctx.size, "q.shape[0]" if varlen else "q.shape[1]")
+    o, lse = _RingAttention.apply(q4, k4, v4, plan)
+    if varlen:
+        o, lse = o.squeeze(0), lse.squeeze(0)
+    return (o, lse) if return_lse else o
+
+
+def last_stats(ctx: Optional[Context] = None) -> dict:
+    """Statistics of the context's most recent ring attention run (this rank):
+    times (total, compute, comm, exposed comm), the share of communication
+    hidden behind compute, bytes sent, FLOPs and ring steps
+    (rrt_attn_plan_stats)."""
+    ctx = ctx or default_context()
+    plan = _attn.cache_of(ctx).last
+    if plan is None:
+        raise ValueError("no ring attention has run on this context")
+    return plan.stats()
+
+
+# ---- layout helpers -------------------------------------------------------------
+def _layout_key(layout: str, seq: int, cu_seqlens: CuSeqlens) -> Tuple[_attn.Key, Optional[str]]:
+    code, layout_problem = _layout_code(layout)
+    cu, cu_problem = _cu_tuple(cu_seqlens)
+    return _attn.layout_key(seq, code, cu), _first(layout_problem, cu_problem)
+
+
+def _valid_layout_key(op: str, ctx: Context, layout: str, seq: int,
+                      cu_seqlens: CuSeqlens) -> _attn.Key:
+    """The layout key of a local helper, or InvalidArgument (raised locally:
+    the helpers do not communicate)."""
+    key, problem = _layout_key(layout, seq, cu_seqlens)
+    problem = problem or _attn.desc_problem(key, ctx.size)
+    if problem:
+        raise _invalid(f"{op}: {problem}")
+    return key
+
+
+def shard(x: torch.Tensor, layout: str = "zigzag", cu_seqlens: CuSeqlens = None, dim: int = 1,
+          ctx: Optional[Context] = None) -> torch.Tensor:
+    """This rank's rows of a global tensor along `dim` (the sequence dim:
+    1 for ``[batch, seq, heads, head_dim]``, 0 for packed varlen), in the
+    order :func:`ring_attention` wants them (rrt_attn_shard_positions).
+
+    Local (no communication); differentiable: the gradient of `x` holds
+    this rank's rows (zeros elsewhere).
+
+    Raises:
+        ringrt.errors.InvalidArgument: a bad layout or cu_seqlens, or a
+            cu_seqlens whose last offset is not ``x.shape[dim]``.
+    """
+    ctx = ctx or default_context()
+    key = _valid_layout_key("shard", ctx, layout, x.shape[dim], cu_seqlens)
+    return x.index_select(dim, _positions(key, ctx, ctx.rank, x.device))
+
+
+def _positions(key: _attn.Key, ctx: Context, rank: int, device: torch.device) -> torch.Tensor:
+    """Global positions of `rank`'s rows as an int64 tensor on `device`."""
+    return torch.from_numpy(_attn.shard_positions(key, ctx.size, rank)).to(device)
+
+
+def shard_positions(seqlen: int, layout: str = "zigzag", cu_seqlens: CuSeqlens = None,
+                    ctx: Optional[Context] = None) -> torch.Tensor:
+    """Global (packed) positions of this rank's rows, int64 (for RoPE
+    position ids, labels, ...): ``shard(x)`` is ``x[:, shard_positions(S)]``."""
+    ctx = ctx or default_context()
+    key = _valid_layout_key("shard_positions", ctx, layout, seqlen, cu_seqlens)
+    return _positions(key, ctx, ctx.rank, torch.device("cpu"))
+
+
+class _Unshard(torch.autograd.Function):
+    """Rank-ordered gather of the shards (seq dim first), scattered to
+    global positions. Backward: the gradient summed over ranks (the losses
+    of every rank's replica add up), this rank's rows of it."""
+
+    @staticmethod
+    def forward(fctx: Any, x: torch.Tensor, ctx: Context, key: _attn.Key,
+                rows: List[int]) -> torch.Tensor:
+        rest = x.shape[1:]
+        row_bytes = math.prod(rest) * x.element_size()
+        gathered = torch.empty((sum(rows),) + tuple(rest), dtype=x.dtype, device=x.device)
+        scratch: List[torch.Tensor] = []
+        with _on_torch_stream(ctx, x.device):
+            _coll.allgatherv(ctx, x.data_ptr() if x.numel() else 0, rows[ctx.rank] * row_bytes,
+                             _addr(gathered, scratch), [r * row_bytes for r in rows])
+        pos = torch.cat([_positions(key, ctx, r, x.device) for r in range(ctx.size)])
+        out = torch.empty_like(gathered)
+        out[pos] = gathered
+        fctx.ctx, fctx.mine = ctx, _positions(key, ctx, ctx.rank, x.device)
+        return out
+
+    @staticmethod
+    def backward(fctx: Any, grad: torch.Tensor) -> Tuple[Any, ...]:
+        g = grad.to(torch.float64 if grad.dtype == torch.float64 else torch.float32).contiguous()
+        code = _coll.REDUCE_F64 if g.dtype == torch.float64 else _coll.REDUCE_F32
+        scratch: List[torch.Tensor] = []
+        with _on_torch_stream(fctx.ctx, g.device):
+            _coll.allreduce_sum(fctx.ctx, _addr(g, scratch), g.numel(), code)
+        return g[fctx.mine].to(grad.dtype), None, None, None
+
+
+def unshard(x: torch.Tensor, layout: str = "zigzag", cu_seqlens: CuSeqlens = None, dim: int = 1,
+            ctx: Optional[Context] = None) -> torch.Tensor:
+    """The global tensor from every rank's shard (the inverse of
+    :func:`shard`), on every rank. Collective (ringrt's allgatherv, so
+    waits have the context's timeout).
+
+    Differentiable: the gradient of the shard is the sum over ranks of the
+    gradients of their global copies, at this rank's rows (so a loss summed
+    over ranks gets the right gradient); backward is then collective too.
+
+    Raises:
+        ringrt.errors.InvalidArgument: (on every rank) a bad layout, dim,
+            device or cu_seqlens on any rank, shards that differ in dtype or
+            in a dimension other than `dim`, or shard lengths that are not
+            the layout's.
+    """
+    ctx = ctx or default_context()
+    problem = None if isinstance(x, torch.Tensor) else f"x is a {type(x).__name__}, not a tensor"
+    if problem is None:
+        problem = _device_problem(ctx, "x", x)
+        if not -x.dim() <= dim < x.dim():
+            problem = f"dim {dim} is out of range for a {x.dim()}-D tensor"
+    key, key_problem = _layout_key(layout, -1, cu_seqlens)
+    ctx.agree(_first(problem, key_problem), "unshard")
+    xt = x.movedim(dim, 0).contiguous()
+    what = (tuple(xt.shape[1:]), str(xt.dtype), dim % x.dim(), key)
+    gathered = _coll.allgather_ints(ctx, [xt.shape[0], _attn.key_hash(what)])
+    rows = [g[0] for g in gathered]
+    if any(g[1] != gathered[0][1] for g in gathered):
+        bad = next(r for r, g in enumerate(gathered) if g[1] != gathered[0][1])
+        raise _invalid(
+            f"unshard: rank {bad}'s shard differs from rank 0's in dtype, dim, a dimension "
+            f"other than dim, layout or cu_seqlens (this rank {ctx.rank}: shape "
+            f"{tuple(x.shape)}, {x.dtype}, dim {dim}, layout {layout!r})")
+    key = _attn.with_seq(key, rows)
+    problem = _attn.desc_problem(key, ctx.size)
+    if problem:  # the same on every rank (same key everywhere)
+        raise _invalid(f"unshard: {problem}")
+    _check_rows("unshard", key, rows, ctx.size, f"x.shape[{dim}]")
+    return _Unshard.apply(xt, ctx, key, rows).movedim(0, dim)

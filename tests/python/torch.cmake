@@ -1,0 +1,9 @@
+# ringrt.torch (ring attention autograd, shard/unshard): one script per rank
+# count covering many small cases (import torch costs ~3 s per process); the
+# np 2 run adds one tiny case on the emu backend (the GPU code path).
+ringrt_python_test(py_torch_attn_np2 test_torch_attn.py NP 2 ARGS emu LABELS torch)
+ringrt_python_test(py_torch_attn_np3 test_torch_attn.py NP 3 LABELS torch)
+# The docs' training example (docs/python.md), a few steps, checked against
+# the same model on the whole sequence in one process.
+ringrt_python_test(py_torch_example_np2 ../../examples/python/train_ring_attention.py NP 2
+                   ARGS --check --steps 3 LABELS torch)
