@@ -32,7 +32,7 @@ def library_version() -> str:
 _LAZY = {
     "seacells": "metacells", "SEACellsModel": "metacells",
     "SparseMatrix": "sparse", "ILU0": "ilu", "KrylovResult": "ilu", "ilu0": "ilu",
-    "krylov_solve": "ilu", "petsc": None,
+    "krylov_solve": "ilu", "petsc": None, "torch": None,
 }
 
 

@@ -238,8 +238,8 @@ def plan_for(ctx: Context, key: Key, local_rows: int) -> Tuple[Plan, Key, List[i
     `key` leaves the global length open (seq = -1, see :func:`with_seq`).
     One small gather carries each rank's rows and the hash of its key; with
     equal hashes every rank looks up the same key in its cache (a plan is
-    created on a miss, collectively). With differing keys a plan is created without caching: its creation checks
-    that every rank describes the same problem and reports the first
+    created on a miss, collectively). With differing keys a plan is created
+    without caching: its creation checks that every rank describes the same problem and reports the first
     differing field on every rank."""
     rows_hashes = allgather_ints(ctx, [local_rows, key_hash(key)])
     rows = [r[0] for r in rows_hashes]

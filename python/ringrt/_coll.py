@@ -5,14 +5,19 @@
   backend (shapes, lengths, cache keys);
 - :func:`allgatherv`: rank-ordered byte blocks in the context's backend
   memory (host for cpu/emu, device for cuda), over ``rrt_allgatherv``;
+- :func:`allgather_rows`: rank-ordered rows of host numpy arrays, staged
+  through backend memory;
 - :func:`allreduce_sum`: an in-place sum in backend memory (``rrt_allreduce``).
 """
 from __future__ import annotations
 
 import ctypes
-from typing import List, Sequence
+from typing import List, Optional, Sequence
+
+import numpy as np
 
 from . import _lib
+from . import errors
 from .context import Context
 
 _P, _c_void_p, _c_size_t = ctypes.POINTER, ctypes.c_void_p, ctypes.c_size_t
@@ -25,8 +30,7 @@ class _MinLoc(ctypes.Structure):
 
 _lib.declare({
     "rrt_allreduce_minloc": (ctypes.c_int, [_c_void_p, _P(_MinLoc), _c_size_t]),
-    # The same prototype as ringrt.seacells declares (one CDLL function, so
-    # the last declaration wins): size_t arrays pass as void pointers.
+    # size_t arrays pass as void pointers.
     "rrt_allgatherv": (ctypes.c_int, [_c_void_p, _c_void_p, _c_size_t, _c_void_p, _c_void_p,
                                       _c_void_p]),
     "rrt_allreduce": (ctypes.c_int, [_c_void_p, _c_void_p, _c_void_p, _c_size_t, ctypes.c_int,
@@ -73,3 +77,37 @@ def allreduce_sum(ctx: Context, buf: int, count: int, dtype: int) -> None:
     ranks, in place, in the context's backend memory. Collective."""
     ctx.check(_lib.lib().rrt_allreduce(ctx.handle, buf or None, buf or None, count, dtype,
                                        _OP_SUM), "rrt_allreduce")
+
+
+def allgather_rows(ctx: Context, local: np.ndarray, counts: Sequence[int],
+                   op: str = "allgather_rows") -> np.ndarray:
+    """Every rank's rows of the 2-D host array `local` (same dtype and width
+    on every rank; rank r has counts[r] rows), concatenated in rank order on
+    every rank. Collective. The rows travel through backend memory (what
+    the NCCL transport needs); failing to allocate it is agreed first, so no
+    rank is left waiting in the gather."""
+    L = _lib.lib()
+    send_h = np.ascontiguousarray(local)
+    row_bytes = send_h.shape[1] * send_h.itemsize
+    out = np.zeros((int(sum(counts)), send_h.shape[1]), dtype=send_h.dtype)
+    bufs: List[_c_void_p] = []
+    try:
+        problem: Optional[str] = None
+        try:
+            for nbytes in (send_h.nbytes, out.nbytes):
+                p = _c_void_p()
+                ctx.check(L.rrt_malloc(ctx.handle, max(nbytes, 8), ctypes.byref(p)), "rrt_malloc")
+                bufs.append(p)
+            ctx.check(L.rrt_memcpy_to_backend(ctx.handle, bufs[0], send_h.ctypes.data,
+                                              send_h.nbytes), "rrt_memcpy_to_backend")
+        except errors.RingrtError as e:
+            problem = str(e)
+        ctx.agree(problem, op, errors.OUT_OF_MEMORY)
+        allgatherv(ctx, bufs[0].value or 0, send_h.nbytes, bufs[1].value or 0,
+                   [int(c) * row_bytes for c in counts])
+        ctx.check(L.rrt_memcpy_to_host(ctx.handle, out.ctypes.data, bufs[1], out.nbytes),
+                  "rrt_memcpy_to_host")
+    finally:
+        for p in bufs:
+            L.rrt_free(ctx.handle, p)
+    return out

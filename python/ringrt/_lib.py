@@ -84,7 +84,8 @@ def mpi_comm_ctype() -> type:
     """The C type of MPI_Comm for the MPI that mpi4py was built with
     (a pointer for Open MPI, an int for MPICH)."""
     from mpi4py import MPI
-    return ctypes.c_void_p if MPI._sizeof(MPI.Comm) == ctypes.sizeof(ctypes.c_void_p) else ctypes.c_int
+    pointer_sized = MPI._sizeof(MPI.Comm) == ctypes.sizeof(ctypes.c_void_p)
+    return ctypes.c_void_p if pointer_sized else ctypes.c_int
 
 
 # ---- prototypes --------------------------------------------------------------

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import errors
 from ._lib import P, c_char_p, c_double, c_int, c_int64, c_size_t, c_void_p, declare, lib
+from ._coll import allgather_rows
 from .context import Context, default_context
 
 if TYPE_CHECKING:  # anndata and pandas are imported on use, not by `import ringrt`
@@ -60,9 +61,6 @@ declare({
     "rrt_seacells_local_assignments": (c_int, [c_void_p, c_int, c_void_p, c_void_p, c_void_p]),
     "rrt_seacells_metrics": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p, c_void_p]),
     "rrt_seacells_seconds": (c_double, [c_void_p, c_char_p]),
-    # A generic collective: every pointer as void* so a second declaration
-    # elsewhere in the package (same C signature) stays compatible.
-    "rrt_allgatherv": (c_int, [c_void_p, c_void_p, c_size_t, c_void_p, c_void_p, c_void_p]),
 })
 
 
@@ -280,48 +278,11 @@ def _mismatch(table: np.ndarray, obsm: str) -> str:
     return ""
 
 
-def _allgather_rows(ctx: Context, local: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Concatenate every rank's rows of `local` (int64, 2-D) in rank order,
-    through the library's collective (its waits honour the timeout). The
-    buffers live in backend memory, as the NCCL transport needs."""
-    L = lib()
-    width = local.shape[1]
-    row_bytes = width * 8
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    sizes = (c_size_t * len(counts))(*[int(c) * row_bytes for c in counts])
-    displs = (c_size_t * len(counts))(*[int(s) * row_bytes for s in starts])
-    total = int(np.sum(counts))
-    out = np.zeros((total, width), dtype=np.int64)
-    send_h = np.ascontiguousarray(local, dtype=np.int64)
-    bufs: List[c_void_p] = []
-    try:
-        problem = None
-        try:  # local steps: a failure here is agreed, so no rank waits in the gather
-            for nbytes in (send_h.nbytes, out.nbytes):
-                p = c_void_p()
-                ctx.check(L.rrt_malloc(ctx.handle, max(nbytes, 8), ctypes.byref(p)), "rrt_malloc")
-                bufs.append(p)
-            ctx.check(L.rrt_memcpy_to_backend(ctx.handle, bufs[0], send_h.ctypes.data,
-                                              send_h.nbytes), "rrt_memcpy_to_backend")
-        except errors.RingrtError as e:
-            problem = str(e)
-        ctx.agree(problem, f"{_OP}: gathering", errors.OUT_OF_MEMORY)
-        send_d, recv_d = bufs
-        ctx.check(L.rrt_allgatherv(ctx.handle, send_d, send_h.nbytes, recv_d, sizes, displs),
-                  f"{_OP}: gathering the results")
-        ctx.check(L.rrt_memcpy_to_host(ctx.handle, out.ctypes.data, recv_d, out.nbytes),
-                  "rrt_memcpy_to_host")
-    finally:
-        for p in bufs:
-            L.rrt_free(ctx.handle, p)
-    return out
-
-
 def _agree_same_input(ctx: Context, fingerprint: List[int], obsm: str) -> np.ndarray:
     """Gather every rank's fingerprint; every rank raises if they differ.
     Returns the table (ranks x fields)."""
     ones = np.ones(ctx.size, dtype=np.int64)
-    table = _allgather_rows(ctx, np.asarray([fingerprint], dtype=np.int64), ones)
+    table = allgather_rows(ctx, np.asarray([fingerprint], dtype=np.int64), ones, f"{_OP}: checking")
     ctx.agree(_mismatch(table, obsm) or None, _OP)
     return table
 
@@ -350,7 +311,7 @@ def _results(ctx: Context, h: int, x_local: np.ndarray, counts: np.ndarray, n_to
     ctx.check(L.rrt_seacells_local_assignments(h, n_top, assign.ctypes.data, top_i.ctypes.data,
                                                top_w.ctypes.data), "rrt_seacells_local_assignments")
     rec[:, 0], rec[:, 1:1 + n_top], rec[:, 1 + n_top:] = assign, top_i, top_w.view(np.int64)
-    every = _allgather_rows(ctx, rec, counts)
+    every = allgather_rows(ctx, rec, counts, f"{_OP}: gathering the results")
     return dict(n_metacells=m, iterations=iters, converged=bool(L.rrt_seacells_converged(h)),
                 rss=rss, archetypes=archetypes, compactness=comp, separation=sep,
                 assignments=every[:, 0].copy(), soft_index=every[:, 1:1 + n_top].copy(),
