@@ -239,8 +239,8 @@ def plan_for(ctx: Context, key: Key, local_rows: int) -> Tuple[Plan, Key, List[i
     One small gather carries each rank's rows and the hash of its key; with
     equal hashes every rank looks up the same key in its cache (a plan is
     created on a miss, collectively). With differing keys a plan is created
-    without caching: its creation checks that every rank describes the same problem and reports the first
-    differing field on every rank."""
+    without caching: its creation checks that every rank describes the same
+    problem and reports the first differing field on every rank."""
     rows_hashes = allgather_ints(ctx, [local_rows, key_hash(key)])
     rows = [r[0] for r in rows_hashes]
     key = with_seq(key, rows)
