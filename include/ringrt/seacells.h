@@ -79,8 +79,10 @@ RRT_API const double *rrt_seacells_rss(rrt_seacells_t s, int *count);
 RRT_API const int64_t *rrt_seacells_archetypes(rrt_seacells_t s);
 
 /** This rank's cells: hard assignment (argmax of the A column, lowest
- *  metacell on ties) and up to `top` largest weights (metacell, weight),
- *  padded with (-1, 0). `assign` has count values, `top_idx`/`top_w` count * top. */
+ *  metacell on ties) and up to `top` largest weights (metacell, weight) in
+ *  decreasing order, lowest metacell first on ties, so the first is the hard
+ *  assignment; every weight of the column takes part; padded with (-1, 0).
+ *  `assign` has count values, `top_idx`/`top_w` count * top. */
 RRT_API rrt_status rrt_seacells_local_assignments(rrt_seacells_t s, int top, int64_t *assign,
                                                   int64_t *top_idx, double *top_w);
 

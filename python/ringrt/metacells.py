@@ -38,7 +38,6 @@ _PHASES = ("knn", "kernel", "init", "update_a", "update_b", "rss")
 _INITS = {"cssp": 0, "maxmin": 1}  # rrt_seacells_init; 2 = given archetypes
 _INIT_GIVEN = 2
 _OPTIONS_MAGIC = 0x53454131
-_MAX_TOP = 64  # rrt_seacells_local_assignments ranks at most 64 weights per cell
 
 
 class _Options(ctypes.Structure):
@@ -217,8 +216,8 @@ def _check_options(n: int, n_metacells: Optional[int], knn: Any, seed: Any, min_
         return f"fw_iter = {fw_iter!r}: need a positive integer"
     if not isinstance(eps, numbers.Real) or not np.isfinite(eps) or eps < 0:
         return f"eps = {eps!r}: need a finite number >= 0"
-    if not _is_int(n_top) or not 1 <= n_top <= _MAX_TOP:
-        return f"n_top = {n_top!r} is out of range 1..{_MAX_TOP}"
+    if not _is_int(n_top) or not 1 <= n_top <= n:  # past the metacells: padded (-1, 0)
+        return f"n_top = {n_top!r} is out of range 1..{n} (adata has {n} cells)"
     if not isinstance(key_added, str) or not key_added:
         return f"key_added = {key_added!r}: need a non-empty string"
     return ""
@@ -374,7 +373,7 @@ def seacells(adata: "anndata.AnnData", n_metacells: Optional[int] = None, obsm: 
         eps: converged when the RSS changes by less than ``eps`` times the
             initial RSS (the reference's ``convergence_epsilon``).
         fw_iter: Frank-Wolfe steps per A and B update.
-        n_top: soft assignments kept per cell (the reference keeps 5), 1..64.
+        n_top: soft assignments kept per cell (the reference keeps 5), 1..n_obs.
         key_added: the name of what is written into adata (see below).
         n_components: use only the leading columns of ``adata.obsm[obsm]``
             (scanpy's ``n_pcs``); default all.

@@ -221,6 +221,12 @@ const double *rrt_seacells_rss(rrt_seacells_t h, int *count) {
 
 const int64_t *rrt_seacells_archetypes(rrt_seacells_t h) { return h ? h->s.archetypes : NULL; }
 
+/* Entry e comes before entry f of one A column: a larger weight, or the same
+ * weight and a lower archetype (entries are in ascending archetype order). */
+static int ranks_before(const double *aw, int e, int f) {
+  return aw[e] > aw[f] || (aw[e] == aw[f] && e < f);
+}
+
 rrt_status rrt_seacells_local_assignments(rrt_seacells_t h, int top, int64_t *assign,
                                           int64_t *top_idx, double *top_w) {
   if (!h || top < 0) return RRT_ERR_INVALID_ARG;
@@ -234,14 +240,18 @@ rrt_status rrt_seacells_local_assignments(rrt_seacells_t h, int top, int64_t *as
       if (best < 0 || aw[e] > aw[best]) best = e;
     if (assign) assign[i] = best < 0 ? -1 : ai[best];
     if (!top_idx || !top_w) continue;
-    char used[64] = {0};
+    /* Selection in the order (weight descending, archetype ascending): pick
+     * t is the first entry after pick t-1 in that order, so every entry of
+     * the column takes part (no bitmap with a fixed bound) and pick 0 is
+     * the hard assignment. */
+    int prev = -1;
     for (int t = 0; t < top; t++) {
       int b = -1;
-      for (int e = 0; e < nz && e < 64; e++)
-        if (!used[e] && (b < 0 || aw[e] > aw[b])) b = e;
+      for (int e = 0; e < nz; e++)
+        if ((prev < 0 || ranks_before(aw, prev, e)) && (b < 0 || ranks_before(aw, e, b))) b = e;
       top_idx[i * top + t] = b < 0 ? -1 : ai[b];
       top_w[i * top + t] = b < 0 ? 0.0 : aw[b];
-      if (b >= 0) used[b] = 1;
+      if (b >= 0) prev = b;
     }
   }
   return RRT_SUCCESS;
