@@ -11,8 +11,9 @@
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
-from typing import List, Optional, Sequence
+from typing import Iterator, List, Sequence
 
 import numpy as np
 
@@ -79,35 +80,45 @@ def allreduce_sum(ctx: Context, buf: int, count: int, dtype: int) -> None:
                                        _OP_SUM), "rrt_allreduce")
 
 
+@contextlib.contextmanager
+def staged(ctx: Context, arrays: Sequence[np.ndarray], op: str) -> Iterator[List[int]]:
+    """Backend-memory copies of host arrays (rrt_malloc, then a copy in),
+    freed on exit; yields their addresses. Collective: a rank that cannot
+    stage is agreed on before the caller's collective call, so no rank is
+    left waiting in it."""
+    L, ptrs, status = _lib.lib(), [], errors.SUCCESS
+    try:
+        for a in arrays:
+            p = _c_void_p()
+            status = L.rrt_malloc(ctx.handle, max(a.nbytes, 8), ctypes.byref(p))
+            if status == errors.SUCCESS:
+                ptrs.append(p.value)
+                status = L.rrt_memcpy_to_backend(ctx.handle, p, a.ctypes.data, a.nbytes)
+            if status != errors.SUCCESS:
+                break
+        ctx.agree(None if status == errors.SUCCESS else
+                  f"staging {len(arrays)} arrays in backend memory failed", op, status)
+        yield ptrs
+    finally:
+        for p in ptrs:
+            L.rrt_free(ctx.handle, p)
+
+
+def copy_to_host(ctx: Context, dst: np.ndarray, src: int, op: str) -> None:
+    """Copy backend memory at `src` into the host array `dst` (its nbytes)."""
+    ctx.check(_lib.lib().rrt_memcpy_to_host(ctx.handle, dst.ctypes.data, src, dst.nbytes), op)
+
+
 def allgather_rows(ctx: Context, local: np.ndarray, counts: Sequence[int],
                    op: str = "allgather_rows") -> np.ndarray:
     """Every rank's rows of the 2-D host array `local` (same dtype and width
     on every rank; rank r has counts[r] rows), concatenated in rank order on
     every rank. Collective. The rows travel through backend memory (what
-    the NCCL transport needs); failing to allocate it is agreed first, so no
-    rank is left waiting in the gather."""
-    L = _lib.lib()
+    the NCCL transport needs)."""
     send_h = np.ascontiguousarray(local)
     row_bytes = send_h.shape[1] * send_h.itemsize
     out = np.zeros((int(sum(counts)), send_h.shape[1]), dtype=send_h.dtype)
-    bufs: List[_c_void_p] = []
-    try:
-        problem: Optional[str] = None
-        try:
-            for nbytes in (send_h.nbytes, out.nbytes):
-                p = _c_void_p()
-                ctx.check(L.rrt_malloc(ctx.handle, max(nbytes, 8), ctypes.byref(p)), "rrt_malloc")
-                bufs.append(p)
-            ctx.check(L.rrt_memcpy_to_backend(ctx.handle, bufs[0], send_h.ctypes.data,
-                                              send_h.nbytes), "rrt_memcpy_to_backend")
-        except errors.RingrtError as e:
-            problem = str(e)
-        ctx.agree(problem, op, errors.OUT_OF_MEMORY)
-        allgatherv(ctx, bufs[0].value or 0, send_h.nbytes, bufs[1].value or 0,
-                   [int(c) * row_bytes for c in counts])
-        ctx.check(L.rrt_memcpy_to_host(ctx.handle, out.ctypes.data, bufs[1], out.nbytes),
-                  "rrt_memcpy_to_host")
-    finally:
-        for p in bufs:
-            L.rrt_free(ctx.handle, p)
+    with staged(ctx, [send_h, out], op) as (send_d, recv_d):
+        allgatherv(ctx, send_d, send_h.nbytes, recv_d, [int(c) * row_bytes for c in counts])
+        copy_to_host(ctx, out, recv_d, op)
     return out

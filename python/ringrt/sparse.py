@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import errors
+from ._coll import allgather_rows, copy_to_host, staged
 from ._lib import declare, lib
 from .context import Context, default_context
 
@@ -300,11 +301,8 @@ class SparseMatrix:
         """The user's view of a local result: gathered in the whole layout."""
         if self.layout != "whole":
             return local
-        from mpi4py import MPI
-        out = np.empty(self.n)
-        displs = np.concatenate([[0], np.cumsum(self._counts)[:-1]])
-        self.ctx.comm.Allgatherv([local, MPI.DOUBLE], [out, (self._counts, displs), MPI.DOUBLE])
-        return out
+        out = allgather_rows(self.ctx, local.reshape(-1, 1), self._counts, "gathering a vector")
+        return out.ravel()
 
     def _backend_call(self, fn: Callable[..., int], arrays: Sequence[np.ndarray], op: str,
                       outputs: Sequence[int]) -> None:
@@ -316,26 +314,10 @@ class SparseMatrix:
         if ctx.backend == "cpu":
             ctx.check(fn(*[a.ctypes.data for a in arrays]), op)
             return
-        L, ptrs, status = lib(), [], errors.SUCCESS
-        try:
-            for a in arrays:
-                p = c_void_p()
-                status = L.rrt_malloc(ctx.handle, max(a.nbytes, 8), ctypes.byref(p))
-                if status == errors.SUCCESS:
-                    ptrs.append(p.value)
-                    status = L.rrt_memcpy_to_backend(ctx.handle, p, a.ctypes.data, a.nbytes)
-                if status != errors.SUCCESS:
-                    break
-            # a rank that could not stage its vectors must not leave the others in fn
-            self.ctx.agree(None if status == errors.SUCCESS else
-                           f"staging {len(arrays)} vectors in backend memory failed", op, status)
+        with staged(ctx, arrays, op) as ptrs:
             ctx.check(fn(*ptrs), op)
             for i in outputs:
-                ctx.check(L.rrt_memcpy_to_host(ctx.handle, arrays[i].ctypes.data, ptrs[i],
-                                               arrays[i].nbytes), op)
-        finally:
-            for p in ptrs:
-                L.rrt_free(ctx.handle, p)
+                copy_to_host(ctx, arrays[i], ptrs[i], op)
 
 
 def _as_matrix(A: Any, ctx: Optional[Context]) -> SparseMatrix:
