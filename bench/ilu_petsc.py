@@ -43,12 +43,20 @@ MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 
 def stencil(problem):
-    """scipy CSR of laplace2d:N / laplace3d:N exactly as src/io/sparse_gen.c builds it."""
-    kind, n = problem.split(":")
-    n = int(n)
+    """scipy CSR of laplace2d:N / laplace3d:N / convdiff2d:N,PE exactly as
+    src/io/sparse_gen.c builds it."""
+    kind, spec = problem.split(":")
+    n, pe = (spec.split(",") + ["0"])[:2]
+    n, pe = int(n), float(pe)
     one = sp.identity(n, format="csr")
     off = sp.diags([-1.0, -1.0], [-1, 1], shape=(n, n), format="csr")
-    if kind == "laplace2d":
+    if kind == "convdiff2d":
+        # convection moves c = Pe h / 2 (h = 1 / (N + 1)) from downwind to upwind
+        c = pe / (2.0 * (n + 1))
+        t = sp.diags([-1.0 - c, 4.0, -1.0 + c], [-1, 0, 1], shape=(n, n), format="csr")
+        offc = sp.diags([-1.0 - c, -1.0 + c], [-1, 1], shape=(n, n), format="csr")
+        a = sp.kron(one, t) + sp.kron(offc, one)
+    elif kind == "laplace2d":
         t = sp.diags([-1.0, 4.0, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
         a = sp.kron(one, t) + sp.kron(off, one)
     elif kind == "laplace3d":
@@ -87,7 +95,7 @@ def ringrt_json(args, ringrt, np_=1, threads=1, timeout=600):
 
 def check_same_matrix(ringrt, family, tmp):
     """The scipy generator against ringrt's own, entry for entry (small grid)."""
-    problem = family + (":7" if family == "laplace2d" else ":5")
+    problem = family + {"laplace2d": ":7", "laplace3d": ":5", "convdiff2d": ":6,40"}[family]
     path = os.path.join(tmp, "check.mtx")
     ringrt_json(["--generate", problem, "--solver", "none", "--repeat", "1", "--matrix-out",
                  path], ringrt)
