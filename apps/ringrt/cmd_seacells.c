@@ -4,6 +4,7 @@
  * Phases of rrt_cmd_seacells: parse options, read the inputs (coordinates,
  * labels, cell ids, given archetypes), run, metrics, gather the assignments
  * on rank 0, write and report there (seacells_report.c). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,7 +71,9 @@ static int parse_number(rrt_app_common *c, const char *a, const char *val,
     o->eps = dv;
     return 0;
   }
-  if (rrt_app_parse_long(c, a, val, 0, 1L << 40, &v)) return 2;
+  /* the iteration counts and --knn are ints: a larger value must not wrap */
+  int wide = !strcmp(a, "--n-metacells") || !strcmp(a, "--seed");
+  if (rrt_app_parse_long(c, a, val, 0, wide ? 1L << 40 : INT_MAX, &v)) return 2;
   if (!strcmp(a, "--n-metacells"))
     o->n_metacells = v;
   else if (!strcmp(a, "--knn"))
@@ -150,6 +153,10 @@ static int parse(int argc, char **argv, sc_opts *so, rrt_app_common *c, rrt_seac
   if (!so->input) {
     rrt_app_usage_error(c, "no INPUT file given");
     if (c->rank == 0) fputs(usage, stderr);
+    return 2;
+  }
+  if (o->min_iter > o->max_iter) {
+    rrt_app_usage_error(c, "--min-iter %d is above --max-iter %d", o->min_iter, o->max_iter);
     return 2;
   }
   return 0;

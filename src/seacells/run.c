@@ -44,8 +44,13 @@ static rrt_status validate(rrt_sc_run *s, const double *x) {
   if (s->m > s->n)
     return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "fewer cells (%lld) than metacells (%d)",
                      (long long)s->n, s->m);
-  if (o->fw_iter < 1 || o->max_iter < 0 || o->min_iter < 0 || !(o->eps >= 0))
-    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "bad iteration options");
+  if (o->fw_iter < 1)
+    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "fw_iter = %d (at least 1)", o->fw_iter);
+  if (o->max_iter < 0 || o->min_iter < 0 || o->min_iter > o->max_iter)
+    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op,
+                     "min_iter = %d, max_iter = %d (need 0 <= min_iter <= max_iter)", o->min_iter,
+                     o->max_iter);
+  if (!(o->eps >= 0)) return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "eps = %g", o->eps);
   if (s->nl > 0 && !x) return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "x is NULL");
   for (int64_t i = 0; i < s->nl; i++)
     for (int k = 0; k < s->d; k++)

@@ -146,6 +146,15 @@ int main(int argc, char **argv) {
     printf("pieces on %d ranks: kNN, bandwidths, M, K, A step, B step (support %d), RSS %.10g\n", P,
            support, rss);
 
+  /* options the run must refuse by name, on every rank (no iteration runs) */
+  rrt_seacells_options bad_o = o;
+  bad_o.min_iter = 5, bad_o.max_iter = 3;
+  rrt_seacells_t none = NULL;
+  CHECK(rrt_seacells_run(ctx, n, d, x + s.c0 * d, &bad_o, &none) == RRT_ERR_INVALID_ARG);
+  CHECK_MSG(strstr(rrt_ctx_last_error(ctx), "min_iter = 5, max_iter = 3") != NULL, "message: %s",
+            rrt_ctx_last_error(ctx));
+  rrt_seacells_destroy(none);
+
   rrt_sc_run_free(&s);
   free(nbr), free(nd), free(sig), free(M), free(K), free(B), free(A), free(Aloc), free(Aall);
   free(Bour), free(cnt), free(dis), free(x);
