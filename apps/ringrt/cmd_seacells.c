@@ -164,9 +164,13 @@ static int parse(int argc, char **argv, sc_opts *so, rrt_app_common *c, rrt_seac
 
 /* ------------------------------------------------------------- inputs --- */
 
-/* Read this rank's rows. Returns 0 or fills err. */
-static rrt_status read_input(const char *path, const char *key, rrt_ctx_t ctx, int64_t *n, int *d,
-                             double **x, int64_t *first, int64_t *count, char *err, size_t len) {
+/* Read this rank's rows (and a CSV file's row names, all of them, for the
+ * output). Returns 0 or fills err. */
+static rrt_status read_input(const char *path, const char *key, rrt_ctx_t ctx, sc_inputs *in,
+                             char *err, size_t len) {
+  int64_t *n = &in->n, *first = &in->first, *count = &in->count;
+  int *d = &in->d;
+  double **x = &in->x;
   rrt_status st;
   *x = NULL;
   if (ends_with(path, ".h5ad") || ends_with(path, ".h5")) {
@@ -198,7 +202,8 @@ static rrt_status read_input(const char *path, const char *key, rrt_ctx_t ctx, i
     if (st != RRT_SUCCESS) return st;
     *n = m.rows, *d = (int)m.cols;
     all = m.data;
-    m.data = NULL;
+    in->names = m.row_names;
+    m.data = NULL, m.row_names = (rrt_strings){0};
     rrt_csv_matrix_free(&m);
   }
   if (!all) return RRT_ERR_OUT_OF_MEMORY;
@@ -228,8 +233,7 @@ static rrt_status read_archetypes(const char *path, sc_inputs *in, rrt_seacells_
 static int read_all(rrt_ctx_t ctx, rrt_app_common *com, const sc_opts *so, rrt_seacells_options *o,
                     sc_inputs *in) {
   char err[1024] = "";
-  rrt_status st = read_input(so->input, so->key, ctx, &in->n, &in->d, &in->x, &in->first,
-                             &in->count, err, sizeof err);
+  rrt_status st = read_input(so->input, so->key, ctx, in, err, sizeof err);
   if (st == RRT_SUCCESS && so->labels) {
     st = rrt_h5ad_read_categorical(so->input, so->labels, &in->codes, &in->ncodes, &in->cats, err,
                                    sizeof err);

@@ -80,6 +80,24 @@ void rrt_app_seacells_summarise(const rrt_app_seacells_result *r, rrt_app_seacel
   s->mcomp = finite_mean(r->comp, r->m), s->msep = finite_mean(r->sep, r->m);
 }
 
+/* One CSV field as RFC 4180 writes it (and pandas and R read it): quoted,
+ * inner quotes doubled, when it holds a separator, a quote, a line break or
+ * an edge space; as it is otherwise. */
+static void csv_field(FILE *f, const char *v) {
+  size_t len = strlen(v);
+  int quote = strpbrk(v, ",\"\r\n;\t") != NULL || (len && (v[0] == ' ' || v[len - 1] == ' '));
+  if (!quote) {
+    fputs(v, f);
+    return;
+  }
+  fputc('"', f);
+  for (const char *c = v; *c; c++) {
+    if (*c == '"') fputc('"', f);
+    fputc(*c, f);
+  }
+  fputc('"', f);
+}
+
 rrt_status rrt_app_seacells_write_csv(const char *path, const rrt_app_seacells_result *r, char *err,
                                       size_t errlen) {
   rrt_outfile out;
@@ -88,9 +106,10 @@ rrt_status rrt_app_seacells_write_csv(const char *path, const rrt_app_seacells_r
   fprintf(f, "cell,metacell,mc1,w1,mc2,w2,mc3,w3,mc4,w4,mc5,w5\n");
   for (int64_t i = 0; i < r->n && !ferror(f); i++) { /* a full disk fails every later row */
     if (r->names->count == r->n)
-      fprintf(f, "%s,%lld", r->names->items[i], (long long)r->assign[i]);
+      csv_field(f, r->names->items[i]);
     else
-      fprintf(f, "%lld,%lld", (long long)i, (long long)r->assign[i]);
+      fprintf(f, "%lld", (long long)i);
+    fprintf(f, ",%lld", (long long)r->assign[i]);
     for (int t = 0; t < 5; t++)
       fprintf(f, ",%lld,%.6g", (long long)r->top_i[i * 5 + t], r->top_w[i * 5 + t]);
     fputc('\n', f);

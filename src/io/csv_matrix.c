@@ -8,19 +8,26 @@
 
 static int is_sep(char c) { return c == ',' || c == '\t' || c == ';'; }
 
-/* Split `line` in place into fields (quotes around a field are stripped). */
-static int split_fields(char *line, char ***fields, int *cap) {
+/* Split `line` in place into fields (quotes around a field are stripped;
+ * bit k of *quoted says field k < 2 had them). */
+static int split_fields(char *line, char ***fields, int *cap, unsigned *quoted) {
   int n = 0;
   char *p = line;
+  *quoted = 0;
   for (;;) {
     while (*p == ' ')
       p++;
     char *start = p, *end;
     if (*p == '"') {
+      if (n < 2) *quoted |= 1u << n;
+      /* RFC 4180: a doubled quote inside stands for one (compacted in place) */
       start = ++p;
-      while (*p && *p != '"')
-        p++;
-      end = p;
+      char *w = p;
+      while (*p && (*p != '"' || p[1] == '"')) {
+        if (*p == '"') p++;
+        *w++ = *p++;
+      }
+      end = w;
       if (*p == '"') p++;
       while (*p && !is_sep(*p))
         p++;
@@ -75,6 +82,18 @@ static rrt_status push_name(rrt_strings *s, int64_t *cap, const char *name) {
   return RRT_SUCCESS;
 }
 
+/* Whether the first data row starts with a row name: a field that is not a
+ * number; a quoted field before an unquoted one (R's write.csv quotes the
+ * row names "1", "2", ... and never a number); or a header whose first
+ * field is empty over every column (pandas' to_csv and R's write.csv both
+ * write one). */
+static int has_name_column(char **fields, int nf, unsigned quoted, const rrt_strings *header) {
+  double v;
+  if (!parse_num(fields[0], &v)) return 1;
+  if (nf > 1 && (quoted & 3u) == 1u) return 1;
+  return header->count == nf && nf > 1 && !header->items[0][0];
+}
+
 rrt_status rrt_csv_read_matrix(const char *path, int header, rrt_csv_matrix *out, char *err,
                                size_t errlen) {
   memset(out, 0, sizeof *out);
@@ -98,22 +117,24 @@ rrt_status rrt_csv_read_matrix(const char *path, int header, rrt_csv_matrix *out
     while (*t == ' ' || *t == '\t')
       t++;
     if (!*t || *t == '#') continue;
-    int nf = split_fields(line, &fields, &fcap);
+    unsigned quoted;
+    int nf = split_fields(line, &fields, &fcap, &quoted);
     if (nf < 0) goto oom;
     if (first) {
       first = 0;
       int numeric = 1;
       double v;
+      /* an empty first field is the label of a row-name column: pandas
+       * writes ",0,1,2" over integer column names, which are numbers */
       for (int i = 0; i < nf; i++)
-        if (!parse_num(fields[i], &v) && !(i == 0 && !*fields[i])) numeric = 0;
+        if (!parse_num(fields[i], &v)) numeric = 0;
       if (header == 1 || (header == -1 && !numeric)) {
         if (add_strings(&out->header, fields, nf) != RRT_SUCCESS) goto oom;
         header_line = lineno;
         continue;
       }
     }
-    double v;
-    if (names < 0) names = !parse_num(fields[0], &v);
+    if (names < 0) names = has_name_column(fields, nf, quoted, &out->header);
     int ncols = nf - names;
     if (out->rows == 0) {
       out->cols = ncols;

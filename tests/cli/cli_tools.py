@@ -230,6 +230,21 @@ def tool_write_lines(argv, emit):
     emit("%s: %d lines" % (base(argv[0]), len(argv) - 1))
 
 
+def tool_same_names(argv, emit):
+    """same-names IN OUT: the first column of OUT, read as CSV (Python's csv
+    module, RFC 4180 quoting as pandas and R read it), equals the first
+    column of IN's data rows, in order, and every row has 12 fields."""
+    import csv
+    with open(argv[0], newline="") as f:
+        want = [r[0] for r in list(csv.reader(f))[1:]]
+    with open(argv[1], newline="") as f:
+        rows = list(csv.reader(f))[1:]
+    got = [r[0] for r in rows]
+    ok = got == want and all(len(r) == 12 for r in rows)
+    emit("%d rows, names as in %s: %s" % (len(rows), base(argv[0]), yes(ok)))
+    return 0 if ok else 1
+
+
 def read_assignments(path):
     with open(path) as f:
         rows = [s.split(",") for s in f.read().splitlines()]
@@ -366,6 +381,7 @@ TOOLS = {
     "write-lines": tool_write_lines,
     "assignments": tool_assignments,
     "blobs-pure": tool_blobs_pure,
+    "same-names": tool_same_names,
     "purity": tool_purity,
     "info-json": tool_info_json,
     "trace-json": tool_trace_json,

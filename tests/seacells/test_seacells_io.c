@@ -73,6 +73,30 @@ static void test_csv(void) {
   CHECK(m.rows == 3 && m.cols == 2 && m.header.count == 0 && m.row_names.count == 0);
   CHECK(m.data && m.data[5] == 6.0);
   rrt_csv_matrix_free(&m);
+  /* pandas' to_csv over integer column names: the header ",0,1" is all
+   * numbers but its empty first field labels the row-name column */
+  p = write_file("sc_io_pandas.csv", ",0,1\n0,0.5,1.5\n1,2.5,3.5\n2,4.5,5.5\n");
+  CHECK_OK(rrt_csv_read_matrix(p, -1, &m, err, sizeof err));
+  CHECK_MSG(m.rows == 3 && m.cols == 2 && m.header.count == 3, "pandas: %lld x %lld, header %lld",
+            (long long)m.rows, (long long)m.cols, (long long)m.header.count);
+  CHECK(m.row_names.count == 3 && !strcmp(m.row_names.items[2], "2"));
+  CHECK(m.data && m.data[0] == 0.5 && m.data[5] == 5.5);
+  rrt_csv_matrix_free(&m);
+  /* R's write.csv: quoted row numbers are names, not a coordinate; a
+   * quoted name with a separator inside stays one field */
+  p = write_file("sc_io_r.csv", "\"\",\"a\",\"b\"\n\"1\",0.5,1.5\n\"x,2\",2.5,3.5\n");
+  CHECK_OK(rrt_csv_read_matrix(p, -1, &m, err, sizeof err));
+  CHECK_MSG(m.rows == 2 && m.cols == 2, "R: %lld x %lld", (long long)m.rows, (long long)m.cols);
+  CHECK(m.row_names.count == 2 && !strcmp(m.row_names.items[0], "1") &&
+        !strcmp(m.row_names.items[1], "x,2"));
+  CHECK(m.data && m.data[0] == 0.5 && m.data[3] == 3.5);
+  rrt_csv_matrix_free(&m);
+  /* R's write.table: no label over the name column */
+  p = write_file("sc_io_rt.csv", "\"a\",\"b\"\n\"1\",0.5,1.5\n\"2\",2.5,3.5\n");
+  CHECK_OK(rrt_csv_read_matrix(p, -1, &m, err, sizeof err));
+  CHECK(m.rows == 2 && m.cols == 2 && m.row_names.count == 2 && m.header.count == 2);
+  rrt_csv_matrix_free(&m);
+  remove("sc_io_pandas.csv"), remove("sc_io_r.csv"), remove("sc_io_rt.csv");
   /* malformed: the message names file:line */
   p = write_file("sc_io_bad.csv", "1,2\n3,4\n5,x\n");
   CHECK(rrt_csv_read_matrix(p, -1, &m, err, sizeof err) != RRT_SUCCESS);
