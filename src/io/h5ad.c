@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "io/h5_vlen_check.h"
+#include "io/h5ad_legacy.h"
 #include "io/limits.h"
 
 /* HDF5 prints its whole error stack by default; our messages say what went
@@ -64,14 +65,43 @@ static int link_exists(hid_t f, const char *p) {
   return H5Lexists(f, buf, H5P_DEFAULT) > 0;
 }
 
+/* The names in group G, comma separated (or "nothing"), for messages. */
+static void group_members(hid_t f, const char *g, char *out, size_t len) {
+  snprintf(out, len, "nothing");
+  hid_t grp = link_exists(f, g) ? H5Gopen2(f, g, H5P_DEFAULT) : -1;
+  if (grp < 0) return;
+  H5G_info_t info;
+  size_t used = 0;
+  if (H5Gget_info(grp, &info) >= 0)
+    for (hsize_t i = 0; i < info.nlinks && used + 1 < len; i++) {
+      char name[128];
+      if (H5Lget_name_by_idx(grp, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name,
+                             H5P_DEFAULT) < 0)
+        break;
+      int k = snprintf(out + used, len - used, "%s%s", i ? ", " : "", name);
+      used += k > 0 ? (size_t)k : 0;
+    }
+  H5Gclose(grp);
+}
+
+/* A key of a legacy (anndata < 0.7) obsm table: a plain name, and obsm a
+ * compound dataset rather than a group. */
+static int legacy_obsm(hid_t f, const char *key) {
+  return !strchr(key, '/') && rrt_h5ad_legacy_table(f, "obsm");
+}
+
 /* Open a 2-D float dataset; returns the dataset id and its shape. */
 static rrt_status open_matrix(hid_t f, const char *path, const char *key, hid_t *ds_out,
                               int64_t *rows, int64_t *cols, char *err, size_t errlen) {
   char p[512];
   matrix_path(key, p, sizeof p);
-  if (!link_exists(f, p))
-    return fail(RRT_ERR_INVALID_ARG, err, errlen, path, p, "no such dataset%s",
-                strchr(key, '/') ? "" : " (see --obsm; obsm keys are e.g. X_pca)");
+  if (!link_exists(f, p)) {
+    char have[400] = "";
+    if (!strchr(key, '/')) group_members(f, "obsm", have, sizeof have);
+    return fail(RRT_ERR_INVALID_ARG, err, errlen, path, p, "no such dataset%s%s%s",
+                strchr(key, '/') ? "" : " (see --obsm; this file's obsm has: ", have,
+                strchr(key, '/') ? "" : ")");
+  }
   hid_t ds = H5Dopen2(f, p, H5P_DEFAULT);
   if (ds < 0) return fail(RRT_ERR_INVALID_ARG, err, errlen, path, p, "not a dataset");
   hid_t sp = H5Dget_space(ds);
@@ -107,8 +137,12 @@ rrt_status rrt_h5ad_matrix_shape(const char *path, const char *key, int64_t *row
   hid_t f = open_file(path, err, errlen);
   if (f >= 0) {
     hid_t ds = -1;
-    st = open_matrix(f, path, key, &ds, rows, cols, err, errlen);
-    if (st == RRT_SUCCESS) H5Dclose(ds);
+    if (legacy_obsm(f, key)) {
+      st = rrt_h5ad_legacy_shape(f, path, "obsm", key, rows, cols, err, errlen);
+    } else {
+      st = open_matrix(f, path, key, &ds, rows, cols, err, errlen);
+      if (st == RRT_SUCCESS) H5Dclose(ds);
+    }
     H5Fclose(f);
   }
   quiet_end(&q);
@@ -125,7 +159,11 @@ rrt_status rrt_h5ad_read_matrix_rows(const char *path, const char *key, int64_t 
   int64_t rows = 0, c = 0;
   double *buf = NULL;
   if (f < 0) goto done;
-  st = open_matrix(f, path, key, &ds, &rows, &c, err, errlen);
+  int legacy = legacy_obsm(f, key);
+  if (legacy)
+    st = rrt_h5ad_legacy_shape(f, path, "obsm", key, &rows, &c, err, errlen);
+  else
+    st = open_matrix(f, path, key, &ds, &rows, &c, err, errlen);
   if (st != RRT_SUCCESS) goto done;
   if (row0 < 0 || nrows < 0 || row0 + nrows > rows) {
     st = fail(RRT_ERR_INVALID_ARG, err, errlen, path, key, "rows [%lld, %lld) outside 0..%lld",
@@ -143,7 +181,10 @@ rrt_status rrt_h5ad_read_matrix_rows(const char *path, const char *key, int64_t 
     st = fail(RRT_ERR_OUT_OF_MEMORY, err, errlen, path, key, "out of memory");
     goto done;
   }
-  if (nrows > 0 && c > 0) {
+  if (legacy && nrows > 0) {
+    st = rrt_h5ad_legacy_read_rows(f, path, "obsm", key, row0, nrows, c, buf, err, errlen);
+    if (st != RRT_SUCCESS) goto done;
+  } else if (nrows > 0 && c > 0) {
     hsize_t start[2] = {(hsize_t)row0, 0}, count[2] = {(hsize_t)nrows, (hsize_t)c};
     fsp = H5Dget_space(ds);
     H5Sselect_hyperslab(fsp, H5S_SELECT_SET, start, NULL, count, NULL);
@@ -303,6 +344,10 @@ rrt_status rrt_h5ad_read_obs_names(const char *path, rrt_strings *names, char *e
     st = fail(RRT_ERR_INVALID_ARG, err, errlen, path, "obs", "no obs group");
     goto done;
   }
+  if (rrt_h5ad_legacy_table(f, "obs")) {
+    st = rrt_h5ad_legacy_strings(f, path, "obs", "index", names, err, errlen);
+    goto done;
+  }
   hid_t g = H5Oopen(f, "obs", H5P_DEFAULT);
   char col[256] = "";
   char dpath[300];
@@ -324,6 +369,70 @@ done:
   return st;
 }
 
+/* Codes outside -1..ncat-1 are a malformed file, named by row. */
+static rrt_status check_codes(const int32_t *codes, int64_t n, int64_t ncat, const char *path,
+                              const char *where, char *err, size_t errlen) {
+  for (int64_t i = 0; i < n; i++)
+    if (codes[i] < -1 || codes[i] >= ncat)
+      return fail(RRT_ERR_IO, err, errlen, path, where, "code %d at row %lld outside -1..%lld",
+                  (int)codes[i], (long long)i, (long long)ncat - 1);
+  return RRT_SUCCESS;
+}
+
+/* anndata >= 0.8: obs/COLUMN is a group with "categories" and "codes". */
+static rrt_status read_categorical_group(hid_t f, const char *path, const char *column,
+                                         int32_t **codes, int64_t *n, rrt_strings *categories,
+                                         char *err, size_t errlen) {
+  char gpath[300], cpath[320], kpath[320];
+  snprintf(gpath, sizeof gpath, "obs/%s", column);
+  snprintf(cpath, sizeof cpath, "obs/%s/codes", column);
+  snprintf(kpath, sizeof kpath, "obs/%s/categories", column);
+  if (!link_exists(f, gpath))
+    return fail(RRT_ERR_INVALID_ARG, err, errlen, path, gpath, "no such obs column (see --labels)");
+  if (!link_exists(f, cpath) || !link_exists(f, kpath))
+    return fail(RRT_ERR_INVALID_ARG, err, errlen, path, gpath,
+                "not a categorical column (expected a group with 'categories' and 'codes', "
+                "anndata >= 0.8)");
+  rrt_status st = read_string_dataset(f, path, kpath, categories, err, errlen);
+  if (st != RRT_SUCCESS) return st;
+  hid_t ds = H5Dopen2(f, cpath, H5P_DEFAULT), sp = H5Dget_space(ds);
+  hsize_t len = 0;
+  int32_t *buf = NULL;
+  if (H5Sget_simple_extent_ndims(sp) != 1) {
+    st = fail(RRT_ERR_INVALID_ARG, err, errlen, path, cpath, "codes must be 1-D");
+  } else {
+    H5Sget_simple_extent_dims(sp, &len, NULL);
+    if (!rrt_io_claim_fits(len, sizeof(int32_t)))
+      st = fail(RRT_ERR_IO, err, errlen, path, cpath,
+                "declares %llu codes, more than this machine's memory can hold",
+                (unsigned long long)len);
+    else if (!(buf = malloc((len ? len : 1) * sizeof(int32_t))) ||
+             H5Dread(ds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+      st = fail(RRT_ERR_IO, err, errlen, path, cpath, "cannot read codes");
+  }
+  H5Sclose(sp);
+  H5Dclose(ds);
+  *codes = buf, *n = (int64_t)len;
+  return st;
+}
+
+/* anndata < 0.7: an integer member of the obs table, its categories in
+ * uns/COLUMN_categories. */
+static rrt_status read_categorical_legacy(hid_t f, const char *path, const char *column,
+                                          int32_t **codes, int64_t *n, rrt_strings *categories,
+                                          char *err, size_t errlen) {
+  char kpath[320];
+  snprintf(kpath, sizeof kpath, "uns/%s_categories", column);
+  rrt_status st = rrt_h5ad_legacy_codes(f, path, "obs", column, codes, n, err, errlen);
+  if (st != RRT_SUCCESS) return st;
+  if (!link_exists(f, kpath))
+    return fail(RRT_ERR_INVALID_ARG, err, errlen, path, kpath,
+                "obs/%s of this legacy (anndata < 0.7) file has no categories here: not a "
+                "categorical column",
+                column);
+  return read_string_dataset(f, path, kpath, categories, err, errlen);
+}
+
 rrt_status rrt_h5ad_read_categorical(const char *path, const char *column, int32_t **codes,
                                      int64_t *n, rrt_strings *categories, char *err,
                                      size_t errlen) {
@@ -334,61 +443,22 @@ rrt_status rrt_h5ad_read_categorical(const char *path, const char *column, int32
   categories->count = 0;
   categories->items = NULL;
   rrt_status st = RRT_ERR_IO;
-  char gpath[300], cpath[320], kpath[320];
-  snprintf(gpath, sizeof gpath, "obs/%s", column);
-  snprintf(cpath, sizeof cpath, "obs/%s/codes", column);
-  snprintf(kpath, sizeof kpath, "obs/%s/categories", column);
-  hid_t f = open_file(path, err, errlen), ds = -1, sp = -1;
-  int32_t *buf = NULL;
-  if (f < 0) goto done;
-  if (!link_exists(f, gpath)) {
-    st = fail(RRT_ERR_INVALID_ARG, err, errlen, path, gpath, "no such obs column (see --labels)");
-    goto done;
+  hid_t f = open_file(path, err, errlen);
+  if (f >= 0) {
+    int legacy = rrt_h5ad_legacy_table(f, "obs");
+    st = (legacy ? read_categorical_legacy : read_categorical_group)(f, path, column, codes, n,
+                                                                     categories, err, errlen);
+    char where[300];
+    snprintf(where, sizeof where, legacy ? "obs/%s" : "obs/%s/codes", column);
+    if (st == RRT_SUCCESS)
+      st = check_codes(*codes, *n, categories->count, path, where, err, errlen);
+    H5Fclose(f);
   }
-  if (!link_exists(f, cpath) || !link_exists(f, kpath)) {
-    st = fail(RRT_ERR_INVALID_ARG, err, errlen, path, gpath,
-              "not a categorical column (expected a group with 'categories' and 'codes', "
-              "anndata >= 0.8)");
-    goto done;
+  if (st != RRT_SUCCESS) {
+    rrt_strings_free(categories);
+    free(*codes);
+    *codes = NULL, *n = 0;
   }
-  st = read_string_dataset(f, path, kpath, categories, err, errlen);
-  if (st != RRT_SUCCESS) goto done;
-  ds = H5Dopen2(f, cpath, H5P_DEFAULT);
-  sp = H5Dget_space(ds);
-  hsize_t len = 0;
-  if (H5Sget_simple_extent_ndims(sp) != 1) {
-    st = fail(RRT_ERR_INVALID_ARG, err, errlen, path, cpath, "codes must be 1-D");
-    goto done;
-  }
-  H5Sget_simple_extent_dims(sp, &len, NULL);
-  if (!rrt_io_claim_fits(len, sizeof(int32_t))) {
-    st = fail(RRT_ERR_IO, err, errlen, path, cpath,
-              "declares %llu codes, more than this machine's memory can hold",
-              (unsigned long long)len);
-    goto done;
-  }
-  buf = malloc((len ? len : 1) * sizeof(int32_t));
-  if (!buf || H5Dread(ds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
-    st = fail(RRT_ERR_IO, err, errlen, path, cpath, "cannot read codes");
-    goto done;
-  }
-  for (hsize_t i = 0; i < len; i++) {
-    if (buf[i] < -1 || buf[i] >= categories->count) {
-      st = fail(RRT_ERR_IO, err, errlen, path, cpath, "code %d at row %llu outside -1..%lld",
-                (int)buf[i], (unsigned long long)i, (long long)categories->count - 1);
-      goto done;
-    }
-  }
-  *codes = buf;
-  buf = NULL;
-  *n = (int64_t)len;
-  st = RRT_SUCCESS;
-done:
-  if (st != RRT_SUCCESS) rrt_strings_free(categories);
-  free(buf);
-  if (sp >= 0) H5Sclose(sp);
-  if (ds >= 0) H5Dclose(ds);
-  if (f >= 0) H5Fclose(f);
   quiet_end(&q);
   return st;
 }
