@@ -173,7 +173,9 @@ static rrt_status read_input(const char *path, const char *key, rrt_ctx_t ctx, s
   double **x = &in->x;
   rrt_status st;
   *x = NULL;
-  if (ends_with(path, ".h5ad") || ends_with(path, ".h5")) {
+  /* zarr stores go to the h5ad reader too, which says how to convert them */
+  if (ends_with(path, ".h5ad") || ends_with(path, ".h5") || ends_with(path, ".zarr") ||
+      ends_with(path, ".zarr/") || ends_with(path, ".zarr.zip")) {
     int64_t rows = 0, cols = 0;
     st = rrt_h5ad_matrix_shape(path, key, &rows, &cols, err, len);
     if (st != RRT_SUCCESS) return st;

@@ -37,7 +37,23 @@ static rrt_status fail(rrt_status st, char *err, size_t errlen, const char *path
   return st;
 }
 
+/* A zarr store (a folder, or a zipped one) is AnnData too, in a format this
+ * reader does not have: say so and how to convert, rather than "not HDF5". */
+static int is_zarr(const char *path) {
+  size_t n = strlen(path);
+  while (n > 1 && path[n - 1] == '/')
+    n--;
+  return (n >= 5 && !strncmp(path + n - 5, ".zarr", 5)) ||
+         (n >= 9 && !strncmp(path + n - 9, ".zarr.zip", 9));
+}
+
 static hid_t open_file(const char *path, char *err, size_t errlen) {
+  if (is_zarr(path)) {
+    fail(RRT_ERR_IO, err, errlen, path, "",
+         "a zarr store, which is not read here: convert it with "
+         "anndata.read_zarr(path).write_h5ad('out.h5ad')");
+    return -1;
+  }
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (f < 0) fail(RRT_ERR_IO, err, errlen, path, "", "cannot open as an HDF5 file");
   return f;
@@ -82,6 +98,31 @@ static void group_members(hid_t f, const char *g, char *out, size_t len) {
       used += k > 0 ? (size_t)k : 0;
     }
   H5Gclose(grp);
+}
+
+/* Why a dataset's read failed when its filters are to blame: a filter this
+ * HDF5 library lacks (h5py's lzf is the usual one). 0 when none is. */
+static int missing_filter(hid_t ds, char *why, size_t len) {
+  hid_t dcpl = H5Dget_create_plist(ds);
+  int found = 0;
+  for (int i = 0, nf = dcpl >= 0 ? H5Pget_nfilters(dcpl) : 0; i < nf && !found; i++) {
+    unsigned flags = 0, cd[8];
+    size_t ncd = 8;
+    char name[64] = "";
+    H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, sizeof name, name, NULL);
+    if (id >= 0 && H5Zfilter_avail(id) <= 0) {
+      snprintf(why, len,
+               "compressed with HDF5 filter %d (%s), which this HDF5 library does not have; "
+               "rewrite it with gzip, e.g. adata.write_h5ad(path, compression='gzip')",
+               (int)id,
+               id == 32000 ? "lzf"
+               : name[0]   ? name
+                           : "unknown");
+      found = 1;
+    }
+  }
+  if (dcpl >= 0) H5Pclose(dcpl);
+  return found;
 }
 
 /* A key of a legacy (anndata < 0.7) obsm table: a plain name, and obsm a
@@ -191,7 +232,9 @@ rrt_status rrt_h5ad_read_matrix_rows(const char *path, const char *key, int64_t 
     msp = H5Screate_simple(2, count, NULL);
     /* HDF5 converts float32 (or integers) to the native double on read. */
     if (H5Dread(ds, H5T_NATIVE_DOUBLE, msp, fsp, H5P_DEFAULT, buf) < 0) {
-      st = fail(RRT_ERR_IO, err, errlen, path, key, "read failed");
+      char why[300];
+      st = fail(RRT_ERR_IO, err, errlen, path, key, "%s",
+                missing_filter(ds, why, sizeof why) ? why : "read failed");
       goto done;
     }
   }

@@ -5,3 +5,6 @@ ringrt_python_test(py_seacells_np1 test_seacells.py ARGS $<TARGET_FILE:ringrt_ap
                    LABELS seacells TIMEOUT 120)
 ringrt_python_test(py_seacells_np3 test_seacells.py NP 3 ARGS $<TARGET_FILE:ringrt_app>
                    LABELS seacells TIMEOUT 120)
+# `ringrt seacells` on compressed, lzf, zarr and anndata-written inputs.
+ringrt_python_test(py_h5ad_inputs test_h5ad_inputs.py ARGS $<TARGET_FILE:ringrt_app>
+                   LABELS seacells TIMEOUT 120)
