@@ -86,4 +86,22 @@ static inline RRT_HD void rrt_ilu0_factor_row(int32_t i, const int64_t *lr, cons
   dinv[i] = rrt_ilu0_div(1.0, v[d]);
 }
 
+/** Up to RRT_VEC_GROUP vectors of one multi-vector Krylov operation (the
+ *  Gram-Schmidt dots and updates of GMRES), passed by value so that a
+ *  device kernel takes it as an argument: x[t] and a[t] for t < k. */
+#define RRT_VEC_GROUP 4
+typedef struct rrt_vec_group {
+  const double *x[RRT_VEC_GROUP];
+  double a[RRT_VEC_GROUP];
+  int k;
+} rrt_vec_group;
+
+/** Element i of y + sum_t a[t] x[t], added in t order, each step a separately
+ *  rounded rrt_ilu0_madd (so the cpu and device builds agree bit for bit). */
+static inline RRT_HD double rrt_ilu0_maxpy_elem(double y, const rrt_vec_group *g, int64_t i) {
+  for (int t = 0; t < g->k; t++)
+    y = rrt_ilu0_madd(y, g->a[t], g->x[t][i]);
+  return y;
+}
+
 #endif

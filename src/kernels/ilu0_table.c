@@ -95,6 +95,19 @@ static rrt_status cpu_dot_partial(rrt_stream s, int64_t n, const double *x, cons
   return RRT_SUCCESS;
 }
 
+static rrt_status cpu_mdot_partial(rrt_stream s, int64_t n, rrt_vec_group g, const double *y,
+                                   double *partial, int nblocks) {
+  (void)s, (void)nblocks;
+  rrt_ilu0_cpu_mdot(n, &g, y, partial); /* one partial per vector */
+  return RRT_SUCCESS;
+}
+
+static rrt_status cpu_maxpy(rrt_stream s, int64_t n, rrt_vec_group g, double *y) {
+  (void)s;
+  rrt_ilu0_cpu_maxpy(n, &g, y);
+  return RRT_SUCCESS;
+}
+
 static const rrt_ilu0_kernels rrt_ilu0_kernels_cpu = {
     .name = "cpu",
     .factor_rows = cpu_factor_rows,
@@ -109,6 +122,8 @@ static const rrt_ilu0_kernels rrt_ilu0_kernels_cpu = {
     .axpby = cpu_axpby,
     .dot_partial = cpu_dot_partial,
     .dot_max_blocks = 1,
+    .mdot_partial = cpu_mdot_partial,
+    .maxpy = cpu_maxpy,
     .level_sweep = NULL, /* the host sweep of sched/ilu0_levels.h */
     .factor_seq = rrt_ilu0_cpu_factor_seq,
     .lsolve_seq = rrt_ilu0_cpu_lsolve_seq,
@@ -151,6 +166,9 @@ static const rrt_ilu0_kernels rrt_ilu0_kernels_cpu = {
   X(rrt_k_ilu0_axpby, (rrt_stream s, int64_t n, double a, const double *x, double b, double *y))   \
   X(rrt_k_ilu0_dot_partial,                                                                        \
     (rrt_stream s, int64_t n, const double *x, const double *y, double *partial, int nblocks))     \
+  X(rrt_k_ilu0_mdot_partial,                                                                       \
+    (rrt_stream s, int64_t n, rrt_vec_group g, const double *y, double *partial, int nblocks))     \
+  X(rrt_k_ilu0_maxpy, (rrt_stream s, int64_t n, rrt_vec_group g, double *y))                       \
   X(rrt_k_ilu0_level_sweep,                                                                        \
     (rrt_stream s, int64_t nrows, const int64_t *rowptr, const int32_t *col, const int64_t *pos,   \
      int upper, int32_t *level, int *changed))
@@ -168,6 +186,7 @@ RRT_ILU0_KERNEL_LIST(RRT_DECLARE_KERNEL)
     .spmv = rrt_k_ilu0_spmv##SFX, .gather = rrt_k_ilu0_gather##SFX,                                \
     .scatter = rrt_k_ilu0_scatter##SFX, .axpby = rrt_k_ilu0_axpby##SFX,                            \
     .dot_partial = rrt_k_ilu0_dot_partial##SFX, .dot_max_blocks = RRT_ILU0_DOT_BLOCKS,             \
+    .mdot_partial = rrt_k_ilu0_mdot_partial##SFX, .maxpy = rrt_k_ilu0_maxpy##SFX,                  \
     .level_sweep = rrt_k_ilu0_level_sweep##SFX,                                                    \
   }
 

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "comm/device.h"
+#include "kernels/ilu0_math.h" /* rrt_vec_group */
 #include "ringrt/context.h"
 
 #ifdef __cplusplus
@@ -69,6 +70,12 @@ typedef struct rrt_ilu0_kernels {
   rrt_status (*dot_partial)(rrt_stream s, int64_t n, const double *x, const double *y,
                             double *partial, int nblocks);
   int dot_max_blocks; /* at most this many partials (cpu: 1, one threaded sum) */
+  /** partial[t * nblocks + b] (b < nblocks) sum to g.x[t] . y in a fixed
+   *  order, t < g.k: a group's dot products in one pass over y. */
+  rrt_status (*mdot_partial)(rrt_stream s, int64_t n, rrt_vec_group g, const double *y,
+                             double *partial, int nblocks);
+  /** y += sum_t g.a[t] g.x[t] (rrt_ilu0_maxpy_elem: bitwise the same on every backend). */
+  rrt_status (*maxpy)(rrt_stream s, int64_t n, rrt_vec_group g, double *y);
   /** One device sweep of the level analysis (upper < 0: commit), or NULL. */
   rrt_status (*level_sweep)(rrt_stream s, int64_t nrows, const int64_t *rowptr, const int32_t *col,
                             const int64_t *pos, int upper, int32_t *level, int *changed);

@@ -196,24 +196,50 @@ static double dot_lanes(int64_t n, const double *x, const double *y) {
   return lane[0];
 }
 
-enum { CPU_DOT_BLOCKS = 64 };
+enum { CPU_DOT_BLOCKS = 64, CPU_CHUNK = 1024 };
 
-/* Fixed blocks (at most CPU_DOT_BLOCKS, at least 8192 elements) summed
- * in block order: the result depends on n only, not on the thread count. */
-double rrt_ilu0_cpu_dot(int64_t n, const double *x, const double *y) {
+/* out[t] = x[t] . y over [lo, hi): chunk by chunk, so the chunk of y stays
+ * in L1 while every x[t] streams past it once (one pass over y for the
+ * whole group, not one per vector). */
+static void mdot_range(int64_t lo, int64_t hi, const rrt_vec_group *g, const double *y,
+                       double *out) {
+  for (int t = 0; t < g->k; t++)
+    out[t] = 0.0;
+  for (int64_t c = lo; c < hi; c += CPU_CHUNK) {
+    int64_t len = hi - c < CPU_CHUNK ? hi - c : CPU_CHUNK;
+    for (int t = 0; t < g->k; t++)
+      out[t] += dot_lanes(len, g->x[t] + c, y + c);
+  }
+}
+
+/* Fixed blocks (at most CPU_DOT_BLOCKS, at least 8192 elements) summed in
+ * block order: the result depends on n only, not on the thread count. */
+void rrt_ilu0_cpu_mdot(int64_t n, const rrt_vec_group *g, const double *y, double *out) {
   int64_t bs = (n + CPU_DOT_BLOCKS - 1) / CPU_DOT_BLOCKS;
   if (bs < 8192) bs = 8192;
   int64_t nb = (n + bs - 1) / bs;
-  double part[CPU_DOT_BLOCKS];
+  double part[CPU_DOT_BLOCKS][RRT_VEC_GROUP];
 #pragma omp parallel for schedule(static) if (n > 65536)
-  for (int64_t b = 0; b < nb; b++) {
-    int64_t lo = b * bs, len = n - lo < bs ? n - lo : bs;
-    part[b] = dot_lanes(len, x + lo, y + lo);
-  }
-  double s = 0.0;
   for (int64_t b = 0; b < nb; b++)
-    s += part[b];
-  return s;
+    mdot_range(b * bs, n < (b + 1) * bs ? n : (b + 1) * bs, g, y, part[b]);
+  for (int t = 0; t < g->k; t++) {
+    out[t] = 0.0;
+    for (int64_t b = 0; b < nb; b++)
+      out[t] += part[b][t];
+  }
+}
+
+double rrt_ilu0_cpu_dot(int64_t n, const double *x, const double *y) {
+  rrt_vec_group g = {{x}, {1.0}, 1};
+  double out;
+  rrt_ilu0_cpu_mdot(n, &g, y, &out);
+  return out;
+}
+
+void rrt_ilu0_cpu_maxpy(int64_t n, const rrt_vec_group *g, double *y) {
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; i++)
+    y[i] = rrt_ilu0_maxpy_elem(y[i], g, i);
 }
 
 void rrt_ilu0_cpu_gather(const int32_t *idx, int64_t n, const double *src, double *buf) {

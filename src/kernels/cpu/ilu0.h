@@ -23,6 +23,7 @@
 #define RRT_KERNELS_CPU_ILU0_CPU_H
 
 #include <stdint.h>
+#include "kernels/ilu0_math.h" /* rrt_vec_group */
 
 #ifdef __cplusplus
 extern "C" {
@@ -90,6 +91,10 @@ void rrt_ilu0_cpu_apply_seq_f32(const int32_t *order, const int32_t *rev, int64_
  *  (the Krylov vector operations of the cpu backend). */
 void rrt_ilu0_cpu_axpby(int64_t n, double a, const double *x, double b, double *y);
 double rrt_ilu0_cpu_dot(int64_t n, const double *x, const double *y);
+/** out[t] = g->x[t] . y (t < g->k) in one pass over y, and y += sum_t
+ *  g->a[t] g->x[t] element by element (rrt_ilu0_maxpy_elem). */
+void rrt_ilu0_cpu_mdot(int64_t n, const rrt_vec_group *g, const double *y, double *out);
+void rrt_ilu0_cpu_maxpy(int64_t n, const rrt_vec_group *g, double *y);
 
 /** buf[t] = src[idx[t]] and dst[idx[t]] = buf[t]. */
 void rrt_ilu0_cpu_gather(const int32_t *idx, int64_t n, const double *src, double *buf);

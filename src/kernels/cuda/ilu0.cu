@@ -187,6 +187,47 @@ RRT_KERNEL_API(rrt_k_ilu0_dot_partial)
   RRT_LAUNCH(ilu0_dot_partial_k, (unsigned)nblocks, ILU0_BLOCK, 0, s, n, x, y, partial);
 }
 
+// A group's dot products in one pass over y: each thread keeps one strided
+// sum per vector, then one fixed tree per vector, as ilu0_dot_partial_k.
+__global__ void ilu0_mdot_partial_k(int64_t n, rrt_vec_group g, const double *y,
+                                    double *partial) {
+  __shared__ double sh[RRT_VEC_GROUP][ILU0_BLOCK];
+  int tid = threadIdx.x;
+  double s[RRT_VEC_GROUP] = {0.0, 0.0, 0.0, 0.0};
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + tid; i < n;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    double yi = y[i];
+    for (int t = 0; t < g.k; t++)
+      s[t] = rrt_ilu0_madd(s[t], g.x[t][i], yi);
+  }
+  for (int t = 0; t < g.k; t++)
+    sh[t][tid] = s[t];
+  __syncthreads();
+  for (int w = ILU0_BLOCK / 2; w > 0; w /= 2) {
+    if (tid < w)
+      for (int t = 0; t < g.k; t++)
+        sh[t][tid] = sh[t][tid] + sh[t][tid + w];
+    __syncthreads();
+  }
+  if (tid == 0)
+    for (int t = 0; t < g.k; t++)
+      partial[t * gridDim.x + blockIdx.x] = sh[t][0];
+}
+
+RRT_KERNEL_API(rrt_k_ilu0_mdot_partial)
+(rrt_stream s, int64_t n, rrt_vec_group g, const double *y, double *partial, int nblocks) {
+  RRT_LAUNCH(ilu0_mdot_partial_k, (unsigned)nblocks, ILU0_BLOCK, 0, s, n, g, y, partial);
+}
+
+__global__ void ilu0_maxpy_k(int64_t n, rrt_vec_group g, double *y) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = rrt_ilu0_maxpy_elem(y[i], &g, i);
+}
+
+RRT_KERNEL_API(rrt_k_ilu0_maxpy)(rrt_stream s, int64_t n, rrt_vec_group g, double *y) {
+  RRT_LAUNCH(ilu0_maxpy_k, ilu0_grid(n), ILU0_BLOCK, 0, s, n, g, y);
+}
+
 // Level analysis on the device (single pass per launch): a row whose
 // dependencies (columns before it in position for L, after it for U) all
 // have levels gets 1 + their maximum. Launched until nothing changes; the
