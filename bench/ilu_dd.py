@@ -13,8 +13,8 @@ ordering"). In one run:
      is a sensible preconditioner. A check row runs dd at np = k (one
      subdomain per rank) to show the same iterations.
   2. Parallel time: `ringrt ilu --solver none --repeat 10` at np 1 and 2
-     (one thread per rank), natural / dd / dd-color / multicolour:
-     refactorisation and apply medians, the levels.
+     (one thread per rank), natural / dd / dd-color (2 subdomains at both
+     rank counts) / multicolour: refactorisation and apply medians, levels.
 
 Usage: ilu_dd.py BUILD_DIR [--out FILE] [--quick] [--only iterations|timings]
                  [--problems P...];  ilu_dd.py --render FILE...  (several runs' tables merged).
@@ -161,11 +161,15 @@ def iterations(ringrt, name, source, a):
 
 
 def timings(ringrt, problem, np_):
-    """Factor / apply medians of --repeat 10 for each timed ordering."""
+    """Factor / apply medians of --repeat 10 for each timed ordering. dd runs
+    with --dd-blocks 2 at np 1 and 2: the same preconditioner (at np 2 the
+    subdomains are the ranks' row blocks), so the speedup compares like
+    with like."""
     out = {}
     for order in TIMED_ORDERS:
+        dd = ["--dd-blocks", "2"] if order.startswith("dd") else []
         j = ringrt_json(ringrt, ["--generate", problem, "--solver", "none", "--repeat", "10",
-                                 "--reorder", order], np_)
+                                 "--reorder", order] + dd, np_)
         out[order] = {k: j[k] for k in ("levels_l", "analysis_s", "refactor_s", "trisolve_s",
                                         "spmv_s")}
         print(problem, "np", np_, order, out[order], flush=True)
