@@ -28,7 +28,6 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
