@@ -32,7 +32,7 @@ typedef struct ilu_opts {
   rrt_krylov_method method;
   int no_solver, boost, f32;
   double tol, boost_tol, boost_value;
-  long maxit, restart, repeat;
+  long maxit, restart, repeat, dd_blocks;
 } ilu_opts;
 
 /* What a run holds: the context, this rank's rows, the matrix, the
@@ -68,8 +68,12 @@ static void usage(void) {
          "  --generate P        laplace2d:N | laplace3d:N | convdiff2d:N,PECLET\n"
          "  --pattern-values V  values of a pattern matrix: ones | laplacian (refused otherwise)\n"
          "  --rhs F             right-hand side, .npy (f8, n values) or .mtx vector (b = A*ones)\n"
-         "  --reorder O         natural | rcm | multicolor (natural). A reordering changes the\n"
-         "                      preconditioner (ILU(0) of P A P^T), not the system solved\n"
+         "  --reorder O         natural | rcm | multicolor | dd | dd-color (natural). A\n"
+         "                      reordering changes the preconditioner (ILU(0) of P A P^T),\n"
+         "                      not the system solved. dd: each subdomain's interior rows\n"
+         "                      first, the interface rows last (dd-color: interface coloured)\n"
+         "  --dd-blocks K       subdomains of dd: 0 = one per rank (0), K > 0 = a K-way split\n"
+         "                      of the rows, the same preconditioner for any rank count\n"
          "  --solver S          gmres | bicgstab | cg | none (gmres; none: factor only)\n"
          "  --tol X             relative residual ||b - A x|| / ||b|| to reach (1e-8)\n"
          "  --maxit N           iteration cap (1000)\n"
@@ -115,9 +119,12 @@ static int parse_option(rrt_app_common *c, const char *a, const char *next, ilu_
     }
   } else if (!strcmp(a, "--reorder")) {
     if (rrt_ilu_ordering_parse(next, &o->ordering)) {
-      rrt_app_usage_error(c, "--reorder is natural, rcm or multicolor, not '%s'", next);
+      rrt_app_usage_error(c, "--reorder is natural, rcm, multicolor, dd or dd-color, not '%s'",
+                          next);
       return 2;
     }
+  } else if (!strcmp(a, "--dd-blocks")) {
+    if (rrt_app_parse_long(c, a, next, 0, 1 << 20, &o->dd_blocks)) return 2;
   } else if (!strcmp(a, "--solver")) {
     if (!strcmp(next, "none"))
       o->no_solver = 1;
@@ -240,6 +247,7 @@ static int analyse_and_factor(ilu_run *run, const ilu_opts *o, int quiet, ilu_me
   io.ordering = o->ordering;
   io.boost = o->boost, io.boost_tol = o->boost_tol, io.boost_value = o->boost_value;
   io.factors_f32 = o->f32;
+  io.dd_blocks = (int)o->dd_blocks;
   double t0 = rrt_time_now();
   rrt_status st = rrt_ilu0_create(run->A, &io, &run->M);
   ms->analysis = max_over(run->ctx, rrt_time_now() - t0);
@@ -403,6 +411,10 @@ typedef struct ilu_rates {
   double nnz, spmv, tri, fac; /* global nonzeros; GFLOP/s of SpMV, L+U solves, factor */
 } ilu_rates;
 
+static int is_dd(rrt_ilu_ordering o) {
+  return o == RRT_ILU_ORDER_DD || o == RRT_ILU_ORDER_DD_COLOR;
+}
+
 static ilu_rates rates_of(const ilu_run *run, const ilu_measure *ms) {
   ilu_rates r;
   r.nnz = (double)rrt_sparse_global_nnz(run->A);
@@ -418,6 +430,9 @@ static void report_text(FILE *out, const ilu_run *run, const ilu_opts *o, const 
   fprintf(out, "ringrt ilu: %s  n %lld  nnz %.0f  ranks %d  backend %s  ordering %s  factors %s\n",
           src, (long long)run->n, r->nnz, run->P, rrt_backend_name(rrt_ctx_backend(run->ctx)),
           rrt_ilu_ordering_name(o->ordering), o->f32 ? "f32" : "f64");
+  if (is_dd(o->ordering))
+    fprintf(out, "  subdomains  %ld%s\n", o->dd_blocks ? o->dd_blocks : (long)run->P,
+            o->dd_blocks ? " (--dd-blocks)" : " (one per rank)");
   fprintf(out, "  levels      L %d  U %d  (rows per L level: min %lld, max %lld)\n", ms->nl, ms->nu,
           (long long)ms->hmin, (long long)ms->hmax);
   fprintf(out,
@@ -443,6 +458,7 @@ static void report_json(FILE *js, const ilu_run *run, const ilu_opts *o, const i
           "\"%s\", \"levels_l\": %d, \"levels_u\": %d",
           run->P, rrt_backend_name(rrt_ctx_backend(run->ctx)), rrt_ilu_ordering_name(o->ordering),
           o->f32 ? "f32" : "f64", ms->nl, ms->nu);
+  if (is_dd(o->ordering)) fprintf(js, ", \"dd_blocks\": %ld", o->dd_blocks);
   const struct {
     const char *key;
     double v;

@@ -25,8 +25,18 @@ extern "C" {
 
 typedef enum rrt_ilu_ordering {
   RRT_ILU_ORDER_NATURAL = 0,
-  RRT_ILU_ORDER_RCM,       /**< reverse Cuthill-McKee of the symmetrised graph */
-  RRT_ILU_ORDER_MULTICOLOR /**< greedy colouring, colours in order: few levels */
+  RRT_ILU_ORDER_RCM,        /**< reverse Cuthill-McKee of the symmetrised graph */
+  RRT_ILU_ORDER_MULTICOLOR, /**< greedy colouring, colours in order: few levels */
+  /** Domain decomposition: the interior rows of every subdomain first (in
+   *  natural order, subdomain after subdomain), then the interface rows
+   *  (coupled to another subdomain in the symmetrised pattern) in natural
+   *  order. Subdomains: options.dd_blocks. Ranks factor and solve their
+   *  interiors at the same time; only the interface is ordered across them. */
+  RRT_ILU_ORDER_DD,
+  /** RRT_ILU_ORDER_DD with the interface rows greedily coloured (sorted by
+   *  colour, then index): the interface is parallel too, at some cost in
+   *  iterations. */
+  RRT_ILU_ORDER_DD_COLOR
 } rrt_ilu_ordering;
 
 typedef struct rrt_ilu0_options {
@@ -43,10 +53,16 @@ typedef struct rrt_ilu0_options {
    *  Krylov solvers stay f64 (mixed precision: f32 preconditioner storage,
    *  f64 residuals). Default 0. */
   int factors_f32;
+  /** Subdomains of the dd orderings. 0 (default): one per rank, its row
+   *  block. k > 0: the nonzero-balanced k-way split of the rows (the blocks
+   *  rrt_sparse_partition gives k ranks), the same for every rank count, so
+   *  the preconditioner (and its factors, bit for bit) does not depend on
+   *  how many ranks run it. Ignored by the other orderings. */
+  int dd_blocks;
 } rrt_ilu0_options;
 
 #define RRT_ILU0_OPTIONS_INITIALIZER                                                               \
-  { sizeof(rrt_ilu0_options), RRT_ILU_ORDER_NATURAL, 0, 0.0, 1.0, 0 }
+  { sizeof(rrt_ilu0_options), RRT_ILU_ORDER_NATURAL, 0, 0.0, 1.0, 0, 0 }
 
 typedef struct rrt_ilu0 *rrt_ilu0_t;
 
@@ -125,7 +141,8 @@ RRT_API rrt_status rrt_krylov_solve(rrt_sparse_t A, rrt_ilu0_t M, const rrt_kryl
 /** Free the history of a result. */
 RRT_API void rrt_krylov_result_free(rrt_krylov_result *result);
 
-/** "gmres", "bicgstab", "cg" <-> method; "natural", "rcm", "multicolor" <-> ordering. */
+/** "gmres", "bicgstab", "cg" <-> method; "natural", "rcm", "multicolor", "dd",
+ *  "dd-color" <-> ordering ("multicolour", "dd-colour" are accepted too). */
 RRT_API const char *rrt_krylov_method_name(rrt_krylov_method method);
 RRT_API rrt_status rrt_krylov_method_parse(const char *name, rrt_krylov_method *method);
 RRT_API const char *rrt_ilu_ordering_name(rrt_ilu_ordering ordering);

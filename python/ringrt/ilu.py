@@ -30,7 +30,8 @@ P = ctypes.POINTER
 class _IluOptions(ctypes.Structure):
     """rrt_ilu0_options (include/ringrt/ilu.h)."""
     _fields_ = [("size", c_size_t), ("ordering", c_int), ("boost", c_int),
-                ("boost_tol", c_double), ("boost_value", c_double), ("factors_f32", c_int)]
+                ("boost_tol", c_double), ("boost_value", c_double), ("factors_f32", c_int),
+                ("dd_blocks", c_int)]
 
 
 class _KrylovOptions(ctypes.Structure):
@@ -115,23 +116,27 @@ class ILU0:
 
     Attributes:
         matrix: the :class:`SparseMatrix` it factors.
-        ordering: the elimination order (``"natural"``, ``"rcm"``, ``"multicolor"``).
+        ordering: the elimination order (``"natural"``, ``"rcm"``, ``"multicolor"``,
+            ``"dd"``, ``"dd-color"``).
         result: the :class:`KrylovResult` of the last :meth:`solve` (None before).
     """
 
     def __init__(self, A: SparseMatrix, ordering: str = "natural", boost: Any = None,
-                 factors_f32: bool = False):
+                 factors_f32: bool = False, dd_blocks: int = 0):
         self.matrix, self.ctx = A, A.ctx
         self.result: Optional[KrylovResult] = None
         L = lib()
         op = "ringrt.ilu0"
         order, problem = _parse(L.rrt_ilu_ordering_parse, ordering, "ordering",
-                                "'natural', 'rcm', 'multicolor'")
+                                "'natural', 'rcm', 'multicolor', 'dd', 'dd-color'")
         on, tol, value, boost_problem = _boost(boost)
-        self.ctx.agree(problem or boost_problem, op)
+        blocks_problem = None
+        if not isinstance(dd_blocks, (int, np.integer)) or not 0 <= dd_blocks <= 1 << 20:
+            blocks_problem = f"dd_blocks must be an integer in [0, {1 << 20}], got {dd_blocks!r}"
+        self.ctx.agree(problem or boost_problem or blocks_problem, op)
         self.ordering = L.rrt_ilu_ordering_name(order).decode()
         opts = _IluOptions(ctypes.sizeof(_IluOptions), order, on, tol, value,
-                           int(bool(factors_f32)))
+                           int(bool(factors_f32)), int(dd_blocks))
         out = c_void_p()
         self.ctx.check(L.rrt_ilu0_create(A.handle, ctypes.byref(opts), ctypes.byref(out)),
                        "rrt_ilu0_create")
@@ -225,19 +230,24 @@ class ILU0:
 
 
 def ilu0(A: Any, ordering: str = "natural", boost: Any = None, factors_f32: bool = False,
-         ctx: Optional[Context] = None) -> ILU0:
+         ctx: Optional[Context] = None, dd_blocks: int = 0) -> ILU0:
     """The exact global ILU(0) of A (collective).
 
     Args:
         A: a :class:`SparseMatrix`, or a ``scipy.sparse`` matrix made into one
             (see :class:`SparseMatrix` for the whole and rows layouts).
-        ordering: ``"natural"``, ``"rcm"`` or ``"multicolor"`` (a reordering
-            changes the preconditioner, not the system the solvers see).
+        ordering: ``"natural"``, ``"rcm"``, ``"multicolor"``, ``"dd"`` or
+            ``"dd-color"`` (a reordering changes the preconditioner, not the
+            system the solvers see; dd: each subdomain's interior rows first,
+            the interface rows last, see docs/ilu.md).
         boost: None (off), a tolerance ``tol`` or ``(tol, value)``: pivots
             with ``|u_ii| <= tol`` become ``value`` (default 1.0).
         factors_f32: apply with the factors rounded to float32 (vectors and
             arithmetic stay float64).
         ctx: the context when ``A`` is a scipy matrix (default: the default context).
+        dd_blocks: subdomains of the dd orderings: 0 = one per rank, k > 0 =
+            the nonzero-balanced k-way split of the rows (the same
+            preconditioner for any rank count).
 
     Returns:
         An :class:`ILU0`, factored.
@@ -246,7 +256,7 @@ def ilu0(A: Any, ordering: str = "natural", boost: Any = None, factors_f32: bool
         ringrt.errors.Singular: on every rank for a row without a diagonal
             entry or a zero pivot, naming the global row.
     """
-    return ILU0(_as_matrix(A, ctx), ordering, boost, factors_f32)
+    return ILU0(_as_matrix(A, ctx), ordering, boost, factors_f32, dd_blocks)
 
 
 def krylov_solve(A: Any, b: Any, M: Optional[ILU0] = None, method: str = "gmres",

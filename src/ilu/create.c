@@ -31,9 +31,15 @@ static rrt_status read_options(rrt_ctx_t ctx, const rrt_ilu0_options *options,
   char msg[256];
   if (rrt_options_import(&ilu0_options_layout, options, opt, msg, sizeof msg) != RRT_SUCCESS)
     return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, OPC, "%s", msg));
-  if (opt->ordering < RRT_ILU_ORDER_NATURAL || opt->ordering > RRT_ILU_ORDER_MULTICOLOR)
+  if (opt->ordering < RRT_ILU_ORDER_NATURAL || opt->ordering > RRT_ILU_ORDER_DD_COLOR)
     return rrt_agree(
         ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, OPC, "ordering %d unknown", (int)opt->ordering));
+  int dd = opt->ordering == RRT_ILU_ORDER_DD || opt->ordering == RRT_ILU_ORDER_DD_COLOR;
+  if (dd && (opt->dd_blocks < 0 || opt->dd_blocks > RRT_ILU0_DD_BLOCKS_MAX))
+    return rrt_agree(ctx,
+                     rrt_error(ctx, RRT_ERR_INVALID_ARG, OPC,
+                               "dd_blocks %d out of range (0: one subdomain per rank, or 1 to %d)",
+                               opt->dd_blocks, RRT_ILU0_DD_BLOCKS_MAX));
   return RRT_SUCCESS;
 }
 
@@ -105,7 +111,8 @@ rrt_status rrt_ilu0_destroy(rrt_ilu0_t M) {
   if (!M) return RRT_SUCCESS;
   rrt_ctx_t ctx = M->ctx;
   rrt_halo_free(ctx, &M->hf), rrt_halo_free(ctx, &M->hl), rrt_halo_free(ctx, &M->hu);
-  free(M->pos_ext), free(M->lr), free(M->ur), free(M->fcol), free(M->fperm), free(M->gofs);
+  free(M->pos_ext), free(M->phase_start), free(M->lr), free(M->ur), free(M->fcol), free(M->fperm),
+      free(M->gofs);
   free(M->piv), free(M->pair_dst), free(M->pair_src), free(M->pair_ptr), free(M->h_v);
   free(M->h_diag);
   rrt_free(ctx, M->d_didx), rrt_free(ctx, M->d_diag);

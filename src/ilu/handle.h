@@ -8,6 +8,7 @@
  *
  * Files: create.c (rrt_ilu0_create in phases, destroy, queries),
  * setup.c (helpers of the phases), ordering.c (positions, ordering names),
+ * ordering_dd.c (the domain-decomposition orderings),
  * analysis.c (factor storage order, ghost requests, U rows of ghosts,
  * update pairs), levels.c (level sets, schedule lists, coarse levels),
  * plans.c (message plans, halos, backend copies), factor.c
@@ -32,6 +33,8 @@ extern "C" {
 #define RRT_ILU0_OP_ANALYSIS(phase) "ilu0 analysis: " phase
 /* Average rows per level below which one cpu rank sweeps sequentially. */
 #define RRT_ILU0_SEQ_ROWS_PER_LEVEL 8192
+/* Most subdomains options.dd_blocks may ask for (sched/dd_order.h). */
+#define RRT_ILU0_DD_BLOCKS_MAX (1 << 20)
 
 struct rrt_ilu0 {
   rrt_sparse_t A;
@@ -40,6 +43,13 @@ struct rrt_ilu0 {
   rrt_ilu0_options opt;
   int64_t nloc, next, nnz, nval;
   int64_t *pos_ext; /* position of every extended row */
+  /* Phases of the elimination order (dd orderings; otherwise nphase = 0):
+   * phase j holds the positions phase_start[j] .. phase_start[j + 1] - 1
+   * (the last to n - 1), e.g. the interiors, then the interface (or each
+   * colour of it). On several cpu ranks a phase is one coarse schedule level
+   * (levels.c), so ranks sweep their interiors at the same time. */
+  int nphase;
+  int64_t *phase_start;
   /* Factor storage (value indices): the L parts of all local rows first
    * (row i: lr[2i] .. lr[2i+1]), then the diagonal and U parts (row i:
    * diagonal at ur[2i], U from ur[2i] + 1 to ur[2i+1]), then the U rows of
@@ -98,6 +108,12 @@ rrt_status rrt_ilu0_upload(rrt_ctx_t ctx, void **dst, const void *src, size_t by
 /* ordering.c */
 /** Position of every extended row in the elimination order (M->pos_ext). Collective. */
 rrt_status rrt_ilu0_positions(rrt_ilu0_t M);
+
+/* ordering_dd.c */
+/** Positions of the dd orderings (M->pos_ext) and their phases, from the
+ *  local rows, the ghost lists and exchanged counts (the coloured interface
+ *  also gathers the interface pattern). Collective. */
+rrt_status rrt_ilu0_dd_positions(rrt_ilu0_t M);
 
 /* analysis.c */
 /** Factor storage order (lr, ur, fcol, fperm, porder, rorder) and the agreed

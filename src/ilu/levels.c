@@ -180,26 +180,64 @@ static rrt_status level_lists(rrt_ilu0_t M, int side, const int32_t *lev, int re
   return RRT_SUCCESS;
 }
 
+/* Coarse schedule level of extended row x: the phase of its position
+ * (M->phase_start; 1 without phases), counted from the last phase for U. */
+static int32_t coarse_level(rrt_ilu0_t M, int side, int64_t x) {
+  int nph = M->nphase > 0 ? M->nphase : 1, lo = 0, hi = nph - 1;
+  while (lo < hi) { /* the last phase starting at or before pos_ext[x] */
+    int mid = (lo + hi + 1) / 2;
+    if (M->phase_start[mid] <= M->pos_ext[x])
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return side == 0 ? lo + 1 : nph - lo;
+}
+
+/* Whether every remote row the side's sweep reads comes from a lower rank
+ * (L; higher for U), or else from an earlier schedule level than each row
+ * reading it (the dd orderings' interface colours, subdomains split over
+ * ranks): the condition of coarse levels below. */
+static int remote_reads_ordered(rrt_ilu0_t M, int side, const int32_t *gflag) {
+  rrt_sparse_t A = M->A;
+  int rank = M->ctx->rank, by_rank = 1;
+  for (int64_t g = 0; g < A->nghost && by_rank; g++)
+    if (gflag[g] & (1 << side))
+      by_rank = side == 0 ? A->ghost_owner[g] < rank : A->ghost_owner[g] > rank;
+  if (by_rank || M->nphase <= 1) return by_rank;
+  for (int64_t i = 0; i < M->nloc; i++)
+    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+      int32_t e = A->col_ext[p];
+      if (e < M->nloc || (M->pos_ext[e] < M->pos_ext[i]) != (side == 0)) continue;
+      int32_t owner = A->ghost_owner[e - M->nloc];
+      if (coarse_level(M, side, e) < coarse_level(M, side, i)) continue;
+      if (side == 0 ? owner >= rank : owner <= rank) return 0;
+    }
+  return 1;
+}
+
 /* Coarse schedule levels (host-sequential kernels, several ranks, small
- * levels): B consecutive levels form one schedule level, processed
- * sequentially in elimination order (valid: a row's dependencies have
- * smaller positions and levels) with the cache-friendly sweeps of one rank,
- * and exchanged once. Only when every rank depends on lower ranks alone for
- * L (higher for U), as natural order on row blocks does: a message may then
- * be needed in the level that produces it (receives are posted ahead)
- * without a cycle. B is all the levels: each rank sweeps its rows once,
- * after the ranks it depends on. Measured on laplace2d:1000 / laplace3d:100
- * at 2 ranks, this beat every pipelined B tried (18 to 124 levels per
- * schedule level): a band of levels visits short runs of rows all over the
- * block, and that cost more than the overlap gained (see docs/ilu.md).
- * *B = 1: keep the levels. Collective (every rank must agree on B). */
+ * levels): all the levels of a phase of the elimination order (the whole
+ * order, unless a dd ordering splits it into interiors and interface) form
+ * one schedule level, processed sequentially in elimination order (valid:
+ * a row's dependencies have smaller positions, and phases follow the
+ * positions) with the cache-friendly sweeps of one rank, and exchanged
+ * once. Only when every remote row a rank reads comes from an earlier
+ * schedule level, or from a lower rank (L; higher for U) in the same one,
+ * as natural order on row blocks and the dd orderings give: a message may
+ * then be needed in the level that produces it (receives are posted ahead)
+ * without a cycle. So each rank sweeps its rows once per phase, after the
+ * ranks it depends on; the dd interiors need nothing remote and run at the
+ * same time. Measured on laplace2d:1000 / laplace3d:100 at 2 ranks in
+ * natural order, one schedule level beat every pipelined band of B levels
+ * tried (18 to 124): a band visits short runs of rows all over the block,
+ * and that cost more than the overlap gained (see docs/ilu.md).
+ * *B = 1: keep the levels, else the level count (a flag). Collective. */
 static rrt_status coarse_factor(rrt_ilu0_t M, int side, const int32_t *gflag, int *B) {
   rrt_sparse_t A = M->A;
   rrt_ctx_t ctx = M->ctx;
   int32_t ok = M->k->factor_seq != NULL && ctx->size > 1, all = 0;
-  for (int64_t g = 0; g < A->nghost && ok; g++)
-    if (gflag[g] & (1 << side))
-      ok = side == 0 ? A->ghost_owner[g] < ctx->rank : A->ghost_owner[g] > ctx->rank;
+  ok = ok && remote_reads_ordered(M, side, gflag);
   /* small levels: the same test as the one-rank sequential sweep */
   int64_t rows = A->n / (M->nlev[side] > 0 ? M->nlev[side] : 1);
   ok = ok && (ctx->threads <= 1 || rows < RRT_ILU0_SEQ_ROWS_PER_LEVEL);
@@ -241,9 +279,9 @@ rrt_status rrt_ilu0_schedule(rrt_ilu0_t M, rrt_ilu0_setup *S) {
     RRT_CHECK(level_lists(M, side, S->lev[side], 1));
     RRT_CHECK(coarse_factor(M, side, S->gflag, &M->coarse[side]));
     if (M->coarse[side] > 1) {
-      /* schedule levels of local and ghost rows alike (B is global) */
+      /* schedule levels of local and ghost rows alike (phases are global) */
       for (int64_t x = 0; x < M->next; x++)
-        if (S->lev[side][x] > 0) S->lev[side][x] = (S->lev[side][x] - 1) / M->coarse[side] + 1;
+        if (S->lev[side][x] > 0) S->lev[side][x] = coarse_level(M, side, x);
       RRT_CHECK(level_lists(M, side, S->lev[side], 0));
     }
   }

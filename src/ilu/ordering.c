@@ -1,5 +1,6 @@
 /* ILU(0) orderings: the position of every row in the elimination order
- * (natural, RCM, multicolour), and the ordering names. */
+ * (natural, RCM, multicolour; the dd orderings are in ordering_dd.c), and
+ * the ordering names. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,8 @@ rrt_status rrt_ilu0_positions(rrt_ilu0_t M) {
       M->pos_ext[e] = rrt_sparse_ext_global(A, e);
     return RRT_SUCCESS;
   }
+  if (M->opt.ordering == RRT_ILU_ORDER_DD || M->opt.ordering == RRT_ILU_ORDER_DD_COLOR)
+    return rrt_ilu0_dd_positions(M);
   int64_t *gpos = NULL;
   RRT_CHECK(global_positions(M, &gpos));
   for (int64_t e = 0; e < M->next; e++)
@@ -96,7 +99,13 @@ rrt_status rrt_ilu0_positions(rrt_ilu0_t M) {
 }
 
 const char *rrt_ilu_ordering_name(rrt_ilu_ordering o) {
-  return o == RRT_ILU_ORDER_RCM ? "rcm" : o == RRT_ILU_ORDER_MULTICOLOR ? "multicolor" : "natural";
+  switch (o) {
+  case RRT_ILU_ORDER_RCM: return "rcm";
+  case RRT_ILU_ORDER_MULTICOLOR: return "multicolor";
+  case RRT_ILU_ORDER_DD: return "dd";
+  case RRT_ILU_ORDER_DD_COLOR: return "dd-color";
+  default: return "natural";
+  }
 }
 
 rrt_status rrt_ilu_ordering_parse(const char *name, rrt_ilu_ordering *o) {
@@ -106,6 +115,10 @@ rrt_status rrt_ilu_ordering_parse(const char *name, rrt_ilu_ordering *o) {
     *o = RRT_ILU_ORDER_RCM;
   else if (!strcmp(name, "multicolor") || !strcmp(name, "multicolour"))
     *o = RRT_ILU_ORDER_MULTICOLOR;
+  else if (!strcmp(name, "dd"))
+    *o = RRT_ILU_ORDER_DD;
+  else if (!strcmp(name, "dd-color") || !strcmp(name, "dd-colour"))
+    *o = RRT_ILU_ORDER_DD_COLOR;
   else
     return RRT_ERR_INVALID_ARG;
   return RRT_SUCCESS;

@@ -69,6 +69,29 @@ def check_exact(ctx: ringrt.Context, self_ctx: ringrt.Context) -> None:
         M.close(), M1.close()
 
 
+def check_dd(ctx: ringrt.Context, self_ctx: ringrt.Context) -> None:
+    """The dd orderings: a solve converges; with dd_blocks = 3 the factors and
+    the apply are bitwise a one-rank run's (the subdomains do not follow the
+    ranks); a bad dd_blocks is an error on every rank."""
+    A = convdiff2d(N)
+    b = A @ np.linspace(1.0, 2.0, N * N)
+    ref = spsolve(A.tocsc(), b)
+    for ordering in ("dd", "dd-color"):
+        M, M1 = (ringrt.ilu0(A, ordering=ordering, dd_blocks=3, ctx=c) for c in (ctx, self_ctx))
+        assert M.ordering == ordering
+        assert np.array_equal(M.factors().data, M1.factors().data), "factors differ from one rank's"
+        assert np.array_equal(M.apply(b), M1.apply(b)), "apply differs from one rank's"
+        x = M.solve(b, rtol=1e-10)
+        assert M.result.converged and rel(x, ref) < 1e-7, (ordering, M.result)
+        M.close(), M1.close()
+    Md = ringrt.ilu0(A, ordering="dd", ctx=ctx)  # one subdomain per rank
+    x = Md.solve(b, rtol=1e-10)
+    assert Md.result.converged and rel(x, ref) < 1e-7, Md.result
+    Md.close()
+    rrt_testing.raises(errors.InvalidArgument, lambda: ringrt.ilu0(
+        A, ordering="dd", dd_blocks=-1, ctx=ctx), match="dd_blocks")
+
+
 def check_rows_layout(ctx: ringrt.Context) -> None:
     """Each rank passes its own rows (an uneven split): local vectors."""
     A = convdiff2d(N)
@@ -175,6 +198,7 @@ def main() -> None:
         assert ctx.backend == backend
         check_solve(ctx)
         check_exact(ctx, self_ctx)
+        check_dd(ctx, self_ctx)
         check_rows_layout(ctx)
         check_input_not_modified(ctx)
         check_errors(ctx)
