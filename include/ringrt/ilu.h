@@ -133,8 +133,9 @@ typedef void (*rrt_krylov_monitor_fn)(int it, double rnorm, void *user);
 /** A user operator (y = A x) or preconditioner (y = M^-1 x), called
  *  collectively on every rank: x and y are local_rows doubles in backend
  *  memory, in the row layout of the solve's matrix. Return 0 on success;
- *  any other value on any rank fails the solve with RRT_ERR_INTERNAL on
- *  every rank (agreed at the next reduction, no extra messages). */
+ *  any other value fails the solve on every rank (agreed at the next
+ *  reduction, no extra messages): RRT_ERR_INVALID_ARG where it failed, with
+ *  the value and the rank in the message, RRT_ERR_REMOTE elsewhere. */
 typedef int (*rrt_krylov_apply_fn)(const double *x, double *y, void *user);
 
 typedef struct rrt_krylov_options {
