@@ -17,10 +17,13 @@ static rrt_status precond_norm(rrt_krylov_solver *s, const double *r, double *z,
   return rrt_vec_norm(&s->v, s->left ? z : r, mnorm);
 }
 
-/* Stop on a curvature that is not positive: NaN/Inf, or indefinite. */
-static int not_positive(rrt_krylov_solver *s, double d, rrt_krylov_reason indefinite) {
+/* Stop on a curvature that is not positive: NaN/Inf, or indefinite. The
+ * iteration that found it counts, as in PETSc's KSPCG (it has no norm in
+ * the history). */
+static int not_positive(rrt_krylov_solver *s, double d, rrt_krylov_reason indefinite, int *it) {
   if (d > 0.0) return 0;
   s->reason = isfinite(d) ? indefinite : RRT_KRYLOV_DIVERGED_NANORINF;
+  (*it)++;
   return 1;
 }
 
@@ -46,11 +49,11 @@ rrt_status rrt_krylov_cg(rrt_krylov_solver *s, const double *b, double *x) {
       s->reason = RRT_KRYLOV_DIVERGED_ITS;
       break;
     }
-    if (not_positive(s, rz, RRT_KRYLOV_DIVERGED_INDEFINITE_PC)) break;
+    if (not_positive(s, rz, RRT_KRYLOV_DIVERGED_INDEFINITE_PC, &it)) break;
     double pq;
     RRT_CHECK_GOTO(rrt_krylov_op(s, p, q), st, done);
     RRT_CHECK_GOTO(rrt_vec_dot(vs, p, q, &pq), st, done);
-    if (not_positive(s, pq, RRT_KRYLOV_DIVERGED_INDEFINITE_MAT)) break;
+    if (not_positive(s, pq, RRT_KRYLOV_DIVERGED_INDEFINITE_MAT, &it)) break;
     double alpha = rz / pq;
     RRT_CHECK_GOTO(rrt_vec_axpby(vs, alpha, p, 1.0, x), st, done);
     RRT_CHECK_GOTO(rrt_vec_axpby(vs, -alpha, q, 1.0, r), st, done);
