@@ -135,7 +135,9 @@ typedef void (*rrt_krylov_monitor_fn)(int it, double rnorm, void *user);
  *  memory, in the row layout of the solve's matrix. Return 0 on success;
  *  any other value fails the solve on every rank (agreed at the next
  *  reduction, no extra messages): RRT_ERR_INVALID_ARG where it failed, with
- *  the value and the rank in the message, RRT_ERR_REMOTE elsewhere. */
+ *  the value and the rank in the message, RRT_ERR_REMOTE elsewhere. A
+ *  failing callback must still take part in any communication of its own
+ *  that the other ranks' calls do. */
 typedef int (*rrt_krylov_apply_fn)(const double *x, double *y, void *user);
 
 typedef struct rrt_krylov_options {
@@ -178,7 +180,8 @@ typedef struct rrt_krylov_result {
   double rnorm;    /**< the last monitored residual norm (right: unpreconditioned) */
   double *history; /**< monitored residual norm per iteration, history[0] = initial (at a GMRES
                         restart: the residual computed afresh, as PETSc's); malloc'd */
-  int history_len; /**< iterations + 1 */
+  int history_len; /**< iterations + 1 (a CG stop on an indefinite curvature counts the
+                        iteration it happened in, as PETSc, without a norm for it) */
   /* ---- fields appended later: filled only when the options struct passed
    * to rrt_krylov_solve is non-NULL and has this header's size (a program
    * built against an older header has the shorter result) ---- */
