@@ -292,7 +292,9 @@ def krylov_solve(A: Any, b: Any, M: Optional[ILU0] = None, method: str = "gmres"
         ctx: the context when A is a scipy matrix and M is None.
         side: ``"right"`` (monitored norm ``||b - A x||``) or ``"left"``
             (``||M^-1 (b - A x)||``, PETSc's default); fgmres is right only.
-        monitor: ``monitor(it, rnorm)`` called on every rank each iteration.
+        monitor: ``monitor(it, rnorm)`` called on every rank each iteration
+            (``result.history`` holds the same norms); an exception it raises
+            is printed by ctypes and does not stop the solve.
 
     Returns:
         ``(x, result)``: x in A's layout and a :class:`KrylovResult`. On a
