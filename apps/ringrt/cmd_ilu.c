@@ -5,9 +5,10 @@
  * the rows of its nonzero-balanced block; generated problems are built row
  * block by row block (ilu_files.c). Without --rhs, b = A * ones. Reports the
  * levels, the analysis/factor/solve times (max over ranks), iterations,
- * convergence, the true residual ||b - A x|| / ||b||, and GFLOP/s of SpMV, of
- * the triangular solves and of the factorisation. Exit 3 when the solve does
- * not converge (RRT_EXIT_NOT_CONVERGED, app.h).
+ * convergence (PETSc's reason names), the true residual ||b - A x|| / ||b||,
+ * and GFLOP/s of SpMV, of the triangular solves and of the factorisation.
+ * Exit 3 when the solve stops with a diverged reason (RRT_EXIT_NOT_CONVERGED,
+ * app.h: iteration limit, dtol, breakdown, indefinite, NaN/Inf).
  *
  * Phases of rrt_cmd_ilu: parse options, read the problem, analyse and
  * factor (timed refactorisations), set up b, time the kernels, solve, write
@@ -26,12 +27,13 @@
 #include "ringrt/ilu.h"
 
 typedef struct ilu_opts {
-  const char *matrix, *generate, *rhs, *factors_out, *x_out, *matrix_out;
+  const char *matrix, *generate, *rhs, *x0, *factors_out, *x_out, *matrix_out;
   rrt_mm_pattern_values pattern;
   rrt_ilu_ordering ordering;
   rrt_krylov_method method;
-  int no_solver, boost, f32;
-  double tol, boost_tol, boost_value;
+  rrt_krylov_side side;
+  int no_solver, boost, f32, monitor;
+  double tol, atol, dtol, boost_tol, boost_value;
   long maxit, restart, repeat, dd_blocks;
 } ilu_opts;
 
@@ -47,6 +49,7 @@ typedef struct ilu_run {
   rrt_sparse_t A;
   rrt_ilu0_t M;
   double *db, *dx, *dt, *hb; /* backend b, x, a work vector; host b */
+  double *hx0;               /* host x0 (--x0), or NULL */
   size_t vb;                 /* bytes of one local vector (+1 element) */
   rrt_krylov_result res;
   char err[1024];
@@ -74,10 +77,19 @@ static void usage(void) {
          "                      first, the interface rows last (dd-color: interface coloured)\n"
          "  --dd-blocks K       subdomains of dd: 0 = one per rank (0), K > 0 = a K-way split\n"
          "                      of the rows, the same preconditioner for any rank count\n"
-         "  --solver S          gmres | bicgstab | cg | none (gmres; none: factor only)\n"
-         "  --tol X             relative residual ||b - A x|| / ||b|| to reach (1e-8)\n"
+         "  --solver S          gmres | fgmres | bicgstab | cg | none (gmres; none: factor only)\n"
+         "  --tol X             relative tolerance rtol (1e-8): converged when the monitored\n"
+         "                      residual norm <= max(rtol ||b||, atol) (||M^-1 b|| on the left)\n"
+         "  --atol X            absolute tolerance (0)\n"
+         "  --dtol X            diverged when the monitored norm >= dtol ||b|| (1e4, PETSc's)\n"
          "  --maxit N           iteration cap (1000)\n"
-         "  --restart N         GMRES restart length (30)\n"
+         "  --restart N         GMRES / FGMRES restart length (30)\n"
+         "  --side S            right | left (right): the monitored norm is ||b - A x|| on\n"
+         "                      the right, ||M^-1 (b - A x)|| on the left (CG: only the norm)\n"
+         "  --x0 F              initial guess, .npy or .mtx vector like --rhs; 'zero' (the\n"
+         "                      default) starts from x = 0\n"
+         "  --monitor           print the monitored residual norm each iteration on rank 0,\n"
+         "                      as PETSc's -ksp_monitor ('  5 KSP Residual norm 1.2e-03')\n"
          "  --boost TOL,VALUE   replace pivots with |u_ii| <= TOL by VALUE (off)\n"
          "  --factor-precision P  f64 | f32 (f64). f32: the preconditioner keeps its factors\n"
          "                      in f32 (factored in f64, then rounded; half the memory\n"
@@ -87,8 +99,13 @@ static void usage(void) {
          "  --factors-out F     write the combined LU factors (Matrix Market, original order)\n"
          "  --x-out F           write the solution (.npy, f8)\n"
          "  --matrix-out F      write A itself (Matrix Market), e.g. a generated problem\n\n"
+         "The report names why the solve stopped with PETSc's KSPConvergedReason names\n"
+         "(CONVERGED_RTOL, CONVERGED_ATOL, DIVERGED_ITS, DIVERGED_DTOL, DIVERGED_BREAKDOWN,\n"
+         "DIVERGED_INDEFINITE_PC, DIVERGED_INDEFINITE_MAT, DIVERGED_NANORINF). On a\n"
+         "DIVERGED reason x is the iterate with the smallest true residual seen (at worst x0).\n\n"
          "Exit status 1 when the factorisation fails (zero pivot names the row), 3 when the\n"
-         "solve does not converge (the outputs and the report are still written).\n\n%s%s",
+         "solve stops with a DIVERGED reason (the outputs and the report are still written).\n\n"
+         "%s%s",
          rrt_app_common_help, rrt_app_exit_help);
 }
 
@@ -102,6 +119,8 @@ static int parse_option(rrt_app_common *c, const char *a, const char *next, ilu_
     o->generate = next;
   else if (!strcmp(a, "--rhs"))
     o->rhs = next;
+  else if (!strcmp(a, "--x0"))
+    o->x0 = strcmp(next, "zero") ? next : NULL;
   else if (!strcmp(a, "--factors-out"))
     o->factors_out = next;
   else if (!strcmp(a, "--x-out"))
@@ -129,13 +148,20 @@ static int parse_option(rrt_app_common *c, const char *a, const char *next, ilu_
     if (!strcmp(next, "none"))
       o->no_solver = 1;
     else if (rrt_krylov_method_parse(next, &o->method)) {
-      rrt_app_usage_error(c, "--solver is gmres, bicgstab, cg or none, not '%s'", next);
+      rrt_app_usage_error(c, "--solver is gmres, fgmres, bicgstab, cg or none, not '%s'", next);
       return 2;
     }
-  } else if (!strcmp(a, "--tol")) {
-    if (rrt_app_parse_double(c, a, next, &o->tol)) return 2;
-    if (!(o->tol >= 0)) {
-      rrt_app_usage_error(c, "--tol '%s' is negative", next);
+  } else if (!strcmp(a, "--side")) {
+    if (strcmp(next, "left") && strcmp(next, "right")) {
+      rrt_app_usage_error(c, "--side is left or right, not '%s'", next);
+      return 2;
+    }
+    o->side = !strcmp(next, "left") ? RRT_KRYLOV_SIDE_LEFT : RRT_KRYLOV_SIDE_RIGHT;
+  } else if (!strcmp(a, "--tol") || !strcmp(a, "--atol") || !strcmp(a, "--dtol")) {
+    double *v = !strcmp(a, "--tol") ? &o->tol : !strcmp(a, "--atol") ? &o->atol : &o->dtol;
+    if (rrt_app_parse_double(c, a, next, v)) return 2;
+    if (v == &o->dtol ? !(*v > 0) : !(*v >= 0)) {
+      rrt_app_usage_error(c, "%s '%s' is %s", a, next, v == &o->dtol ? "not positive" : "negative");
       return 2;
     }
   } else if (!strcmp(a, "--maxit")) {
@@ -172,6 +198,10 @@ static int parse(int argc, char **argv, ilu_opts *o, rrt_app_common *c) {
       if (c->rank == 0) usage();
       return 1;
     }
+    if (!strcmp(a, "--monitor")) {
+      o->monitor = 1;
+      continue;
+    }
     int r = rrt_app_common_option(c, argc, argv, &i);
     if (r < 0) return 2;
     if (r > 0) continue;
@@ -184,6 +214,10 @@ static int parse(int argc, char **argv, ilu_opts *o, rrt_app_common *c) {
   }
   if (!o->matrix == !o->generate) {
     rrt_app_usage_error(c, "give exactly one of --matrix or --generate (see --help)");
+    return 2;
+  }
+  if (o->method == RRT_KRYLOV_FGMRES && o->side == RRT_KRYLOV_SIDE_LEFT) {
+    rrt_app_usage_error(c, "--solver fgmres is right preconditioned only (--side right)");
     return 2;
   }
   return 0;
@@ -287,8 +321,20 @@ static void level_summary(const ilu_run *run, ilu_measure *ms) {
   free(hist);
 }
 
-/* The vectors, and b: from --rhs (a failure anywhere fails all ranks) or
- * A * ones. Returns 0 or 1. */
+/* One vector file (--rhs, --x0) into this rank's rows of h; a failure
+ * anywhere fails all ranks. Returns 0 or 1 (message on rank 0). */
+static int load_vector(ilu_run *run, const char *path, double *h) {
+  int bad =
+      rrt_app_ilu_load_rhs(path, run->n, run->r0, run->loc.nrows, h, run->err, sizeof(run->err));
+  if (rrt_app_any_rank(run->ctx, bad)) {
+    if (run->rank == 0)
+      rrt_app_error(run->com, "%s", bad ? run->err : "a vector file failed on another rank");
+    return 1;
+  }
+  return 0;
+}
+
+/* The vectors, b from --rhs or A * ones, and --x0. Returns 0 or 1. */
 static int setup_rhs(ilu_run *run, const ilu_opts *o) {
   const int64_t m = run->loc.nrows;
   run->vb = ((size_t)m + 1) * sizeof(double);
@@ -299,13 +345,12 @@ static int setup_rhs(ilu_run *run, const ilu_opts *o) {
     if (run->rank == 0) rrt_app_error(run->com, "out of memory for vectors");
     return 1;
   }
+  if (o->x0 && (!(run->hx0 = malloc(run->vb)) || load_vector(run, o->x0, run->hx0))) {
+    if (!run->hx0 && run->rank == 0) rrt_app_error(run->com, "out of memory for --x0");
+    return 1;
+  }
   if (o->rhs) {
-    int bad = rrt_app_ilu_load_rhs(o->rhs, run->n, run->r0, m, run->hb, run->err, sizeof(run->err));
-    if (rrt_app_any_rank(run->ctx, bad)) {
-      if (run->rank == 0)
-        rrt_app_error(run->com, "%s", bad ? run->err : "rhs failed on another rank");
-      return 1;
-    }
+    if (load_vector(run, o->rhs, run->hb)) return 1;
     rrt_memcpy_to_backend(run->ctx, run->db, run->hb, (size_t)m * sizeof(double));
   } else {
     for (int64_t i = 0; i < m; i++)
@@ -362,15 +407,34 @@ static double true_residual(ilu_run *run) {
   return bn > 0 ? rn / bn : rn;
 }
 
-/* The preconditioned Krylov solve from x = 0 (x stays 0 with --solver
- * none). Returns 0 or 1. */
-static int solve(ilu_run *run, const ilu_opts *o, int quiet, ilu_measure *ms) {
+/* --monitor: PETSc's -ksp_monitor line on rank 0 (KSPMonitorResidual's
+ * format, its trailing space included). */
+typedef struct ilu_monitor {
+  FILE *out;
+  int rank;
+} ilu_monitor;
+
+static void monitor_line(int it, double rnorm, void *user) {
+  const ilu_monitor *m = user;
+  if (m->rank == 0) fprintf(m->out, "%3d KSP Residual norm %14.12e \n", it, rnorm);
+}
+
+/* The preconditioned Krylov solve from x0 (--x0, else 0; x stays so with
+ * --solver none). Returns 0 or 1. */
+static int solve(ilu_run *run, const ilu_opts *o, rrt_app_common *c, ilu_measure *ms) {
   ms->solve = 0.0, ms->true_rel = NAN;
-  rrt_memset(run->ctx, run->dx, 0, (size_t)run->loc.nrows * sizeof(double));
+  size_t bytes = (size_t)run->loc.nrows * sizeof(double);
+  if (run->hx0)
+    rrt_memcpy_to_backend(run->ctx, run->dx, run->hx0, bytes);
+  else
+    rrt_memset(run->ctx, run->dx, 0, bytes);
   if (o->no_solver) return 0;
   rrt_krylov_options ko = RRT_KRYLOV_OPTIONS_INITIALIZER;
   ko.method = o->method, ko.rtol = o->tol, ko.maxit = (int)o->maxit, ko.restart = (int)o->restart;
-  ko.progress = quiet ? 0 : 100;
+  ko.atol = o->atol, ko.dtol = o->dtol, ko.side = o->side;
+  ko.progress = c->quiet || o->monitor ? 0 : 100;
+  ilu_monitor mon = {rrt_app_text_stream(c), run->rank};
+  if (o->monitor) ko.monitor = monitor_line, ko.monitor_user = &mon;
   rrt_barrier(run->ctx);
   double t0 = rrt_time_now();
   rrt_status st = rrt_krylov_solve(run->A, run->M, &ko, run->db, run->dx, &run->res);
@@ -415,6 +479,10 @@ static int is_dd(rrt_ilu_ordering o) {
   return o == RRT_ILU_ORDER_DD || o == RRT_ILU_ORDER_DD_COLOR;
 }
 
+static const char *side_name(rrt_krylov_side side) {
+  return side == RRT_KRYLOV_SIDE_LEFT ? "left" : "right";
+}
+
 static ilu_rates rates_of(const ilu_run *run, const ilu_measure *ms) {
   ilu_rates r;
   r.nnz = (double)rrt_sparse_global_nnz(run->A);
@@ -441,9 +509,12 @@ static void report_text(FILE *out, const ilu_run *run, const ilu_opts *o, const 
   fprintf(out, "  spmv        %.6f s  %.3f GFLOP/s\n  trisolve    %.6f s  %.3f GFLOP/s (L and U)\n",
           ms->spmv, r->spmv, ms->apply, r->tri);
   if (!o->no_solver)
-    fprintf(out, "  solve       %s+ilu0  %d iterations  %.4f s  converged %s  true residual %.3e\n",
-            rrt_krylov_method_name(o->method), run->res.iterations, ms->solve,
-            run->res.converged ? "yes" : "no", ms->true_rel);
+    fprintf(out,
+            "  solve       %s+ilu0 (%s)  %d iterations  %.4f s  converged %s (%s)  true residual "
+            "%.3e\n",
+            rrt_krylov_method_name(o->method), side_name(o->side), run->res.iterations, ms->solve,
+            run->res.converged ? "yes" : "no", rrt_krylov_reason_name(run->res.reason),
+            ms->true_rel);
 }
 
 static void report_json(FILE *js, const ilu_run *run, const ilu_opts *o, const ilu_measure *ms,
@@ -471,12 +542,52 @@ static void report_json(FILE *js, const ilu_run *run, const ilu_opts *o, const i
   fprintf(js, ", \"solver\": \"%s\", \"iterations\": %d", rrt_krylov_method_name(o->method),
           run->res.iterations);
   rrt_app_json_field(js, "solve_s", ms->solve);
-  fprintf(js, ", \"converged\": %s", run->res.converged ? "true" : "false");
+  fprintf(js, ", \"side\": \"%s\", \"converged\": %s, \"reason\": \"%s\"", side_name(o->side),
+          run->res.converged ? "true" : "false", rrt_krylov_reason_name(run->res.reason));
   rrt_app_json_field(js, "true_residual", ms->true_rel);
 }
 
+/* The first non-finite entry of this rank's n values of h, as a global row
+ * (-1: none), the lowest over ranks. Collective. */
+static int64_t first_nonfinite(const ilu_run *run, const double *h) {
+  double mine = INFINITY, first = INFINITY;
+  for (int64_t i = 0; h && i < run->loc.nrows; i++)
+    if (!isfinite(h[i])) {
+      mine = (double)(run->r0 + i);
+      break;
+    }
+  if (rrt_host_allreduce(run->ctx, &mine, &first, 1, RRT_DTYPE_F64, RRT_OP_MIN) != RRT_SUCCESS)
+    return -1;
+  return isfinite(first) ? (int64_t)first : -1;
+}
+
+/* Why the solve failed, on rank 0; a NaN/Inf names its input entry. */
+static void report_failure(const ilu_run *run, const ilu_opts *o) {
+  int64_t bad_b = -1, bad_x = -1;
+  if (run->res.reason == RRT_KRYLOV_DIVERGED_NANORINF)
+    bad_b = first_nonfinite(run, run->hb), bad_x = first_nonfinite(run, run->hx0);
+  if (run->rank != 0) return;
+  fprintf(stderr, "ringrt ilu: %s stopped with %s after %d iterations (rtol %g",
+          rrt_krylov_method_name(o->method), rrt_krylov_reason_name(run->res.reason),
+          run->res.iterations, o->tol);
+  if (o->atol > 0) fprintf(stderr, ", atol %g", o->atol);
+  fprintf(stderr, ", dtol %g, maxit %ld)\n", o->dtol, o->maxit);
+  const char *rhs = o->rhs ? o->rhs : "b = A * ones";
+  if (bad_b >= 0)
+    fprintf(stderr,
+            "ringrt ilu: the right-hand side (%s) holds a non-finite value at row %lld "
+            "(0-based; the first one)\n",
+            rhs, (long long)bad_b);
+  if (bad_x >= 0)
+    fprintf(stderr,
+            "ringrt ilu: the initial guess (--x0 %s) holds a non-finite value at row "
+            "%lld (0-based; the first one)\n",
+            o->x0, (long long)bad_x);
+}
+
 /* The text report (stdout, or stderr when the JSON goes to stdout) and the
- * JSON report; the exit code: 3 when the solve did not converge. */
+ * JSON report; the exit code: 3 when the solve stopped with a diverged
+ * reason (every reason < 0). */
 static int report(const ilu_run *run, const ilu_opts *o, rrt_app_common *c, const ilu_measure *ms) {
   ilu_rates r = rates_of(run, ms);
   if (run->rank == 0) report_text(rrt_app_text_stream(c), run, o, ms, &r);
@@ -486,9 +597,7 @@ static int report(const ilu_run *run, const ilu_opts *o, rrt_app_common *c, cons
     report_json(js, run, o, ms, &r);
     rrt_app_json_close(c, rc);
   }
-  if (rc && run->rank == 0)
-    fprintf(stderr, "ringrt ilu: %s did not converge to %g in %ld iterations\n",
-            rrt_krylov_method_name(o->method), o->tol, o->maxit);
+  if (rc) report_failure(run, o);
   return rc;
 }
 
@@ -496,13 +605,13 @@ static int report(const ilu_run *run, const ilu_opts *o, rrt_app_common *c, cons
 static int check_paths(rrt_app_common *c, const ilu_opts *o) {
   const rrt_app_path outs[] = {
       {"--factors-out", o->factors_out}, {"--x-out", o->x_out}, {"--matrix-out", o->matrix_out}};
-  const rrt_app_path ins[] = {{"--matrix", o->matrix}, {"--rhs", o->rhs}};
-  return rrt_app_check_paths(c, outs, 3, ins, 2);
+  const rrt_app_path ins[] = {{"--matrix", o->matrix}, {"--rhs", o->rhs}, {"--x0", o->x0}};
+  return rrt_app_check_paths(c, outs, 3, ins, 3);
 }
 
 int rrt_cmd_ilu(MPI_Comm comm, int argc, char **argv) {
   ilu_opts o = {0};
-  o.tol = 1e-8, o.maxit = 1000, o.restart = 30, o.repeat = 10, o.boost_value = 1.0;
+  o.tol = 1e-8, o.dtol = 1e4, o.maxit = 1000, o.restart = 30, o.repeat = 10, o.boost_value = 1.0;
   o.pattern = RRT_MM_PATTERN_REFUSE;
   rrt_app_common c;
   rrt_app_common_init(&c, "ilu", comm, argc, argv);
@@ -521,14 +630,14 @@ int rrt_cmd_ilu(MPI_Comm comm, int argc, char **argv) {
   rc = RRT_EXIT_FAILURE;
   if (read_problem(&run, &o) || analyse_and_factor(&run, &o, c.quiet, &ms)) goto done;
   level_summary(&run, &ms);
-  if (setup_rhs(&run, &o) || time_kernels(&run, &o, &ms) || solve(&run, &o, c.quiet, &ms) ||
+  if (setup_rhs(&run, &o) || time_kernels(&run, &o, &ms) || solve(&run, &o, &c, &ms) ||
       write_outputs(&run, &o))
     goto done;
   rc = report(&run, &o, &c, &ms);
 done:
   rrt_krylov_result_free(&run.res);
   rrt_free(run.ctx, run.db), rrt_free(run.ctx, run.dx), rrt_free(run.ctx, run.dt);
-  free(run.hb);
+  free(run.hb), free(run.hx0);
   rrt_ilu0_destroy(run.M);
   rrt_sparse_destroy(run.A);
   rrt_csr_free(&run.loc);

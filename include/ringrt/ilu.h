@@ -106,43 +106,127 @@ RRT_API double rrt_ilu0_apply_flops(rrt_ilu0_t ilu);
 /* ---- Krylov solvers ------------------------------------------------------- */
 
 typedef enum rrt_krylov_method {
-  RRT_KRYLOV_GMRES = 0, /**< restarted GMRES(m), right preconditioned */
+  RRT_KRYLOV_GMRES = 0, /**< restarted GMRES(m), right preconditioned by default */
   RRT_KRYLOV_BICGSTAB,  /**< preconditioned BiCGSTAB */
-  RRT_KRYLOV_CG         /**< preconditioned CG (A and M symmetric positive definite) */
+  RRT_KRYLOV_CG,        /**< preconditioned CG (A and M symmetric positive definite) */
+  RRT_KRYLOV_FGMRES     /**< flexible GMRES(m): right preconditioned only; the
+                             preconditioner may change from one apply to the next */
 } rrt_krylov_method;
+
+/** Why a solve stopped: PETSc's KSPConvergedReason values (positive:
+ *  converged, negative: diverged), so a PETSc user reads them as they know
+ *  them. rnorm0 below is the norm of b in the monitored norm (||b||, or
+ *  ||M^-1 b|| with left preconditioning), ttol = max(rtol rnorm0, atol). */
+typedef enum rrt_krylov_reason {
+  RRT_KRYLOV_ITERATING = 0,      /**< not finished (never returned) */
+  RRT_KRYLOV_CONVERGED_RTOL = 2, /**< ||r|| <= rtol rnorm0 */
+  RRT_KRYLOV_CONVERGED_ATOL = 3, /**< ||r|| < atol, or ||r|| = 0 (b = 0: x = 0, 0 iterations) */
+  RRT_KRYLOV_DIVERGED_ITS = -3,  /**< maxit iterations without convergence */
+  RRT_KRYLOV_DIVERGED_DTOL = -4, /**< ||r|| >= dtol rnorm0 */
+  RRT_KRYLOV_DIVERGED_BREAKDOWN = -5,      /**< the method broke down (a zero inner product, an
+                                               invariant subspace without the solution, or
+                                               GMRES's estimate far from the true residual) */
+  RRT_KRYLOV_DIVERGED_INDEFINITE_PC = -8,  /**< CG: r^T M^-1 r <= 0 */
+  RRT_KRYLOV_DIVERGED_NANORINF = -9,       /**< a residual norm is NaN or Inf (e.g. in b) */
+  RRT_KRYLOV_DIVERGED_INDEFINITE_MAT = -10 /**< CG: p^T A p <= 0 */
+} rrt_krylov_reason;
+
+/** Which side the preconditioner goes on. The monitored norm (the one the
+ *  tolerances, the history and the monitor see) is, as in PETSc: right ->
+ *  the unpreconditioned ||b - A x||; left -> the preconditioned
+ *  ||M^-1 (b - A x)||. CG runs the same iteration on both sides and the
+ *  side picks only the monitored norm. */
+typedef enum rrt_krylov_side {
+  RRT_KRYLOV_SIDE_DEFAULT = 0, /**< right (ringrt's default for every method) */
+  RRT_KRYLOV_SIDE_LEFT,
+  RRT_KRYLOV_SIDE_RIGHT
+} rrt_krylov_side;
+
+/** Called on every rank after each iteration (it = 0: the initial
+ *  residual) with the monitored residual norm (the same on every rank). */
+typedef void (*rrt_krylov_monitor_fn)(int it, double rnorm, void *user);
+
+/** A user operator (y = A x) or preconditioner (y = M^-1 x), called
+ *  collectively on every rank: x and y are local_rows doubles in backend
+ *  memory, in the row layout of the solve's matrix. Return 0 on success;
+ *  any other value fails the solve on every rank (agreed at the next
+ *  reduction, no extra messages): RRT_ERR_INVALID_ARG where it failed, with
+ *  the value and the rank in the message, RRT_ERR_REMOTE elsewhere. A
+ *  failing callback must still take part in any communication of its own
+ *  that the other ranks' calls do. */
+typedef int (*rrt_krylov_apply_fn)(const double *x, double *y, void *user);
 
 typedef struct rrt_krylov_options {
   size_t size;              /**< sizeof(rrt_krylov_options), set by the initializer */
   rrt_krylov_method method; /**< default GMRES */
-  double rtol;              /**< stop when ||b - A x|| <= rtol ||b|| (default 1e-8) */
+  double rtol;              /**< converged when ||r|| <= max(rtol rnorm0, atol) (default 1e-8) */
   int maxit;                /**< iteration cap (default 1000) */
-  int restart;              /**< GMRES restart length (default 30) */
+  int restart;              /**< GMRES / FGMRES restart length (default 30) */
   int progress;             /**< print a progress line on rank 0 every N iterations; 0: never */
+  /* ---- fields appended later: older headers end above this line ---- */
+  double atol;                   /**< absolute tolerance (default 0; PETSc's 1e-50 acts the same) */
+  double dtol;                   /**< diverged when ||r|| >= dtol rnorm0 (default 1e4, PETSc's
+                                      default; INFINITY: off) */
+  rrt_krylov_side side;          /**< default right */
+  int guess_zero;                /**< 1: start from x = 0 whatever x holds; 0 (default): x is the
+                                      initial guess */
+  rrt_krylov_monitor_fn monitor; /**< per-iteration callback, or NULL */
+  void *monitor_user;
+  /** y = A x instead of the SpMV of the solve's matrix (which still gives
+   *  the row layout, the backend and the communicator: a matrix-free
+   *  operator passes a matrix with the layout and no entries). NULL: A. */
+  rrt_krylov_apply_fn op;
+  void *op_user;
+  /** z = M^-1 r instead of the ILU(0) handle (then pass M = NULL). NULL:
+   *  the handle, or no preconditioner. */
+  rrt_krylov_apply_fn pc;
+  void *pc_user;
 } rrt_krylov_options;
 
 #define RRT_KRYLOV_OPTIONS_INITIALIZER                                                             \
-  { sizeof(rrt_krylov_options), RRT_KRYLOV_GMRES, 1e-8, 1000, 30, 0 }
+  {                                                                                                \
+    sizeof(rrt_krylov_options), RRT_KRYLOV_GMRES, 1e-8, 1000, 30, 0, 0.0, 1e4,                     \
+        RRT_KRYLOV_SIDE_DEFAULT, 0, NULL, NULL, NULL, NULL, NULL, NULL                             \
+  }
 
 typedef struct rrt_krylov_result {
   int iterations;  /**< iterations done (GMRES: inner iterations) */
-  int converged;   /**< 1 if the tolerance was reached */
+  int converged;   /**< 1 if reason > 0 */
   double bnorm;    /**< ||b|| */
-  double rnorm;    /**< last residual norm the method tracked (unpreconditioned) */
-  double *history; /**< residual norm per iteration, history[0] = initial; malloc'd */
-  int history_len;
+  double rnorm;    /**< the last monitored residual norm (right: unpreconditioned) */
+  double *history; /**< monitored residual norm per iteration, history[0] = initial (at a GMRES
+                        restart: the residual computed afresh, as PETSc's); malloc'd */
+  int history_len; /**< iterations + 1 (a CG stop on an indefinite curvature counts the
+                        iteration it happened in, as PETSc, without a norm for it) */
+  /* ---- fields appended later: filled only when the options struct passed
+   * to rrt_krylov_solve is non-NULL and has this header's size (a program
+   * built against an older header has the shorter result) ---- */
+  rrt_krylov_reason reason;
+  double true_rnorm; /**< ||b - A x|| of the returned x, computed afresh */
 } rrt_krylov_result;
 
-/** Solve A x = b (collective) with preconditioner M (NULL: none), from the
- *  initial guess in x. b and x: local_rows doubles in backend memory. Not
- *  converging within maxit is not an error (result->converged = 0). */
+/** Solve A x = b (collective) with preconditioner M (NULL: none, or
+ *  options->pc), from the initial guess in x (unless options->guess_zero).
+ *  b and x: local_rows doubles in backend memory. Not converging is not an
+ *  error: result->reason says why it stopped. On a converged reason x is
+ *  the last iterate; on a diverged one, x is the iterate with the smallest
+ *  true residual among those whose true residual was computed (the initial
+ *  guess, each GMRES restart, the last iterate), so a failed solve never
+ *  returns an x worse than the guess. A converged reason whose x has a
+ *  larger true residual than the guess (possible with left preconditioning
+ *  by a numerically singular M) becomes DIVERGED_BREAKDOWN. */
 RRT_API rrt_status rrt_krylov_solve(rrt_sparse_t A, rrt_ilu0_t M, const rrt_krylov_options *options,
                                     const double *b, double *x, rrt_krylov_result *result);
 
 /** Free the history of a result. */
 RRT_API void rrt_krylov_result_free(rrt_krylov_result *result);
 
-/** "gmres", "bicgstab", "cg" <-> method; "natural", "rcm", "multicolor", "dd",
- *  "dd-color" <-> ordering ("multicolour", "dd-colour" are accepted too). */
+/** PETSc's name of a reason ("CONVERGED_RTOL", "DIVERGED_ITS", ...);
+ *  "UNKNOWN" for a value not in the enum. */
+RRT_API const char *rrt_krylov_reason_name(rrt_krylov_reason reason);
+
+/** "gmres", "bicgstab", "cg", "fgmres" <-> method; "natural", "rcm", "multicolor",
+ *  "dd", "dd-color" <-> ordering ("multicolour", "dd-colour" are accepted too). */
 RRT_API const char *rrt_krylov_method_name(rrt_krylov_method method);
 RRT_API rrt_status rrt_krylov_method_parse(const char *name, rrt_krylov_method *method);
 RRT_API const char *rrt_ilu_ordering_name(rrt_ilu_ordering ordering);

@@ -2,7 +2,8 @@
 
 :func:`ilu0` computes the exact global ILU(0) of a :class:`SparseMatrix`
 (the factors are bitwise the same for every rank count); :meth:`ILU0.solve`
-and :func:`krylov_solve` run GMRES(m), BiCGSTAB or CG with it. Vectors are
+and :func:`krylov_solve` run GMRES(m), FGMRES(m), BiCGSTAB or CG with it
+and say why they stopped with PETSc's reason names (``result.reason``). Vectors are
 in the matrix's layout (see :mod:`ringrt.sparse`): whole vectors when every
 rank passed the whole matrix, this rank's rows otherwise. Every call is
 collective over the context's communicator, and bad input raises on every
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass, field
-from typing import Any, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -34,16 +35,24 @@ class _IluOptions(ctypes.Structure):
                 ("dd_blocks", c_int)]
 
 
+_MONITOR = ctypes.CFUNCTYPE(None, c_int, c_double, c_void_p)
+_SIDES = {"right": 2, "left": 1}
+
+
 class _KrylovOptions(ctypes.Structure):
     """rrt_krylov_options (include/ringrt/ilu.h)."""
     _fields_ = [("size", c_size_t), ("method", c_int), ("rtol", c_double), ("maxit", c_int),
-                ("restart", c_int), ("progress", c_int)]
+                ("restart", c_int), ("progress", c_int), ("atol", c_double), ("dtol", c_double),
+                ("side", c_int), ("guess_zero", c_int), ("monitor", _MONITOR),
+                ("monitor_user", c_void_p), ("op", c_void_p), ("op_user", c_void_p),
+                ("pc", c_void_p), ("pc_user", c_void_p)]
 
 
 class _KrylovResult(ctypes.Structure):
     """rrt_krylov_result (include/ringrt/ilu.h)."""
     _fields_ = [("iterations", c_int), ("converged", c_int), ("bnorm", c_double),
-                ("rnorm", c_double), ("history", P(c_double)), ("history_len", c_int)]
+                ("rnorm", c_double), ("history", P(c_double)), ("history_len", c_int),
+                ("reason", c_int), ("true_rnorm", c_double)]
 
 
 declare({
@@ -57,6 +66,7 @@ declare({
                                  P(_KrylovResult)]),
     "rrt_krylov_result_free": (None, [P(_KrylovResult)]),
     "rrt_krylov_method_parse": (c_int, [c_char_p, P(c_int)]),
+    "rrt_krylov_reason_name": (c_char_p, [c_int]),
     "rrt_ilu_ordering_parse": (c_int, [c_char_p, P(c_int)]),
     "rrt_ilu_ordering_name": (c_char_p, [c_int]),
 })
@@ -90,13 +100,18 @@ class KrylovResult:
     """What a Krylov solve did.
 
     Attributes:
-        method: ``"gmres"``, ``"bicgstab"`` or ``"cg"``.
+        method: ``"gmres"``, ``"fgmres"``, ``"bicgstab"`` or ``"cg"``.
         iterations: iterations done (GMRES: inner iterations).
-        converged: whether ``||b - A x|| <= rtol ||b||`` was reached (not
-            converging within ``maxit`` is not an error).
+        converged: ``reason`` starts with ``CONVERGED`` (not converging is
+            not an error).
         bnorm: ``||b||``.
-        rnorm: the last (unpreconditioned) residual norm the method tracked.
-        history: the residual norm per iteration, ``history[0]`` the initial one.
+        rnorm: the last monitored residual norm (right side: ``||b - A x||``
+            of the returned x; left: the preconditioned norm).
+        history: the monitored residual norm per iteration, ``history[0]``
+            the initial one.
+        reason: why it stopped, PETSc's name (``"CONVERGED_RTOL"``,
+            ``"DIVERGED_ITS"``, ``"DIVERGED_NANORINF"``, ...).
+        true_rnorm: ``||b - A x||`` of the returned x.
     """
     method: str
     iterations: int
@@ -104,6 +119,8 @@ class KrylovResult:
     bnorm: float
     rnorm: float
     history: np.ndarray = field(repr=False)
+    reason: str = "CONVERGED_ITERATING"
+    true_rnorm: float = float("nan")
 
     @property
     def relative_residual(self) -> float:
@@ -194,12 +211,13 @@ class ILU0:
         return A._global_vector(z)
 
     def solve(self, b: Any, method: str = "gmres", rtol: float = 1e-8, maxit: int = 1000,
-              restart: int = 30, x0: Any = None) -> np.ndarray:
+              restart: int = 30, x0: Any = None, **kw: Any) -> np.ndarray:
         """Solve A x = b by a Krylov method preconditioned by this ILU(0)
-        (collective); see :func:`krylov_solve`. Returns x; the iteration
-        counts and residuals are in :attr:`result`."""
+        (collective); see :func:`krylov_solve` (``atol``, ``dtol``, ``side``,
+        ``monitor`` pass through). Returns x; the iteration counts, the reason
+        and the residuals are in :attr:`result`."""
         x, self.result = krylov_solve(self.matrix, b, M=self, method=method, rtol=rtol,
-                                      maxit=maxit, restart=restart, x0=x0)
+                                      maxit=maxit, restart=restart, x0=x0, **kw)
         return x
 
     def as_linear_operator(self) -> Any:
@@ -261,23 +279,37 @@ def ilu0(A: Any, ordering: str = "natural", boost: Any = None, factors_f32: bool
 
 def krylov_solve(A: Any, b: Any, M: Optional[ILU0] = None, method: str = "gmres",
                  rtol: float = 1e-8, maxit: int = 1000, restart: int = 30, x0: Any = None,
-                 ctx: Optional[Context] = None) -> Tuple[np.ndarray, KrylovResult]:
-    """Solve A x = b (collective) by GMRES(restart) (right preconditioned),
-    BiCGSTAB or CG, preconditioned by M.
+                 ctx: Optional[Context] = None, atol: float = 0.0, dtol: float = 1e4,
+                 side: str = "right",
+                 monitor: Optional[Callable[[int, float], None]] = None
+                 ) -> Tuple[np.ndarray, KrylovResult]:
+    """Solve A x = b (collective) by GMRES(restart), FGMRES(restart),
+    BiCGSTAB or CG, preconditioned by M, stopping as PETSc's KSP does.
 
     Args:
         A: a :class:`SparseMatrix` or a scipy matrix (made into one on M's
             context, with M's row blocks, when M is given).
         b: the right-hand side in A's layout (whole vector or this rank's rows).
         M: an :class:`ILU0` or None (no preconditioner).
-        method: ``"gmres"``, ``"bicgstab"`` or ``"cg"``.
-        rtol: stop when ``||b - A x|| <= rtol ||b||``.
+        method: ``"gmres"``, ``"fgmres"``, ``"bicgstab"`` or ``"cg"``.
+        rtol, atol: converged when the monitored residual norm is at most
+            ``max(rtol * rnorm0, atol)``, rnorm0 = ``||b||`` (right side) or
+            ``||M^-1 b||`` (left).
+        dtol: diverged when the monitored norm reaches ``dtol * rnorm0``
+            (PETSc's default 1e4; ``inf``: off).
         maxit: iteration cap; restart: the GMRES restart length.
         x0: the initial guess (default zeros), in A's layout.
         ctx: the context when A is a scipy matrix and M is None.
+        side: ``"right"`` (monitored norm ``||b - A x||``) or ``"left"``
+            (``||M^-1 (b - A x)||``, PETSc's default); fgmres is right only.
+        monitor: ``monitor(it, rnorm)`` called on every rank each iteration
+            (``result.history`` holds the same norms); an exception it raises
+            is printed by ctypes and does not stop the solve.
 
     Returns:
-        ``(x, result)``: x in A's layout and a :class:`KrylovResult`.
+        ``(x, result)``: x in A's layout and a :class:`KrylovResult`. On a
+        DIVERGED reason x is the iterate with the smallest true residual
+        seen (at worst x0).
     """
     op = "ringrt.krylov_solve"
     if M is not None and not isinstance(M, ILU0):
@@ -288,20 +320,29 @@ def krylov_solve(A: Any, b: Any, M: Optional[ILU0] = None, method: str = "gmres"
             A, M.ctx, **({"row_begin": M.matrix.row_begin} if M.matrix.layout == "rows" else {}))
     A = _as_matrix(A, ctx if M is None else None)
     L = lib()
-    code, problem = _parse(L.rrt_krylov_method_parse, method, "method", "'gmres', 'bicgstab', 'cg'")
+    code, problem = _parse(L.rrt_krylov_method_parse, method, "method",
+                           "'gmres', 'fgmres', 'bicgstab', 'cg'")
     if problem is None and M is not None:
         mm = M.matrix
         if mm.ctx is not A.ctx or (mm.n, mm.row_begin, mm.nrows) != (A.n, A.row_begin, A.nrows):
             problem = (f"M's matrix has n = {mm.n}, rows [{mm.row_begin}, "
                        f"{mm.row_begin + mm.nrows}) but A has n = {A.n}, rows "
                        f"[{A.row_begin}, {A.row_begin + A.nrows})")
-    if problem is None and not (rtol >= 0 and maxit >= 0 and restart >= 1):
-        problem = f"need rtol >= 0, maxit >= 0, restart >= 1 (got {rtol}, {maxit}, {restart})"
+    if problem is None and not (rtol >= 0 and maxit >= 0 and restart >= 1 and atol >= 0
+                                and dtol > 0):
+        problem = (f"need rtol >= 0, atol >= 0, dtol > 0, maxit >= 0, restart >= 1 (got {rtol}, "
+                   f"{atol}, {dtol}, {maxit}, {restart})")
+    if problem is None and side not in _SIDES:
+        problem = f"side must be 'right' or 'left', got {side!r}"
+    if problem is None and method == "fgmres" and side == "left":
+        problem = "fgmres is right preconditioned only"
     A.ctx.agree(problem, op)
     bl = A._local_vector(b, "b", op)
     x = np.zeros(A.nrows) if x0 is None else A._local_vector(x0, "x0", op).copy()
     opts = _KrylovOptions(ctypes.sizeof(_KrylovOptions), code, float(rtol), int(maxit),
-                          int(restart), 0)
+                          int(restart), 0, float(atol), float(dtol), _SIDES[side], 0)
+    if monitor is not None:  # kept alive by `opts` for the call
+        opts.monitor = _MONITOR(lambda it, rnorm, _user: monitor(int(it), float(rnorm)))
     res = _KrylovResult()
     m_handle = None if M is None else M.handle
     try:
@@ -313,7 +354,8 @@ def krylov_solve(A: Any, b: Any, M: Optional[ILU0] = None, method: str = "gmres"
     finally:
         L.rrt_krylov_result_free(ctypes.byref(res))
     result = KrylovResult(method, res.iterations, bool(res.converged), res.bnorm, res.rnorm,
-                          history)
+                          history, L.rrt_krylov_reason_name(res.reason).decode(),
+                          res.true_rnorm)
     return A._global_vector(x), result
 
 

@@ -1,6 +1,11 @@
-/* GMRES(m), right preconditioned: classical Gram-Schmidt done twice, so
- * one iteration needs two reductions over ranks; the small dense algebra
- * (Givens rotations, the triangular solve) runs on the host. */
+/* GMRES(m), right (default) or left preconditioned, and the engine FGMRES
+ * shares (fgmres.c): classical Gram-Schmidt done twice, so one iteration
+ * needs two reductions over ranks; the small dense algebra (Givens
+ * rotations, the triangular solve) runs on the host. Stops as PETSc's
+ * KSPGMRES: the estimate |g_j+1| tested every iteration, a happy breakdown
+ * without convergence and a restart residual far (0.1 rnorm of the cycle
+ * start) from the estimate are DIVERGED_BREAKDOWN; each restart tests the
+ * residual computed afresh, and records it as that iteration's norm. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +17,7 @@
 typedef struct gmres_work {
   int m;
   double **V;      /* m + 1 basis vectors (backend) */
+  double **Z;      /* FGMRES: m preconditioned directions; NULL for GMRES */
   double *H;       /* column-major (m+1) x m: the rotated Hessenberg matrix R */
   double *cs, *sn; /* m Givens rotations */
   double *g;       /* m + 1: the rotated residual vector */
@@ -27,10 +33,11 @@ static void work_free(rrt_krylov_solver *s, gmres_work *W) {
   free(W->y);
 }
 
-static rrt_status work_alloc(rrt_krylov_solver *s, gmres_work *W) {
+static rrt_status work_alloc(rrt_krylov_solver *s, gmres_work *W, double **Z) {
   size_t m = (size_t)s->opt->restart;
   memset(W, 0, sizeof(*W));
   W->m = (int)m;
+  W->Z = Z;
   W->V = calloc(m + 1, sizeof(double *));
   W->H = calloc((m + 1) * m, sizeof(double));
   W->cs = calloc(m, sizeof(double)), W->sn = calloc(m, sizeof(double));
@@ -42,13 +49,13 @@ static rrt_status work_alloc(rrt_krylov_solver *s, gmres_work *W) {
   return rrt_vec_alloc(&s->v, 3, W->vec);
 }
 
-/* Arnoldi step j: w = A M^-1 V[j] orthogonalised against V[0..j] (twice),
+/* Arnoldi step j: w = A M^-1 V[j] (right; M^-1 V[j] kept in Z[j] for
+ * FGMRES) or M^-1 A V[j] (left), orthogonalised against V[0..j] (twice),
  * h[0..j+1] its coefficients, V[j+1] = w / |w| unless |w| = 0. */
 static rrt_status arnoldi(rrt_krylov_solver *s, gmres_work *W, int j, double *hn) {
   const rrt_krylov_vecs *v = &s->v;
-  double *w = W->vec[0], *z = W->vec[2], *h = W->h, *h2 = W->h2;
-  RRT_CHECK(rrt_krylov_precond(s, W->V[j], z));
-  RRT_CHECK(rrt_sparse_spmv(s->A, z, w));
+  double *w = W->vec[0], *z = W->Z ? W->Z[j] : W->vec[2], *h = W->h, *h2 = W->h2;
+  RRT_CHECK(rrt_krylov_pop(s, W->V[j], w, z));
   RRT_CHECK(rrt_vec_mdot(v, j + 1, W->V, w, h));
   for (int i = 0; i <= j; i++)
     RRT_CHECK(rrt_vec_axpby(v, -h[i], W->V[i], 1.0, w));
@@ -83,7 +90,8 @@ static void givens(gmres_work *W, int j) {
     W->H[(size_t)j * (W->m + 1) + i] = h[i];
 }
 
-/* y = R^-1 g over the first j columns, x += M^-1 (V y). */
+/* y = R^-1 g over the first j columns; x += M^-1 (V y) (right), V y
+ * (left) or Z y (FGMRES). */
 static rrt_status update_x(rrt_krylov_solver *s, gmres_work *W, int j, double *x) {
   const rrt_krylov_vecs *v = &s->v;
   int m = W->m;
@@ -94,59 +102,99 @@ static rrt_status update_x(rrt_krylov_solver *s, gmres_work *W, int j, double *x
       t -= W->H[(size_t)k * (m + 1) + i] * y[k];
     y[i] = t / W->H[(size_t)i * (m + 1) + i];
   }
+  if (W->Z) { /* FGMRES: the directions were kept */
+    for (int i = 0; i < j; i++)
+      RRT_CHECK(rrt_vec_axpby(v, y[i], W->Z[i], 1.0, x));
+    return RRT_SUCCESS;
+  }
   RRT_CHECK(rrt_vec_axpby(v, y[0], W->V[0], 0.0, u));
   for (int i = 1; i < j; i++)
     RRT_CHECK(rrt_vec_axpby(v, y[i], W->V[i], 1.0, u));
+  if (s->left) return rrt_vec_axpby(v, 1.0, u, 1.0, x);
   RRT_CHECK(rrt_krylov_precond(s, u, z));
   return rrt_vec_axpby(v, 1.0, z, 1.0, x);
 }
 
-/* One restart cycle from V[0] = r / beta: up to m Arnoldi steps; *j: the
- * steps taken (columns of R to solve with). */
-static rrt_status cycle(rrt_krylov_solver *s, gmres_work *W, double beta, double target, int *it,
-                        int *jout) {
+/* One restart cycle from V[0] = r / beta: up to m Arnoldi steps, each
+ * estimate tested (PETSc's order); *jout: the steps taken. A cycle that
+ * ends full without a reason leaves its last norm for the restart to
+ * record (*pending), as PETSc's history holds the restart's residual. */
+static rrt_status cycle(rrt_krylov_solver *s, gmres_work *W, double beta, int *it, int *jout,
+                        int *pending) {
   memset(W->g, 0, (size_t)(W->m + 1) * sizeof(double));
   W->g[0] = beta;
   int j = 0;
-  for (; j < W->m && *it < s->opt->maxit; j++) {
+  *pending = 0;
+  while (j < W->m && *it < s->opt->maxit) {
     double hn;
     RRT_CHECK(arnoldi(s, W, j, &hn));
+    /* PETSc's happy breakdown: |w| below min(|w| / |g_j|, 1e-30) */
+    double hapbnd = fmin(fabs(hn / W->g[j]), 1e-30);
+    int happy = hn < hapbnd || hn == 0.0;
     givens(W, j);
-    (*it)++;
-    RRT_CHECK(rrt_krylov_record(s, fabs(W->g[j + 1])));
-    if (fabs(W->g[j + 1]) <= target || hn == 0.0) {
-      j++;
+    (*it)++, j++;
+    double est = fabs(W->g[j]);
+    if (!rrt_krylov_test(s, est) && happy) s->reason = RRT_KRYLOV_DIVERGED_BREAKDOWN;
+    if (!s->reason && j == W->m && *it < s->opt->maxit) {
+      *pending = 1;
       break;
     }
+    RRT_CHECK(rrt_krylov_record(s, est));
+    if (s->reason) break;
   }
   *jout = j;
   return RRT_SUCCESS;
 }
 
-rrt_status rrt_krylov_gmres(rrt_krylov_solver *s, const double *b, double *x) {
+/* The restart test: PETSc's check of the fresh residual beta against the
+ * last estimate, then the residual recorded (if the cycle left it) and
+ * tested. Returns nonzero when the solve stops. */
+static int restart_stops(rrt_krylov_solver *s, double beta, double est, double c0, int pending) {
+  if (est > 0.0 && fabs(beta - est) > 0.1 * c0) {
+    s->reason = RRT_KRYLOV_DIVERGED_BREAKDOWN;
+    return 1;
+  }
+  if (pending && rrt_krylov_record(s, beta)) return -1;
+  return rrt_krylov_test(s, beta) != RRT_KRYLOV_ITERATING;
+}
+
+rrt_status rrt_krylov_gmres_engine(rrt_krylov_solver *s, const double *b, double *x, double **Z) {
   const rrt_krylov_vecs *v = &s->v;
-  double target = s->opt->rtol * s->res->bnorm, beta = 0.0;
+  double beta = 0.0, tn = 0.0, est = -1.0, c0 = 0.0;
+  int it = 0, pending = 0;
   gmres_work W;
-  rrt_status st = work_alloc(s, &W);
+  rrt_status st = work_alloc(s, &W, Z);
   if (st) goto done;
-  RRT_CHECK_GOTO(rrt_krylov_residual(s, b, x, W.V[0]), st, done);
-  RRT_CHECK_GOTO(rrt_vec_norm(v, W.V[0], &beta), st, done);
-  RRT_CHECK_GOTO(rrt_krylov_record(s, beta), st, done);
-  int it = 0;
-  while (beta > target && it < s->opt->maxit) {
+  RRT_CHECK_GOTO(rrt_krylov_mresidual(s, b, x, W.V[0], &beta, &tn), st, done);
+  RRT_CHECK_GOTO(rrt_krylov_start(s, x, beta, tn), st, done);
+  while (!s->reason) {
+    if (est >= 0.0) {
+      int stop = restart_stops(s, beta, est, c0, pending);
+      if (stop < 0) st = RRT_ERR_OUT_OF_MEMORY;
+      if (stop) break;
+    }
+    if (it >= s->opt->maxit) {
+      s->reason = RRT_KRYLOV_DIVERGED_ITS;
+      break;
+    }
+    c0 = beta;
     RRT_CHECK_GOTO(rrt_vec_axpby(v, 1.0 / beta, W.V[0], 0.0, W.V[0]), st, done);
     int j = 0;
-    RRT_CHECK_GOTO(cycle(s, &W, beta, target, &it, &j), st, done);
+    RRT_CHECK_GOTO(cycle(s, &W, beta, &it, &j, &pending), st, done);
     RRT_CHECK_GOTO(update_x(s, &W, j, x), st, done);
-    /* restart from the true residual */
-    RRT_CHECK_GOTO(rrt_krylov_residual(s, b, x, W.V[0]), st, done);
-    RRT_CHECK_GOTO(rrt_vec_norm(v, W.V[0], &beta), st, done);
-    s->res->rnorm = beta;
-    if (beta == 0.0) break;
+    est = fabs(W.g[j]);
+    RRT_CHECK_GOTO(rrt_krylov_mresidual(s, b, x, W.V[0], &beta, &tn), st, done);
+    RRT_CHECK_GOTO(rrt_krylov_offer(s, x, tn), st, done);
+    /* an estimate that met the tolerance the fresh residual misses: go on
+     * from the fresh residual (right side: convergence is on ||b - A x||) */
+    if (s->reason > 0 && !s->left && !(beta <= s->ttol)) s->reason = RRT_KRYLOV_ITERATING;
   }
-  s->res->iterations = it;
-  s->res->converged = beta <= target;
+  if (!st) st = rrt_krylov_finish(s, b, x, W.vec[0], it);
 done:
   work_free(s, &W);
   return st;
+}
+
+rrt_status rrt_krylov_gmres(rrt_krylov_solver *s, const double *b, double *x) {
+  return rrt_krylov_gmres_engine(s, b, x, NULL);
 }

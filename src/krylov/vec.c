@@ -2,6 +2,7 @@
 #include "krylov/vec.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #include "comm/ctx.h"
 #include "comm/error.h"
@@ -9,14 +10,17 @@
 #include "ringrt/memory.h"
 #include "sparse/csr.h"
 
-rrt_status rrt_krylov_vecs_init(rrt_krylov_vecs *v, rrt_sparse_t A) {
-  *v = (rrt_krylov_vecs){A, A->ctx, A->k, A->nloc, NULL};
+rrt_status rrt_krylov_vecs_init(rrt_krylov_vecs *v, rrt_sparse_t A, int maxk, const int *fail) {
+  *v = (rrt_krylov_vecs){A, A->ctx, A->k, A->nloc, NULL, fail, NULL, maxk < 1 ? 1 : maxk};
+  v->red = malloc(((size_t)v->maxk + 1) * sizeof(double));
+  if (!v->red) return rrt_error(v->ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_krylov_solve", "out of memory");
   return rrt_malloc(v->ctx, RRT_ILU0_DOT_BLOCKS * sizeof(double), (void **)&v->d_part);
 }
 
 void rrt_krylov_vecs_free(rrt_krylov_vecs *v) {
   if (v->d_part) rrt_free(v->ctx, v->d_part);
-  v->d_part = NULL;
+  free(v->red);
+  v->d_part = NULL, v->red = NULL;
 }
 
 rrt_status rrt_vec_alloc(const rrt_krylov_vecs *v, int k, double **x) {
@@ -61,15 +65,33 @@ static rrt_status local_dot(const rrt_krylov_vecs *v, const double *x, const dou
   return RRT_SUCCESS;
 }
 
+/* The sum over ranks of v->red[0..k-1] into out, with the failure count
+ * as value k: a failure anywhere is an error everywhere. */
+static rrt_status reduce(const rrt_krylov_vecs *v, int k, double *out) {
+  int mine = v->fail && *v->fail;
+  v->red[k] = mine ? 1.0 : 0.0;
+  RRT_CHECK(rrt_host_allreduce(v->ctx, v->red, v->red, (size_t)k + 1, RRT_DTYPE_F64, RRT_OP_SUM));
+  if (v->red[k] > 0.0) /* the failing rank recorded its message already */
+    return mine ? RRT_ERR_INVALID_ARG
+                : rrt_error(v->ctx, RRT_ERR_REMOTE, "rrt_krylov_solve",
+                            "a user operator or preconditioner failed on %.0f rank(s)", v->red[k]);
+  for (int j = 0; j < k; j++)
+    out[j] = v->red[j];
+  return RRT_SUCCESS;
+}
+
 rrt_status rrt_vec_dot(const rrt_krylov_vecs *v, const double *x, const double *y, double *out) {
-  RRT_CHECK(local_dot(v, x, y, out));
-  return rrt_host_allreduce(v->ctx, out, out, 1, RRT_DTYPE_F64, RRT_OP_SUM);
+  RRT_CHECK(local_dot(v, x, y, &v->red[0]));
+  return reduce(v, 1, out);
 }
 
 rrt_status rrt_vec_mdot(const rrt_krylov_vecs *v, int k, double **X, const double *y, double *out) {
+  if (k > v->maxk)
+    return rrt_error(v->ctx, RRT_ERR_INTERNAL, "rrt_krylov_solve", "mdot of %d > %d vectors", k,
+                     v->maxk);
   for (int j = 0; j < k; j++)
-    RRT_CHECK(local_dot(v, X[j], y, &out[j]));
-  return rrt_host_allreduce(v->ctx, out, out, (size_t)k, RRT_DTYPE_F64, RRT_OP_SUM);
+    RRT_CHECK(local_dot(v, X[j], y, &v->red[j]));
+  return reduce(v, k, out);
 }
 
 rrt_status rrt_vec_norm(const rrt_krylov_vecs *v, const double *x, double *out) {

@@ -1,7 +1,10 @@
 /* Internal: the Krylov solvers' vector operations on backend memory, over
  * vectors distributed like the rows of a matrix. The backend's kernels come
  * from the matrix (its kernel table); dot products are summed locally in a
- * fixed order (partials in block order) and then over ranks in host memory. */
+ * fixed order (partials in block order) and then over ranks in host memory.
+ * Every reduction carries one more value, the count of ranks whose user
+ * callback failed (*fail), so a failure is agreed without a message of its
+ * own: the reduction then returns an error on every rank. */
 #ifndef RRT_KRYLOV_VEC_H
 #define RRT_KRYLOV_VEC_H
 
@@ -18,11 +21,15 @@ typedef struct rrt_krylov_vecs {
   rrt_sparse_t A; /* the layout: A's local rows */
   rrt_ctx_t ctx;
   const rrt_ilu0_kernels *k;
-  int64_t n;      /* local length */
-  double *d_part; /* RRT_ILU0_DOT_BLOCKS partial sums (backend memory) */
+  int64_t n;       /* local length */
+  double *d_part;  /* RRT_ILU0_DOT_BLOCKS partial sums (backend memory) */
+  const int *fail; /* this rank's user callback failed (NULL: never) */
+  double *red;     /* host: maxk + 1 values of one reduction */
+  int maxk;
 } rrt_krylov_vecs;
 
-rrt_status rrt_krylov_vecs_init(rrt_krylov_vecs *v, rrt_sparse_t A);
+/** maxk: the most dot products one rrt_vec_mdot reduces. */
+rrt_status rrt_krylov_vecs_init(rrt_krylov_vecs *v, rrt_sparse_t A, int maxk, const int *fail);
 void rrt_krylov_vecs_free(rrt_krylov_vecs *v);
 
 /** k zeroed vectors of the local length (each NULL on failure). */

@@ -181,6 +181,19 @@ def tool_laplace_matrix(argv, emit):
 
 
 # ------------------------------------------------------------- SEACells ---
+def tool_npy_set(argv, emit):
+    """npy-set SRC OUT INDEX VALUE: the <f8 vector SRC with entry INDEX set to
+    VALUE (float(): nan, inf allowed), as OUT."""
+    descr, shape, payload = npy_header(argv[0])
+    if descr != "<f8" or len(shape) != 1:
+        raise ToolError("%s: %s %s, expected a <f8 vector" % (base(argv[0]), descr, list(shape)))
+    v = list(struct.unpack("<%dd" % shape[0], payload[:8 * shape[0]]))
+    v[int(argv[2])] = float(argv[3])
+    with open(argv[1], "wb") as f:
+        f.write(npy_bytes("<f8", shape, struct.pack("<%dd" % len(v), *v)))
+    emit("%s: %s with [%s] = %s" % (base(argv[1]), base(argv[0]), argv[2], argv[3]))
+
+
 def splitmix(seed):
     z = seed
     while True:
@@ -376,6 +389,7 @@ TOOLS = {
     "laplace-rhs": tool_laplace_rhs,
     "laplace-x": tool_laplace_x,
     "laplace-matrix": tool_laplace_matrix,
+    "npy-set": tool_npy_set,
     "blobs": tool_blobs,
     "csv-field": tool_csv_field,
     "write-lines": tool_write_lines,
