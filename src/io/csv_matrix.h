@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "io/h5ad.h" /* rrt_strings */
+#include "io/strings.h"
 #include "ringrt/status.h"
 
 #ifdef __cplusplus

@@ -252,15 +252,6 @@ done:
   return st;
 }
 
-void rrt_strings_free(rrt_strings *s) {
-  if (!s) return;
-  for (int64_t i = 0; s->items && i < s->count; i++)
-    free(s->items[i]);
-  free(s->items);
-  s->items = NULL;
-  s->count = 0;
-}
-
 /* Read a 1-D string dataset (variable or fixed length) into malloc'd copies. */
 static rrt_status read_string_dataset(hid_t f, const char *path, const char *dpath,
                                       rrt_strings *out, char *err, size_t errlen) {

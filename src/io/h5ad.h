@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/strings.h"
 #include "ringrt/status.h"
 
 #ifdef __cplusplus
@@ -30,14 +31,6 @@ rrt_status rrt_h5ad_matrix_shape(const char *path, const char *key, int64_t *row
  *  nrows * cols values). *out is malloc'd; free() it. */
 rrt_status rrt_h5ad_read_matrix_rows(const char *path, const char *key, int64_t row0, int64_t nrows,
                                      double **out, int64_t *cols, char *err, size_t errlen);
-
-/** A list of strings, each malloc'd; free with rrt_strings_free. */
-typedef struct rrt_strings {
-  int64_t count;
-  char **items;
-} rrt_strings;
-
-void rrt_strings_free(rrt_strings *s);
 
 /** The obs index (cell names). */
 rrt_status rrt_h5ad_read_obs_names(const char *path, rrt_strings *names, char *err, size_t errlen);

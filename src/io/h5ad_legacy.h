@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "io/h5ad.h"
+#include "io/strings.h"
+#include "ringrt/status.h"
 
 /** 1 when TABLE ("obs", "obsm") is a dataset of a compound type. */
 int rrt_h5ad_legacy_table(hid_t f, const char *table);
