@@ -87,14 +87,6 @@ static rrt_status cpu_axpby(rrt_stream s, int64_t n, double a, const double *x, 
   return RRT_SUCCESS;
 }
 
-/* One partial: the threaded sum is the whole local dot product. */
-static rrt_status cpu_dot_partial(rrt_stream s, int64_t n, const double *x, const double *y,
-                                  double *partial, int nblocks) {
-  (void)s, (void)nblocks;
-  partial[0] = rrt_ilu0_cpu_dot(n, x, y);
-  return RRT_SUCCESS;
-}
-
 static rrt_status cpu_mdot_partial(rrt_stream s, int64_t n, rrt_vec_group g, const double *y,
                                    double *partial, int nblocks) {
   (void)s, (void)nblocks;
@@ -120,7 +112,6 @@ static const rrt_ilu0_kernels rrt_ilu0_kernels_cpu = {
     .gather = cpu_gather,
     .scatter = cpu_scatter,
     .axpby = cpu_axpby,
-    .dot_partial = cpu_dot_partial,
     .dot_max_blocks = 1,
     .mdot_partial = cpu_mdot_partial,
     .maxpy = cpu_maxpy,
@@ -164,8 +155,6 @@ static const rrt_ilu0_kernels rrt_ilu0_kernels_cpu = {
   X(rrt_k_ilu0_scatter,                                                                            \
     (rrt_stream s, const int32_t *idx, int64_t n, const double *buf, double *dst))                 \
   X(rrt_k_ilu0_axpby, (rrt_stream s, int64_t n, double a, const double *x, double b, double *y))   \
-  X(rrt_k_ilu0_dot_partial,                                                                        \
-    (rrt_stream s, int64_t n, const double *x, const double *y, double *partial, int nblocks))     \
   X(rrt_k_ilu0_mdot_partial,                                                                       \
     (rrt_stream s, int64_t n, rrt_vec_group g, const double *y, double *partial, int nblocks))     \
   X(rrt_k_ilu0_maxpy, (rrt_stream s, int64_t n, rrt_vec_group g, double *y))                       \
@@ -185,9 +174,8 @@ RRT_ILU0_KERNEL_LIST(RRT_DECLARE_KERNEL)
     .usolve_rows_f32 = rrt_k_ilu0_usolve_rows_f32##SFX, .round_f32 = rrt_k_ilu0_round_f32##SFX,    \
     .spmv = rrt_k_ilu0_spmv##SFX, .gather = rrt_k_ilu0_gather##SFX,                                \
     .scatter = rrt_k_ilu0_scatter##SFX, .axpby = rrt_k_ilu0_axpby##SFX,                            \
-    .dot_partial = rrt_k_ilu0_dot_partial##SFX, .dot_max_blocks = RRT_ILU0_DOT_BLOCKS,             \
-    .mdot_partial = rrt_k_ilu0_mdot_partial##SFX, .maxpy = rrt_k_ilu0_maxpy##SFX,                  \
-    .level_sweep = rrt_k_ilu0_level_sweep##SFX,                                                    \
+    .dot_max_blocks = RRT_ILU0_DOT_BLOCKS, .mdot_partial = rrt_k_ilu0_mdot_partial##SFX,           \
+    .maxpy = rrt_k_ilu0_maxpy##SFX, .level_sweep = rrt_k_ilu0_level_sweep##SFX,                    \
   }
 
 static const rrt_ilu0_kernels rrt_ilu0_kernels_emu = RRT_ILU0_LAUNCH_TABLE("emu", _emu);

@@ -65,11 +65,7 @@ typedef struct rrt_ilu0_kernels {
                         double *dst);
   /** y = a x + b y (b == 0: y is overwritten, whatever it held). */
   rrt_status (*axpby)(rrt_stream s, int64_t n, double a, const double *x, double b, double *y);
-  /** partial[b] (b < nblocks) sum to x . y in a fixed order; the caller adds
-   *  them in block order. */
-  rrt_status (*dot_partial)(rrt_stream s, int64_t n, const double *x, const double *y,
-                            double *partial, int nblocks);
-  int dot_max_blocks; /* at most this many partials (cpu: 1, one threaded sum) */
+  int dot_max_blocks; /* at most this many partials per vector (cpu: 1, one threaded sum) */
   /** partial[t * nblocks + b] (b < nblocks) sum to g.x[t] . y in a fixed
    *  order, t < g.k: a group's dot products in one pass over y. */
   rrt_status (*mdot_partial)(rrt_stream s, int64_t n, rrt_vec_group g, const double *y,

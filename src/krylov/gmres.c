@@ -1,7 +1,8 @@
 /* GMRES(m), right (default) or left preconditioned, and the engine FGMRES
- * shares (fgmres.c): classical Gram-Schmidt done twice, so one iteration
- * needs two reductions over ranks; the small dense algebra (Givens
- * rotations, the triangular solve) runs on the host. Stops as PETSc's
+ * shares (fgmres.c): classical Gram-Schmidt with a second pass only when
+ * needed (see arnoldi), so one iteration needs two reductions over ranks;
+ * the small dense algebra (Givens rotations, the triangular solve) runs on
+ * the host. Stops as PETSc's
  * KSPGMRES: the estimate |g_j+1| tested every iteration, a happy breakdown
  * without convergence and a restart residual far (0.1 rnorm of the cycle
  * start) from the estimate are DIVERGED_BREAKDOWN; each restart tests the
@@ -17,6 +18,7 @@
 typedef struct gmres_work {
   int m;
   double **V;      /* m + 1 basis vectors (backend) */
+  double **X;      /* m + 2 pointers: V[0..j] and w, one step's fused dots */
   double **Z;      /* FGMRES: m preconditioned directions; NULL for GMRES */
   double *H;       /* column-major (m+1) x m: the rotated Hessenberg matrix R */
   double *cs, *sn; /* m Givens rotations */
@@ -29,7 +31,7 @@ typedef struct gmres_work {
 static void work_free(rrt_krylov_solver *s, gmres_work *W) {
   if (W->V) rrt_vec_free(&s->v, W->m + 1, W->V);
   rrt_vec_free(&s->v, 3, W->vec);
-  free(W->V), free(W->H), free(W->cs), free(W->sn), free(W->g), free(W->h), free(W->h2);
+  free(W->V), free(W->X), free(W->H), free(W->cs), free(W->sn), free(W->g), free(W->h), free(W->h2);
   free(W->y);
 }
 
@@ -39,32 +41,45 @@ static rrt_status work_alloc(rrt_krylov_solver *s, gmres_work *W, double **Z) {
   W->m = (int)m;
   W->Z = Z;
   W->V = calloc(m + 1, sizeof(double *));
+  W->X = calloc(m + 2, sizeof(double *));
   W->H = calloc((m + 1) * m, sizeof(double));
   W->cs = calloc(m, sizeof(double)), W->sn = calloc(m, sizeof(double));
   W->g = calloc(m + 1, sizeof(double)), W->h = calloc(m + 1, sizeof(double));
   W->h2 = calloc(m + 1, sizeof(double)), W->y = calloc(m, sizeof(double));
-  if (!W->V || !W->H || !W->cs || !W->sn || !W->g || !W->h || !W->h2 || !W->y)
+  if (!W->V || !W->X || !W->H || !W->cs || !W->sn || !W->g || !W->h || !W->h2 || !W->y)
     return rrt_error(s->ctx, RRT_ERR_OUT_OF_MEMORY, RRT_KRYLOV_OP, "out of memory");
   RRT_CHECK(rrt_vec_alloc(&s->v, W->m + 1, W->V));
   return rrt_vec_alloc(&s->v, 3, W->vec);
 }
 
 /* Arnoldi step j: w = A M^-1 V[j] (right; M^-1 V[j] kept in Z[j] for
- * FGMRES) or M^-1 A V[j] (left), orthogonalised against V[0..j] (twice),
- * h[0..j+1] its coefficients, V[j+1] = w / |w| unless |w| = 0. */
+ * FGMRES) or M^-1 A V[j] (left), orthogonalised against V[0..j] by
+ * classical Gram-Schmidt: once, and a second time only when the first pass
+ * removed most of w (|w| after < |w| before / sqrt 2, the DGKS test: short
+ * of that, one pass leaves w as orthogonal as two would). One pass costs
+ * two reductions (the coefficients with |w| before, then |w| after) and two
+ * sweeps over the basis (the fused dots, the fused update). h[0..j+1] are
+ * the coefficients, V[j+1] = w / |w| unless |w| = 0. */
 static rrt_status arnoldi(rrt_krylov_solver *s, gmres_work *W, int j, double *hn) {
   const rrt_krylov_vecs *v = &s->v;
   double *w = W->vec[0], *z = W->Z ? W->Z[j] : W->vec[2], *h = W->h, *h2 = W->h2;
   RRT_CHECK(rrt_krylov_pop(s, W->V[j], w, z));
-  RRT_CHECK(rrt_vec_mdot(v, j + 1, W->V, w, h));
   for (int i = 0; i <= j; i++)
-    RRT_CHECK(rrt_vec_axpby(v, -h[i], W->V[i], 1.0, w));
-  RRT_CHECK(rrt_vec_mdot(v, j + 1, W->V, w, h2));
-  for (int i = 0; i <= j; i++) {
-    RRT_CHECK(rrt_vec_axpby(v, -h2[i], W->V[i], 1.0, w));
-    h[i] += h2[i];
-  }
+    W->X[i] = W->V[i];
+  W->X[j + 1] = w; /* h[j + 1] = w . w, in the same pass */
+  RRT_CHECK(rrt_vec_mdot(v, j + 2, W->X, w, h));
+  double before = sqrt(fabs(h[j + 1]));
+  for (int i = 0; i <= j; i++)
+    h2[i] = -h[i];
+  RRT_CHECK(rrt_vec_maxpy(v, j + 1, h2, W->V, w));
   RRT_CHECK(rrt_vec_norm(v, w, hn));
+  if (*hn < before * 0.70710678118654752) { /* 1 / sqrt 2 */
+    RRT_CHECK(rrt_vec_mdot(v, j + 1, W->V, w, h2));
+    for (int i = 0; i <= j; i++)
+      h[i] += h2[i], h2[i] = -h2[i];
+    RRT_CHECK(rrt_vec_maxpy(v, j + 1, h2, W->V, w));
+    RRT_CHECK(rrt_vec_norm(v, w, hn));
+  }
   h[j + 1] = *hn;
   if (*hn > 0.0) RRT_CHECK(rrt_vec_axpby(v, 1.0 / *hn, w, 0.0, W->V[j + 1]));
   return RRT_SUCCESS;
@@ -102,14 +117,9 @@ static rrt_status update_x(rrt_krylov_solver *s, gmres_work *W, int j, double *x
       t -= W->H[(size_t)k * (m + 1) + i] * y[k];
     y[i] = t / W->H[(size_t)i * (m + 1) + i];
   }
-  if (W->Z) { /* FGMRES: the directions were kept */
-    for (int i = 0; i < j; i++)
-      RRT_CHECK(rrt_vec_axpby(v, y[i], W->Z[i], 1.0, x));
-    return RRT_SUCCESS;
-  }
+  if (W->Z) return rrt_vec_maxpy(v, j, y, W->Z, x); /* FGMRES: the directions were kept */
   RRT_CHECK(rrt_vec_axpby(v, y[0], W->V[0], 0.0, u));
-  for (int i = 1; i < j; i++)
-    RRT_CHECK(rrt_vec_axpby(v, y[i], W->V[i], 1.0, u));
+  RRT_CHECK(rrt_vec_maxpy(v, j - 1, y + 1, W->V + 1, u));
   if (s->left) return rrt_vec_axpby(v, 1.0, u, 1.0, x);
   RRT_CHECK(rrt_krylov_precond(s, u, z));
   return rrt_vec_axpby(v, 1.0, z, 1.0, x);

@@ -14,7 +14,8 @@ rrt_status rrt_krylov_vecs_init(rrt_krylov_vecs *v, rrt_sparse_t A, int maxk, co
   *v = (rrt_krylov_vecs){A, A->ctx, A->k, A->nloc, NULL, fail, NULL, maxk < 1 ? 1 : maxk};
   v->red = malloc(((size_t)v->maxk + 1) * sizeof(double));
   if (!v->red) return rrt_error(v->ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_krylov_solve", "out of memory");
-  return rrt_malloc(v->ctx, RRT_ILU0_DOT_BLOCKS * sizeof(double), (void **)&v->d_part);
+  return rrt_malloc(v->ctx, (size_t)RRT_ILU0_DOT_BLOCKS * RRT_VEC_GROUP * sizeof(double),
+                    (void **)&v->d_part);
 }
 
 void rrt_krylov_vecs_free(rrt_krylov_vecs *v) {
@@ -47,21 +48,29 @@ rrt_status rrt_vec_axpby(const rrt_krylov_vecs *v, double a, const double *x, do
   return v->k->axpby(v->ctx->compute_stream, v->n, a, x, b, y);
 }
 
-/* Local part of a dot product, summed in a fixed order: one block per 1024
- * elements, at most the table's dot_max_blocks, so the block count depends
- * on n only; the partials are added in block order on the host. */
-static rrt_status local_dot(const rrt_krylov_vecs *v, const double *x, const double *y,
-                            double *out) {
+/* Local parts of k dot products, groups of RRT_VEC_GROUP in one pass over
+ * y each, summed in a fixed order: one block per 1024 elements, at most the
+ * table's dot_max_blocks, so the block count depends on n only; the
+ * partials are added in block order on the host. */
+static rrt_status local_mdot(const rrt_krylov_vecs *v, int k, double *const *X, const double *y,
+                             double *out) {
   int64_t nb = (v->n + 1023) / 1024;
   if (nb > v->k->dot_max_blocks) nb = v->k->dot_max_blocks;
   if (nb < 1) nb = 1;
-  double part[RRT_ILU0_DOT_BLOCKS];
-  RRT_CHECK(v->k->dot_partial(v->ctx->compute_stream, v->n, x, y, v->d_part, (int)nb));
-  RRT_CHECK(rrt_memcpy_to_host(v->ctx, part, v->d_part, (size_t)nb * sizeof(double)));
-  double s = 0.0;
-  for (int64_t b = 0; b < nb; b++)
-    s += part[b];
-  *out = s;
+  double part[RRT_ILU0_DOT_BLOCKS * RRT_VEC_GROUP];
+  for (int j0 = 0; j0 < k; j0 += RRT_VEC_GROUP) {
+    rrt_vec_group g = {{NULL}, {0.0}, k - j0 < RRT_VEC_GROUP ? k - j0 : RRT_VEC_GROUP};
+    for (int t = 0; t < g.k; t++)
+      g.x[t] = X[j0 + t];
+    RRT_CHECK(v->k->mdot_partial(v->ctx->compute_stream, v->n, g, y, v->d_part, (int)nb));
+    RRT_CHECK(rrt_memcpy_to_host(v->ctx, part, v->d_part, (size_t)(nb * g.k) * sizeof(double)));
+    for (int t = 0; t < g.k; t++) {
+      double s = 0.0;
+      for (int64_t b = 0; b < nb; b++)
+        s += part[t * nb + b];
+      out[j0 + t] = s;
+    }
+  }
   return RRT_SUCCESS;
 }
 
@@ -81,7 +90,8 @@ static rrt_status reduce(const rrt_krylov_vecs *v, int k, double *out) {
 }
 
 rrt_status rrt_vec_dot(const rrt_krylov_vecs *v, const double *x, const double *y, double *out) {
-  RRT_CHECK(local_dot(v, x, y, &v->red[0]));
+  double *const X[1] = {(double *)x};
+  RRT_CHECK(local_mdot(v, 1, X, y, &v->red[0]));
   return reduce(v, 1, out);
 }
 
@@ -89,9 +99,19 @@ rrt_status rrt_vec_mdot(const rrt_krylov_vecs *v, int k, double **X, const doubl
   if (k > v->maxk)
     return rrt_error(v->ctx, RRT_ERR_INTERNAL, "rrt_krylov_solve", "mdot of %d > %d vectors", k,
                      v->maxk);
-  for (int j = 0; j < k; j++)
-    RRT_CHECK(local_dot(v, X[j], y, &v->red[j]));
+  RRT_CHECK(local_mdot(v, k, X, y, v->red));
   return reduce(v, k, out);
+}
+
+rrt_status rrt_vec_maxpy(const rrt_krylov_vecs *v, int k, const double *a, double *const *X,
+                         double *y) {
+  for (int j0 = 0; j0 < k; j0 += RRT_VEC_GROUP) {
+    rrt_vec_group g = {{NULL}, {0.0}, k - j0 < RRT_VEC_GROUP ? k - j0 : RRT_VEC_GROUP};
+    for (int t = 0; t < g.k; t++)
+      g.x[t] = X[j0 + t], g.a[t] = a[j0 + t];
+    RRT_CHECK(v->k->maxpy(v->ctx->compute_stream, v->n, g, y));
+  }
+  return RRT_SUCCESS;
 }
 
 rrt_status rrt_vec_norm(const rrt_krylov_vecs *v, const double *x, double *out) {

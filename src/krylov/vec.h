@@ -22,7 +22,7 @@ typedef struct rrt_krylov_vecs {
   rrt_ctx_t ctx;
   const rrt_ilu0_kernels *k;
   int64_t n;       /* local length */
-  double *d_part;  /* RRT_ILU0_DOT_BLOCKS partial sums (backend memory) */
+  double *d_part;  /* RRT_ILU0_DOT_BLOCKS x RRT_VEC_GROUP partial sums (backend memory) */
   const int *fail; /* this rank's user callback failed (NULL: never) */
   double *red;     /* host: maxk + 1 values of one reduction */
   int maxk;
@@ -43,6 +43,9 @@ rrt_status rrt_vec_axpby(const rrt_krylov_vecs *v, double a, const double *x, do
 rrt_status rrt_vec_dot(const rrt_krylov_vecs *v, const double *x, const double *y, double *out);
 /** out[j] = X[j] . y for j < k, with one reduction over ranks (collective). */
 rrt_status rrt_vec_mdot(const rrt_krylov_vecs *v, int k, double **X, const double *y, double *out);
+/** y += sum_j a[j] X[j], j < k (local; a on the host). */
+rrt_status rrt_vec_maxpy(const rrt_krylov_vecs *v, int k, const double *a, double *const *X,
+                         double *y);
 /** Global 2-norm (collective). */
 rrt_status rrt_vec_norm(const rrt_krylov_vecs *v, const double *x, double *out);
 

@@ -163,32 +163,10 @@ RRT_KERNEL_API(rrt_k_ilu0_axpby)
   RRT_LAUNCH(ilu0_axpby_k, ilu0_grid(n), ILU0_BLOCK, 0, s, n, a, x, b, y);
 }
 
-// Partial dot products: block b sums a fixed strided share of the elements
-// and reduces it in shared memory in a fixed tree, so the result is
-// deterministic; the host adds the partials in block order.
-__global__ void ilu0_dot_partial_k(int64_t n, const double *x, const double *y, double *partial) {
-  __shared__ double sh[ILU0_BLOCK];
-  int tid = threadIdx.x;
-  double s = 0.0;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + tid; i < n;
-       i += (int64_t)gridDim.x * blockDim.x)
-    s = rrt_ilu0_madd(s, x[i], y[i]);
-  sh[tid] = s;
-  __syncthreads();
-  for (int w = ILU0_BLOCK / 2; w > 0; w /= 2) {
-    if (tid < w) sh[tid] = sh[tid] + sh[tid + w];
-    __syncthreads();
-  }
-  if (tid == 0) partial[blockIdx.x] = sh[0];
-}
-
-RRT_KERNEL_API(rrt_k_ilu0_dot_partial)
-(rrt_stream s, int64_t n, const double *x, const double *y, double *partial, int nblocks) {
-  RRT_LAUNCH(ilu0_dot_partial_k, (unsigned)nblocks, ILU0_BLOCK, 0, s, n, x, y, partial);
-}
-
 // A group's dot products in one pass over y: each thread keeps one strided
-// sum per vector, then one fixed tree per vector, as ilu0_dot_partial_k.
+// sum per vector, then each vector's sums are reduced in shared memory in a
+// fixed tree, so the partials are deterministic; the host adds them in
+// block order (one vector: the plain dot product).
 __global__ void ilu0_mdot_partial_k(int64_t n, rrt_vec_group g, const double *y,
                                     double *partial) {
   __shared__ double sh[RRT_VEC_GROUP][ILU0_BLOCK];
