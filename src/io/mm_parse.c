@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "comm/errbuf.h"
+#include "io/limits.h"
 
 int rrt_mm_next_line(rrt_mm_lines *r, char *err, size_t errlen) {
   size_t len = 0;
@@ -253,6 +254,26 @@ rrt_status rrt_mm_check_empty_rows(const char *path, int64_t size_line, int64_t 
                       path, (long long)size_line, (long long)nrows, (long long)stored,
                       (long long)RRT_MM_FREE_EMPTY_ROWS);
   return RRT_SUCCESS;
+}
+
+int rrt_mm_entries_reserve(rrt_mm_entries *t, int64_t need) {
+  if (need <= t->cap) return 0;
+  int64_t cap = t->cap ? t->cap : 1024;
+  while (cap < need)
+    cap = cap > INT64_MAX / 2 ? need : 2 * cap;
+  if (!rrt_io_claim_fits((uint64_t)cap, sizeof(rrt_mm_entry))) return -1;
+  rrt_mm_entry *e = realloc(t->e, (size_t)cap * sizeof(rrt_mm_entry));
+  if (!e) return -1;
+  t->e = e, t->cap = cap;
+  return 0;
+}
+
+int rrt_mm_entries_add(rrt_mm_entries *t, rrt_mm_sym sym, int64_t i, int64_t j, double v) {
+  if (rrt_mm_entries_reserve(t, t->n + 2)) return -1;
+  t->e[t->n++] = (rrt_mm_entry){i - 1, j - 1, v};
+  if (sym != RRT_MM_GENERAL && i != j)
+    t->e[t->n++] = (rrt_mm_entry){j - 1, i - 1, sym == RRT_MM_SKEW ? -v : v};
+  return 0;
 }
 
 rrt_status rrt_csr_from_entries(int64_t row0, int64_t nrows, int64_t ncols, int64_t count,

@@ -22,8 +22,11 @@ typedef struct rrt_mm_lines {
   char *cur; /* the last line read */
 } rrt_mm_lines;
 
-/** Next line: 1, 0 at the end, -1 on an error (err filled). A line holding
- *  a NUL byte is an error naming its line. */
+/** What a line holding a NUL byte is (after "FILE:LINE: "). */
+#define RRT_MM_NUL_WHY "binary data (a NUL byte) in a text line"
+
+/** Next line: 1, 0 at the end, -1 on a read error (err filled), -2 for a
+ *  line holding a NUL byte (err filled, naming the line). */
 int rrt_mm_next_line(rrt_mm_lines *r, char *err, size_t errlen);
 /** Next line that is neither a comment nor blank (same returns). */
 int rrt_mm_next_data_line(rrt_mm_lines *r, char *err, size_t errlen);
@@ -79,6 +82,20 @@ typedef struct rrt_mm_entry {
   int64_t row, col;
   double val;
 } rrt_mm_entry;
+
+/** A growing array of entries: capacity doubles as entries arrive, so the
+ *  memory follows the file's real content, not its size line. */
+typedef struct rrt_mm_entries {
+  rrt_mm_entry *e;
+  int64_t n, cap;
+} rrt_mm_entries;
+
+/** Room for `need` entries: 0, or -1 when out of memory. */
+int rrt_mm_entries_reserve(rrt_mm_entries *t, int64_t need);
+
+/** Append entry (i, j, v) of a file line, 1-based, and its mirror in a
+ *  symmetric or skew-symmetric file. 0, or -1 when out of memory. */
+int rrt_mm_entries_add(rrt_mm_entries *t, rrt_mm_sym sym, int64_t i, int64_t j, double v);
 
 /** Rows [row0, row0 + nrows) of a CSR from entries in file order (rows in
  *  that range, any order): columns sorted, duplicates summed in file order,

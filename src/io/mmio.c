@@ -46,25 +46,6 @@ static rrt_status check_claim(const char *path, int64_t line, const char *what, 
                     (unsigned long long)rrt_io_memory_bytes());
 }
 
-/* Room for more entries: capacity doubles as entries arrive, so the memory
- * follows the file's real content, not its size line. */
-typedef struct mm_entries {
-  rrt_mm_entry *e;
-  int64_t n, cap;
-} mm_entries;
-
-static int entries_reserve(mm_entries *t, int64_t need) {
-  if (need <= t->cap) return 0;
-  int64_t cap = t->cap ? t->cap : 1024;
-  while (cap < need)
-    cap = cap > INT64_MAX / 2 ? need : 2 * cap;
-  if (!rrt_io_claim_fits((uint64_t)cap, sizeof(rrt_mm_entry))) return -1;
-  rrt_mm_entry *e = realloc(t->e, (size_t)cap * sizeof(rrt_mm_entry));
-  if (!e) return -1;
-  t->e = e, t->cap = cap;
-  return 0;
-}
-
 static rrt_status open_lines(const char *path, rrt_mm_lines *r, char *err, size_t errlen) {
   memset(r, 0, sizeof(*r));
   r->path = path;
@@ -90,19 +71,16 @@ static rrt_status next_entry(rrt_mm_lines *r, const rrt_mm_shape *sh, int64_t t,
 
 /* Every entry line (mirrored for symmetric files), then the check that no
  * entry follows the declared ones. */
-static rrt_status read_entries(rrt_mm_lines *r, const rrt_mm_shape *sh, mm_entries *t, char *err,
+static rrt_status read_entries(rrt_mm_lines *r, const rrt_mm_shape *sh, rrt_mm_entries *t, char *err,
                                size_t errlen) {
   for (int64_t e = 0; e < sh->nent; e++) {
     int64_t i = 0, j = 0;
     double v = 0.0;
     RRT_CHECK(next_entry(r, sh, e, &i, &j, &v, err, errlen));
-    if (entries_reserve(t, t->n + 2))
+    if (rrt_mm_entries_add(t, sh->sym, i, j, v))
       return rrt_errbuf(err, errlen, RRT_ERR_OUT_OF_MEMORY,
                         "%s:%lld: out of memory after %lld entries", r->path, (long long)r->line,
                         (long long)t->n);
-    t->e[t->n++] = (rrt_mm_entry){i - 1, j - 1, v};
-    if (sh->sym != RRT_MM_GENERAL && i != j)
-      t->e[t->n++] = (rrt_mm_entry){j - 1, i - 1, sh->sym == RRT_MM_SKEW ? -v : v};
   }
   int got = rrt_mm_next_data_line(r, err, errlen);
   if (got < 0) return RRT_ERR_IO;
@@ -117,7 +95,7 @@ rrt_status rrt_mm_read(const char *path, rrt_mm_pattern_values pattern, rrt_csr 
                        rrt_mm_info *info, char *err, size_t errlen) {
   memset(out, 0, sizeof(*out));
   rrt_mm_lines r;
-  mm_entries t = {0};
+  rrt_mm_entries t = {0};
   rrt_mm_shape sh = {0};
   rrt_status st = open_lines(path, &r, err, errlen);
   if (st) return st;
@@ -182,7 +160,7 @@ rrt_status rrt_mm_read_vector(const char *path, double **x, int64_t *n, char *er
   *x = NULL;
   *n = 0;
   rrt_mm_lines r;
-  mm_entries tv = {0};
+  rrt_mm_entries tv = {0};
   double *v = NULL;
   rrt_status st = open_lines(path, &r, err, errlen);
   if (st) return st;
@@ -215,7 +193,7 @@ rrt_status rrt_mm_read_vector(const char *path, double **x, int64_t *n, char *er
     int64_t i = t + 1;
     double val = 0.0;
     if ((st = parse_vector_entry(&r, coordinate, len, nent, &i, &val, err, errlen))) goto done;
-    if (entries_reserve(&tv, tv.n + 1)) {
+    if (rrt_mm_entries_reserve(&tv, tv.n + 1)) {
       st = rrt_errbuf(err, errlen, RRT_ERR_OUT_OF_MEMORY, "%s:%lld: out of memory", path,
                       (long long)r.line);
       goto done;
