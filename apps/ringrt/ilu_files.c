@@ -33,8 +33,8 @@ static int load_generated(const char *generate, int P, int rank, int64_t *off, i
 /* This rank's rows of a Matrix Market file: each rank reads only its share
  * of the file (io/mm_rows.h); the verdict on a bad file is the same on
  * every rank. */
-static int load_file(rrt_ctx_t ctx, const char *matrix, rrt_mm_pattern_values pattern,
-                     int64_t *n, int64_t *r0, rrt_csr *loc, char *err, size_t errlen) {
+static int load_file(rrt_ctx_t ctx, const char *matrix, rrt_mm_pattern_values pattern, int64_t *n,
+                     int64_t *r0, rrt_csr *loc, char *err, size_t errlen) {
   rrt_mm_info info;
   if (rrt_mm_read_rows(ctx, matrix, pattern, r0, loc, NULL, &info, err, errlen) != RRT_SUCCESS)
     return 1;

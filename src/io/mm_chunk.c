@@ -188,8 +188,7 @@ typedef struct verdict {
 enum { V_OK, V_ENTRY, V_NUL, V_IO, V_MORE, V_TRUNC };
 
 /* Where entry line number nent + 1 is (the first one too many). */
-static void find_extra(const share_stat *s, int P, const rrt_mm_shape *sh, int gzip,
-                       verdict *v) {
+static void find_extra(const share_stat *s, int P, const rrt_mm_shape *sh, int gzip, verdict *v) {
   v->kind = V_MORE;
   if (gzip) { /* only the last rank reads past the declared entries */
     v->root = P - 1, v->line = s[P - 1].nent_line;
@@ -217,7 +216,8 @@ static verdict judge(const share_stat *s, int P, const rrt_mm_shape *sh, int gzi
       int64_t g = e + s[q].entries; /* the bad line's entry number, if it is one */
       if (s[q].bad == BAD_IO) {
         v.root = q, v.kind = V_IO;
-      } else if ((s[q].bad == BAD_ENTRY && g >= sh->nent) || (s[q].bad == BAD_NUL && g > sh->nent)) {
+      } else if ((s[q].bad == BAD_ENTRY && g >= sh->nent) ||
+                 (s[q].bad == BAD_NUL && g > sh->nent)) {
         find_extra(s, P, sh, gzip, &v);
       } else {
         v.root = q, v.kind = s[q].bad == BAD_ENTRY ? V_ENTRY : V_NUL, v.line = base + s[q].bad_line;
@@ -237,12 +237,10 @@ static verdict judge(const share_stat *s, int P, const rrt_mm_shape *sh, int gzi
 
 /* The verdict's message, worded on its root (`why` from parse_share). */
 static rrt_status word(const verdict *v, const char *path, const rrt_mm_shape *sh,
-                       const rrt_mm_layout *lay, int P, const char *why, char *err,
-                       size_t errlen) {
+                       const rrt_mm_layout *lay, int P, const char *why, char *err, size_t errlen) {
   long long sl = (long long)sh->size_line, ne = (long long)sh->nent;
   switch (v->kind) {
-  case V_IO:
-    return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s", why);
+  case V_IO: return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s", why);
   case V_ENTRY:
     return rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%lld: %s", path, (long long)v->line, why);
   case V_NUL:

@@ -21,9 +21,8 @@ int rrt_mm_next_line(rrt_mm_lines *r, char *err, size_t errlen) {
   if (got <= 0) return got;
   r->line++;
   if (strlen(r->cur) != len) {
-    rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%lld: binary data (a NUL byte) in a text line", r->path,
-               (long long)r->line);
-    return -1;
+    rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%lld: " RRT_MM_NUL_WHY, r->path, (long long)r->line);
+    return -2;
   }
   return 1;
 }

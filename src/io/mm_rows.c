@@ -68,13 +68,13 @@ static int64_t bucket_start(int64_t b, int64_t B, int64_t n) {
 }
 
 /* Provisional blocks q[0..P]: whole buckets, balanced by stored entries. */
-static rrt_status provisional_blocks(rrt_ctx_t ctx, int64_t n, const rrt_mm_entries *t,
-                                     int64_t *q, char *err, size_t errlen) {
+static rrt_status provisional_blocks(rrt_ctx_t ctx, int64_t n, const rrt_mm_entries *t, int64_t *q,
+                                     char *err, size_t errlen) {
   int P = rrt_ctx_size(ctx);
   int64_t B = n < 64 * (int64_t)P ? n : 64 * (int64_t)P;
   int64_t *cnt = calloc((size_t)B + 1, sizeof(int64_t)), *boff = malloc(((size_t)P + 1) * 8);
-  rrt_status st = cnt && boff ? RRT_SUCCESS
-                              : rrt_errbuf(err, errlen, RRT_ERR_OUT_OF_MEMORY, "out of memory");
+  rrt_status st =
+      cnt && boff ? RRT_SUCCESS : rrt_errbuf(err, errlen, RRT_ERR_OUT_OF_MEMORY, "out of memory");
   if ((st = rrt_mm_agree(ctx, st, err, errlen))) goto done;
   for (int64_t k = 0; k < t->n; k++)
     cnt[1 + (int64_t)((__int128)t->e[k].row * B / n)]++;
@@ -100,8 +100,8 @@ static rrt_status send_entries(rrt_ctx_t ctx, const int64_t *q, rrt_mm_entries *
   int P = rrt_ctx_size(ctx);
   size_t *sb = calloc(3 * (size_t)P, sizeof(size_t)), *sd = sb + P, *rb = sb + 2 * P;
   rrt_mm_entry *send = malloc(((size_t)t->n + 1) * sizeof(rrt_mm_entry));
-  rrt_status st = sb && send ? RRT_SUCCESS
-                             : rrt_errbuf(err, errlen, RRT_ERR_OUT_OF_MEMORY, "out of memory");
+  rrt_status st =
+      sb && send ? RRT_SUCCESS : rrt_errbuf(err, errlen, RRT_ERR_OUT_OF_MEMORY, "out of memory");
   *recv = NULL, *nrecv = 0;
   if ((st = rrt_mm_agree(ctx, st, err, errlen))) goto done;
   for (int64_t k = 0; k < t->n; k++)
@@ -132,8 +132,8 @@ done:
 
 /* The final blocks off[0..P] (rrt_sparse_partition of the whole matrix)
  * from this rank's provisional rows [q0, q0 + a->nrows). */
-static rrt_status final_blocks(rrt_ctx_t ctx, int64_t n, int64_t q0, const rrt_csr *a,
-                               int64_t *off, char *err, size_t errlen) {
+static rrt_status final_blocks(rrt_ctx_t ctx, int64_t n, int64_t q0, const rrt_csr *a, int64_t *off,
+                               char *err, size_t errlen) {
   int P = rrt_ctx_size(ctx), me = rrt_ctx_rank(ctx);
   int64_t *nz = malloc(((size_t)P + 1) * sizeof(int64_t)), *cand = malloc((size_t)P * 8);
   size_t *lb = malloc(2 * (size_t)P * sizeof(size_t));
@@ -164,8 +164,8 @@ static rrt_status final_blocks(rrt_ctx_t ctx, int64_t n, int64_t q0, const rrt_c
     }
     cand[p - 1] = lo < a->nrows ? q0 + lo : n;
   }
-  if (P > 1 && (st = rrt_host_allreduce_named(ctx, OP, cand, off + 1, (size_t)P - 1,
-                                              RRT_DTYPE_I64, RRT_OP_MIN))) {
+  if (P > 1 && (st = rrt_host_allreduce_named(ctx, OP, cand, off + 1, (size_t)P - 1, RRT_DTYPE_I64,
+                                              RRT_OP_MIN))) {
     st = coll_failed(ctx, st, err, errlen);
     goto done;
   }
@@ -233,7 +233,8 @@ static rrt_status move_rows(rrt_ctx_t ctx, const int64_t *q, const int64_t *off,
   for (int s = 0; s < P; s++) {
     int64_t k = overlap(q, s, off, me, &b), snz = 0;
     for (int64_t r = 0; r < k; r++, i++)
-      snz += ((int64_t *)(recv + at))[r], out->rowptr[i + 1] = out->rowptr[i] + ((int64_t *)(recv + at))[r];
+      snz += ((int64_t *)(recv + at))[r],
+          out->rowptr[i + 1] = out->rowptr[i] + ((int64_t *)(recv + at))[r];
     at += rb[s], nz += snz;
   }
   out->nrows = m, out->ncols = a->ncols, out->nnz = nz;
@@ -274,8 +275,8 @@ static rrt_status provisional_rows(rrt_ctx_t ctx, const rrt_mm_shape *sh,
 }
 
 rrt_status rrt_mm_read_rows(rrt_ctx_t ctx, const char *path, rrt_mm_pattern_values pattern,
-                            int64_t *row_begin, rrt_csr *rows, int64_t *offsets,
-                            rrt_mm_info *info, char *err, size_t errlen) {
+                            int64_t *row_begin, rrt_csr *rows, int64_t *offsets, rrt_mm_info *info,
+                            char *err, size_t errlen) {
   int P = rrt_ctx_size(ctx), me = rrt_ctx_rank(ctx);
   head_record h;
   rrt_mm_entries t = {0};

@@ -23,8 +23,8 @@ extern "C" {
  *  NULL) receives every rank's first row. `info` may be NULL. Collective;
  *  on an error every rank returns the same status and the same err. */
 rrt_status rrt_mm_read_rows(rrt_ctx_t ctx, const char *path, rrt_mm_pattern_values pattern,
-                            int64_t *row_begin, rrt_csr *rows, int64_t *offsets,
-                            rrt_mm_info *info, char *err, size_t errlen);
+                            int64_t *row_begin, rrt_csr *rows, int64_t *offsets, rrt_mm_info *info,
+                            char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

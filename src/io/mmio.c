@@ -71,8 +71,8 @@ static rrt_status next_entry(rrt_mm_lines *r, const rrt_mm_shape *sh, int64_t t,
 
 /* Every entry line (mirrored for symmetric files), then the check that no
  * entry follows the declared ones. */
-static rrt_status read_entries(rrt_mm_lines *r, const rrt_mm_shape *sh, rrt_mm_entries *t, char *err,
-                               size_t errlen) {
+static rrt_status read_entries(rrt_mm_lines *r, const rrt_mm_shape *sh, rrt_mm_entries *t,
+                               char *err, size_t errlen) {
   for (int64_t e = 0; e < sh->nent; e++) {
     int64_t i = 0, j = 0;
     double v = 0.0;
