@@ -4,6 +4,7 @@
  * outputs are gathered on rank 0 and written there. */
 #include "ilu_files.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +76,16 @@ int rrt_app_ilu_load_rhs(const char *path, int64_t n, int64_t r0, int64_t m, dou
       rrt_npy_free(&a);
       return 1;
     }
-    memcpy(b, (double *)a.data + r0, (size_t)m * sizeof(double));
+    /* the whole vector is scanned, so every rank names the same value */
+    const double *d = a.data;
+    for (int64_t i = 0; i < n; i++)
+      if (!isfinite(d[i])) {
+        snprintf(err, errlen, "%s: value %lld (0-based) is %s: NaN and Inf are refused", path,
+                 (long long)i, isnan(d[i]) ? "NaN" : "Inf");
+        rrt_npy_free(&a);
+        return 1;
+      }
+    memcpy(b, d + r0, (size_t)m * sizeof(double));
     rrt_npy_free(&a);
     return 0;
   }
