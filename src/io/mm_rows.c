@@ -94,30 +94,46 @@ done:
 }
 
 /* Every entry to the owner of its row in q; on return *recv holds this
- * rank's entries, from every rank in rank order (file order). Frees t. */
+ * rank's entries, from every rank in rank order (file order). Frees t.
+ * A share whose entries already go to the ranks in rank order (a file
+ * sorted by row, the usual case, not a mirrored triangle) is sent as it
+ * is; any other is first grouped by destination into a copy. */
 static rrt_status send_entries(rrt_ctx_t ctx, const int64_t *q, rrt_mm_entries *t,
                                rrt_mm_entry **recv, int64_t *nrecv, char *err, size_t errlen) {
-  int P = rrt_ctx_size(ctx);
+  int P = rrt_ctx_size(ctx), sorted = 1, last = 0;
   size_t *sb = calloc(3 * (size_t)P, sizeof(size_t)), *sd = sb + P, *rb = sb + 2 * P;
-  rrt_mm_entry *send = malloc(((size_t)t->n + 1) * sizeof(rrt_mm_entry));
-  rrt_status st =
-      sb && send ? RRT_SUCCESS : rrt_errbuf(err, errlen, RRT_ERR_OUT_OF_MEMORY, "out of memory");
+  rrt_mm_entry *send = NULL;
   *recv = NULL, *nrecv = 0;
+  for (int64_t k = 0; sb && k < t->n; k++) {
+    int p = rrt_partition_owner(q, P, t->e[k].row);
+    sb[p] += sizeof(rrt_mm_entry), sorted &= p >= last, last = p;
+  }
+  if (sb && !sorted) send = malloc(((size_t)t->n + 1) * sizeof(rrt_mm_entry));
+  rrt_status st = sb && (sorted || send)
+                      ? RRT_SUCCESS
+                      : rrt_errbuf(err, errlen, RRT_ERR_OUT_OF_MEMORY, "out of memory");
   if ((st = rrt_mm_agree(ctx, st, err, errlen))) goto done;
-  for (int64_t k = 0; k < t->n; k++)
-    sb[rrt_partition_owner(q, P, t->e[k].row)] += sizeof(rrt_mm_entry);
   for (int p = 1; p < P; p++)
     sd[p] = sd[p - 1] + sb[p - 1];
-  for (int64_t k = 0; k < t->n; k++) { /* sd advances while filling, then is rewound */
-    int p = rrt_partition_owner(q, P, t->e[k].row);
-    memcpy((char *)send + sd[p], &t->e[k], sizeof(rrt_mm_entry));
-    sd[p] += sizeof(rrt_mm_entry);
+  if (sorted) { /* capacity doubled while reading: give the slack back */
+    rrt_mm_entry *fit = realloc(t->e, ((size_t)t->n + 1) * sizeof(rrt_mm_entry));
+    send = fit ? fit : t->e;
+  } else {
+    for (int64_t k = 0; k < t->n; k++) { /* sd advances while filling, then is rewound */
+      int p = rrt_partition_owner(q, P, t->e[k].row);
+      memcpy((char *)send + sd[p], &t->e[k], sizeof(rrt_mm_entry));
+      sd[p] += sizeof(rrt_mm_entry);
+    }
+    for (int p = 0; p < P; p++)
+      sd[p] -= sb[p];
+    free(t->e);
   }
-  for (int p = 0; p < P; p++)
-    sd[p] -= sb[p];
-  free(t->e); /* only one copy of the entries at a time */
-  memset(t, 0, sizeof *t);
+  t->e = NULL, t->n = t->cap = 0;
   void *r = NULL;
+  if (P == 1) { /* nothing to exchange: keep the one copy */
+    *recv = send, *nrecv = (int64_t)(sb[0] / sizeof(rrt_mm_entry)), send = NULL;
+    goto done;
+  }
   if ((st = rrt_host_alltoallv_alloc(ctx, send, sb, sd, &r, rb))) {
     st = coll_failed(ctx, st, err, errlen);
     goto done;
@@ -197,8 +213,9 @@ static size_t pack_rows(const rrt_csr *a, int64_t q0, int64_t b, int64_t m, char
   return (size_t)(m + 2 * nz) * 8;
 }
 
-/* The final rows of this rank from the provisional rows of every rank. */
-static rrt_status move_rows(rrt_ctx_t ctx, const int64_t *q, const int64_t *off, const rrt_csr *a,
+/* The final rows of this rank from the provisional rows of every rank;
+ * frees a once it is packed. */
+static rrt_status move_rows(rrt_ctx_t ctx, const int64_t *q, const int64_t *off, rrt_csr *a,
                             rrt_csr *out, char *err, size_t errlen) {
   int P = rrt_ctx_size(ctx), me = rrt_ctx_rank(ctx);
   size_t *sb = calloc(3 * (size_t)P, sizeof(size_t)), *sd = sb + P, *rb = sb + 2 * P, total = 0;
@@ -221,6 +238,8 @@ static rrt_status move_rows(rrt_ctx_t ctx, const int64_t *q, const int64_t *off,
     int64_t k = overlap(q, me, off, p, &b);
     if (k) pack_rows(a, q[me], b, k, send + sd[p]);
   }
+  int64_t ncols = a->ncols;
+  rrt_csr_free(a); /* the packed copy is all that is needed now */
   if ((st = rrt_host_alltoallv_alloc(ctx, send, sb, sd, (void **)&recv, rb))) {
     st = coll_failed(ctx, st, err, errlen);
     goto done;
@@ -237,7 +256,7 @@ static rrt_status move_rows(rrt_ctx_t ctx, const int64_t *q, const int64_t *off,
           out->rowptr[i + 1] = out->rowptr[i] + ((int64_t *)(recv + at))[r];
     at += rb[s], nz += snz;
   }
-  out->nrows = m, out->ncols = a->ncols, out->nnz = nz;
+  out->nrows = m, out->ncols = ncols, out->nnz = nz;
   out->col = malloc(((size_t)nz + 1) * sizeof(int64_t));
   out->val = malloc(((size_t)nz + 1) * sizeof(double));
   st = out->col && out->val ? RRT_SUCCESS

@@ -26,3 +26,6 @@ target_include_directories(test_ilu_mm_nozlib PRIVATE ${PROJECT_SOURCE_DIR}/src
   $<TARGET_PROPERTY:MPI::MPI_C,INTERFACE_INCLUDE_DIRECTORIES>)
 target_link_libraries(test_ilu_mm_nozlib PRIVATE MPI::MPI_C ${MATH_LIBRARY})
 ringrt_add_test(ilu.mm_input.nozlib test_ilu_mm_nozlib LABELS ilu io TIMEOUT 60)
+
+# Not a test: the read time and per-rank peak memory of docs/ilu.md (io).
+ringrt_test_exe(bench_mm_read bench_mm_read.c)
