@@ -5,7 +5,8 @@ ringrt_test_exe(test_ilu_mm_rows test_mm_rows.c)
 target_link_libraries(test_ilu_mm_rows PRIVATE ${ZLIB_LIBRARIES})
 target_include_directories(test_ilu_mm_rows PRIVATE ${ZLIB_INCLUDE_DIRS})
 foreach(np 1 2 3 4)
-  ringrt_add_test(ilu.mm_rows.np${np} test_ilu_mm_rows NP ${np} BACKEND cpu LABELS ilu io
+  ringrt_twin(twin ${np} 4)
+  ringrt_add_test(ilu.mm_rows.np${np} test_ilu_mm_rows NP ${np} BACKEND cpu LABELS ilu io ${twin}
                   ENV RINGRT_TIMEOUT=30 TIMEOUT 120)
 endforeach()
 
