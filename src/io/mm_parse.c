@@ -255,6 +255,16 @@ rrt_status rrt_mm_check_empty_rows(const char *path, int64_t size_line, int64_t 
   return RRT_SUCCESS;
 }
 
+/* Here, not in mmio.c, so that the CSR build (which frees what it
+ * replaces) and the readers above it form no file loop. */
+void rrt_csr_free(rrt_csr *a) {
+  if (!a) return;
+  free(a->rowptr);
+  free(a->col);
+  free(a->val);
+  memset(a, 0, sizeof(*a));
+}
+
 int rrt_mm_entries_reserve(rrt_mm_entries *t, int64_t need) {
   if (need <= t->cap) return 0;
   int64_t cap = t->cap ? t->cap : 1024;

@@ -13,14 +13,6 @@
 #include "io/limits.h"
 #include "io/mm_parse.h"
 
-void rrt_csr_free(rrt_csr *a) {
-  if (!a) return;
-  free(a->rowptr);
-  free(a->col);
-  free(a->val);
-  memset(a, 0, sizeof(*a));
-}
-
 rrt_status rrt_csr_from_triplets(int64_t nrows, int64_t ncols, int64_t count, const int64_t *rows,
                                  const int64_t *cols, const double *vals, rrt_csr *out) {
   memset(out, 0, sizeof(*out));
