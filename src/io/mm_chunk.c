@@ -24,7 +24,7 @@ typedef struct share_stat {
 
 enum { BAD_NONE, BAD_ENTRY, BAD_NUL, BAD_IO };
 
-static rrt_status coll_failed(rrt_ctx_t ctx, rrt_status st, char *err, size_t errlen) {
+rrt_status rrt_mm_coll_failed(rrt_ctx_t ctx, rrt_status st, char *err, size_t errlen) {
   snprintf(err, errlen, "%s", rrt_ctx_last_error(ctx));
   return st;
 }
@@ -41,7 +41,7 @@ static rrt_status bcast_msg(rrt_ctx_t ctx, int root, rrt_status st, char *err, s
   m.st = (int32_t)st;
   snprintf(m.text, sizeof m.text, "%s", err);
   rrt_status cs = rrt_host_bcast_named(ctx, OP, &m, sizeof m, root);
-  if (cs) return coll_failed(ctx, cs, err, errlen);
+  if (cs) return rrt_mm_coll_failed(ctx, cs, err, errlen);
   snprintf(err, errlen, "%s", m.text);
   return (rrt_status)m.st;
 }
@@ -49,7 +49,7 @@ static rrt_status bcast_msg(rrt_ctx_t ctx, int root, rrt_status st, char *err, s
 rrt_status rrt_mm_agree(rrt_ctx_t ctx, rrt_status st, char *err, size_t errlen) {
   int64_t mine = st ? rrt_ctx_rank(ctx) : rrt_ctx_size(ctx), first = 0;
   rrt_status cs = rrt_host_allreduce_named(ctx, OP, &mine, &first, 1, RRT_DTYPE_I64, RRT_OP_MIN);
-  if (cs) return coll_failed(ctx, cs, err, errlen);
+  if (cs) return rrt_mm_coll_failed(ctx, cs, err, errlen);
   if (first == rrt_ctx_size(ctx)) return RRT_SUCCESS;
   return bcast_msg(ctx, (int)first, st, err, errlen);
 }
@@ -282,7 +282,7 @@ rrt_status rrt_mm_read_share(rrt_ctx_t ctx, const char *path, const rrt_mm_shape
   for (int q = 0; q < P; q++)
     lay_b[q] = sizeof(share_stat), lay_b[P + q] = (size_t)q * sizeof(share_stat);
   if ((st = rrt_host_allgatherv_named(ctx, OP, &mine, sizeof mine, all, lay_b, lay_b + P))) {
-    st = coll_failed(ctx, st, err, errlen);
+    st = rrt_mm_coll_failed(ctx, st, err, errlen);
     goto done;
   }
   verdict v = judge(all, P, sh, lay->gzip);

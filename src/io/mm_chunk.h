@@ -34,4 +34,7 @@ rrt_status rrt_mm_read_share(rrt_ctx_t ctx, const char *path, const rrt_mm_shape
  *  when none failed). A failed collective puts the context's error in err. */
 rrt_status rrt_mm_agree(rrt_ctx_t ctx, rrt_status st, char *err, size_t errlen);
 
+/** A failed collective: the context's error into err; returns st. */
+rrt_status rrt_mm_coll_failed(rrt_ctx_t ctx, rrt_status st, char *err, size_t errlen);
+
 #endif

@@ -36,11 +36,6 @@ typedef struct head_record {
   rrt_mm_layout lay;
 } head_record;
 
-static rrt_status coll_failed(rrt_ctx_t ctx, rrt_status st, char *err, size_t errlen) {
-  snprintf(err, errlen, "%s", rrt_ctx_last_error(ctx));
-  return st;
-}
-
 static rrt_status read_head(rrt_ctx_t ctx, const char *path, rrt_mm_pattern_values pattern,
                             head_record *h, char *err, size_t errlen) {
   rrt_status st = RRT_SUCCESS;
@@ -58,7 +53,7 @@ static rrt_status read_head(rrt_ctx_t ctx, const char *path, rrt_mm_pattern_valu
   }
   RRT_CHECK(rrt_mm_agree(ctx, st, err, errlen));
   st = rrt_host_bcast_named(ctx, OP, h, sizeof *h, 0);
-  return st ? coll_failed(ctx, st, err, errlen) : RRT_SUCCESS;
+  return st ? rrt_mm_coll_failed(ctx, st, err, errlen) : RRT_SUCCESS;
 }
 
 /* First row of bucket b of B buckets over n rows (bucket of row i:
@@ -80,7 +75,7 @@ static rrt_status provisional_blocks(rrt_ctx_t ctx, int64_t n, const rrt_mm_entr
     cnt[1 + (int64_t)((__int128)t->e[k].row * B / n)]++;
   if ((st = rrt_host_allreduce_named(ctx, OP, cnt + 1, cnt + 1, (size_t)B, RRT_DTYPE_I64,
                                      RRT_OP_SUM))) {
-    st = coll_failed(ctx, st, err, errlen);
+    st = rrt_mm_coll_failed(ctx, st, err, errlen);
     goto done;
   }
   for (int64_t b = 0; b < B; b++)
@@ -135,7 +130,7 @@ static rrt_status send_entries(rrt_ctx_t ctx, const int64_t *q, rrt_mm_entries *
     goto done;
   }
   if ((st = rrt_host_alltoallv_alloc(ctx, send, sb, sd, &r, rb))) {
-    st = coll_failed(ctx, st, err, errlen);
+    st = rrt_mm_coll_failed(ctx, st, err, errlen);
     goto done;
   }
   *recv = r;
@@ -160,7 +155,7 @@ static rrt_status final_blocks(rrt_ctx_t ctx, int64_t n, int64_t q0, const rrt_c
   for (int p = 0; p < P; p++)
     lb[p] = sizeof(int64_t), lb[P + p] = (size_t)p * sizeof(int64_t);
   if ((st = rrt_host_allgatherv_named(ctx, OP, &a->nnz, sizeof(int64_t), nz, lb, lb + P))) {
-    st = coll_failed(ctx, st, err, errlen);
+    st = rrt_mm_coll_failed(ctx, st, err, errlen);
     goto done;
   }
   int64_t base = 0, total = 0;
@@ -182,7 +177,7 @@ static rrt_status final_blocks(rrt_ctx_t ctx, int64_t n, int64_t q0, const rrt_c
   }
   if (P > 1 && (st = rrt_host_allreduce_named(ctx, OP, cand, off + 1, (size_t)P - 1, RRT_DTYPE_I64,
                                               RRT_OP_MIN))) {
-    st = coll_failed(ctx, st, err, errlen);
+    st = rrt_mm_coll_failed(ctx, st, err, errlen);
     goto done;
   }
   off[0] = 0, off[P] = n;
@@ -241,7 +236,7 @@ static rrt_status move_rows(rrt_ctx_t ctx, const int64_t *q, const int64_t *off,
   int64_t ncols = a->ncols;
   rrt_csr_free(a); /* the packed copy is all that is needed now */
   if ((st = rrt_host_alltoallv_alloc(ctx, send, sb, sd, (void **)&recv, rb))) {
-    st = coll_failed(ctx, st, err, errlen);
+    st = rrt_mm_coll_failed(ctx, st, err, errlen);
     goto done;
   }
   free(send), send = NULL;
@@ -308,7 +303,7 @@ rrt_status rrt_mm_read_rows(rrt_ctx_t ctx, const char *path, rrt_mm_pattern_valu
   if ((st = rrt_mm_read_share(ctx, path, &h.sh, &h.lay, &t, err, errlen))) goto done;
   int64_t stored = 0;
   if ((st = rrt_host_allreduce_named(ctx, OP, &t.n, &stored, 1, RRT_DTYPE_I64, RRT_OP_SUM))) {
-    st = coll_failed(ctx, st, err, errlen);
+    st = rrt_mm_coll_failed(ctx, st, err, errlen);
     goto done;
   }
   if ((st = rrt_mm_check_empty_rows(path, h.sh.size_line, h.sh.nrows, stored, err, errlen)))
