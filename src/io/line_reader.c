@@ -15,6 +15,7 @@
 #endif
 
 #include "comm/errbuf.h"
+#include "io/limits.h"
 
 #define RRT_LINES_BLOCK ((size_t)1 << 18) /* bytes read at a time */
 
@@ -111,7 +112,9 @@ static long fill(rrt_lines *r, char *err, size_t errlen) {
   if (r->cap - r->end < RRT_LINES_BLOCK + 1) {
     size_t cap =
         r->end + RRT_LINES_BLOCK + 1 > 2 * r->cap ? r->end + RRT_LINES_BLOCK + 1 : 2 * r->cap;
-    char *b = realloc(r->buf, cap);
+    /* a line longer than the machine's memory (a crafted gzip stream of one
+     * endless line) is refused before the system starts killing processes */
+    char *b = rrt_io_claim_fits(cap, 1) ? realloc(r->buf, cap) : NULL;
     if (!b) {
       rrt_errbuf(err, errlen, RRT_ERR_OUT_OF_MEMORY, "%s: out of memory for a line of %zu bytes",
                  r->path, r->end);
