@@ -191,14 +191,14 @@ static void good_files(rrt_ctx_t ctx) {
 static void bad_files(rrt_ctx_t ctx) {
   text t = {0};
   static const char *bad[] = {"7 7 nan", "3 1 -inf", "1 99 2", "x 1 1", "2 2", "4 4 1e999"};
-  for (int b = 0; b < 6; b++)
-    for (int64_t at = 5; at < 300; at += 97) {
+  for (int b = 0; b < 6; b++) /* near the start, the middle and the end */
+    for (int64_t at = 5 + 49 * b; at < 300; at += 145) {
       random_file(&t, "real general", 50, 300, F_COMMENTS, -1, at, bad[b]);
       check_text(ctx, "bad.mtx", &t, RRT_MM_PATTERN_REFUSE);
     }
   random_file(&t, "real general", 50, 300, F_COMMENTS, 400, -1, NULL); /* truncated */
   check_text(ctx, "truncated.mtx", &t, RRT_MM_PATTERN_REFUSE);
-  for (int64_t decl = 0; decl < 300; decl += 59) { /* more entries than declared */
+  for (int64_t decl = 0; decl < 300; decl += 99) { /* more entries than declared */
     random_file(&t, "real general", 50, 300, F_COMMENTS, decl, -1, NULL);
     check_text(ctx, "extra.mtx", &t, RRT_MM_PATTERN_REFUSE);
     for (int64_t after = 0; after < 50; after += 40) { /* a bad line at or after the last */
