@@ -37,9 +37,18 @@ int rrt_lines_gzip(const rrt_lines *r) { return r->gzip; }
 int64_t rrt_lines_file_size(const rrt_lines *r) { return r->size; }
 int64_t rrt_lines_offset(const rrt_lines *r) { return r->pos; }
 
-/* The first two bytes of a gzip member (RFC 1952). */
-static int gzip_magic(FILE *f) {
+/* The first two bytes of a gzip member (RFC 1952), looked at in a regular
+ * file (rewound after). A pipe cannot be rewound: its first byte is put
+ * back, and 0x1f there (a text file starts with '%') is taken as gzip,
+ * which needs a file: -1. */
+static int gzip_magic(FILE *f, int regular) {
   unsigned char m[2];
+  if (!regular) {
+    int c = fgetc(f);
+    if (c == 0x1f) return -1;
+    if (c != EOF) ungetc(c, f);
+    return 0;
+  }
   size_t got = fread(m, 1, 2, f);
   rewind(f);
   return got == 2 && m[0] == 0x1f && m[1] == 0x8b;
@@ -71,16 +80,18 @@ rrt_status rrt_lines_open(const char *path, rrt_lines **out, char *err, size_t e
   r->path = path;
   r->f = fopen(path, "rb");
   struct stat st;
+  memset(&st, 0, sizeof st);
   rrt_status s = RRT_SUCCESS;
   if (!r->f)
     s = rrt_errbuf(err, errlen, RRT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   else if (fstat(fileno(r->f), &st) == 0 && S_ISDIR(st.st_mode))
     s = rrt_errbuf(err, errlen, RRT_ERR_IO, "%s: is a directory, not a file", path);
-  else if ((r->gzip = gzip_magic(r->f)))
+  else if ((r->gzip = gzip_magic(r->f, S_ISREG(st.st_mode))) < 0)
+    s = rrt_errbuf(err, errlen, RRT_ERR_IO,
+                   "%s: gzip-compressed data from a pipe: give the .gz file itself", path);
+  else if (r->gzip)
     s = open_gzip(r, err, errlen);
-  else
-    r->size = S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
-  if (r->gzip) r->size = -1;
+  r->size = S_ISREG(st.st_mode) && !r->gzip ? (int64_t)st.st_size : -1;
   r->cap = RRT_LINES_BLOCK + 1;
   if (!s && !(r->buf = malloc(r->cap)))
     s = rrt_errbuf(err, errlen, RRT_ERR_OUT_OF_MEMORY, "%s: out of memory", path);

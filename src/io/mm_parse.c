@@ -101,12 +101,17 @@ rrt_status rrt_mm_parse_header(rrt_mm_lines *r, int *coordinate, rrt_mm_field *f
   rrt_status st = RRT_SUCCESS;
   const char *p = r->path;
   long long ln = (long long)r->line;
-  if (nf != 5 || strcasecmp(f[0], "%%MatrixMarket") != 0 || strcasecmp(f[1], "matrix") != 0)
+  if (nf != 5 || strcasecmp(f[0], "%%MatrixMarket") != 0 || strcasecmp(f[1], "matrix") != 0) {
+    char shown[201]; /* the line as printable text: a binary file gives '?'s */
+    size_t k = 0;
+    for (; r->cur[k] && k < sizeof shown - 1; k++)
+      shown[k] = isprint((unsigned char)r->cur[k]) ? r->cur[k] : '?';
+    shown[k] = 0;
     st = rrt_errbuf(err, errlen, RRT_ERR_IO,
-                    "%s:%lld: bad header '%.200s' (expected '%%%%MatrixMarket matrix coordinate "
+                    "%s:%lld: bad header '%s' (expected '%%%%MatrixMarket matrix coordinate "
                     "real|integer|pattern general|symmetric|skew-symmetric')",
-                    p, ln, r->cur);
-  else if (!strcasecmp(f[2], "coordinate") || !strcasecmp(f[2], "array"))
+                    p, ln, shown);
+  } else if (!strcasecmp(f[2], "coordinate") || !strcasecmp(f[2], "array"))
     *coordinate = !strcasecmp(f[2], "coordinate");
   else
     st = rrt_errbuf(err, errlen, RRT_ERR_IO, "%s:%lld: bad header: unknown format '%.64s'", p, ln,

@@ -43,6 +43,11 @@ static rrt_status read_head(rrt_ctx_t ctx, const char *path, rrt_mm_pattern_valu
   if (rrt_ctx_rank(ctx) == 0) {
     rrt_mm_lines r = {.path = path};
     st = rrt_lines_open(path, &r.lr, err, errlen);
+    if (!st && !rrt_lines_gzip(r.lr) && rrt_lines_file_size(r.lr) < 0)
+      st = rrt_errbuf(err, errlen, RRT_ERR_IO,
+                      "%s: not a regular file (a pipe or a device?): each rank reads its own "
+                      "part of the file by offset; give a file (plain or .gz)",
+                      path);
     if (!st) st = rrt_mm_read_head(&r, pattern, &h->sh, err, errlen);
     if (!st) {
       h->lay.gzip = rrt_lines_gzip(r.lr);

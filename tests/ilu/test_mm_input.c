@@ -3,8 +3,8 @@
  * length (header comments and entries far past 4095 characters) read, a
  * directory named as one, a gzip file read through zlib with the same
  * result as the plain file (a truncated one refused by name), a NUL byte
- * refused by line. Compiled a second time without zlib (RRT_NO_ZLIB_BUILD,
- * io.cmake): a gzip file is then refused with a message saying so. */
+ * refused by line, a binary header shown as printable text. Compiled a second time without zlib
+ * (RRT_NO_ZLIB_BUILD, io.cmake): a gzip file is then refused with a message saying so. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +129,8 @@ int main(void) {
   gzip_files();
   expect(dir, 0, RRT_ERR_IO, 0, "is a directory");
   expect(dir, 1, RRT_ERR_IO, 0, "is a directory");
+  const char bin[] = "\x01\x02\xff\xfe binary\n";
+  expect(put("bin.mtx", bin, sizeof bin - 1), 0, RRT_ERR_IO, 1, "bad header '??");
   const char nul[] = "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1\0 1\n";
   expect(put("nul.mtx", nul, sizeof nul - 1), 0, RRT_ERR_IO, 3, "NUL byte");
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
