@@ -76,13 +76,13 @@ static rrt_status validate(rrt_ctx_t ctx, int64_t n, int64_t row_begin, int64_t 
  * a rank with another n fails every rank at once (with this rank's n and
  * the range seen) instead of pairing mismatched collectives later. */
 static rrt_status agree_n(rrt_ctx_t ctx, int64_t n) {
-  int64_t mine[2] = {n, -n}, all[2];
+  int64_t mine[2] = {n, ~n}, all[2]; /* max of ~n is ~(min of n), without overflow */
   RRT_CHECK(rrt_host_allreduce_named(ctx, OP, mine, all, 2, RRT_DTYPE_I64, RRT_OP_MAX));
-  if (all[0] != -all[1])
+  if (all[0] != ~all[1])
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, OP,
                      "the ranks pass different global n (from %lld to %lld; this rank %lld): "
                      "every rank must pass the same n",
-                     (long long)-all[1], (long long)all[0], (long long)n);
+                     (long long)~all[1], (long long)all[0], (long long)n);
   return RRT_SUCCESS;
 }
 
