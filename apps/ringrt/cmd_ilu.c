@@ -247,9 +247,9 @@ static int fail_ctx(const ilu_run *run) {
 /* This rank's rows (a failure anywhere fails all ranks), the distributed
  * matrix, and --matrix-out. Returns 0 or 1 (message on rank 0). */
 static int read_problem(ilu_run *run, const ilu_opts *o) {
-  /* every rank reads the same input, so every rank fails the same way */
-  int bad = rrt_app_ilu_load_rows(o->matrix, o->generate, o->pattern, run->P, run->rank, &run->n,
-                                  &run->r0, &run->loc, run->err, sizeof(run->err));
+  /* a bad file fails every rank the same way */
+  int bad = rrt_app_ilu_load_rows(run->ctx, o->matrix, o->generate, o->pattern, &run->n, &run->r0,
+                                  &run->loc, run->err, sizeof(run->err));
   if (rrt_app_any_rank(run->ctx, bad)) {
     if (run->rank == 0)
       rrt_app_error(run->com, "%s", bad ? run->err : "input failed on another rank");

@@ -1,14 +1,17 @@
-/* `ringrt ilu` file I/O: every rank reads the same input (errors are then
- * the same everywhere) and keeps the rows of its nonzero-balanced block;
+/* `ringrt ilu` file I/O: each rank reads only its share of a matrix file
+ * and keeps the rows of its nonzero-balanced block (io/mm_rows.h: errors
+ * are the same everywhere); a right-hand side is read whole on every rank;
  * outputs are gathered on rank 0 and written there. */
 #include "ilu_files.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "app.h"
 #include "comm/host_coll.h"
+#include "io/mm_rows.h"
 #include "io/npy.h"
 #include "io/sparse_gen.h"
 
@@ -28,47 +31,32 @@ static int load_generated(const char *generate, int P, int rank, int64_t *off, i
   return rc;
 }
 
-/* This rank's rows of a Matrix Market file read whole on every rank. */
-static int load_file(const char *matrix, rrt_mm_pattern_values pattern, int P, int rank,
-                     int64_t *off, int64_t *n, int64_t *r0, rrt_csr *loc, char *err,
-                     size_t errlen) {
-  rrt_csr a;
-  if (rrt_mm_read(matrix, pattern, &a, NULL, err, errlen) != RRT_SUCCESS) return 1;
-  if (a.nrows != a.ncols) {
+/* This rank's rows of a Matrix Market file: each rank reads only its share
+ * of the file (io/mm_rows.h); the verdict on a bad file is the same on
+ * every rank. */
+static int load_file(rrt_ctx_t ctx, const char *matrix, rrt_mm_pattern_values pattern, int64_t *n,
+                     int64_t *r0, rrt_csr *loc, char *err, size_t errlen) {
+  rrt_mm_info info;
+  if (rrt_mm_read_rows(ctx, matrix, pattern, r0, loc, NULL, &info, err, errlen) != RRT_SUCCESS)
+    return 1;
+  if (info.nrows != info.ncols) {
     snprintf(err, errlen, "%s: matrix is %lld x %lld, ILU(0) needs a square matrix", matrix,
-             (long long)a.nrows, (long long)a.ncols);
-    rrt_csr_free(&a);
+             (long long)info.nrows, (long long)info.ncols);
+    rrt_csr_free(loc);
     return 1;
   }
-  *n = a.nrows;
-  rrt_sparse_partition(a.nrows, a.rowptr, P, off);
-  *r0 = off[rank];
-  int rc = 0;
-  int64_t m = off[rank + 1] - off[rank], b = a.rowptr[off[rank]], nz = a.rowptr[off[rank + 1]] - b;
-  loc->nrows = m, loc->ncols = a.ncols, loc->nnz = nz;
-  loc->rowptr = malloc(((size_t)m + 1) * sizeof(int64_t));
-  loc->col = malloc(((size_t)nz + 1) * sizeof(int64_t));
-  loc->val = malloc(((size_t)nz + 1) * sizeof(double));
-  if (!loc->rowptr || !loc->col || !loc->val) {
-    rc = 1;
-    snprintf(err, errlen, "out of memory");
-  } else {
-    for (int64_t i = 0; i <= m; i++)
-      loc->rowptr[i] = a.rowptr[off[rank] + i] - b;
-    memcpy(loc->col, a.col + b, (size_t)nz * sizeof(int64_t));
-    memcpy(loc->val, a.val + b, (size_t)nz * sizeof(double));
-  }
-  rrt_csr_free(&a);
-  return rc;
+  *n = info.nrows;
+  return 0;
 }
 
-int rrt_app_ilu_load_rows(const char *matrix, const char *generate, rrt_mm_pattern_values pattern,
-                          int P, int rank, int64_t *n, int64_t *r0, rrt_csr *loc, char *err,
-                          size_t errlen) {
+int rrt_app_ilu_load_rows(rrt_ctx_t ctx, const char *matrix, const char *generate,
+                          rrt_mm_pattern_values pattern, int64_t *n, int64_t *r0, rrt_csr *loc,
+                          char *err, size_t errlen) {
+  if (!generate) return load_file(ctx, matrix, pattern, n, r0, loc, err, errlen);
+  int P = rrt_ctx_size(ctx);
   int64_t *off = malloc(((size_t)P + 1) * sizeof(int64_t));
   if (!off) return snprintf(err, errlen, "out of memory"), 1;
-  int rc = generate ? load_generated(generate, P, rank, off, n, r0, loc, err, errlen)
-                    : load_file(matrix, pattern, P, rank, off, n, r0, loc, err, errlen);
+  int rc = load_generated(generate, P, rrt_ctx_rank(ctx), off, n, r0, loc, err, errlen);
   free(off);
   return rc;
 }
@@ -88,7 +76,16 @@ int rrt_app_ilu_load_rhs(const char *path, int64_t n, int64_t r0, int64_t m, dou
       rrt_npy_free(&a);
       return 1;
     }
-    memcpy(b, (double *)a.data + r0, (size_t)m * sizeof(double));
+    /* the whole vector is scanned, so every rank names the same value */
+    const double *d = a.data;
+    for (int64_t i = 0; i < n; i++)
+      if (!isfinite(d[i])) {
+        snprintf(err, errlen, "%s: value %lld (0-based) is %s: NaN and Inf are refused", path,
+                 (long long)i, isnan(d[i]) ? "NaN" : "Inf");
+        rrt_npy_free(&a);
+        return 1;
+      }
+    memcpy(b, d + r0, (size_t)m * sizeof(double));
     rrt_npy_free(&a);
     return 0;
   }

@@ -11,12 +11,13 @@
 #include "ringrt/ilu.h"
 
 /** This rank's rows of the problem: a generated one (`generate`, e.g.
- *  "laplace2d:20") or a Matrix Market file (`matrix`), in row blocks balanced
- *  by nonzeros over P ranks. Sets the order *n and the first row *r0.
- *  Returns 0, or 1 with err filled. */
-int rrt_app_ilu_load_rows(const char *matrix, const char *generate, rrt_mm_pattern_values pattern,
-                          int P, int rank, int64_t *n, int64_t *r0, rrt_csr *loc, char *err,
-                          size_t errlen);
+ *  "laplace2d:20") or a Matrix Market file (`matrix`, plain or gzip), in row
+ *  blocks balanced by nonzeros over the context's ranks. Sets the order *n
+ *  and the first row *r0. Collective for a file. Returns 0, or 1 with err
+ *  filled. */
+int rrt_app_ilu_load_rows(rrt_ctx_t ctx, const char *matrix, const char *generate,
+                          rrt_mm_pattern_values pattern, int64_t *n, int64_t *r0, rrt_csr *loc,
+                          char *err, size_t errlen);
 
 /** Rows r0 .. r0+m-1 of the right-hand side in `path` (.npy f8, else a
  *  Matrix Market vector) of length n into b. Returns 0, or 1 with err. */

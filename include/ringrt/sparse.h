@@ -27,8 +27,9 @@ typedef struct rrt_sparse *rrt_sparse_t;
 RRT_API void rrt_sparse_partition(int64_t n, const int64_t *rowptr, int nparts, int64_t *offsets);
 
 /** Create from this rank's rows (collective). rowptr has nrows + 1 entries
- *  starting at 0; cols are global and sorted; host arrays, copied. Returns
- *  RRT_ERR_INVALID_ARG on every rank if any rank's block or columns are bad. */
+ *  starting at 0; cols are global and sorted; host arrays, copied. Every
+ *  rank passes the same n. Returns RRT_ERR_INVALID_ARG on every rank if the
+ *  ranks' n differ or any rank's block or columns are bad. */
 RRT_API rrt_status rrt_sparse_create(rrt_ctx_t ctx, int64_t n, int64_t row_begin, int64_t nrows,
                                      const int64_t *rowptr, const int64_t *cols, const double *vals,
                                      rrt_sparse_t *A);

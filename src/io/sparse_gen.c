@@ -6,6 +6,53 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/limits.h"
+
+/* Decimal digits of a 128-bit count into buf. */
+static const char *u128_str(unsigned __int128 v, char *buf, size_t len) {
+  char tmp[48];
+  int k = 0;
+  do
+    tmp[k++] = (char)('0' + (int)(v % 10)), v /= 10;
+  while (v && k < 47);
+  size_t i = 0;
+  while (k > 0 && i + 1 < len)
+    buf[i++] = tmp[--k];
+  buf[i] = 0;
+  return buf;
+}
+
+/* The order, the nonzeros (up to 5 or 7 a row) and the row pointer every
+ * rank builds must fit int64 and memory: counted in 128 bits, so a large N
+ * gets a message with the true sizes instead of a wrapped one. */
+static int check_size(const char *text, const rrt_gen_spec *s, char *err, size_t errlen) {
+  if (s->N > ((int64_t)1 << 40)) { /* (2^40)^3 * 7 still fits 128 bits */
+    snprintf(err, errlen, "bad problem '%s': more than 2^80 rows, more than 64-bit indices count",
+             text);
+    return -1;
+  }
+  unsigned __int128 N = (unsigned __int128)s->N, n = N * N, per = 5;
+  if (s->kind == RRT_GEN_LAPLACE3D) n *= N, per = 7;
+  unsigned __int128 nnz = n * per, bytes = (n + 1) * sizeof(int64_t);
+  char a[48], b[48], c[48];
+  if (nnz > (unsigned __int128)INT64_MAX) {
+    snprintf(err, errlen,
+             "bad problem '%s': %s rows and up to %s nonzeros, more than 64-bit indices "
+             "count (%lld)",
+             text, u128_str(n, a, sizeof a), u128_str(nnz, b, sizeof b), (long long)INT64_MAX);
+    return -1;
+  }
+  if (!rrt_io_claim_fits((uint64_t)n + 1, sizeof(int64_t))) {
+    snprintf(err, errlen,
+             "bad problem '%s': %s rows: the row pointer alone needs %s bytes, more than this "
+             "machine's memory (%s bytes)",
+             text, u128_str(n, a, sizeof a), u128_str(bytes, b, sizeof b),
+             u128_str(rrt_io_memory_bytes(), c, sizeof c));
+    return -1;
+  }
+  return 0;
+}
+
 int rrt_gen_parse(const char *text, rrt_gen_spec *spec, char *err, size_t errlen) {
   memset(spec, 0, sizeof(*spec));
   long long N = 0;
@@ -22,13 +69,13 @@ int rrt_gen_parse(const char *text, rrt_gen_spec *spec, char *err, size_t errlen
              text);
     return -1;
   }
-  if (N < 1 || N > (spec->kind == RRT_GEN_LAPLACE3D ? 2000000LL : 3000000000LL)) {
-    snprintf(err, errlen, "bad problem '%s': N must be positive (and small enough)", text);
+  if (N < 1) {
+    snprintf(err, errlen, "bad problem '%s': N must be positive", text);
     return -1;
   }
   spec->N = N;
   spec->peclet = pe;
-  return 0;
+  return check_size(text, spec, err, errlen);
 }
 
 int64_t rrt_gen_order(const rrt_gen_spec *s) {

@@ -72,6 +72,20 @@ static rrt_status validate(rrt_ctx_t ctx, int64_t n, int64_t row_begin, int64_t 
   return RRT_SUCCESS;
 }
 
+/* Every rank must pass the same global n: agreed before anything else, so
+ * a rank with another n fails every rank at once (with this rank's n and
+ * the range seen) instead of pairing mismatched collectives later. */
+static rrt_status agree_n(rrt_ctx_t ctx, int64_t n) {
+  int64_t mine[2] = {n, ~n}, all[2]; /* max of ~n is ~(min of n), without overflow */
+  RRT_CHECK(rrt_host_allreduce_named(ctx, OP, mine, all, 2, RRT_DTYPE_I64, RRT_OP_MAX));
+  if (all[0] != ~all[1])
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, OP,
+                     "the ranks pass different global n (from %lld to %lld; this rank %lld): "
+                     "every rank must pass the same n",
+                     (long long)~all[1], (long long)all[0], (long long)n);
+  return RRT_SUCCESS;
+}
+
 /* The handle with a host copy of the local rows and the backend's kernels. */
 static rrt_status alloc_local(rrt_ctx_t ctx, int64_t n, int64_t row_begin, int64_t nrows,
                               const int64_t *rowptr, const int64_t *cols, const double *vals,
@@ -157,7 +171,9 @@ rrt_status rrt_sparse_create(rrt_ctx_t ctx, int64_t n, int64_t row_begin, int64_
                              const int64_t *rowptr, const int64_t *cols, const double *vals,
                              rrt_sparse_t *out) {
   *out = NULL;
-  rrt_status st = rrt_agree(ctx, validate(ctx, n, row_begin, nrows, rowptr, cols, vals));
+  rrt_status st = agree_n(ctx, n);
+  if (st == RRT_SUCCESS)
+    st = rrt_agree(ctx, validate(ctx, n, row_begin, nrows, rowptr, cols, vals));
   if (st) return st;
   struct rrt_sparse *A = NULL;
   RRT_CHECK_GOTO(alloc_local(ctx, n, row_begin, nrows, rowptr, cols, vals, &A), st, fail);

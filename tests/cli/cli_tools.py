@@ -372,6 +372,22 @@ def tool_exists(argv, emit):
     return 0
 
 
+def tool_gzip(argv, emit):
+    """gzip SRC OUT: OUT is SRC gzip-compressed."""
+    import gzip
+    with open(argv[0], "rb") as f, gzip.open(argv[1], "wb") as g:
+        g.write(f.read())
+    emit("%s: %s gzip-compressed" % (base(argv[1]), base(argv[0])))
+
+
+def tool_npy_f8(argv, emit):
+    """npy-f8 FILE V...: a float64 .npy of the values (nan, inf allowed)."""
+    vals = [float(v) for v in argv[1:]]
+    with open(argv[0], "wb") as f:
+        f.write(npy_bytes("<f8", (len(vals),), struct.pack("<%dd" % len(vals), *vals)))
+    emit("%s: %d float64 values" % (base(argv[0]), len(vals)))
+
+
 def tool_write(argv, emit):
     """write FILE TEXT: a file holding TEXT and a newline."""
     with open(argv[0], "w") as f:
@@ -402,4 +418,6 @@ TOOLS = {
     "json-stdout": tool_json_stdout,
     "exists": tool_exists,
     "write": tool_write,
+    "gzip": tool_gzip,
+    "npy-f8": tool_npy_f8,
 }
