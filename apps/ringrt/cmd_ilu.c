@@ -547,42 +547,15 @@ static void report_json(FILE *js, const ilu_run *run, const ilu_opts *o, const i
   rrt_app_json_field(js, "true_residual", ms->true_rel);
 }
 
-/* The first non-finite entry of this rank's n values of h, as a global row
- * (-1: none), the lowest over ranks. Collective. */
-static int64_t first_nonfinite(const ilu_run *run, const double *h) {
-  double mine = INFINITY, first = INFINITY;
-  for (int64_t i = 0; h && i < run->loc.nrows; i++)
-    if (!isfinite(h[i])) {
-      mine = (double)(run->r0 + i);
-      break;
-    }
-  if (rrt_host_allreduce(run->ctx, &mine, &first, 1, RRT_DTYPE_F64, RRT_OP_MIN) != RRT_SUCCESS)
-    return -1;
-  return isfinite(first) ? (int64_t)first : -1;
-}
-
-/* Why the solve failed, on rank 0; a NaN/Inf names its input entry. */
+/* Why the solve failed, on rank 0 (NaN or Inf in --rhs / --x0 files is
+ * refused when they are read, naming the file and the entry). */
 static void report_failure(const ilu_run *run, const ilu_opts *o) {
-  int64_t bad_b = -1, bad_x = -1;
-  if (run->res.reason == RRT_KRYLOV_DIVERGED_NANORINF)
-    bad_b = first_nonfinite(run, run->hb), bad_x = first_nonfinite(run, run->hx0);
   if (run->rank != 0) return;
   fprintf(stderr, "ringrt ilu: %s stopped with %s after %d iterations (rtol %g",
           rrt_krylov_method_name(o->method), rrt_krylov_reason_name(run->res.reason),
           run->res.iterations, o->tol);
   if (o->atol > 0) fprintf(stderr, ", atol %g", o->atol);
   fprintf(stderr, ", dtol %g, maxit %ld)\n", o->dtol, o->maxit);
-  const char *rhs = o->rhs ? o->rhs : "b = A * ones";
-  if (bad_b >= 0)
-    fprintf(stderr,
-            "ringrt ilu: the right-hand side (%s) holds a non-finite value at row %lld "
-            "(0-based; the first one)\n",
-            rhs, (long long)bad_b);
-  if (bad_x >= 0)
-    fprintf(stderr,
-            "ringrt ilu: the initial guess (--x0 %s) holds a non-finite value at row "
-            "%lld (0-based; the first one)\n",
-            o->x0, (long long)bad_x);
 }
 
 /* The text report (stdout, or stderr when the JSON goes to stdout) and the
