@@ -1,0 +1,170 @@
+/* A PETSc user's KSP solve, for the ringrt PC plugin (tests/ilu/petsc.cmake).
+ *
+ * Assembles laplace2d, laplace3d or convdiff2d (the stencils of `ringrt ilu
+ * --generate`, so the same matrices) as an AIJ matrix with PETSc's own row
+ * distribution, b = A ones, and solves with whatever the options database
+ * says (-ksp_type, -pc_type ringrt after -dll_append, -pc_type ilu, ...).
+ * Prints on rank 0 one line a script can read:
+ *   result: np=N iterations=K reason=REASON pc_failed=REASON relres=X
+ * Options: -problem laplace2d|laplace3d|convdiff2d, -grid N, -pe PECLET,
+ * -zero_row R (row R's stored values all 0: its pivot is exactly 0),
+ * -resolve (after the solve, A := 2 A with the same pattern and solve again:
+ * a second "result:" line). Built twice: plain (the plugin only through
+ * -dll_append) and with RINGRT_PETSC_LINKED (linked to libringrt_petsc.so:
+ * PCRingrtRegister, the getters, and the failure message on every rank).
+ */
+#include <petscksp.h>
+#include <string.h>
+#ifdef RINGRT_PETSC_LINKED
+#include "ringrt_petsc.h"
+#endif
+
+typedef struct {
+  char kind[32];
+  PetscInt N, zero_row;
+  PetscReal pe;
+} problem;
+
+/* Row g of the problem: columns (sorted) and values; returns the count. */
+static PetscInt stencil(const problem *p, PetscInt g, PetscInt *c, PetscScalar *v) {
+  PetscInt N = p->N, k = 0;
+  if (!strcmp(p->kind, "laplace3d")) {
+    PetscInt N2 = N * N, z = g / N2, y = (g / N) % N, x = g % N;
+    if (z > 0) c[k] = g - N2, v[k++] = -1.0;
+    if (y > 0) c[k] = g - N, v[k++] = -1.0;
+    if (x > 0) c[k] = g - 1, v[k++] = -1.0;
+    c[k] = g, v[k++] = 6.0;
+    if (x < N - 1) c[k] = g + 1, v[k++] = -1.0;
+    if (y < N - 1) c[k] = g + N, v[k++] = -1.0;
+    if (z < N - 1) c[k] = g + N2, v[k++] = -1.0;
+  } else {
+    PetscReal cc = !strcmp(p->kind, "convdiff2d") ? p->pe / (2.0 * (PetscReal)(N + 1)) : 0.0;
+    PetscInt y = g / N, x = g % N;
+    if (y > 0) c[k] = g - N, v[k++] = -1.0 - cc;
+    if (x > 0) c[k] = g - 1, v[k++] = -1.0 - cc;
+    c[k] = g, v[k++] = 4.0;
+    if (x < N - 1) c[k] = g + 1, v[k++] = -1.0 + cc;
+    if (y < N - 1) c[k] = g + N, v[k++] = -1.0 + cc;
+  }
+  if (g == p->zero_row)
+    for (PetscInt i = 0; i < k; i++) v[i] = 0.0; /* kept in the pattern: explicit zeros */
+  return k;
+}
+
+static PetscErrorCode assemble(const problem *p, Mat *A) {
+  PetscInt n = !strcmp(p->kind, "laplace3d") ? p->N * p->N * p->N : p->N * p->N, rs, re;
+  PetscInt c[7];
+  PetscScalar v[7];
+
+  PetscFunctionBegin;
+  PetscCall(MatCreate(PETSC_COMM_WORLD, A));
+  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, n, n));
+  PetscCall(MatSetType(*A, MATAIJ)); /* seqaij on one rank, mpiaij on more */
+  PetscCall(MatSeqAIJSetPreallocation(*A, 7, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(*A, 7, NULL, 6, NULL));
+  /* keep explicit zeros (the zero-pivot row) in the pattern */
+  PetscCall(MatSetOption(*A, MAT_IGNORE_ZERO_ENTRIES, PETSC_FALSE));
+  PetscCall(MatGetOwnershipRange(*A, &rs, &re));
+  for (PetscInt g = rs; g < re; g++) {
+    PetscInt k = stencil(p, g, c, v);
+    PetscCall(MatSetValues(*A, 1, &g, k, c, v, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode report(KSP ksp, Mat A, Vec x, Vec b, const char *tag) {
+  KSPConvergedReason reason;
+  PCFailedReason pcreason;
+  PetscInt its;
+  PetscReal rnorm, bnorm;
+  PetscMPIInt size;
+  PC pc;
+  Vec r;
+
+  PetscFunctionBegin;
+  PetscCall(KSPGetIterationNumber(ksp, &its));
+  PetscCall(KSPGetConvergedReason(ksp, &reason));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCGetFailedReason(pc, &pcreason));
+  PetscCall(VecDuplicate(b, &r));
+  PetscCall(MatMult(A, x, r));
+  PetscCall(VecAYPX(r, -1.0, b));
+  PetscCall(VecNorm(r, NORM_2, &rnorm));
+  PetscCall(VecNorm(b, NORM_2, &bnorm));
+  PetscCall(VecDestroy(&r));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                        "%s: np=%d iterations=%" PetscInt_FMT " reason=%s pc_failed=%s relres=%.3e\n",
+                        tag, size, its, KSPConvergedReasons[reason], PCFailedReasons[pcreason],
+                        (double)(rnorm / bnorm)));
+#ifdef RINGRT_PETSC_LINKED
+  {
+    PetscInt lv_l, lv_u;
+    const char *ordering, *failure;
+    PetscMPIInt rank;
+    PetscCall(PCRingrtGetOrdering(pc, &ordering));
+    PetscCall(PCRingrtGetLevels(pc, &lv_l, &lv_u));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                          "linked: ordering=%s levels_l=%" PetscInt_FMT " levels_u=%" PetscInt_FMT
+                          "\n",
+                          ordering, lv_l, lv_u));
+    PetscCall(PCRingrtGetFailure(pc, &failure));
+    PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+    PetscCall(PetscSynchronizedPrintf(PETSC_COMM_WORLD, "linked failure [%d]: %s\n", rank,
+                                      failure[0] ? failure : "none"));
+    PetscCall(PetscSynchronizedFlush(PETSC_COMM_WORLD, PETSC_STDOUT));
+  }
+#endif
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv) {
+  problem p = {"laplace2d", 30, -1, 100.0};
+  PetscBool resolve = PETSC_FALSE;
+  Mat A;
+  Vec x, b, ones;
+  KSP ksp;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+#ifdef RINGRT_PETSC_LINKED
+  PetscCall(PCRingrtRegister());
+#endif
+  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "ringrt PC test", NULL);
+  PetscCall(PetscOptionsString("-problem", "laplace2d, laplace3d or convdiff2d", NULL, p.kind,
+                               p.kind, sizeof(p.kind), NULL));
+  PetscCall(PetscOptionsInt("-grid", "grid points per dimension", NULL, p.N, &p.N, NULL));
+  PetscCall(PetscOptionsReal("-pe", "Peclet number (convdiff2d)", NULL, p.pe, &p.pe, NULL));
+  PetscCall(PetscOptionsInt("-zero_row", "row whose values are all 0", NULL, p.zero_row,
+                            &p.zero_row, NULL));
+  PetscCall(PetscOptionsBool("-resolve", "solve again with 2 A (same pattern)", NULL, resolve,
+                             &resolve, NULL));
+  PetscOptionsEnd();
+
+  PetscCall(assemble(&p, &A));
+  PetscCall(MatCreateVecs(A, &x, &b));
+  PetscCall(VecDuplicate(x, &ones));
+  PetscCall(VecSet(ones, 1.0));
+  PetscCall(MatMult(A, ones, b));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 1000));
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(report(ksp, A, x, b, "result"));
+  if (resolve) { /* same pattern, new values: PETSc says SAME_NONZERO_PATTERN */
+    PetscCall(MatScale(A, 2.0));
+    PetscCall(VecSet(x, 0.0));
+    PetscCall(KSPSolve(ksp, b, x));
+    PetscCall(report(ksp, A, x, b, "result"));
+  }
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&ones));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&b));
+  PetscCall(MatDestroy(&A));
+  PetscCall(PetscFinalize());
+  return 0;
+}
