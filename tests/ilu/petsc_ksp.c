@@ -8,6 +8,7 @@
  *   result: np=N iterations=K reason=REASON pc_failed=REASON relres=X
  * Options: -problem laplace2d|laplace3d|convdiff2d, -grid N, -pe PECLET,
  * -zero_row R (row R's stored values all 0: its pivot is exactly 0),
+ * -no_diagonal R (row R without a stored diagonal entry),
  * -resolve (after the solve, A := 2 A with the same pattern and solve again:
  * a second "result:" line). Built twice: plain (the plugin only through
  * -dll_append) and with RINGRT_PETSC_LINKED (linked to libringrt_petsc.so:
@@ -21,7 +22,7 @@
 
 typedef struct {
   char kind[32];
-  PetscInt N, zero_row;
+  PetscInt N, zero_row, no_diagonal;
   PetscReal pe;
 } problem;
 
@@ -48,6 +49,12 @@ static PetscInt stencil(const problem *p, PetscInt g, PetscInt *c, PetscScalar *
   }
   if (g == p->zero_row)
     for (PetscInt i = 0; i < k; i++) v[i] = 0.0; /* kept in the pattern: explicit zeros */
+  if (g == p->no_diagonal) { /* the diagonal entry not stored at all */
+    PetscInt j = 0;
+    for (PetscInt i = 0; i < k; i++)
+      if (c[i] != g) c[j] = c[i], v[j++] = v[i];
+    k = j;
+  }
   return k;
 }
 
@@ -121,7 +128,7 @@ static PetscErrorCode report(KSP ksp, Mat A, Vec x, Vec b, const char *tag) {
 }
 
 int main(int argc, char **argv) {
-  problem p = {"laplace2d", 30, -1, 100.0};
+  problem p = {"laplace2d", 30, -1, -1, 100.0};
   PetscBool resolve = PETSC_FALSE;
   Mat A;
   Vec x, b, ones;
@@ -139,6 +146,8 @@ int main(int argc, char **argv) {
   PetscCall(PetscOptionsReal("-pe", "Peclet number (convdiff2d)", NULL, p.pe, &p.pe, NULL));
   PetscCall(PetscOptionsInt("-zero_row", "row whose values are all 0", NULL, p.zero_row,
                             &p.zero_row, NULL));
+  PetscCall(PetscOptionsInt("-no_diagonal", "row stored without its diagonal entry", NULL,
+                            p.no_diagonal, &p.no_diagonal, NULL));
   PetscCall(PetscOptionsBool("-resolve", "solve again with 2 A (same pattern)", NULL, resolve,
                              &resolve, NULL));
   PetscOptionsEnd();

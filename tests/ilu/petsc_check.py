@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""The ringrt PC plugin as a PETSc user meets it (tests/ilu/petsc.cmake).
+
+usage: petsc_check.py CASE --mpiexec MPIEXEC --ksp EXE --ksp-linked EXE --plugin LIB
+                      [--python PY --script FILE]
+
+Runs tests/ilu/petsc_ksp.c under mpirun with PETSc options and checks what it
+prints against PETSc's own answer on the same matrix:
+  iterations  -pc_type ringrt -ksp_type gmres at np 1, 2, 3 takes exactly the
+              GMRES iterations of PETSc's sequential -pc_type ilu (natural order,
+              np 1: the same preconditioner), on laplace2d and convdiff2d;
+              -pc_type bjacobi -sub_pc_type ilu at np 2, 3 printed for contrast.
+  zero_pivot  a zero pivot is KSP_DIVERGED_PC_FAILED / FACTOR_NUMERIC_ZEROPIVOT
+              naming the row PETSc's ILU names, on every rank; a missing
+              diagonal is FACTOR_STRUCT_ZEROPIVOT; -ksp_error_if_not_converged
+              makes it an error on every rank.
+  options     -pc_ringrt_ordering rcm / multicolor, the levels and the -ksp_view
+              text, boost, single precision, a refactorization on the same
+              pattern (one analysis, two factorizations), a bad name.
+  petsc4py    petsc4py loads the plugin with -dll_append and solves with
+              PETSc.Options()['pc_type'] = 'ringrt'.
+Exit 0 when every check holds, 1 otherwise (each failure printed).
+"""
+import argparse
+import re
+import subprocess
+import sys
+
+FAILURES = []
+RESULT = re.compile(r"^result: np=(\d+) iterations=(\d+) reason=(\S+) pc_failed=(\S+) "
+                    r"relres=(\S+)$", re.M)
+GMRES = ["-ksp_type", "gmres", "-ksp_gmres_restart", "30"]
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        FAILURES.append(what)
+    return ok
+
+
+def run(args, np, opts, exe=None, expect_rc=0):
+    cmd = [args.mpiexec, "-n", str(np), "--oversubscribe", "--bind-to", "none",
+           exe or args.ksp] + opts
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    out = p.stdout + p.stderr
+    if expect_rc is not None and p.returncode != expect_rc:
+        check(False, f"exit {p.returncode} (want {expect_rc}): {' '.join(cmd)}\n{out}")
+    return out
+
+
+def results(out):
+    return [{"np": int(m[0]), "its": int(m[1]), "reason": m[2], "pc": m[3], "relres": float(m[4])}
+            for m in RESULT.findall(out)]
+
+
+def ringrt(args, extra=()):
+    return ["-dll_append", args.plugin, "-pc_type", "ringrt"] + list(extra)
+
+
+def case_iterations(args):
+    N = 40
+    problems = [("laplace2d", ["-problem", "laplace2d", "-grid", str(N)]),
+                ("convdiff2d", ["-problem", "convdiff2d", "-grid", str(N), "-pe", "100"])]
+    for name, prob in problems:
+        ref = results(run(args, 1, prob + GMRES + ["-pc_type", "ilu",
+                                                  "-pc_factor_mat_ordering_type", "natural"]))
+        if not check(len(ref) == 1 and ref[0]["reason"] == "CONVERGED_RTOL",
+                     f"{name}: PETSc ILU(0) np 1 converged: {ref}"):
+            continue
+        its, relres = ref[0]["its"], ref[0]["relres"]
+        for np in (1, 2, 3):
+            out = run(args, np, prob + GMRES + ringrt(args, ["-ksp_view"]))
+            r = results(out)
+            # the same preconditioner: the same iterations, and the true
+            # residual equal up to the rounding of the Krylov dot products
+            check(len(r) == 1 and r[0]["reason"] == "CONVERGED_RTOL" and r[0]["its"] == its
+                  and 0.5 * relres <= r[0]["relres"] <= 2 * relres,
+                  f"{name}: ringrt np {np}: {r} == PETSc ILU(0) np 1: {its} iterations, "
+                  f"relres {relres}")
+            check(view_field(out, "levels") == [f"L {2 * N - 1}, U {2 * N - 1}"]
+                  and view_field(out, "backend") == [f"cpu, {np} rank(s), transport mpi"],
+                  f"{name}: np {np}: -ksp_view: natural order of an N x N grid has 2N-1 levels, "
+                  f"{np} rank(s): {view_field(out, 'levels')} {view_field(out, 'backend')}")
+        for np in (2, 3):
+            r = results(run(args, np, prob + GMRES + ["-pc_type", "bjacobi",
+                                                      "-sub_pc_type", "ilu"]))
+            check(len(r) == 1, f"{name}: contrast, bjacobi+ilu np {np} ran: {r}")
+
+
+def case_zero_pivot(args):
+    prob = ["-problem", "laplace2d", "-grid", "30"]
+    # PETSc's own ILU names the rows: the independent reference
+    out = run(args, 1, prob + ["-zero_row", "707", "-pc_type", "ilu",
+                               "-ksp_error_if_not_converged"], expect_rc=None)
+    check("Zero pivot row 707 " in out, "PETSc ILU names zero pivot row 707")
+    out = run(args, 1, prob + ["-no_diagonal", "600", "-pc_type", "ilu",
+                               "-ksp_error_if_not_converged"], expect_rc=None)
+    check("missing diagonal entry 600" in out, "PETSc ILU names missing diagonal 600")
+
+    np = 3
+    out = run(args, np, prob + ["-zero_row", "707", "-ksp_converged_reason", "-ksp_view"]
+              + ringrt(args))
+    r = results(out)
+    check(len(r) == 1 and r[0]["reason"] == "DIVERGED_PC_FAILED"
+          and r[0]["pc"] == "FACTOR_NUMERIC_ZEROPIVOT",
+          f"zero pivot: KSP_DIVERGED_PC_FAILED, PC FACTOR_NUMERIC_ZEROPIVOT: {r}")
+    check("PC failed due to FACTOR_NUMERIC_ZEROPIVOT" in out, "-ksp_converged_reason says it")
+    check(re.search(r"failed: .*zero pivot at global row 707 ", out) is not None,
+          "-ksp_view names global row 707")
+    out = run(args, np, prob + ["-zero_row", "707"] + ringrt(args), exe=args.ksp_linked)
+    for rank in range(np):
+        check(re.search(rf"linked failure \[{rank}\]: rank {rank}: .*zero pivot at global row "
+                        r"707 ", out) is not None,
+              f"PCRingrtGetFailure on rank {rank} names global row 707")
+    out = run(args, np, prob + ["-zero_row", "707", "-ksp_error_if_not_converged"]
+              + ringrt(args), expect_rc=None)
+    for rank in range(np):
+        check(re.search(rf"\[{rank}\]PETSC ERROR: PC ringrt: rank {rank}: .*zero pivot at "
+                        r"global row 707 ", out) is not None,
+              f"-ksp_error_if_not_converged: rank {rank}'s PETSc error names global row 707")
+    out = run(args, 2, prob + ["-no_diagonal", "600", "-ksp_converged_reason"] + ringrt(args),
+              exe=args.ksp_linked)
+    r = results(out)
+    check(len(r) == 1 and r[0]["reason"] == "DIVERGED_PC_FAILED"
+          and r[0]["pc"] == "FACTOR_STRUCT_ZEROPIVOT",
+          f"missing diagonal: FACTOR_STRUCT_ZEROPIVOT: {r}")
+    check(re.search(r"linked failure \[1\]: rank 1: .*global row 600 .*no diagonal", out)
+          is not None, "missing diagonal: rank 1 names global row 600")
+
+
+def view_field(out, field):
+    return re.findall(rf"^\s+{field}: (.*)$", out, re.M)
+
+
+def case_options(args):
+    N = 30
+    prob = ["-problem", "laplace2d", "-grid", str(N)]
+    its = {}
+    # rcm at np 1 and 2 (the same preconditioner: the same iterations);
+    # multicolor from the linked program, which also reads the getters
+    for order, np, exe in (("rcm", 1, None), ("rcm", 2, None),
+                           ("multicolor", 2, args.ksp_linked)):
+        out = run(args, np, prob + GMRES + ringrt(args, ["-pc_ringrt_ordering", order,
+                                                         "-ksp_view"]), exe=exe)
+        r = results(out)
+        check(len(r) == 1 and r[0]["reason"] == "CONVERGED_RTOL",
+              f"{order} np {np}: converged: {r}")
+        its.setdefault(order, set()).update(x["its"] for x in r)
+        check(view_field(out, "ordering") == [order], f"{order} np {np}: -ksp_view ordering")
+        lv = view_field(out, "levels")
+        # rcm numbers a grid by anti-diagonals: the natural order's 2N-1
+        # levels (docs/ilu.md); a multicolored 5-point grid has 2
+        want = {"rcm": 2 * N - 1, "multicolor": 2}[order]
+        check(lv == [f"L {want}, U {want}"], f"{order} np {np}: -ksp_view levels {lv}")
+        check(view_field(out, "backend") == [f"cpu, {np} rank(s), transport mpi"],
+              f"{order} np {np}: -ksp_view backend {view_field(out, 'backend')}")
+        check(view_field(out, "matrix") == [f"{N * N} rows, {5 * N * N - 4 * N} nonzeros"],
+              f"{order} np {np}: -ksp_view matrix {view_field(out, 'matrix')}")
+        if exe:
+            check(f"linked: ordering={order} levels_l={want} levels_u={want}" in out,
+                  "getters: ordering, levels")
+    check(len(its["rcm"]) == 1, f"rcm: the same iterations at np 1 and 2: {sorted(its['rcm'])}")
+    check(its["multicolor"] != its["rcm"], "multicolor is another preconditioner")
+
+    # same pattern, new values: one analysis, two numeric factorizations
+    out = run(args, 2, prob + GMRES + ringrt(args, ["-resolve", "-ksp_view",
+                                                    "-pc_ringrt_factor_precision", "single"]))
+    r = results(out)
+    check(len(r) == 2 and r[0]["its"] == r[1]["its"] and r[0]["reason"] == "CONVERGED_RTOL",
+          f"single precision factors, then 2 A: as many iterations: {r}")
+    check(view_field(out, "analyses") == ["1, numeric factorizations: 1",
+                                          "1, numeric factorizations: 2"],
+          f"refactorization keeps the analysis: {view_field(out, 'analyses')}")
+    check(view_field(out, "factor precision") == ["single", "single"],
+          "-ksp_view factor precision")
+
+    out = run(args, 2, prob + ["-zero_row", "707"]
+              + ringrt(args, ["-pc_ringrt_boost", "1e-12,2", "-ksp_view"]))
+    r = results(out)
+    check(len(r) == 1 and r[0]["pc"] == "FACTOR_NOERROR", f"boost: no PC failure: {r}")
+    check(view_field(out, "boost") == ["|u_ii| <= 1e-12 -> 2."], "-ksp_view boost")
+    out = run(args, 1, prob + ringrt(args, ["-pc_ringrt_ordering", "bogus", "-help"]),
+              expect_rc=None)
+    check(re.search(r'unknown ordering "bogus" \(ringrt has: natural, rcm, multicolor', out)
+          is not None, "a bad ordering is an error listing ringrt's names")
+    check(re.search(r"-pc_ringrt_ordering <now bogus.*natural, rcm, multicolor", out)
+          is not None, "-help lists the orderings")
+
+
+def case_petsc4py(args):
+    ref = results(run(args, 1, ["-problem", "laplace2d", "-grid", "30", "-pc_type", "ilu"]))
+    out = run(args, 2, [args.script, args.plugin], exe=args.python)
+    m = re.search(r"petsc4py: pc=ringrt iterations=(\d+) reason=(\S+)", out)
+    check(m is not None and ref and int(m[1]) == ref[0]["its"] and m[2] == "2",
+          f"petsc4py at np 2: {m and m.group(0)} vs PETSc ILU np 1 {ref}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=["iterations", "zero_pivot", "options", "petsc4py"])
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--ksp", required=True)
+    ap.add_argument("--ksp-linked", required=True)
+    ap.add_argument("--plugin", required=True)
+    ap.add_argument("--python")
+    ap.add_argument("--script")
+    args = ap.parse_args()
+    globals()["case_" + args.case](args)
+    print(f"{len(FAILURES)} failure(s)")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
