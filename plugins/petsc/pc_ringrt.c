@@ -90,8 +90,8 @@ static PetscErrorCode analyse(PC pc, PetscBool *ok) {
   PetscCall(PCRingrtDrop(pc, PETSC_FALSE));
   PetscCall(ensure_context(pc));
   PetscCall(PCRingrtReadPattern(pc->pmat, d, &n, &row_begin));
-  RINGRT_CALL(d, rrt_sparse_create(d->ctx, n, row_begin, d->nloc, d->rowptr, d->cols, d->vals,
-                                   &d->A));
+  RINGRT_CALL(d,
+              rrt_sparse_create(d->ctx, n, row_begin, d->nloc, d->rowptr, d->cols, d->vals, &d->A));
   opts.ordering = d->ordering;
   opts.boost = d->boost;
   opts.boost_tol = d->boost_tol;

@@ -29,12 +29,12 @@ typedef struct {
   rrt_ctx_t ctx;
   rrt_sparse_t A;
   rrt_ilu0_t ilu;
-  int64_t nloc, nnz;              /* this rank's rows and entries */
-  int64_t *rowptr, *cols;         /* this rank's pattern, global columns */
-  double *vals;                   /* its values, refilled for a new factorization */
-  double *r, *z;                  /* backend copies of the vectors (cuda only) */
-  PetscBool failed;               /* the last factorization hit a zero pivot */
-  char failure[512];              /* ringrt's message for it (names the row) */
+  int64_t nloc, nnz;      /* this rank's rows and entries */
+  int64_t *rowptr, *cols; /* this rank's pattern, global columns */
+  double *vals;           /* its values, refilled for a new factorization */
+  double *r, *z;          /* backend copies of the vectors (cuda only) */
+  PetscBool failed;       /* the last factorization hit a zero pivot */
+  char failure[512];      /* ringrt's message for it (names the row) */
   PetscInt analyses, factorizations;
 } PC_Ringrt;
 

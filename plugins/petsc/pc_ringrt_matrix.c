@@ -13,8 +13,8 @@ static PetscErrorCode check_type(Mat P, int64_t *n, int64_t *row_begin, int64_t 
   PetscCall(PetscObjectTypeCompareAny((PetscObject)P, &aij, MATSEQAIJ, MATMPIAIJ, ""));
   PetscCall(MatGetType(P, &type));
   PetscCheck(aij, PetscObjectComm((PetscObject)P), PETSC_ERR_SUP,
-             "PC ringrt: the preconditioning matrix must be %s or %s, got %s", MATSEQAIJ,
-             MATMPIAIJ, type);
+             "PC ringrt: the preconditioning matrix must be %s or %s, got %s", MATSEQAIJ, MATMPIAIJ,
+             type);
   PetscCall(MatGetSize(P, &m, &nc));
   PetscCheck(m == nc, PetscObjectComm((PetscObject)P), PETSC_ERR_ARG_SIZ,
              "PC ringrt: the preconditioning matrix must be square, got %" PetscInt_FMT

@@ -210,8 +210,7 @@ PetscErrorCode PCRingrtGetBackend(PC pc, const char *backend[]) {
 PetscErrorCode PCRingrtGetLevels(PC pc, PetscInt *levels_l, PetscInt *levels_u) {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
-  PetscUseMethod(pc, "PCRingrtGetLevels_C", (PC, PetscInt *, PetscInt *),
-                 (pc, levels_l, levels_u));
+  PetscUseMethod(pc, "PCRingrtGetLevels_C", (PC, PetscInt *, PetscInt *), (pc, levels_l, levels_u));
   PetscFunctionReturn(0);
 }
 
@@ -223,8 +222,9 @@ PetscErrorCode PCRingrtGetFailure(PC pc, const char *message[]) {
 }
 
 #define RINGRT_METHODS(X)                                                                          \
-  X(SetOrdering) X(GetOrdering) X(SetBoost) X(GetBoost) X(SetFactorPrecision)                     \
-  X(GetFactorPrecision) X(SetBackend) X(GetBackend) X(GetLevels) X(GetFailure)
+  X(SetOrdering)                                                                                   \
+  X(GetOrdering) X(SetBoost) X(GetBoost) X(SetFactorPrecision) X(GetFactorPrecision) X(SetBackend) \
+      X(GetBackend) X(GetLevels) X(GetFailure)
 
 PetscErrorCode PCRingrtComposeSetters(PC pc) {
   PetscFunctionBegin;
@@ -266,8 +266,8 @@ PetscErrorCode PCSetFromOptions_Ringrt(PC pc, PetscOptionItems *PetscOptionsObje
   if (set) {
     PetscCheck(nboost <= 2, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONG,
                "PC ringrt: -pc_ringrt_boost takes tol[,value]");
-    PetscCall(PCRingrtSetBoost(pc, PETSC_TRUE, nboost > 0 ? boost[0] : 0.0,
-                               nboost > 1 ? boost[1] : 1.0));
+    PetscCall(
+        PCRingrtSetBoost(pc, PETSC_TRUE, nboost > 0 ? boost[0] : 0.0, nboost > 1 ? boost[1] : 1.0));
   }
   PetscCall(PetscOptionsEList("-pc_ringrt_factor_precision",
                               "Precision of the factors the apply reads (the solve stays double)",
@@ -308,11 +308,11 @@ PetscErrorCode PCView_Ringrt(PC pc, PetscViewer viewer) {
                                            "number of ranks (not block Jacobi)\n"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "ordering: %s\n", rrt_ilu_ordering_name(d->ordering)));
   PetscCall(PetscViewerASCIIPrintf(viewer, "boost: %s\n", boost));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "factor precision: %s\n",
-                                   precisions[d->single ? 1 : 0]));
+  PetscCall(
+      PetscViewerASCIIPrintf(viewer, "factor precision: %s\n", precisions[d->single ? 1 : 0]));
   if (!d->ctx || !d->ilu) {
-    PetscCall(PetscViewerASCIIPrintf(viewer, "backend: %s (not set up)\n",
-                                     rrt_backend_name(d->backend)));
+    PetscCall(
+        PetscViewerASCIIPrintf(viewer, "backend: %s (not set up)\n", rrt_backend_name(d->backend)));
   } else {
     rrt_ilu0_levels(d->ilu, &levels_l, &levels_u);
     PetscCall(PetscViewerASCIIPrintf(viewer, "backend: %s, %d rank(s), transport %s\n",
@@ -322,10 +322,9 @@ PetscErrorCode PCView_Ringrt(PC pc, PetscViewer viewer) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "levels: L %d, U %d\n", levels_l, levels_u));
     PetscCall(PetscViewerASCIIPrintf(viewer, "matrix: %" PRId64 " rows, %" PRId64 " nonzeros\n",
                                      rrt_sparse_n(d->A), rrt_sparse_global_nnz(d->A)));
-    PetscCall(PetscViewerASCIIPrintf(viewer,
-                                     "analyses: %" PetscInt_FMT ", numeric factorizations: %"
-                                     PetscInt_FMT "\n",
-                                     d->analyses, d->factorizations));
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer, "analyses: %" PetscInt_FMT ", numeric factorizations: %" PetscInt_FMT "\n",
+        d->analyses, d->factorizations));
   }
   if (d->failed) PetscCall(PetscViewerASCIIPrintf(viewer, "failed: %s\n", d->failure));
   PetscFunctionReturn(0);

@@ -45,7 +45,8 @@ PETSC_EXTERN PetscErrorCode PCRingrtSetOrdering(PC pc, const char ordering[]);
 PETSC_EXTERN PetscErrorCode PCRingrtGetOrdering(PC pc, const char *ordering[]);
 /** Pivot boost: on, |u_ii| <= tol -> u_ii = value. */
 PETSC_EXTERN PetscErrorCode PCRingrtSetBoost(PC pc, PetscBool on, PetscReal tol, PetscReal value);
-PETSC_EXTERN PetscErrorCode PCRingrtGetBoost(PC pc, PetscBool *on, PetscReal *tol, PetscReal *value);
+PETSC_EXTERN PetscErrorCode PCRingrtGetBoost(PC pc, PetscBool *on, PetscReal *tol,
+                                             PetscReal *value);
 /** "double" (default) or "single": the apply uses the factors rounded to
  *  float (vectors and arithmetic stay double). */
 PETSC_EXTERN PetscErrorCode PCRingrtSetFactorPrecision(PC pc, const char precision[]);

@@ -16,7 +16,8 @@ target_compile_definitions(petsc_ksp_linked PRIVATE RINGRT_PETSC_LINKED)
 
 find_program(RINGRT_PETSC_PYTHON3 NAMES python3 REQUIRED)
 set(_petsc_args --mpiexec ${MPIEXEC_EXECUTABLE} --ksp $<TARGET_FILE:petsc_ksp>
-    --ksp-linked $<TARGET_FILE:petsc_ksp_linked> --plugin $<TARGET_FILE:ringrt_petsc>)
+    --ksp-linked $<TARGET_FILE:petsc_ksp_linked> --plugin $<TARGET_FILE:ringrt_petsc>
+    --data ${RINGRT_SHARED_DATA})
 foreach(case iterations zero_pivot options)
   add_test(NAME ilu.petsc.${case}
            COMMAND ${RINGRT_PETSC_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/petsc_check.py ${case}

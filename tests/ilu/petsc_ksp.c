@@ -7,6 +7,7 @@
  * Prints on rank 0 one line a script can read:
  *   result: np=N iterations=K reason=REASON pc_failed=REASON relres=X
  * Options: -problem laplace2d|laplace3d|convdiff2d, -grid N, -pe PECLET,
+ * -mtx FILE (a Matrix Market file instead),
  * -zero_row R (row R's stored values all 0: its pivot is exactly 0),
  * -no_diagonal R (row R without a stored diagonal entry),
  * -resolve (after the solve, A := 2 A with the same pattern and solve again:
@@ -48,7 +49,8 @@ static PetscInt stencil(const problem *p, PetscInt g, PetscInt *c, PetscScalar *
     if (y < N - 1) c[k] = g + N, v[k++] = -1.0 + cc;
   }
   if (g == p->zero_row)
-    for (PetscInt i = 0; i < k; i++) v[i] = 0.0; /* kept in the pattern: explicit zeros */
+    for (PetscInt i = 0; i < k; i++)
+      v[i] = 0.0;            /* kept in the pattern: explicit zeros */
   if (g == p->no_diagonal) { /* the diagonal entry not stored at all */
     PetscInt j = 0;
     for (PetscInt i = 0; i < k; i++)
@@ -81,6 +83,59 @@ static PetscErrorCode assemble(const problem *p, Mat *A) {
   PetscFunctionReturn(0);
 }
 
+/* A Matrix Market file (coordinate real general|symmetric), as a user with a
+ * file and no MatLoad would assemble it: every rank reads the whole (small)
+ * file and sets the entries of its own rows. */
+static PetscErrorCode assemble_mtx(const char *path, Mat *A) {
+  char line[512], sym[32] = "";
+  long long m = 0, n = 0, nnz = 0, i, j;
+  double v;
+  PetscInt rs, re, *count, maxrow = 1;
+  FILE *f = fopen(path, "r");
+
+  PetscFunctionBegin;
+  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot open %s", path);
+  PetscCheck(fgets(line, sizeof(line), f) &&
+                 sscanf(line, "%%%%MatrixMarket matrix coordinate real %31s", sym) == 1,
+             PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: not coordinate real", path);
+  while (fgets(line, sizeof(line), f) && line[0] == '%')
+    continue;
+  PetscCheck(sscanf(line, "%lld %lld %lld", &m, &n, &nnz) == 3 && m == n, PETSC_COMM_SELF,
+             PETSC_ERR_FILE_UNEXPECTED, "%s: bad size line", path);
+  PetscCall(PetscCalloc1(n, &count)); /* first pass: the longest row, to preallocate */
+  for (long long k = 0; k < nnz; k++) {
+    PetscCheck(fscanf(f, "%lld %lld %lf", &i, &j, &v) == 3, PETSC_COMM_SELF,
+               PETSC_ERR_FILE_UNEXPECTED, "%s: entry %lld", path, k + 1);
+    count[i - 1]++;
+    if (i != j && !strcmp(sym, "symmetric")) count[j - 1]++;
+  }
+  for (PetscInt r = 0; r < n; r++)
+    maxrow = PetscMax(maxrow, count[r]);
+  PetscCall(PetscFree(count));
+  PetscCall(MatCreate(PETSC_COMM_WORLD, A));
+  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, (PetscInt)n, (PetscInt)n));
+  PetscCall(MatSetType(*A, MATAIJ));
+  PetscCall(MatSeqAIJSetPreallocation(*A, maxrow, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(*A, maxrow, NULL, maxrow, NULL));
+  PetscCall(MatGetOwnershipRange(*A, &rs, &re));
+  rewind(f);
+  while (fgets(line, sizeof(line), f) && line[0] == '%')
+    continue;
+  for (long long k = 0; k < nnz; k++) {
+    PetscInt r, c;
+    PetscCheck(fscanf(f, "%lld %lld %lf", &i, &j, &v) == 3, PETSC_COMM_SELF,
+               PETSC_ERR_FILE_UNEXPECTED, "%s: entry %lld", path, k + 1);
+    r = (PetscInt)(i - 1), c = (PetscInt)(j - 1);
+    if (r >= rs && r < re) PetscCall(MatSetValue(*A, r, c, v, ADD_VALUES));
+    if (i != j && !strcmp(sym, "symmetric") && c >= rs && c < re)
+      PetscCall(MatSetValue(*A, c, r, v, ADD_VALUES));
+  }
+  fclose(f);
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode report(KSP ksp, Mat A, Vec x, Vec b, const char *tag) {
   KSPConvergedReason reason;
   PCFailedReason pcreason;
@@ -102,10 +157,10 @@ static PetscErrorCode report(KSP ksp, Mat A, Vec x, Vec b, const char *tag) {
   PetscCall(VecNorm(b, NORM_2, &bnorm));
   PetscCall(VecDestroy(&r));
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD,
-                        "%s: np=%d iterations=%" PetscInt_FMT " reason=%s pc_failed=%s relres=%.3e\n",
-                        tag, size, its, KSPConvergedReasons[reason], PCFailedReasons[pcreason],
-                        (double)(rnorm / bnorm)));
+  PetscCall(PetscPrintf(
+      PETSC_COMM_WORLD,
+      "%s: np=%d iterations=%" PetscInt_FMT " reason=%s pc_failed=%s relres=%.3e\n", tag, size, its,
+      KSPConvergedReasons[reason], PCFailedReasons[pcreason], (double)(rnorm / bnorm)));
 #ifdef RINGRT_PETSC_LINKED
   {
     PetscInt lv_l, lv_u;
@@ -129,7 +184,8 @@ static PetscErrorCode report(KSP ksp, Mat A, Vec x, Vec b, const char *tag) {
 
 int main(int argc, char **argv) {
   problem p = {"laplace2d", 30, -1, -1, 100.0};
-  PetscBool resolve = PETSC_FALSE;
+  PetscBool resolve = PETSC_FALSE, from_file;
+  char mtx[PETSC_MAX_PATH_LEN];
   Mat A;
   Vec x, b, ones;
   KSP ksp;
@@ -142,6 +198,8 @@ int main(int argc, char **argv) {
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "ringrt PC test", NULL);
   PetscCall(PetscOptionsString("-problem", "laplace2d, laplace3d or convdiff2d", NULL, p.kind,
                                p.kind, sizeof(p.kind), NULL));
+  PetscCall(PetscOptionsString("-mtx", "read this Matrix Market file instead", NULL, "", mtx,
+                               sizeof(mtx), &from_file));
   PetscCall(PetscOptionsInt("-grid", "grid points per dimension", NULL, p.N, &p.N, NULL));
   PetscCall(PetscOptionsReal("-pe", "Peclet number (convdiff2d)", NULL, p.pe, &p.pe, NULL));
   PetscCall(PetscOptionsInt("-zero_row", "row whose values are all 0", NULL, p.zero_row,
@@ -152,7 +210,10 @@ int main(int argc, char **argv) {
                              &resolve, NULL));
   PetscOptionsEnd();
 
-  PetscCall(assemble(&p, &A));
+  if (from_file)
+    PetscCall(assemble_mtx(mtx, &A));
+  else
+    PetscCall(assemble(&p, &A));
   PetscCall(MatCreateVecs(A, &x, &b));
   PetscCall(VecDuplicate(x, &ones));
   PetscCall(VecSet(ones, 1.0));
