@@ -182,6 +182,15 @@ def case_options(args):
     r = results(out)
     check(len(r) == 1 and r[0]["pc"] == "FACTOR_NOERROR", f"boost: no PC failure: {r}")
     check(view_field(out, "boost") == ["|u_ii| <= 1e-12 -> 2."], "-ksp_view boost")
+    # the backend option: the emulated GPU code path, the same preconditioner
+    small = ["-problem", "laplace2d", "-grid", "12"] + GMRES
+    outs = [run(args, 2, small + ringrt(args, ["-pc_ringrt_backend", b, "-ksp_view"]))
+            for b in ("cpu", "emu")]
+    r = [results(o) for o in outs]
+    check(len(r[0]) == 1 and len(r[1]) == 1 and r[0][0]["its"] == r[1][0]["its"],
+          f"-pc_ringrt_backend emu: as many iterations as cpu: {r}")
+    check(view_field(outs[1], "backend") == ["emu, 2 rank(s), transport mpi"],
+          f"-ksp_view backend emu: {view_field(outs[1], 'backend')}")
     out = run(args, 1, prob + ringrt(args, ["-pc_ringrt_ordering", "bogus", "-help"]),
               expect_rc=None)
     check(re.search(r'unknown ordering "bogus" \(ringrt has: natural, rcm, multicolor', out)
