@@ -4,8 +4,6 @@
  * PCReset/PCDestroy free them. Registered through PETSc's dynamic-library
  * hook, so -dll_append libringrt_petsc.so -pc_type ringrt works in any PETSc
  * program. */
-#include <string.h>
-
 #include "pc_ringrt_impl.h"
 
 /* A ringrt call that fails is a PETSc error carrying ringrt's message
