@@ -14,9 +14,11 @@ prints against PETSc's own answer on the same matrix:
               naming the row PETSc's ILU names, on every rank; a missing
               diagonal is FACTOR_STRUCT_ZEROPIVOT; -ksp_error_if_not_converged
               makes it an error on every rank.
-  options     -pc_ringrt_ordering rcm / multicolor, the levels and the -ksp_view
-              text, boost, single precision, a refactorization on the same
-              pattern (one analysis, two factorizations), a bad name.
+  options     -pc_ringrt_ordering rcm at np 1 and 2, the levels and the -ksp_view
+              text; the getters and PCRingrtSetOrdering after setup (multicolor);
+              single precision and a refactorization on the same pattern (one
+              analysis, two factorizations); boost; -pc_ringrt_backend emu; a
+              bad name and -help.
   petsc4py    petsc4py loads the plugin with -dll_append and solves with
               PETSc.Options()['pc_type'] = 'ringrt'.
 Exit 0 when every check holds, 1 otherwise (each failure printed).
@@ -146,32 +148,43 @@ def view_field(out, field):
 def case_options(args):
     N = 30
     prob = ["-problem", "laplace2d", "-grid", str(N)]
-    its = {}
-    # rcm at np 1 and 2 (the same preconditioner: the same iterations);
-    # multicolor from the linked program, which also reads the getters
-    for order, np, exe in (("rcm", 1, None), ("rcm", 2, None),
-                           ("multicolor", 2, args.ksp_linked)):
-        out = run(args, np, prob + GMRES + ringrt(args, ["-pc_ringrt_ordering", order,
-                                                         "-ksp_view"]), exe=exe)
+    its = set()
+    for np in (1, 2):  # rcm: the same preconditioner at np 1 and 2
+        out = run(args, np, prob + GMRES + ringrt(args, ["-pc_ringrt_ordering", "rcm",
+                                                         "-ksp_view"]))
         r = results(out)
-        check(len(r) == 1 and r[0]["reason"] == "CONVERGED_RTOL",
-              f"{order} np {np}: converged: {r}")
-        its.setdefault(order, set()).update(x["its"] for x in r)
-        check(view_field(out, "ordering") == [order], f"{order} np {np}: -ksp_view ordering")
-        lv = view_field(out, "levels")
+        check(len(r) == 1 and r[0]["reason"] == "CONVERGED_RTOL", f"rcm np {np}: converged: {r}")
+        its.update(x["its"] for x in r)
+        check(view_field(out, "ordering") == ["rcm"], f"rcm np {np}: -ksp_view ordering")
         # rcm numbers a grid by anti-diagonals: the natural order's 2N-1
-        # levels (docs/ilu.md); a multicolored 5-point grid has 2
-        want = {"rcm": 2 * N - 1, "multicolor": 2}[order]
-        check(lv == [f"L {want}, U {want}"], f"{order} np {np}: -ksp_view levels {lv}")
+        # levels (docs/ilu.md)
+        check(view_field(out, "levels") == [f"L {2 * N - 1}, U {2 * N - 1}"],
+              f"rcm np {np}: -ksp_view levels {view_field(out, 'levels')}")
         check(view_field(out, "backend") == [f"cpu, {np} rank(s), transport mpi"],
-              f"{order} np {np}: -ksp_view backend {view_field(out, 'backend')}")
+              f"rcm np {np}: -ksp_view backend {view_field(out, 'backend')}")
         check(view_field(out, "matrix") == [f"{N * N} rows, {5 * N * N - 4 * N} nonzeros"],
-              f"{order} np {np}: -ksp_view matrix {view_field(out, 'matrix')}")
-        if exe:
-            check(f"linked: ordering={order} levels_l={want} levels_u={want}" in out,
-                  "getters: ordering, levels")
-    check(len(its["rcm"]) == 1, f"rcm: the same iterations at np 1 and 2: {sorted(its['rcm'])}")
-    check(its["multicolor"] != its["rcm"], "multicolor is another preconditioner")
+              f"rcm np {np}: -ksp_view matrix {view_field(out, 'matrix')}")
+    check(len(its) == 1, f"rcm: the same iterations at np 1 and 2: {sorted(its)}")
+
+    # the linked program: the getters, then PCRingrtSetOrdering after the
+    # solve: the next one analyses again (a multicolored 5-point grid has 2
+    # levels) and is another preconditioner
+    out = run(args, 2, prob + GMRES + ringrt(args, ["-pc_ringrt_ordering", "rcm", "-ksp_view",
+                                                    "-reorder_after", "multicolor"]),
+              exe=args.ksp_linked)
+    r = results(out)
+    check(len(r) == 2 and all(x["reason"] == "CONVERGED_RTOL" for x in r)
+          and r[0]["its"] in its and r[1]["its"] != r[0]["its"],
+          f"rcm, then multicolor set after setup: {r}")
+    check(view_field(out, "ordering") == ["rcm", "multicolor"], "-ksp_view ordering after the set")
+    check(view_field(out, "levels") == [f"L {2 * N - 1}, U {2 * N - 1}", "L 2, U 2"],
+          f"-ksp_view levels after the set: {view_field(out, 'levels')}")
+    check(view_field(out, "analyses") == ["1, numeric factorizations: 1",
+                                          "2, numeric factorizations: 2"],
+          f"the set starts over: {view_field(out, 'analyses')}")
+    check(f"linked: ordering=rcm levels_l={2 * N - 1} levels_u={2 * N - 1}" in out
+          and "linked: ordering=multicolor levels_l=2 levels_u=2" in out,
+          "getters: ordering, levels")
 
     # same pattern, new values: one analysis, two numeric factorizations
     out = run(args, 2, prob + GMRES + ringrt(args, ["-resolve", "-ksp_view",

@@ -11,7 +11,8 @@
  * -zero_row R (row R's stored values all 0: its pivot is exactly 0),
  * -no_diagonal R (row R without a stored diagonal entry),
  * -resolve (after the solve, A := 2 A with the same pattern and solve again:
- * a second "result:" line). Built twice: plain (the plugin only through
+ * a second "result:" line), -reorder_after NAME (linked build: then
+ * PCRingrtSetOrdering(pc, NAME) and solve again). Built twice: plain (the plugin only through
  * -dll_append) and with RINGRT_PETSC_LINKED (linked to libringrt_petsc.so:
  * PCRingrtRegister, the getters, and the failure message on every rank).
  */
@@ -184,8 +185,8 @@ static PetscErrorCode report(KSP ksp, Mat A, Vec x, Vec b, const char *tag) {
 
 int main(int argc, char **argv) {
   problem p = {"laplace2d", 30, -1, -1, 100.0};
-  PetscBool resolve = PETSC_FALSE, from_file;
-  char mtx[PETSC_MAX_PATH_LEN];
+  PetscBool resolve = PETSC_FALSE, from_file, reorder = PETSC_FALSE;
+  char mtx[PETSC_MAX_PATH_LEN], reorder_after[32] = "";
   Mat A;
   Vec x, b, ones;
   KSP ksp;
@@ -206,6 +207,8 @@ int main(int argc, char **argv) {
                             &p.zero_row, NULL));
   PetscCall(PetscOptionsInt("-no_diagonal", "row stored without its diagonal entry", NULL,
                             p.no_diagonal, &p.no_diagonal, NULL));
+  PetscCall(PetscOptionsString("-reorder_after", "linked: PCRingrtSetOrdering, solve again", NULL,
+                               reorder_after, reorder_after, sizeof(reorder_after), &reorder));
   PetscCall(PetscOptionsBool("-resolve", "solve again with 2 A (same pattern)", NULL, resolve,
                              &resolve, NULL));
   PetscOptionsEnd();
@@ -230,6 +233,16 @@ int main(int argc, char **argv) {
     PetscCall(KSPSolve(ksp, b, x));
     PetscCall(report(ksp, A, x, b, "result"));
   }
+#ifdef RINGRT_PETSC_LINKED
+  if (reorder) { /* an option changed after PCSetUp: the next solve starts over */
+    PC pc;
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCRingrtSetOrdering(pc, reorder_after));
+    PetscCall(VecSet(x, 0.0));
+    PetscCall(KSPSolve(ksp, b, x));
+    PetscCall(report(ksp, A, x, b, "result"));
+  }
+#endif
   PetscCall(KSPDestroy(&ksp));
   PetscCall(VecDestroy(&ones));
   PetscCall(VecDestroy(&x));
