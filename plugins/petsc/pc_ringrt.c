@@ -116,8 +116,15 @@ static PetscErrorCode PCSetUp_Ringrt(PC pc) {
   d->failure[0] = '\0';
   PetscCall(PCSetFailedReason(pc, PC_NOERROR));
   if (pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && d->ilu) {
-    PetscCall(PCRingrtReadValues(pc->pmat, d));
-    RINGRT_CALL(d, rrt_sparse_set_values(d->A, d->vals));
+    PetscBool same;
+    PetscCall(PCRingrtReadValues(pc->pmat, d, &same));
+    /* all ranks take the same path, whatever one rank saw */
+    same = (PetscBool)(rrt_agree(d->ctx, same ? RRT_SUCCESS : RRT_ERR_INVALID_ARG) == RRT_SUCCESS);
+    rrt_ctx_clear_error(d->ctx);
+    if (same)
+      RINGRT_CALL(d, rrt_sparse_set_values(d->A, d->vals));
+    else
+      PetscCall(analyse(pc, &ok));
   } else {
     PetscCall(analyse(pc, &ok));
   }

@@ -40,7 +40,7 @@ typedef struct {
 
 /* pc_ringrt_matrix.c */
 PetscErrorCode PCRingrtReadPattern(Mat P, PC_Ringrt *d, int64_t *n, int64_t *row_begin);
-PetscErrorCode PCRingrtReadValues(Mat P, PC_Ringrt *d);
+PetscErrorCode PCRingrtReadValues(Mat P, PC_Ringrt *d, PetscBool *same);
 PetscErrorCode PCRingrtFreeRows(PC_Ringrt *d);
 
 /* pc_ringrt_options.c */

@@ -223,8 +223,9 @@ PetscErrorCode PCRingrtGetFailure(PC pc, const char *message[]) {
 
 #define RINGRT_METHODS(X)                                                                          \
   X(SetOrdering)                                                                                   \
-  X(GetOrdering) X(SetBoost) X(GetBoost) X(SetFactorPrecision) X(GetFactorPrecision) X(SetBackend) \
-      X(GetBackend) X(GetLevels) X(GetFailure)
+  X(GetOrdering)                                                                                   \
+  X(SetBoost) X(GetBoost) X(SetFactorPrecision) X(GetFactorPrecision) X(SetBackend) X(GetBackend)  \
+      X(GetLevels) X(GetFailure)
 
 PetscErrorCode PCRingrtComposeSetters(PC pc) {
   PetscFunctionBegin;
