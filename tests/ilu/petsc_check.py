@@ -212,6 +212,9 @@ def case_options(args):
           f"-pc_ringrt_backend emu: as many iterations as cpu: {r}")
     check(view_field(outs[1], "backend") == ["emu, 1 rank(s), transport mpi"],
           f"-ksp_view backend emu: {view_field(outs[1], 'backend')}")
+    out = run(args, 1, small + ["-mat_type", "baij"] + ringrt(args), expect_rc=None)
+    check(re.search(r"PC ringrt: the preconditioning matrix must be seqaij or mpiaij, got seqbaij",
+                    out) is not None, "another matrix type is an error naming it")
     out = run(args, 1, prob + ringrt(args, ["-pc_ringrt_ordering", "bogus", "-help"]),
               expect_rc=None)
     check(re.search(r'unknown ordering "bogus" \(ringrt has: natural, rcm, multicolor', out)

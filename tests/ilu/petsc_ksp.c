@@ -70,10 +70,13 @@ static PetscErrorCode assemble(const problem *p, Mat *A) {
   PetscCall(MatCreate(PETSC_COMM_WORLD, A));
   PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, n, n));
   PetscCall(MatSetType(*A, MATAIJ)); /* seqaij on one rank, mpiaij on more */
+  PetscCall(MatSetFromOptions(*A));  /* -mat_type */
   PetscCall(MatSeqAIJSetPreallocation(*A, 7, NULL));
   PetscCall(MatMPIAIJSetPreallocation(*A, 7, NULL, 6, NULL));
-  /* keep explicit zeros (the zero-pivot row) in the pattern */
-  PetscCall(MatSetOption(*A, MAT_IGNORE_ZERO_ENTRIES, PETSC_FALSE));
+  PetscCall(
+      MatSeqBAIJSetPreallocation(*A, 1, 7, NULL)); /* -mat_type baij (a type ringrt refuses) */
+  PetscCall(MatMPIBAIJSetPreallocation(*A, 1, 7, NULL, 6, NULL));
+  /* explicit zeros (the zero-pivot row) stay in the pattern: MatSetValues keeps them */
   PetscCall(MatGetOwnershipRange(*A, &rs, &re));
   for (PetscInt g = rs; g < re; g++) {
     PetscInt k = stencil(p, g, c, v);
