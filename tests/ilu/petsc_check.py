@@ -30,9 +30,9 @@ import subprocess
 import sys
 
 FAILURES = []
-RESULT = re.compile(r"^result: np=(\d+) iterations=(\d+) reason=(\S+) pc_failed=(\S+) "
-                    r"relres=(\S+)$", re.M)
+RESULT = r"^{tag}: np=(\d+) iterations=(\d+) reason=(\S+) pc_failed=(\S+) relres=(\S+)$"
 GMRES = ["-ksp_type", "gmres", "-ksp_gmres_restart", "30"]
+REF_GMRES = ["-ref_ksp_type", "gmres", "-ref_ksp_gmres_restart", "30"]  # the same for -ref
 
 
 def check(ok, what):
@@ -57,9 +57,10 @@ def run(args, np, opts, exe=None, expect_rc=0):
     return out
 
 
-def results(out):
+def results(out, tag="result"):
+    """The "result:" lines (the KSP under test) or the "reference:" ones (-ref)."""
     return [{"np": int(m[0]), "its": int(m[1]), "reason": m[2], "pc": m[3], "relres": float(m[4])}
-            for m in RESULT.findall(out)]
+            for m in re.findall(RESULT.format(tag=tag), out, re.M)]
 
 
 def ringrt(args, extra=()):
@@ -71,31 +72,37 @@ def case_iterations(args):
     problems = [("convdiff2d", ["-problem", "convdiff2d", "-grid", str(N), "-pe", "100"]),
                 ("gk_nos6", ["-mtx", f"{args.data}/matrices/gk_nos6.mtx"])]
     for name, prob in problems:
-        ref = results(run(args, 1, prob + GMRES + ["-pc_type", "ilu",
-                                                  "-pc_factor_mat_ordering_type", "natural"]))
-        if not check(len(ref) == 1 and ref[0]["reason"] == "CONVERGED_RTOL",
-                     f"{name}: PETSc ILU(0) np 1 converged: {ref}"):
-            continue
-        its, relres = ref[0]["its"], ref[0]["relres"]
+        # one process per rank count: ringrt, then a second KSP (-ref) with
+        # PETSc's sequential ILU(0) at np 1, block Jacobi + ILU(0) at np 2, 3
+        ref = None
         for np in (1, 2, 3):
-            out = run(args, np, prob + GMRES + ringrt(args, ["-ksp_view"]))
-            r = results(out)
+            other = (["-ref_pc_type", "ilu", "-ref_pc_factor_mat_ordering_type", "natural"]
+                     if np == 1 else ["-ref_pc_type", "bjacobi", "-ref_sub_pc_type", "ilu"])
+            out = run(args, np, prob + GMRES + ringrt(args, ["-ksp_view", "-ref"] + other)
+                      + REF_GMRES)
+            r, theirs = results(out), results(out, "reference")
+            if np == 1:
+                ref = theirs
+                if not check(len(ref) == 1 and ref[0]["reason"] == "CONVERGED_RTOL",
+                             f"{name}: PETSc ILU(0) np 1 converged: {ref}"):
+                    break
+            else:
+                check(len(theirs) == 1, f"{name}: contrast, bjacobi+ilu np {np} ran: {theirs}")
+            its, relres = ref[0]["its"], ref[0]["relres"]
             # the same preconditioner: the same iterations, and the true
             # residual equal up to the rounding of the Krylov dot products
             check(len(r) == 1 and r[0]["reason"] == "CONVERGED_RTOL" and r[0]["its"] == its
                   and 0.5 * relres <= r[0]["relres"] <= 2 * relres,
                   f"{name}: ringrt np {np}: {r} == PETSc ILU(0) np 1: {its} iterations, "
                   f"relres {relres}")
-            levels = [f"L {2 * N - 1}, U {2 * N - 1}"] if "-grid" in prob else \
-                view_field(out, "levels")[:1]
+            # levels do not depend on np; the natural order of an N x N grid has 2N-1
+            if np == 1:
+                levels = [f"L {2 * N - 1}, U {2 * N - 1}"] if "-grid" in prob else \
+                    view_field(out, "levels")[:1]
             check(view_field(out, "levels") == levels
                   and view_field(out, "backend") == [f"cpu, {np} rank(s), transport mpi"],
-                  f"{name}: np {np}: -ksp_view: natural order of an N x N grid has 2N-1 levels, "
-                  f"{np} rank(s): {view_field(out, 'levels')} {view_field(out, 'backend')}")
-        for np in (2, 3):
-            r = results(run(args, np, prob + GMRES + ["-pc_type", "bjacobi",
-                                                      "-sub_pc_type", "ilu"]))
-            check(len(r) == 1, f"{name}: contrast, bjacobi+ilu np {np} ran: {r}")
+                  f"{name}: np {np}: -ksp_view levels {view_field(out, 'levels')} (want "
+                  f"{levels}), {view_field(out, 'backend')}")
 
 
 def case_zero_pivot(args):
@@ -205,13 +212,15 @@ def case_options(args):
     check(view_field(out, "boost") == ["|u_ii| <= 1e-12 -> 2."], "-ksp_view boost")
     # the backend option: the emulated GPU code path, the same preconditioner
     small = ["-problem", "laplace2d", "-grid", "12"] + GMRES
-    outs = [run(args, 1, small + ringrt(args, ["-pc_ringrt_backend", b, "-ksp_view"]))
-            for b in ("cpu", "emu")]
-    r = [results(o) for o in outs]
-    check(len(r[0]) == 1 and len(r[1]) == 1 and r[0][0]["its"] == r[1][0]["its"],
-          f"-pc_ringrt_backend emu: as many iterations as cpu: {r}")
-    check(view_field(outs[1], "backend") == ["emu, 1 rank(s), transport mpi"],
-          f"-ksp_view backend emu: {view_field(outs[1], 'backend')}")
+    out = run(args, 1, small + ringrt(args, ["-pc_ringrt_backend", "emu", "-ksp_view", "-ref",
+                                              "-ref_pc_type", "ringrt",
+                                              "-ref_pc_ringrt_backend", "cpu"])
+              + REF_GMRES)
+    r, cpu = results(out), results(out, "reference")
+    check(len(r) == 1 and len(cpu) == 1 and r[0]["its"] == cpu[0]["its"],
+          f"-pc_ringrt_backend emu: as many iterations as cpu: {r} {cpu}")
+    check(view_field(out, "backend") == ["emu, 1 rank(s), transport mpi"],
+          f"-ksp_view backend emu: {view_field(out, 'backend')}")
     out = run(args, 1, small + ["-mat_type", "baij"] + ringrt(args), expect_rc=None)
     check(re.search(r"PC ringrt: the preconditioning matrix must be seqaij or mpiaij, got seqbaij",
                     out) is not None, "another matrix type is an error naming it")

@@ -12,7 +12,9 @@
  * -no_diagonal R (row R without a stored diagonal entry),
  * -resolve (after the solve, A := 2 A with the same pattern and solve again:
  * a second "result:" line), -reorder_after NAME (linked build: then
- * PCRingrtSetOrdering(pc, NAME) and solve again). Built twice: plain (the plugin only through
+ * PCRingrtSetOrdering(pc, NAME) and solve again), -ref (then solve with a
+ * second KSP whose options have the prefix ref_, e.g. -ref_pc_type ilu:
+ * a "reference:" line). Built twice: plain (the plugin only through
  * -dll_append) and with RINGRT_PETSC_LINKED (linked to libringrt_petsc.so:
  * PCRingrtRegister, the getters, and the failure message on every rank).
  */
@@ -188,7 +190,7 @@ static PetscErrorCode report(KSP ksp, Mat A, Vec x, Vec b, const char *tag) {
 
 int main(int argc, char **argv) {
   problem p = {"laplace2d", 30, -1, -1, 100.0};
-  PetscBool resolve = PETSC_FALSE, from_file, reorder = PETSC_FALSE;
+  PetscBool resolve = PETSC_FALSE, from_file, reorder = PETSC_FALSE, ref = PETSC_FALSE;
   char mtx[PETSC_MAX_PATH_LEN], reorder_after[32] = "";
   Mat A;
   Vec x, b, ones;
@@ -212,6 +214,8 @@ int main(int argc, char **argv) {
                             p.no_diagonal, &p.no_diagonal, NULL));
   PetscCall(PetscOptionsString("-reorder_after", "linked: PCRingrtSetOrdering, solve again", NULL,
                                reorder_after, reorder_after, sizeof(reorder_after), &reorder));
+  PetscCall(PetscOptionsBool("-ref", "then solve with a second KSP, options prefix ref_", NULL, ref,
+                             &ref, NULL));
   PetscCall(PetscOptionsBool("-resolve", "solve again with 2 A (same pattern)", NULL, resolve,
                              &resolve, NULL));
   PetscOptionsEnd();
@@ -235,6 +239,18 @@ int main(int argc, char **argv) {
     PetscCall(VecSet(x, 0.0));
     PetscCall(KSPSolve(ksp, b, x));
     PetscCall(report(ksp, A, x, b, "result"));
+  }
+  if (ref) { /* a second KSP, options prefix ref_, on the same system */
+    KSP kref;
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &kref));
+    PetscCall(KSPSetOptionsPrefix(kref, "ref_"));
+    PetscCall(KSPSetOperators(kref, A, A));
+    PetscCall(KSPSetTolerances(kref, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 1000));
+    PetscCall(KSPSetFromOptions(kref));
+    PetscCall(VecSet(x, 0.0));
+    PetscCall(KSPSolve(kref, b, x));
+    PetscCall(report(kref, A, x, b, "reference"));
+    PetscCall(KSPDestroy(&kref));
   }
 #ifdef RINGRT_PETSC_LINKED
   if (reorder) { /* an option changed after PCSetUp: the next solve starts over */
