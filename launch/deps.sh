@@ -10,8 +10,10 @@
 # apt-get install it and check again; otherwise (or if that did not help)
 # print what is missing and how to provide it (Debian package, module/spack,
 # the CMake variable that points at an install) and exit 1.
-# The Slurm test's daemons (slurm-wlm, munge) are optional: installed as root
-# on Debian, otherwise one note, and that test reports itself skipped.
+# Optional, installed as root on Debian, otherwise one note each: the Slurm
+# test's daemons (slurm-wlm, munge; that test reports itself skipped) and
+# PETSc (petsc-dev; the PETSc PC plugin and its tests are not built;
+# -DRINGRT_PETSC=OFF leaves it out, -DRINGRT_PETSC=ON makes it required).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cmake_args=()
@@ -47,6 +49,11 @@ how[hdf5]="module load hdf5 | spack load hdf5~mpi"; cm[hdf5]="-DHDF5_ROOT=/path/
 what[zlib]="zlib: zlib.h and libz"; deb[zlib]="zlib1g-dev"
 how[zlib]="module load zlib | spack load zlib"; cm[zlib]="-DZLIB_ROOT=/path/to/zlib"
 what[slurm]="Slurm daemons for tests/launch/slurm_test.sh"; deb[slurm]="slurm-wlm munge"
+declare -A without
+without[slurm]="that test will be skipped"
+what[petsc]="PETSc (pkg-config PETSc.pc, or PETSC_DIR) for the PETSc PC plugin"; deb[petsc]="petsc-dev"
+how[petsc]="module load petsc | spack load petsc"; cm[petsc]="-DPETSC_DIR=/path/to/petsc [-DPETSC_ARCH=arch]"
+without[petsc]="the PETSc plugin (libringrt_petsc.so) and its tests will not be built"
 
 have() { command -v "$1" >/dev/null 2>&1; }
 first_word() { set -- $1; echo "${1:-}"; }
@@ -81,6 +88,9 @@ check_libraries() {
   local m
   for m in $(sed -n 's/^-- ringrt-deps-missing: //p' "$log"); do
     [[ " ${missing[*]} " == *" $m "* ]] || missing+=("$m")
+  done
+  for m in $(sed -n 's/^-- ringrt-deps-optional: //p' "$log"); do
+    [[ " ${optional[*]} " == *" $m "* ]] || optional+=("$m")
   done
   rm -rf "$probe"
 }
@@ -125,9 +135,9 @@ if debian_root && [ $((${#missing[@]} + ${#optional[@]})) -gt 0 ]; then
   apt_install "${missing[@]}" "${optional[@]}" || echo "ringrt deps: apt-get failed" >&2
   check_all
 fi
-if [ ${#optional[@]} -gt 0 ]; then
-  echo "ringrt deps: note: no ${what[slurm]} (Debian: ${deb[slurm]}); that test will be skipped" >&2
-fi
+for m in "${optional[@]+"${optional[@]}"}"; do
+  echo "ringrt deps: note: no ${what[$m]} (Debian: ${deb[$m]}); ${without[$m]}" >&2
+done
 [ ${#missing[@]} -eq 0 ] && exit 0
 report
 exit 1

@@ -57,4 +57,18 @@ mpicc "$src/examples/train_step/train_step.c" $flags -lm -Wl,-rpath,"$libdir" -o
 out=$(run2 "$tmp/ts_pc" 64 2 2>&1) || fail "run (pkg-config): $out"
 [[ "$out" == *"output finite"* ]] || fail "output (pkg-config): $out"
 echo "pkg-config: $out"
+
+# The PETSc plugin, when it was built: installed next to libringrt.so, and it
+# loads from there into a PETSc program (-dll_append), finding libringrt.so
+# through its $ORIGIN run path.
+if [ -e "$build/plugins/petsc/libringrt_petsc.so" ]; then
+  [ -e "$libdir/libringrt_petsc.so" ] && [ -e "$prefix/include/ringrt_petsc.h" ] ||
+    fail "the PETSc plugin or its header was not installed"
+  readelf -d "$libdir/libringrt_petsc.so" | grep -q 'R.*PATH.*\[\$ORIGIN[]:]' ||
+    fail "installed libringrt_petsc.so: run path does not start with \$ORIGIN: $(readelf -d "$libdir/libringrt_petsc.so" | grep PATH)"
+  out=$(run2 "$build/tests/ilu/petsc_ksp" -grid 10 -dll_append "$libdir/libringrt_petsc.so" \
+    -pc_type ringrt -ksp_view 2>&1) || fail "installed PETSc plugin: $out"
+  [[ "$out" == *"type: ringrt"*"reason=CONVERGED_RTOL"* ]] || fail "installed PETSc plugin: $out"
+  echo "PETSc plugin: $(grep '^result:' <<<"$out")"
+fi
 echo "install_test: ok"

@@ -15,7 +15,7 @@ chmod 755 "$tmp"
 # The script and the CMake files it uses, readable by any user.
 mkdir -p "$tmp/src/launch" "$tmp/src/cmake" "$tmp/home"
 cp "$src/launch/deps.sh" "$tmp/src/launch/"
-cp -r "$src/cmake/RingrtDeps.cmake" "$src/cmake/deps-probe" "$tmp/src/cmake/"
+cp -r "$src/cmake/RingrtDeps.cmake" "$src/cmake/RingrtPetsc.cmake" "$src/cmake/deps-probe" "$tmp/src/cmake/"
 chmod -R a+rX "$tmp/src"
 chmod 777 "$tmp/home"
 
@@ -44,7 +44,8 @@ farm() {
 as_user() {
   local path=$1
   shift
-  local cmd=(env -i "PATH=$path" "HOME=$tmp/home" TMPDIR="$tmp/home" bash "$tmp/src/launch/deps.sh" "$@")
+  local cmd=(env -i "PATH=$path" "HOME=$tmp/home" TMPDIR="$tmp/home" ${user_env[@]+"${user_env[@]}"}
+    bash "$tmp/src/launch/deps.sh" "$@")
   if [ "$(id -u)" -eq 0 ]; then
     setpriv --reuid=nobody --regid=nogroup --clear-groups "${cmd[@]}"
   else
@@ -84,6 +85,23 @@ out=$(as_user "$full" -DCMAKE_IGNORE_PATH=/usr/include -DHWLOC_INCLUDE_DIR=/usr/
   -DZLIB_INCLUDE_DIR=/usr/include 2>&1)
 rc=$?
 [ $rc -eq 0 ] && [ -z "$out" ] || fail "hwloc given by -DHWLOC_INCLUDE_DIR: exit $rc, output: $out"
+
+# PETSc hidden from pkg-config: optional (the PC plugin), so a note naming
+# petsc-dev and exit 0; required under -DRINGRT_PETSC=ON; not looked for
+# under -DRINGRT_PETSC=OFF.
+user_env=(PKG_CONFIG_LIBDIR=/nonexistent)
+out=$(as_user "$full" 2>&1)
+rc=$?
+[ $rc -eq 0 ] && [[ "$out" == *"note: no PETSc"*"petsc-dev"* ]] ||
+  fail "PETSc hidden: exit $rc (want 0), no note naming petsc-dev: $out"
+out=$(as_user "$full" -DRINGRT_PETSC=ON 2>&1)
+rc=$?
+[ $rc -eq 1 ] && [[ "$out" == *"apt-get install petsc-dev"* && "$out" == *"-DPETSC_DIR="* ]] ||
+  fail "PETSc hidden, RINGRT_PETSC=ON: exit $rc (want 1), output: $out"
+out=$(as_user "$full" -DRINGRT_PETSC=OFF 2>&1)
+rc=$?
+[ $rc -eq 0 ] && [ -z "$out" ] || fail "PETSc hidden, RINGRT_PETSC=OFF: exit $rc, output: $out"
+user_env=()
 
 # Root on Debian: apt-get install the missing package, check again, fail.
 if [ "$(id -u)" -eq 0 ] && [ -r /etc/debian_version ]; then

@@ -1,0 +1,41 @@
+# PETSc for the optional PC plugin (plugins/petsc, libringrt_petsc.so).
+# RINGRT_PETSC=AUTO builds it when PETSc's pkg-config file is found: under
+# PETSC_DIR (its PETSC_ARCH folder for a source build, else the prefix;
+# -DPETSC_DIR=... or the environment), else on pkg-config's own path
+# (Debian's petsc-dev). ON makes a missing PETSc an error; OFF skips it.
+# Sets RINGRT_HAVE_PETSC and the imported target PkgConfig::PETSC.
+set(RINGRT_HAVE_PETSC OFF)
+set(RINGRT_PETSC_NOTE "RINGRT_PETSC=OFF")
+if(NOT RINGRT_PETSC STREQUAL "OFF")
+  foreach(var PETSC_DIR PETSC_ARCH)
+    if(NOT ${var} AND DEFINED ENV{${var}})
+      set(${var} "$ENV{${var}}")
+    endif()
+  endforeach()
+  find_package(PkgConfig QUIET)
+  if(PKG_CONFIG_FOUND)
+    set(_petsc_pc_dirs)
+    if(PETSC_DIR)
+      if(PETSC_ARCH)
+        list(APPEND _petsc_pc_dirs ${PETSC_DIR}/${PETSC_ARCH}/lib/pkgconfig)
+      endif()
+      list(APPEND _petsc_pc_dirs ${PETSC_DIR}/lib/pkgconfig)
+    endif()
+    set(_petsc_saved_path "$ENV{PKG_CONFIG_PATH}")
+    list(JOIN _petsc_pc_dirs ":" _petsc_pc_path)
+    set(ENV{PKG_CONFIG_PATH} "${_petsc_pc_path}:${_petsc_saved_path}")
+    pkg_check_modules(PETSC QUIET IMPORTED_TARGET PETSc)
+    set(ENV{PKG_CONFIG_PATH} "${_petsc_saved_path}")
+  endif()
+  if(PETSC_FOUND)
+    set(RINGRT_HAVE_PETSC ON)
+    set(RINGRT_PETSC_NOTE "PETSc ${PETSC_VERSION} in ${PETSC_PREFIX}")
+  else()
+    set(RINGRT_PETSC_NOTE "no PETSc found (Debian: petsc-dev, or -DPETSC_DIR=...)")
+    if(RINGRT_PETSC STREQUAL "ON")
+      message(FATAL_ERROR "RINGRT_PETSC=ON but PETSc's pkg-config file PETSc.pc was not found "
+                          "(install petsc-dev, or give -DPETSC_DIR=... [-DPETSC_ARCH=...])")
+    endif()
+  endif()
+endif()
+message(STATUS "ringrt: PETSc plugin ${RINGRT_HAVE_PETSC} (${RINGRT_PETSC_NOTE})")

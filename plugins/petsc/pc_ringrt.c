@@ -1,0 +1,219 @@
+/* PC type "ringrt": PCSetUp builds ringrt's distributed CSR and ILU(0) from
+ * the preconditioning matrix (again only the numeric factorization when
+ * PETSc says the pattern is the same), PCApply is one L and one U solve,
+ * PCReset/PCDestroy free them. Registered through PETSc's dynamic-library
+ * hook, so -dll_append libringrt_petsc.so -pc_type ringrt works in any PETSc
+ * program. */
+#include "pc_ringrt_impl.h"
+
+/* A ringrt call that fails is a PETSc error carrying ringrt's message
+ * (ringrt agrees on failure, so every rank raises it). */
+#define RINGRT_CALL(d, call)                                                                       \
+  do {                                                                                             \
+    rrt_status st_ = (call);                                                                       \
+    PetscCheck(st_ == RRT_SUCCESS, PETSC_COMM_SELF, PETSC_ERR_LIB, "PC ringrt: %s (%s)",           \
+               (d)->ctx ? rrt_ctx_last_error((d)->ctx) : #call, rrt_status_string(st_));           \
+  } while (0)
+
+/* A call that can meet a zero pivot (RRT_ERR_SINGULAR, on every rank:
+ * ringrt agrees on it and names the global row) or a non-finite one
+ * (RRT_ERR_NUMERIC). As for PETSc's own ILU, that is the PC's failed reason
+ * (`zero` for a zero pivot), so KSPSolve ends with KSP_DIVERGED_PC_FAILED,
+ * or an error under PCSetErrorIfFailure. *ok says whether it succeeded. */
+static PetscErrorCode check_pivot(PC pc, rrt_status st, PCFailedReason zero, PetscBool *ok) {
+  PC_Ringrt *d = (PC_Ringrt *)pc->data;
+  PetscBool pivot = (PetscBool)(st == RRT_ERR_SINGULAR || st == RRT_ERR_NUMERIC);
+
+  PetscFunctionBegin;
+  *ok = (PetscBool)(st == RRT_SUCCESS);
+  if (st == RRT_SUCCESS) PetscFunctionReturn(0);
+  if (!pivot) RINGRT_CALL(d, st);
+  PetscCheck(!pc->erroriffailure, PETSC_COMM_SELF, PETSC_ERR_MAT_LU_ZRPVT, "PC ringrt: %s",
+             rrt_ctx_last_error(d->ctx));
+  d->failed = PETSC_TRUE;
+  PetscCall(PetscStrncpy(d->failure, rrt_ctx_last_error(d->ctx), sizeof(d->failure)));
+  PetscCall(PCSetFailedReason(pc, st == RRT_ERR_SINGULAR ? zero : PC_FACTOR_OTHER));
+  PetscCall(PetscInfo(pc, "ringrt ILU(0) failed: %s\n", d->failure));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PCRingrtDrop(PC pc, PetscBool context) {
+  PC_Ringrt *d = (PC_Ringrt *)pc->data;
+
+  PetscFunctionBegin;
+  RINGRT_CALL(d, rrt_ilu0_destroy(d->ilu));
+  RINGRT_CALL(d, rrt_sparse_destroy(d->A));
+  d->ilu = NULL;
+  d->A = NULL;
+  if (d->ctx) {
+    RINGRT_CALL(d, rrt_free(d->ctx, d->r));
+    RINGRT_CALL(d, rrt_free(d->ctx, d->z));
+  }
+  d->r = d->z = NULL;
+  PetscCall(PCRingrtFreeRows(d));
+  if (context && d->ctx) {
+    rrt_ctx_t ctx = d->ctx;
+    d->ctx = NULL;
+    RINGRT_CALL(d, rrt_ctx_destroy(ctx));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* The context on the matrix's communicator (ringrt dups it). */
+static PetscErrorCode ensure_context(PC pc) {
+  PC_Ringrt *d = (PC_Ringrt *)pc->data;
+  rrt_ctx_config cfg = RRT_CTX_CONFIG_INITIALIZER;
+  rrt_status st;
+
+  PetscFunctionBegin;
+  if (d->ctx) PetscFunctionReturn(0);
+  cfg.backend = d->backend;
+  cfg.bind = d->bind;
+  st = rrt_ctx_create(PetscObjectComm((PetscObject)pc->pmat), &cfg, &d->ctx);
+  /* no context keeps the message: ringrt printed it to stderr */
+  PetscCheck(st == RRT_SUCCESS, PetscObjectComm((PetscObject)pc), PETSC_ERR_LIB,
+             "PC ringrt: creating the ringrt context (backend %s) failed: %s",
+             rrt_backend_name(d->backend), rrt_status_string(st));
+  PetscFunctionReturn(0);
+}
+
+/* A new pattern: the CSR, the analysis (ordering, levels, plans), the
+ * vector copies in backend memory when that is not the host. */
+static PetscErrorCode analyse(PC pc, PetscBool *ok) {
+  PC_Ringrt *d = (PC_Ringrt *)pc->data;
+  rrt_ilu0_options opts = RRT_ILU0_OPTIONS_INITIALIZER;
+  int64_t n, row_begin;
+
+  PetscFunctionBegin;
+  PetscCall(PCRingrtDrop(pc, PETSC_FALSE));
+  PetscCall(ensure_context(pc));
+  PetscCall(PCRingrtReadPattern(pc->pmat, d, &n, &row_begin));
+  RINGRT_CALL(d,
+              rrt_sparse_create(d->ctx, n, row_begin, d->nloc, d->rowptr, d->cols, d->vals, &d->A));
+  opts.ordering = d->ordering;
+  opts.boost = d->boost;
+  opts.boost_tol = d->boost_tol;
+  opts.boost_value = d->boost_value;
+  opts.factors_f32 = d->single;
+  /* a row without a diagonal entry is RRT_ERR_SINGULAR here */
+  PetscCall(check_pivot(pc, rrt_ilu0_create(d->A, &opts, &d->ilu), PC_FACTOR_STRUCT_ZEROPIVOT, ok));
+  if (!*ok) PetscFunctionReturn(0);
+  d->analyses++;
+  if (rrt_ctx_backend(d->ctx) == RRT_BACKEND_CUDA) {
+    size_t bytes = (size_t)d->nloc * sizeof(double);
+    RINGRT_CALL(d, rrt_malloc(d->ctx, bytes, (void **)&d->r));
+    RINGRT_CALL(d, rrt_malloc(d->ctx, bytes, (void **)&d->z));
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PCSetUp_Ringrt(PC pc) {
+  PC_Ringrt *d = (PC_Ringrt *)pc->data;
+  PetscBool ok = PETSC_TRUE;
+
+  PetscFunctionBegin;
+  d->failed = PETSC_FALSE;
+  d->failure[0] = '\0';
+  PetscCall(PCSetFailedReason(pc, PC_NOERROR));
+  if (pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && d->ilu) {
+    PetscBool same;
+    PetscCall(PCRingrtReadValues(pc->pmat, d, &same));
+    /* all ranks take the same path, whatever one rank saw */
+    same = (PetscBool)(rrt_agree(d->ctx, same ? RRT_SUCCESS : RRT_ERR_INVALID_ARG) == RRT_SUCCESS);
+    rrt_ctx_clear_error(d->ctx);
+    if (same)
+      RINGRT_CALL(d, rrt_sparse_set_values(d->A, d->vals));
+    else
+      PetscCall(analyse(pc, &ok));
+  } else {
+    PetscCall(analyse(pc, &ok));
+  }
+  if (ok) {
+    PetscCall(check_pivot(pc, rrt_ilu0_factor(d->ilu), PC_FACTOR_NUMERIC_ZEROPIVOT, &ok));
+    if (ok) d->factorizations++;
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PCApply_Ringrt(PC pc, Vec x, Vec y) {
+  PC_Ringrt *d = (PC_Ringrt *)pc->data;
+  const PetscScalar *r;
+  PetscScalar *z;
+  size_t bytes = (size_t)d->nloc * sizeof(double);
+
+  PetscFunctionBegin;
+  if (d->failed || !d->ilu) { /* as MatSolve after a failed factorization */
+    PetscCall(VecSetInf(y));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(VecGetArrayRead(x, &r));
+  PetscCall(VecGetArrayWrite(y, &z));
+  if (d->r) {
+    RINGRT_CALL(d, rrt_memcpy_to_backend(d->ctx, d->r, r, bytes));
+    RINGRT_CALL(d, rrt_ilu0_apply(d->ilu, d->r, d->z));
+    RINGRT_CALL(d, rrt_memcpy_to_host(d->ctx, z, d->z, bytes));
+  } else {
+    RINGRT_CALL(d, rrt_ilu0_apply(d->ilu, r, z));
+  }
+  PetscCall(VecRestoreArrayWrite(y, &z));
+  PetscCall(VecRestoreArrayRead(x, &r));
+  /* one multiply-add per off-diagonal entry, one multiply per row */
+  PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)(d->nnz - d->nloc) + (PetscLogDouble)d->nloc));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PCReset_Ringrt(PC pc) {
+  PetscFunctionBegin;
+  PetscCall(PCRingrtDrop(pc, PETSC_FALSE));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PCDestroy_Ringrt(PC pc) {
+  PetscFunctionBegin;
+  PetscCall(PCRingrtDrop(pc, PETSC_TRUE));
+  PetscCall(PCRingrtClearSetters(pc));
+  PetscCall(PetscFree(pc->data));
+  PetscFunctionReturn(0);
+}
+
+/*MC
+   PCRINGRT - ringrt's exact global ILU(0): level-scheduled over all ranks,
+   the same preconditioner for every rank count (see ringrt_petsc.h for the
+   options database keys).
+M*/
+PETSC_EXTERN PetscErrorCode PCCreate_Ringrt(PC pc) {
+  PC_Ringrt *d;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&d));
+  d->ordering = RRT_ILU_ORDER_NATURAL;
+  d->boost_tol = 0.0;
+  d->boost_value = 1.0;
+  d->backend = RRT_BACKEND_DEFAULT;
+  d->bind = -1;
+  pc->data = d;
+  pc->ops->setup = PCSetUp_Ringrt;
+  pc->ops->apply = PCApply_Ringrt;
+  pc->ops->reset = PCReset_Ringrt;
+  pc->ops->destroy = PCDestroy_Ringrt;
+  pc->ops->view = PCView_Ringrt;
+  pc->ops->setfromoptions = PCSetFromOptions_Ringrt;
+  /* no transpose solve in ringrt: PCApplyTranspose reports it unsupported */
+  pc->ops->applytranspose = NULL;
+  PetscCall(PCRingrtComposeSetters(pc));
+  PetscFunctionReturn(0);
+}
+
+PETSC_EXTERN PetscErrorCode PCRingrtRegister(void) {
+  PetscFunctionBegin;
+  PetscCall(PCRegister(PCRINGRT, PCCreate_Ringrt));
+  PetscFunctionReturn(0);
+}
+
+/* PETSc looks this name up in a library it opens (-dll_append): "PetscDLLibraryRegister_" + the
+ * file name without "lib" and the suffix (petsc 3.18, src/sys/dll/dl.c). */
+PETSC_EXTERN PetscErrorCode PetscDLLibraryRegister_ringrt_petsc(void) {
+  PetscFunctionBegin;
+  PetscCall(PCRingrtRegister());
+  PetscFunctionReturn(0);
+}

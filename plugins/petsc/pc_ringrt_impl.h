@@ -1,0 +1,56 @@
+/* The ringrt PC's private state, shared by its three files: pc_ringrt.c
+ * (the PC operations), pc_ringrt_options.c (options, setters, view) and
+ * pc_ringrt_matrix.c (this rank's rows of the PETSc matrix). */
+#ifndef RINGRT_PETSC_IMPL_H
+#define RINGRT_PETSC_IMPL_H
+
+#include <inttypes.h>
+
+#include <petsc/private/pcimpl.h>
+#include <ringrt/ringrt.h>
+
+#include "ringrt_petsc.h"
+
+/* ringrt factors double-precision real matrices; a PETSc built otherwise
+ * cannot hand it its arrays without a conversion this plugin does not do. */
+#if defined(PETSC_USE_COMPLEX) || !defined(PETSC_USE_REAL_DOUBLE)
+#error "libringrt_petsc needs a PETSc built with real double-precision scalars"
+#endif
+
+typedef struct {
+  /* options (PCSetFromOptions, PCRingrtSet*) */
+  rrt_ilu_ordering ordering;
+  PetscBool boost;
+  PetscReal boost_tol, boost_value;
+  PetscBool single; /* f32 factors in the apply */
+  rrt_backend backend;
+  int bind; /* -1: RINGRT_BIND decides, else 0/1 */
+  /* state, built by PCSetUp */
+  rrt_ctx_t ctx;
+  rrt_sparse_t A;
+  rrt_ilu0_t ilu;
+  int64_t nloc, nnz;      /* this rank's rows and entries */
+  int64_t *rowptr, *cols; /* this rank's pattern, global columns */
+  double *vals;           /* its values, refilled for a new factorization */
+  double *r, *z;          /* backend copies of the vectors (cuda only) */
+  PetscBool failed;       /* the last factorization hit a zero pivot */
+  char failure[512];      /* ringrt's message for it (names the row) */
+  PetscInt analyses, factorizations;
+} PC_Ringrt;
+
+/* pc_ringrt_matrix.c */
+PetscErrorCode PCRingrtReadPattern(Mat P, PC_Ringrt *d, int64_t *n, int64_t *row_begin);
+PetscErrorCode PCRingrtReadValues(Mat P, PC_Ringrt *d, PetscBool *same);
+PetscErrorCode PCRingrtFreeRows(PC_Ringrt *d);
+
+/* pc_ringrt_options.c */
+PetscErrorCode PCSetFromOptions_Ringrt(PC pc, PetscOptionItems *PetscOptionsObject);
+PetscErrorCode PCView_Ringrt(PC pc, PetscViewer viewer);
+PetscErrorCode PCRingrtComposeSetters(PC pc);
+PetscErrorCode PCRingrtClearSetters(PC pc);
+
+/* pc_ringrt.c: drop the factors (and with `context`, the ringrt context):
+ * the next PCSetUp starts over. */
+PetscErrorCode PCRingrtDrop(PC pc, PetscBool context);
+
+#endif

@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""The ringrt PC plugin as a PETSc user meets it (tests/ilu/petsc.cmake).
+
+usage: petsc_check.py CASE --mpiexec MPIEXEC --ksp EXE --ksp-linked EXE --plugin LIB
+                      --data SHARED_DATA [--python PY --script FILE]
+
+Runs tests/ilu/petsc_ksp.c under mpirun with PETSc options and checks what it
+prints against PETSc's own answer on the same matrix:
+  iterations  -pc_type ringrt -ksp_type gmres at np 1, 2, 3 takes exactly the
+              GMRES iterations of PETSc's sequential -pc_type ilu (natural order,
+              np 1: the same preconditioner), on convdiff2d and gk_nos6.mtx;
+              -pc_type bjacobi -sub_pc_type ilu at np 2, 3 printed for contrast.
+  zero_pivot  a zero pivot is KSP_DIVERGED_PC_FAILED / FACTOR_NUMERIC_ZEROPIVOT
+              naming the row PETSc's ILU names, on every rank; a missing
+              diagonal is FACTOR_STRUCT_ZEROPIVOT; -ksp_error_if_not_converged
+              makes it an error on every rank.
+  options     -pc_ringrt_ordering rcm at np 1 and 2, the levels and the -ksp_view
+              text; the getters and PCRingrtSetOrdering after setup (multicolor);
+              single precision and a refactorization on the same pattern (one
+              analysis, two factorizations); boost; -pc_ringrt_backend emu; a
+              bad name and -help.
+  petsc4py    petsc4py loads the plugin with -dll_append and solves with
+              PETSc.Options()['pc_type'] = 'ringrt'.
+Exit 0 when every check holds, 1 otherwise (each failure printed).
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+FAILURES = []
+RESULT = r"^{tag}: np=(\d+) iterations=(\d+) reason=(\S+) pc_failed=(\S+) relres=(\S+)$"
+GMRES = ["-ksp_type", "gmres", "-ksp_gmres_restart", "30"]
+REF_GMRES = ["-ref_ksp_type", "gmres", "-ref_ksp_gmres_restart", "30"]  # the same for -ref
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        FAILURES.append(what)
+    return ok
+
+
+def run(args, np, opts, exe=None, expect_rc=0):
+    cmd = [args.mpiexec, "-n", str(np), "--oversubscribe", "--bind-to", "none",
+           exe or args.ksp] + opts
+    env = dict(os.environ)
+    if exe is None and args.plugin not in opts and "ASAN_OPTIONS" in env:
+        # PETSc alone (the references): no ringrt code runs, and the sanitizer
+        # job's leak check with slow unwinding costs seconds per PETSc process
+        env["ASAN_OPTIONS"] += ":detect_leaks=0"
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    out = p.stdout + p.stderr
+    if expect_rc is not None and p.returncode != expect_rc:
+        check(False, f"exit {p.returncode} (want {expect_rc}): {' '.join(cmd)}\n{out}")
+    return out
+
+
+def results(out, tag="result"):
+    """The "result:" lines (the KSP under test) or the "reference:" ones (-ref)."""
+    return [{"np": int(m[0]), "its": int(m[1]), "reason": m[2], "pc": m[3], "relres": float(m[4])}
+            for m in re.findall(RESULT.format(tag=tag), out, re.M)]
+
+
+def ringrt(args, extra=()):
+    return ["-dll_append", args.plugin, "-pc_type", "ringrt"] + list(extra)
+
+
+def case_iterations(args):
+    N = 40
+    problems = [("convdiff2d", ["-problem", "convdiff2d", "-grid", str(N), "-pe", "100"]),
+                ("gk_nos6", ["-mtx", f"{args.data}/matrices/gk_nos6.mtx"])]
+    for name, prob in problems:
+        # one process per rank count: ringrt, then a second KSP (-ref) with
+        # PETSc's sequential ILU(0) at np 1, block Jacobi + ILU(0) at np 2, 3
+        ref = None
+        for np in (1, 2, 3):
+            other = (["-ref_pc_type", "ilu", "-ref_pc_factor_mat_ordering_type", "natural"]
+                     if np == 1 else ["-ref_pc_type", "bjacobi", "-ref_sub_pc_type", "ilu"])
+            out = run(args, np, prob + GMRES + ringrt(args, ["-ksp_view", "-ref"] + other)
+                      + REF_GMRES)
+            r, theirs = results(out), results(out, "reference")
+            if np == 1:
+                ref = theirs
+                if not check(len(ref) == 1 and ref[0]["reason"] == "CONVERGED_RTOL",
+                             f"{name}: PETSc ILU(0) np 1 converged: {ref}"):
+                    break
+            else:
+                check(len(theirs) == 1, f"{name}: contrast, bjacobi+ilu np {np} ran: {theirs}")
+            its, relres = ref[0]["its"], ref[0]["relres"]
+            # the same preconditioner: the same iterations, and the true
+            # residual equal up to the rounding of the Krylov dot products
+            check(len(r) == 1 and r[0]["reason"] == "CONVERGED_RTOL" and r[0]["its"] == its
+                  and 0.5 * relres <= r[0]["relres"] <= 2 * relres,
+                  f"{name}: ringrt np {np}: {r} == PETSc ILU(0) np 1: {its} iterations, "
+                  f"relres {relres}")
+            # levels do not depend on np; the natural order of an N x N grid has 2N-1
+            if np == 1:
+                levels = [f"L {2 * N - 1}, U {2 * N - 1}"] if "-grid" in prob else \
+                    view_field(out, "levels")[:1]
+            check(view_field(out, "levels") == levels
+                  and view_field(out, "backend") == [f"cpu, {np} rank(s), transport mpi"],
+                  f"{name}: np {np}: -ksp_view levels {view_field(out, 'levels')} (want "
+                  f"{levels}), {view_field(out, 'backend')}")
+
+
+def case_zero_pivot(args):
+    prob = ["-problem", "laplace2d", "-grid", "30"]
+    # PETSc's own ILU names the rows: the independent reference
+    out = run(args, 1, prob + ["-zero_row", "707", "-pc_type", "ilu",
+                               "-ksp_error_if_not_converged"], expect_rc=None)
+    check("Zero pivot row 707 " in out, "PETSc ILU names zero pivot row 707")
+    out = run(args, 1, prob + ["-no_diagonal", "600", "-pc_type", "ilu",
+                               "-ksp_error_if_not_converged"], expect_rc=None)
+    check("missing diagonal entry 600" in out, "PETSc ILU names missing diagonal 600")
+
+    # the linked program, with the plugin also through -dll_append: the
+    # reasons, -ksp_converged_reason, -ksp_view and PCRingrtGetFailure per rank
+    np = 3
+    out = run(args, np, prob + ["-zero_row", "707", "-ksp_converged_reason", "-ksp_view"]
+              + ringrt(args), exe=args.ksp_linked)
+    r = results(out)
+    check(len(r) == 1 and r[0]["reason"] == "DIVERGED_PC_FAILED"
+          and r[0]["pc"] == "FACTOR_NUMERIC_ZEROPIVOT",
+          f"zero pivot: KSP_DIVERGED_PC_FAILED, PC FACTOR_NUMERIC_ZEROPIVOT: {r}")
+    check("PC failed due to FACTOR_NUMERIC_ZEROPIVOT" in out, "-ksp_converged_reason says it")
+    check(re.search(r"failed: .*zero pivot at global row 707 ", out) is not None,
+          "-ksp_view names global row 707")
+    for rank in range(np):
+        check(re.search(rf"linked failure \[{rank}\]: rank {rank}: .*zero pivot at global row "
+                        r"707 ", out) is not None,
+              f"PCRingrtGetFailure on rank {rank} names global row 707")
+    np = 2
+    out = run(args, np, prob + ["-zero_row", "707", "-ksp_error_if_not_converged"]
+              + ringrt(args), expect_rc=None)
+    for rank in range(np):
+        check(re.search(rf"\[{rank}\]PETSC ERROR: PC ringrt: rank {rank}: .*zero pivot at "
+                        r"global row 707 ", out) is not None,
+              f"-ksp_error_if_not_converged: rank {rank}'s PETSc error names global row 707")
+    out = run(args, 2, prob + ["-no_diagonal", "600", "-ksp_converged_reason"] + ringrt(args),
+              exe=args.ksp_linked)
+    r = results(out)
+    check(len(r) == 1 and r[0]["reason"] == "DIVERGED_PC_FAILED"
+          and r[0]["pc"] == "FACTOR_STRUCT_ZEROPIVOT",
+          f"missing diagonal: FACTOR_STRUCT_ZEROPIVOT: {r}")
+    check(re.search(r"linked failure \[1\]: rank 1: .*global row 600 .*no diagonal", out)
+          is not None, "missing diagonal: rank 1 names global row 600")
+
+
+def view_field(out, field):
+    return re.findall(rf"^\s+{field}: (.*)$", out, re.M)
+
+
+def case_options(args):
+    N = 30
+    prob = ["-problem", "laplace2d", "-grid", str(N)]
+    its = set()
+    for np in (1, 2):  # rcm: the same preconditioner at np 1 and 2
+        out = run(args, np, prob + GMRES + ringrt(args, ["-pc_ringrt_ordering", "rcm",
+                                                         "-ksp_view"]))
+        r = results(out)
+        check(len(r) == 1 and r[0]["reason"] == "CONVERGED_RTOL", f"rcm np {np}: converged: {r}")
+        its.update(x["its"] for x in r)
+        check(view_field(out, "ordering") == ["rcm"], f"rcm np {np}: -ksp_view ordering")
+        # rcm numbers a grid by anti-diagonals: the natural order's 2N-1
+        # levels (docs/ilu.md)
+        check(view_field(out, "levels") == [f"L {2 * N - 1}, U {2 * N - 1}"],
+              f"rcm np {np}: -ksp_view levels {view_field(out, 'levels')}")
+        check(view_field(out, "backend") == [f"cpu, {np} rank(s), transport mpi"],
+              f"rcm np {np}: -ksp_view backend {view_field(out, 'backend')}")
+        check(view_field(out, "matrix") == [f"{N * N} rows, {5 * N * N - 4 * N} nonzeros"],
+              f"rcm np {np}: -ksp_view matrix {view_field(out, 'matrix')}")
+    check(len(its) == 1, f"rcm: the same iterations at np 1 and 2: {sorted(its)}")
+
+    # the linked program: the getters, then PCRingrtSetOrdering after the
+    # solve: the next one analyses again (a multicolored 5-point grid has 2
+    # levels) and is another preconditioner
+    out = run(args, 2, prob + GMRES + ringrt(args, ["-pc_ringrt_ordering", "rcm", "-ksp_view",
+                                                    "-reorder_after", "multicolor"]),
+              exe=args.ksp_linked)
+    r = results(out)
+    check(len(r) == 2 and all(x["reason"] == "CONVERGED_RTOL" for x in r)
+          and r[0]["its"] in its and r[1]["its"] != r[0]["its"],
+          f"rcm, then multicolor set after setup: {r}")
+    check(view_field(out, "ordering") == ["rcm", "multicolor"], "-ksp_view ordering after the set")
+    check(view_field(out, "levels") == [f"L {2 * N - 1}, U {2 * N - 1}", "L 2, U 2"],
+          f"-ksp_view levels after the set: {view_field(out, 'levels')}")
+    check(view_field(out, "analyses") == ["1, numeric factorizations: 1",
+                                          "2, numeric factorizations: 2"],
+          f"the set starts over: {view_field(out, 'analyses')}")
+    check(f"linked: ordering=rcm levels_l={2 * N - 1} levels_u={2 * N - 1}" in out
+          and "linked: ordering=multicolor levels_l=2 levels_u=2" in out,
+          "getters: ordering, levels")
+
+    # same pattern, new values: one analysis, two numeric factorizations
+    out = run(args, 2, prob + GMRES + ringrt(args, ["-resolve", "-ksp_view",
+                                                    "-pc_ringrt_factor_precision", "single"]))
+    r = results(out)
+    check(len(r) == 2 and r[0]["its"] == r[1]["its"] and r[0]["reason"] == "CONVERGED_RTOL",
+          f"single precision factors, then 2 A: as many iterations: {r}")
+    check(view_field(out, "analyses") == ["1, numeric factorizations: 1",
+                                          "1, numeric factorizations: 2"],
+          f"refactorization keeps the analysis: {view_field(out, 'analyses')}")
+    check(view_field(out, "factor precision") == ["single", "single"],
+          "-ksp_view factor precision")
+
+    out = run(args, 1, prob + ["-zero_row", "707"]
+              + ringrt(args, ["-pc_ringrt_boost", "1e-12,2", "-ksp_view"]))
+    r = results(out)
+    check(len(r) == 1 and r[0]["pc"] == "FACTOR_NOERROR", f"boost: no PC failure: {r}")
+    check(view_field(out, "boost") == ["|u_ii| <= 1e-12 -> 2."], "-ksp_view boost")
+    # the backend option: the emulated GPU code path, the same preconditioner
+    small = ["-problem", "laplace2d", "-grid", "12"] + GMRES
+    out = run(args, 1, small + ringrt(args, ["-pc_ringrt_backend", "emu", "-ksp_view", "-ref",
+                                              "-ref_pc_type", "ringrt",
+                                              "-ref_pc_ringrt_backend", "cpu"])
+              + REF_GMRES)
+    r, cpu = results(out), results(out, "reference")
+    check(len(r) == 1 and len(cpu) == 1 and r[0]["its"] == cpu[0]["its"],
+          f"-pc_ringrt_backend emu: as many iterations as cpu: {r} {cpu}")
+    check(view_field(out, "backend") == ["emu, 1 rank(s), transport mpi"],
+          f"-ksp_view backend emu: {view_field(out, 'backend')}")
+    out = run(args, 1, small + ["-mat_type", "baij"] + ringrt(args), expect_rc=None)
+    check(re.search(r"PC ringrt: the preconditioning matrix must be seqaij or mpiaij, got seqbaij",
+                    out) is not None, "another matrix type is an error naming it")
+    out = run(args, 1, prob + ringrt(args, ["-pc_ringrt_ordering", "bogus", "-help"]),
+              expect_rc=None)
+    check(re.search(r'unknown ordering "bogus" \(ringrt has: natural, rcm, multicolor', out)
+          is not None, "a bad ordering is an error listing ringrt's names")
+    check(re.search(r"-pc_ringrt_ordering <now bogus.*natural, rcm, multicolor", out)
+          is not None, "-help lists the orderings")
+
+
+def case_petsc4py(args):
+    ref = results(run(args, 1, ["-problem", "laplace2d", "-grid", "30", "-pc_type", "ilu"]))
+    out = run(args, 2, [args.script, args.plugin], exe=args.python)
+    m = re.search(r"petsc4py: pc=ringrt iterations=(\d+) reason=(\S+)", out)
+    check(m is not None and ref and int(m[1]) == ref[0]["its"] and m[2] == "2",
+          f"petsc4py at np 2: {m and m.group(0)} vs PETSc ILU np 1 {ref}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=["iterations", "zero_pivot", "options", "petsc4py"])
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--ksp", required=True)
+    ap.add_argument("--ksp-linked", required=True)
+    ap.add_argument("--plugin", required=True)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--python")
+    ap.add_argument("--script")
+    args = ap.parse_args()
+    globals()["case_" + args.case](args)
+    print(f"{len(FAILURES)} failure(s)")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
