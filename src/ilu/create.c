@@ -1,6 +1,7 @@
 /* rrt_ilu0_create as a sequence of named phases (each in the file of its
  * job, see handle.h), rrt_ilu0_destroy and the queries. */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,27 +49,38 @@ static rrt_status check_index_width(rrt_ilu0_t M) {
   return RRT_SUCCESS;
 }
 
+/* One phase of the analysis, timed as "ilu0.analysis.<name>" (the phase
+ * totals and --trace show where rrt_ilu0_create spends its time). */
+#define RRT_ILU0_PHASE(name, call)                                                                 \
+  do {                                                                                             \
+    double t_ = rrt_phase_begin(M->ctx);                                                           \
+    RRT_CHECK(call);                                                                               \
+    rrt_phase_end(M->ctx, "ilu0.analysis." name, t_);                                              \
+    if (getenv("RRT_DBG_PHASES")) fprintf(stderr, "%-12s %8.2f ms\n", name, 1e3 * (rrt_time_now() - t_)); \
+  } while (0)
+
 /* The analysis, phase by phase; S carries what later phases need. */
 static rrt_status analyse(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   rrt_test_stall(M->ctx, "ilu_analysis"); /* fault tests only (RINGRT_TEST_STALL) */
   RRT_CHECK(check_index_width(M));
   /* 1. positions in the elimination order */
-  RRT_CHECK(rrt_ilu0_positions(M));
+  RRT_ILU0_PHASE("positions", rrt_ilu0_positions(M));
   /* 2. factor storage order and the structural diagonal check (agreed) */
-  RRT_CHECK(rrt_ilu0_factor_order(M));
+  RRT_ILU0_PHASE("order", rrt_ilu0_factor_order(M));
   /* 3. which ghosts are needed for L (factor, L solve) and U (U solve) */
-  RRT_CHECK(rrt_ilu0_ghost_requests(M, S));
+  RRT_ILU0_PHASE("requests", rrt_ilu0_ghost_requests(M, S));
   /* 4. levels across ranks and the schedule on them */
   rrt_test_stall(M->ctx, "ilu_levels"); /* mid-analysis: the timeout names the phase */
-  RRT_CHECK(rrt_ilu0_schedule(M, S));
+  RRT_ILU0_PHASE("levels", rrt_ilu0_schedule(M, S));
   /* 5. U rows of L ghosts: lengths, then global columns, in ghost order */
-  RRT_CHECK(rrt_ilu0_ghost_urows(M, S));
+  RRT_ILU0_PHASE("ghost_urows", rrt_ilu0_ghost_urows(M, S));
   /* 6. pivots and update pairs (the IKJ schedule of every row) */
-  RRT_CHECK(rrt_ilu0_update_pairs(M, S));
+  RRT_ILU0_PHASE("pairs", rrt_ilu0_update_pairs(M, S));
   /* 7. plans: rows others need after each level */
-  RRT_CHECK(rrt_ilu0_halos(M, S));
+  RRT_ILU0_PHASE("halos", rrt_ilu0_halos(M, S));
   /* 8. backend copies */
-  return rrt_ilu0_backend_alloc(M);
+  RRT_ILU0_PHASE("backend", rrt_ilu0_backend_alloc(M));
+  return RRT_SUCCESS;
 }
 
 rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_ilu0_t *out) {
