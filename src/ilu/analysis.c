@@ -30,7 +30,7 @@ static int elimination_order(rrt_ilu0_t M) {
       M->porder[t] = M->rorder[nloc - 1 - t] = (int32_t)t;
     return 1;
   }
-  int64_t *byp = malloc(2 * ((size_t)nloc + 1) * sizeof(int64_t)); /* (position, row) */
+  int64_t *byp = rrt_ilu0_alloc(2 * ((size_t)nloc + 1) * sizeof(int64_t)); /* (position, row) */
   if (!byp) return 0;
   for (int64_t i = 0; i < nloc; i++)
     byp[2 * i] = M->pos_ext[i], byp[2 * i + 1] = i;
@@ -112,12 +112,12 @@ static rrt_status agree_missing(rrt_ilu0_t M, int64_t missing) {
 rrt_status rrt_ilu0_factor_order(rrt_ilu0_t M) {
   rrt_sparse_t A = M->A;
   int64_t nloc = M->nloc;
-  M->lr = malloc((2 * (size_t)nloc + 1) * sizeof(int64_t));
-  M->ur = malloc((2 * (size_t)nloc + 1) * sizeof(int64_t));
-  M->fcol = malloc(((size_t)M->nnz + 1) * sizeof(int32_t));
-  M->fperm = malloc(((size_t)M->nnz + 1) * sizeof(int32_t));
-  M->porder = malloc(((size_t)nloc + 1) * sizeof(int32_t));
-  M->rorder = malloc(((size_t)nloc + 1) * sizeof(int32_t));
+  M->lr = rrt_ilu0_alloc((2 * (size_t)nloc + 1) * sizeof(int64_t));
+  M->ur = rrt_ilu0_alloc((2 * (size_t)nloc + 1) * sizeof(int64_t));
+  M->fcol = rrt_ilu0_alloc(((size_t)M->nnz + 1) * sizeof(int32_t));
+  M->fperm = rrt_ilu0_alloc(((size_t)M->nnz + 1) * sizeof(int32_t));
+  M->porder = rrt_ilu0_alloc(((size_t)nloc + 1) * sizeof(int32_t));
+  M->rorder = rrt_ilu0_alloc(((size_t)nloc + 1) * sizeof(int32_t));
   int64_t maxlen = 0;
   for (int64_t i = 0; i < nloc; i++)
     if (A->rowptr[i + 1] - A->rowptr[i] > maxlen) maxlen = A->rowptr[i + 1] - A->rowptr[i];
@@ -286,7 +286,7 @@ static int row_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S, int64_t i, int32_t *
   int ok = 1;
   for (int64_t e = l0; e < l1 && ok; e++) {
     int32_t k = M->fcol[e];
-    int64_t s0, s1, dk; /* U entries of row k: value indices s0 .. s1, diagonal dk */
+    int64_t s0, s1, dk;  /* U entries of row k: value indices s0 .. s1, diagonal dk */
     const int32_t *ucol; /* column of value index s: ucol[s - ubase] */
     int64_t ubase;
     if (k < nloc) {
@@ -320,12 +320,12 @@ rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S) {
   rrt_sparse_t A = M->A;
   rrt_ctx_t ctx = M->ctx;
   int64_t nloc = M->nloc, nlv = M->nlv;
-  M->piv = malloc(((size_t)nlv + 1) * sizeof(int32_t));
-  M->pair_ptr = malloc(((size_t)nlv + 1) * sizeof(int64_t));
+  M->piv = rrt_ilu0_alloc(((size_t)nlv + 1) * sizeof(int32_t));
+  M->pair_ptr = rrt_ilu0_alloc(((size_t)nlv + 1) * sizeof(int64_t));
   int64_t cap = M->nnz + 16, np = 0;
-  M->pair_dst = malloc((size_t)cap * sizeof(int32_t));
-  M->pair_src = malloc((size_t)cap * sizeof(int32_t));
-  int32_t *slot = malloc(((size_t)M->next + 1) * sizeof(int32_t));
+  M->pair_dst = rrt_ilu0_alloc((size_t)cap * sizeof(int32_t));
+  M->pair_src = rrt_ilu0_alloc((size_t)cap * sizeof(int32_t));
+  int32_t *slot = rrt_ilu0_alloc(((size_t)M->next + 1) * sizeof(int32_t));
   if (!M->piv || !M->pair_ptr || !M->pair_dst || !M->pair_src || !slot) {
     free(slot);
     return rrt_ilu0_nomem(ctx, OPC);

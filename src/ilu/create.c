@@ -51,12 +51,26 @@ static rrt_status check_index_width(rrt_ilu0_t M) {
 
 /* One phase of the analysis, timed as "ilu0.analysis.<name>" (the phase
  * totals and --trace show where rrt_ilu0_create spends its time). */
+#include <sys/resource.h>
+#include <time.h>
+static double dbg_cpu(long *flt) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  *flt = ru.ru_minflt;
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
 #define RRT_ILU0_PHASE(name, call)                                                                 \
   do {                                                                                             \
+    long f0_, f1_;                                                                                 \
+    double c0_ = dbg_cpu(&f0_);                                                                    \
     double t_ = rrt_phase_begin(M->ctx);                                                           \
     RRT_CHECK(call);                                                                               \
     rrt_phase_end(M->ctx, "ilu0.analysis." name, t_);                                              \
-    if (getenv("RRT_DBG_PHASES")) fprintf(stderr, "%-12s %8.2f ms\n", name, 1e3 * (rrt_time_now() - t_)); \
+    double c1_ = dbg_cpu(&f1_);                                                                    \
+    if (getenv("RRT_DBG_PHASES"))                                                                  \
+      fprintf(stderr, "%-12s %8.2f ms %ld flt\n", name, 1e3 * (c1_ - c0_), f1_ - f0_);             \
   } while (0)
 
 /* The analysis, phase by phase; S carries what later phases need. */
@@ -117,19 +131,21 @@ rrt_status rrt_ilu0_destroy(rrt_ilu0_t M) {
   if (!M) return RRT_SUCCESS;
   rrt_ctx_t ctx = M->ctx;
   rrt_halo_free(ctx, &M->hf), rrt_halo_free(ctx, &M->hl), rrt_halo_free(ctx, &M->hu);
+  rrt_ilu0_unshare(ctx, M->d_lr, M->lr), rrt_ilu0_unshare(ctx, M->d_ur, M->ur);
+  rrt_ilu0_unshare(ctx, M->d_col, M->fcol), rrt_ilu0_unshare(ctx, M->d_fperm, M->fperm);
+  rrt_ilu0_unshare(ctx, M->d_piv, M->piv), rrt_ilu0_unshare(ctx, M->d_pair_ptr, M->pair_ptr);
+  rrt_ilu0_unshare(ctx, M->d_pair_dst, M->pair_dst);
+  rrt_ilu0_unshare(ctx, M->d_pair_src, M->pair_src);
+  for (int s = 0; s < 2; s++) {
+    rrt_ilu0_unshare(ctx, M->d_lev[s], M->levrows[s]);
+    free(M->hist[s]), free(M->levptr[s]), free(M->levrows[s]);
+  }
   free(M->pos_ext), free(M->lr), free(M->ur), free(M->fcol), free(M->fperm), free(M->gofs);
   free(M->piv), free(M->pair_dst), free(M->pair_src), free(M->pair_ptr), free(M->h_v);
   free(M->h_diag);
   rrt_free(ctx, M->d_didx), rrt_free(ctx, M->d_diag);
   free(M->porder), free(M->rorder);
-  for (int s = 0; s < 2; s++) {
-    free(M->hist[s]), free(M->levptr[s]), free(M->levrows[s]);
-    rrt_free(ctx, M->d_lev[s]);
-  }
-  rrt_free(ctx, M->d_lr), rrt_free(ctx, M->d_pair_ptr), rrt_free(ctx, M->d_ur);
-  rrt_free(ctx, M->d_col), rrt_free(ctx, M->d_fperm), rrt_free(ctx, M->d_piv),
-      rrt_free(ctx, M->d_pair_dst);
-  rrt_free(ctx, M->d_pair_src), rrt_free(ctx, M->d_v), rrt_free(ctx, M->d_y), rrt_free(ctx, M->d_z);
+  rrt_free(ctx, M->d_v), rrt_free(ctx, M->d_y), rrt_free(ctx, M->d_z);
   rrt_free(ctx, M->d_dinv), rrt_free(ctx, M->d_vf);
   free(M);
   return RRT_SUCCESS;

@@ -80,7 +80,7 @@ done:
 
 rrt_status rrt_ilu0_positions(rrt_ilu0_t M) {
   rrt_sparse_t A = M->A;
-  M->pos_ext = malloc(((size_t)M->next + 1) * sizeof(int64_t));
+  M->pos_ext = rrt_ilu0_alloc(((size_t)M->next + 1) * sizeof(int64_t));
   if (!M->pos_ext) return rrt_ilu0_nomem(M->ctx, OPC);
   if (M->opt.ordering == RRT_ILU_ORDER_NATURAL) {
     for (int64_t e = 0; e < M->next; e++)
