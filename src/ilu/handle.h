@@ -8,6 +8,7 @@
  *
  * Files: create.c (rrt_ilu0_create in phases, destroy, queries),
  * setup.c (helpers of the phases), ordering.c (positions, ordering names),
+ * ordering_dist.c (RCM and multicolour without a gather on every rank),
  * analysis.c (factor storage order, ghost requests, U rows of ghosts,
  * update pairs), levels.c (level sets, schedule lists, coarse levels),
  * plans.c (message plans, halos, backend copies), factor.c
@@ -113,6 +114,13 @@ void rrt_ilu0_unshare(rrt_ctx_t ctx, void *dst, const void *src);
 /* ordering.c */
 /** Position of every extended row in the elimination order (M->pos_ext). Collective. */
 rrt_status rrt_ilu0_positions(rrt_ilu0_t M);
+
+/* ordering_dist.c */
+/** RCM or multicolour positions of the local and ghost rows (M->pos_ext)
+ *  without the whole pattern on every rank: multicolour is coloured where
+ *  the rows live, RCM computed on rank 0 from the pattern gathered there.
+ *  Collective. */
+rrt_status rrt_ilu0_positions_dist(rrt_ilu0_t M);
 
 /* analysis.c */
 /** Factor storage order (lr, ur, fcol, fperm, porder, rorder) and the agreed
