@@ -170,11 +170,12 @@ static rrt_status lower_graph_build(rrt_ilu0_t M, lower_graph *G) {
   int64_t nloc = A->nloc, rb = A->row_begin, nrecv = 0, *recs = NULL;
   memset(G, 0, sizeof(*G));
   RRT_CHECK(remote_transposes(M, &nrecv, &recs));
-  G->ptr = calloc((size_t)nloc + 2, sizeof(int64_t));
+  G->ptr = rrt_ilu0_alloc(((size_t)nloc + 2) * sizeof(int64_t));
   if (!G->ptr) {
     free(recs);
     return rrt_ilu0_nomem(M->ctx, OPC);
   }
+  memset(G->ptr, 0, ((size_t)nloc + 2) * sizeof(int64_t));
   int64_t *cnt = G->ptr + 1; /* counts, then fill pointers */
   for (int64_t i = 0; i < nloc; i++)
     for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
@@ -188,8 +189,8 @@ static rrt_status lower_graph_build(rrt_ilu0_t M, lower_graph *G) {
     cnt[recs[2 * t] - rb]++;
   for (int64_t i = 0; i < nloc; i++)
     G->ptr[i + 1] += G->ptr[i];
-  G->nb = malloc(((size_t)G->ptr[nloc] + 1) * sizeof(int64_t));
-  int64_t *fill = malloc(((size_t)nloc + 1) * sizeof(int64_t));
+  G->nb = rrt_ilu0_alloc(((size_t)G->ptr[nloc] + 1) * sizeof(int64_t));
+  int64_t *fill = rrt_ilu0_alloc(((size_t)nloc + 1) * sizeof(int64_t));
   if (!G->nb || !fill) {
     free(recs), free(fill);
     return rrt_ilu0_nomem(M->ctx, OPC);
@@ -312,7 +313,7 @@ static rrt_status positions_multicolor(rrt_ilu0_t M) {
   lower_graph G;
   int64_t *color = NULL;
   rrt_status st = lower_graph_build(M, &G);
-  if (!st && !(color = malloc(((size_t)M->nloc + (size_t)G.nrem + 1) * sizeof(int64_t))))
+  if (!st && !(color = rrt_ilu0_alloc(((size_t)M->nloc + (size_t)G.nrem + 1) * sizeof(int64_t))))
     st = rrt_ilu0_nomem(M->ctx, OPC);
   if (!st) st = color_rows(M, &G, color);
   lower_graph_free(&G);
@@ -342,7 +343,8 @@ static rrt_status positions_rcm(rrt_ilu0_t M) {
   rrt_sparse_t A = M->A;
   rrt_ctx_t ctx = M->ctx;
   int P = ctx->size, root = ctx->rank == 0;
-  int64_t *len = malloc(((size_t)A->nloc + 1) * sizeof(int64_t)), *glen = NULL, *gcol = NULL;
+  int64_t *len = rrt_ilu0_alloc(((size_t)A->nloc + 1) * sizeof(int64_t)), *glen = NULL,
+          *gcol = NULL;
   int64_t *gpos = NULL;
   size_t *lay = calloc(4 * (size_t)P, sizeof(size_t));
   rrt_status st = len && lay ? RRT_SUCCESS : RRT_ERR_OUT_OF_MEMORY;
@@ -357,7 +359,7 @@ static rrt_status positions_rcm(rrt_ilu0_t M) {
                                 (void **)&gcol, NULL, NULL);
   if (!st) { /* the gathers succeeded on every rank: agree on rank 0's outcome */
     if (root) {
-      gpos = malloc(((size_t)A->n + 1) * sizeof(int64_t));
+      gpos = rrt_ilu0_alloc(((size_t)A->n + 1) * sizeof(int64_t));
       st = gpos ? rcm_root(A->n, glen, gcol, gpos) : RRT_ERR_OUT_OF_MEMORY;
       if (st) st = rrt_ilu0_nomem(ctx, OPC);
     }
