@@ -1,7 +1,6 @@
 /* rrt_ilu0_create as a sequence of named phases (each in the file of its
  * job, see handle.h), rrt_ilu0_destroy and the queries. */
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,27 +49,13 @@ static rrt_status check_index_width(rrt_ilu0_t M) {
 }
 
 /* One phase of the analysis, timed as "ilu0.analysis.<name>" (the phase
- * totals and --trace show where rrt_ilu0_create spends its time). */
-#include <sys/resource.h>
-#include <time.h>
-static double dbg_cpu(long *flt) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  *flt = ru.ru_minflt;
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
+ * totals, rrt_phase_seconds, and --trace show where rrt_ilu0_create spends
+ * its time). */
 #define RRT_ILU0_PHASE(name, call)                                                                 \
   do {                                                                                             \
-    long f0_, f1_;                                                                                 \
-    double c0_ = dbg_cpu(&f0_);                                                                    \
     double t_ = rrt_phase_begin(M->ctx);                                                           \
     RRT_CHECK(call);                                                                               \
     rrt_phase_end(M->ctx, "ilu0.analysis." name, t_);                                              \
-    double c1_ = dbg_cpu(&f1_);                                                                    \
-    if (getenv("RRT_DBG_PHASES"))                                                                  \
-      fprintf(stderr, "%-12s %8.2f ms %ld flt\n", name, 1e3 * (c1_ - c0_), f1_ - f0_);             \
   } while (0)
 
 /* The analysis, phase by phase; S carries what later phases need. */
