@@ -49,7 +49,7 @@ static void elimination_order(rrt_ilu0_t M) {
     M->rorder[nloc - 1 - t] = M->porder[t];
 }
 
-/* L entries of every row (counted into lr[2i + 1] for part_ranges) and
+/* L entries of every row (counted into lr[2i + 1] for place_entries) and
  * their total. */
 static int64_t count_lower(rrt_ilu0_t M) {
   rrt_sparse_t A = M->A;
