@@ -12,68 +12,94 @@
 
 #define OPC RRT_ILU0_OP_CREATE
 
-static int cmp_pos(const void *x, const void *y) {
-  const int64_t *a = x, *b = y;
-  return (a[0] > b[0]) - (a[0] < b[0]);
+/* rows[0 .. n) sorted by key[rows[t]] (distinct keys in [0, 2^63)): LSD
+ * radix sort, 11 bits a pass, as many passes as the largest key needs.
+ * O(n) a pass, unlike a comparison sort of a million rows. tmp: n rows. */
+static void radix_sort_rows(int64_t n, const int64_t *key, int32_t *rows, int32_t *tmp) {
+  enum { BITS = 11, R = 1 << BITS };
+  int64_t mx = 0, cnt[R];
+  for (int64_t t = 0; t < n; t++)
+    if (key[rows[t]] > mx) mx = key[rows[t]];
+  for (int shift = 0; shift < 63 && (mx >> shift) > 0; shift += BITS) {
+    memset(cnt, 0, sizeof(cnt));
+    for (int64_t t = 0; t < n; t++)
+      cnt[(key[rows[t]] >> shift) & (R - 1)]++;
+    for (int64_t d = 0, sum = 0; d < R; d++) {
+      int64_t c = cnt[d];
+      cnt[d] = sum, sum += c;
+    }
+    for (int64_t t = 0; t < n; t++)
+      tmp[cnt[(key[rows[t]] >> shift) & (R - 1)]++] = rows[t];
+    memcpy(rows, tmp, (size_t)n * sizeof(int32_t));
+  }
 }
 
-/* Local rows sorted by position: porder and rorder; byp gets (position, row). */
-static void elimination_order(rrt_ilu0_t M, int64_t *byp) {
+/* Local rows sorted by position: porder and rorder. Rows already in
+ * position order (natural order, and any ordering that keeps the row
+ * blocks' order) skip the sort. */
+static void elimination_order(rrt_ilu0_t M) {
   int64_t nloc = M->nloc;
   int sorted = 1;
-  for (int64_t i = 0; i < nloc; i++) {
-    byp[2 * i] = M->pos_ext[i], byp[2 * i + 1] = i;
-    if (i > 0 && M->pos_ext[i] < M->pos_ext[i - 1]) sorted = 0;
-  }
-  if (!sorted) qsort(byp, (size_t)nloc, 2 * sizeof(int64_t), cmp_pos);
+  for (int64_t i = 1; i < nloc && sorted; i++)
+    sorted = M->pos_ext[i] > M->pos_ext[i - 1];
   for (int64_t t = 0; t < nloc; t++)
-    M->porder[t] = M->rorder[nloc - 1 - t] = (int32_t)byp[2 * t + 1];
+    M->porder[t] = (int32_t)t;
+  if (!sorted) radix_sort_rows(nloc, M->pos_ext, M->porder, M->rorder);
+  for (int64_t t = 0; t < nloc; t++)
+    M->rorder[nloc - 1 - t] = M->porder[t];
 }
 
-/* L counts, then both parts laid out row by row in elimination order. */
-static void part_ranges(rrt_ilu0_t M, const int64_t *byp) {
+/* L entries of every row (counted into lr[2i + 1] for place_entries) and
+ * their total. */
+static int64_t count_lower(rrt_ilu0_t M) {
   rrt_sparse_t A = M->A;
-  int64_t nloc = M->nloc, lcur = 0;
-  for (int64_t t = 0; t < nloc; t++) {
-    int64_t i = byp[2 * t + 1], nl = 0;
-    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
-      nl += M->pos_ext[A->col_ext[p]] < M->pos_ext[i];
-    M->lr[2 * i] = lcur, M->lr[2 * i + 1] = lcur + nl;
-    lcur += nl;
-  }
-  M->nlv = lcur;
-  int64_t ucur = lcur;
-  for (int64_t t = 0; t < nloc; t++) {
-    int64_t i = byp[2 * t + 1];
-    int64_t nu = (A->rowptr[i + 1] - A->rowptr[i]) - (M->lr[2 * i + 1] - M->lr[2 * i]);
-    M->ur[2 * i] = ucur, M->ur[2 * i + 1] = ucur + nu;
-    ucur += nu;
-  }
-}
-
-/* Entries of every row by position into their value indices; the lowest
- * global row without a diagonal entry, or INT64_MAX. tmp: max row length. */
-static int64_t place_entries(rrt_ilu0_t M, int64_t *tmp) {
-  rrt_sparse_t A = M->A;
-  int64_t missing = INT64_MAX;
+  int64_t nlv = 0;
   for (int64_t i = 0; i < M->nloc; i++) {
-    int64_t b = A->rowptr[i], len = A->rowptr[i + 1] - b, nl = M->lr[2 * i + 1] - M->lr[2 * i];
-    /* insertion by position: stable, and a no-op for the natural order */
-    for (int64_t p = 0; p < len; p++) {
-      int64_t q = p, pp = M->pos_ext[A->col_ext[b + p]];
-      while (q > 0 && M->pos_ext[A->col_ext[tmp[q - 1]]] > pp) {
-        tmp[q] = tmp[q - 1];
-        q--;
-      }
-      tmp[q] = b + p;
+    int64_t pi = M->pos_ext[i], nl = 0;
+    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+      nl += M->pos_ext[A->col_ext[p]] < pi;
+    M->lr[2 * i + 1] = nl;
+    nlv += nl;
+  }
+  return nlv;
+}
+
+/* Row i's entries sorted by position into tmp (A's entry indices): an
+ * insertion sort on the positions kept in tpos, stable, and one comparison
+ * per entry when the row is already in position order (natural order). */
+static void sort_row(rrt_ilu0_t M, int64_t i, int64_t *tmp, int64_t *tpos) {
+  rrt_sparse_t A = M->A;
+  int64_t b = A->rowptr[i], len = A->rowptr[i + 1] - b;
+  for (int64_t p = 0; p < len; p++) {
+    int64_t q = p, pp = M->pos_ext[A->col_ext[b + p]];
+    while (q > 0 && tpos[q - 1] > pp) {
+      tmp[q] = tmp[q - 1], tpos[q] = tpos[q - 1];
+      q--;
     }
-    for (int64_t p = 0; p < len; p++) {
-      int64_t v = p < nl ? M->lr[2 * i] + p : M->ur[2 * i] + (p - nl);
-      M->fcol[v] = A->col_ext[tmp[p]];
-      M->fperm[v] = (int32_t)tmp[p];
-    }
-    if (len == nl || M->fcol[M->ur[2 * i]] != i)
+    tmp[q] = b + p, tpos[q] = pp;
+  }
+}
+
+/* Both parts laid out row by row in elimination order (L from 0, U from
+ * nlv), every row's entries by position into their value indices; the
+ * lowest global row without a diagonal entry, or INT64_MAX. One sweep in
+ * elimination order writes fcol and fperm front to back. tmp, tpos: max
+ * row length. */
+static int64_t place_entries(rrt_ilu0_t M, int64_t *tmp, int64_t *tpos) {
+  rrt_sparse_t A = M->A;
+  int64_t missing = INT64_MAX, lcur = 0, ucur = M->nlv;
+  for (int64_t t = 0; t < M->nloc; t++) {
+    int64_t i = M->porder[t], len = A->rowptr[i + 1] - A->rowptr[i], nl = M->lr[2 * i + 1];
+    M->lr[2 * i] = lcur, M->lr[2 * i + 1] = lcur + nl;
+    M->ur[2 * i] = ucur, M->ur[2 * i + 1] = ucur + (len - nl);
+    sort_row(M, i, tmp, tpos);
+    for (int64_t p = 0; p < nl; p++)
+      M->fcol[lcur + p] = A->col_ext[tmp[p]], M->fperm[lcur + p] = (int32_t)tmp[p];
+    for (int64_t p = nl; p < len; p++)
+      M->fcol[ucur + p - nl] = A->col_ext[tmp[p]], M->fperm[ucur + p - nl] = (int32_t)tmp[p];
+    if (len == nl || M->fcol[ucur] != i)
       if (A->row_begin + i < missing) missing = A->row_begin + i;
+    lcur += nl, ucur += len - nl;
   }
   return missing;
 }
@@ -94,42 +120,47 @@ static rrt_status agree_missing(rrt_ilu0_t M, int64_t missing) {
 rrt_status rrt_ilu0_factor_order(rrt_ilu0_t M) {
   rrt_sparse_t A = M->A;
   int64_t nloc = M->nloc;
-  M->lr = malloc((2 * (size_t)nloc + 1) * sizeof(int64_t));
-  M->ur = malloc((2 * (size_t)nloc + 1) * sizeof(int64_t));
-  M->fcol = malloc(((size_t)M->nnz + 1) * sizeof(int32_t));
-  M->fperm = malloc(((size_t)M->nnz + 1) * sizeof(int32_t));
-  M->porder = malloc(((size_t)nloc + 1) * sizeof(int32_t));
-  M->rorder = malloc(((size_t)nloc + 1) * sizeof(int32_t));
-  int64_t *byp = malloc(2 * ((size_t)nloc + 1) * sizeof(int64_t)); /* (position, row) */
+  M->lr = rrt_ilu0_alloc((2 * (size_t)nloc + 1) * sizeof(int64_t));
+  M->ur = rrt_ilu0_alloc((2 * (size_t)nloc + 1) * sizeof(int64_t));
+  M->fcol = rrt_ilu0_alloc(((size_t)M->nnz + 1) * sizeof(int32_t));
+  M->fperm = rrt_ilu0_alloc(((size_t)M->nnz + 1) * sizeof(int32_t));
+  M->porder = rrt_ilu0_alloc(((size_t)nloc + 1) * sizeof(int32_t));
+  M->rorder = rrt_ilu0_alloc(((size_t)nloc + 1) * sizeof(int32_t));
   int64_t maxlen = 0;
   for (int64_t i = 0; i < nloc; i++)
     if (A->rowptr[i + 1] - A->rowptr[i] > maxlen) maxlen = A->rowptr[i + 1] - A->rowptr[i];
-  int64_t *tmp = malloc(((size_t)maxlen + 1) * sizeof(int64_t));
-  if (!M->lr || !M->ur || !M->fcol || !M->fperm || !M->porder || !M->rorder || !tmp || !byp) {
-    free(tmp), free(byp);
+  int64_t *tmp = malloc(2 * ((size_t)maxlen + 1) * sizeof(int64_t));
+  if (!M->lr || !M->ur || !M->fcol || !M->fperm || !M->porder || !M->rorder || !tmp) {
+    free(tmp);
     return rrt_ilu0_nomem(M->ctx, OPC);
   }
-  elimination_order(M, byp);
-  part_ranges(M, byp);
-  int64_t missing = place_entries(M, tmp);
-  free(tmp), free(byp);
+  elimination_order(M);
+  M->nlv = count_lower(M);
+  int64_t missing = place_entries(M, tmp, tmp + maxlen + 1);
+  free(tmp);
   return agree_missing(M, missing);
+}
+
+/* Which ghosts the L part (bit 0) and the U part (bit 1) of the local rows
+ * read: the factor storage holds each part's columns together. */
+static void ghost_flags(rrt_ilu0_t M, int32_t *gflag) {
+  int64_t nloc = M->nloc;
+  for (int64_t v = 0; v < M->nnz; v++) {
+    int32_t e = M->fcol[v];
+    if (e >= nloc) gflag[e - nloc] |= v < M->nlv ? 1 : 2;
+  }
 }
 
 rrt_status rrt_ilu0_ghost_requests(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   rrt_sparse_t A = M->A;
-  int64_t nloc = M->nloc, ng = A->nghost;
+  int64_t ng = A->nghost;
   S->gflag = calloc((size_t)ng + 1, sizeof(int32_t));
   int64_t *rec = malloc(2 * ((size_t)ng + 1) * sizeof(int64_t));
   if (!S->gflag || !rec) {
     free(rec);
     return rrt_ilu0_nomem(M->ctx, OPC);
   }
-  for (int64_t i = 0; i < nloc; i++)
-    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-      int32_t e = A->col_ext[p];
-      if (e >= nloc) S->gflag[e - nloc] |= M->pos_ext[e] < M->pos_ext[i] ? 1 : 2;
-    }
+  ghost_flags(M, S->gflag);
   for (int64_t g = 0; g < ng; g++) {
     rec[2 * g] = A->ghost[g];
     rec[2 * g + 1] = S->gflag[g];
@@ -233,10 +264,11 @@ done:
   return st;
 }
 
-/* Room for one more update pair (the arrays double when full). */
-static int grow_pairs(rrt_ilu0_t M, int64_t np, int64_t *cap) {
-  if (np < *cap) return 1;
-  *cap *= 2;
+/* Room for `more` update pairs (the arrays double when full). */
+static int grow_pairs(rrt_ilu0_t M, int64_t np, int64_t more, int64_t *cap) {
+  if (np + more <= *cap) return 1;
+  while (*cap < np + more)
+    *cap *= 2;
   int32_t *a = realloc(M->pair_dst, (size_t)*cap * sizeof(int32_t));
   if (a) M->pair_dst = a;
   int32_t *b = realloc(M->pair_src, (size_t)*cap * sizeof(int32_t));
@@ -245,82 +277,76 @@ static int grow_pairs(rrt_ilu0_t M, int64_t np, int64_t *cap) {
 }
 
 /* Pivot and update pairs of the L entries of local row i: for the L entry
- * e = l_ik, the U entries u_kj of row k (local or ghost) matched with the
- * entries of row i after e in position order. ridx: max row length.
- * Returns 0 when out of memory. */
-static int row_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S, int64_t i, int64_t *ridx, int64_t *np,
+ * e = l_ik, the U entries u_kj of row k (local or ghost) whose column j row
+ * i also holds, in the order of row k's U entries (the serial IKJ order).
+ * slot[j] is the value index of row i's entry in column j (-1: none): set
+ * for the row, read once per U entry of row k, reset after. A matched j
+ * lies after e in position order (pos(j) > pos(k)), so no position is
+ * compared. Returns 0 when out of memory. */
+static int row_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S, int64_t i, int32_t *slot, int64_t *np,
                      int64_t *cap, double *fl) {
   int64_t nloc = M->nloc, nnz = M->nnz;
-  /* value indices of row i in position order: L part, then D and U */
-  int64_t nl = M->lr[2 * i + 1] - M->lr[2 * i], end = 0;
-  for (int64_t v = M->lr[2 * i]; v < M->lr[2 * i + 1]; v++)
-    ridx[end++] = v;
-  for (int64_t v = M->ur[2 * i]; v < M->ur[2 * i + 1]; v++)
-    ridx[end++] = v;
-  for (int64_t t = 0; t < nl; t++) {
-    int64_t e = ridx[t];
+  int64_t l0 = M->lr[2 * i], l1 = M->lr[2 * i + 1], u0 = M->ur[2 * i], u1 = M->ur[2 * i + 1];
+  for (int64_t v = l0; v < l1; v++)
+    slot[M->fcol[v]] = (int32_t)v;
+  for (int64_t v = u0; v < u1; v++)
+    slot[M->fcol[v]] = (int32_t)v;
+  int ok = 1;
+  for (int64_t e = l0; e < l1 && ok; e++) {
     int32_t k = M->fcol[e];
-    int64_t s0, s1, dk; /* U entries of row k: value indices s0 .. s1, diagonal dk */
-    const int32_t *ucol;
+    int64_t s0, s1, dk;  /* U entries of row k: value indices s0 .. s1, diagonal dk */
+    const int32_t *ucol; /* column of value index s: ucol[s - ubase] */
     int64_t ubase;
     if (k < nloc) {
-      dk = M->ur[2 * k];
-      s0 = dk + 1, s1 = M->ur[2 * k + 1];
+      dk = M->ur[2 * k], s0 = dk + 1, s1 = M->ur[2 * k + 1];
       ucol = M->fcol, ubase = 0;
     } else {
       int64_t g = k - nloc;
-      dk = nnz + M->gofs[g];
-      s0 = dk + 1, s1 = nnz + M->gofs[g + 1];
+      dk = nnz + M->gofs[g], s0 = dk + 1, s1 = nnz + M->gofs[g + 1];
       ucol = S->gcol_ext, ubase = nnz;
     }
     M->piv[e] = (int32_t)dk;
-    *fl += 1.0;
-    int64_t q = t + 1;
-    for (int64_t s = s0; s < s1 && q < end; s++) {
+    ok = grow_pairs(M, *np, s1 - s0, cap);
+    int64_t w = *np;
+    for (int64_t s = s0; s < s1 && ok; s++) {
       int32_t j = ucol[s - ubase];
-      if (j < 0) continue;
-      int64_t pj = M->pos_ext[j];
-      while (q < end && M->pos_ext[M->fcol[ridx[q]]] < pj)
-        q++;
-      if (q < end && M->fcol[ridx[q]] == j) {
-        if (!grow_pairs(M, *np, cap)) return 0;
-        M->pair_dst[*np] = (int32_t)ridx[q];
-        M->pair_src[*np] = (int32_t)s;
-        (*np)++;
-        *fl += 2.0;
-      }
+      int32_t d = j < 0 ? -1 : slot[j];
+      if (d >= 0) M->pair_dst[w] = d, M->pair_src[w] = (int32_t)s, w++;
     }
-    M->pair_ptr[e + 1] = *np;
+    *fl += 1.0 + 2.0 * (double)(w - *np);
+    *np = w;
+    M->pair_ptr[e + 1] = w;
   }
-  return 1;
+  for (int64_t v = l0; v < l1; v++)
+    slot[M->fcol[v]] = -1;
+  for (int64_t v = u0; v < u1; v++)
+    slot[M->fcol[v]] = -1;
+  return ok;
 }
 
 rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S) {
-  rrt_sparse_t A = M->A;
   rrt_ctx_t ctx = M->ctx;
-  int64_t nloc = M->nloc, nlv = M->nlv, maxlen = 0;
-  for (int64_t i = 0; i < nloc; i++)
-    if (A->rowptr[i + 1] - A->rowptr[i] > maxlen) maxlen = A->rowptr[i + 1] - A->rowptr[i];
-  M->piv = malloc(((size_t)nlv + 1) * sizeof(int32_t));
-  M->pair_ptr = calloc((size_t)nlv + 1, sizeof(int64_t));
+  int64_t nloc = M->nloc, nlv = M->nlv;
+  M->piv = rrt_ilu0_alloc(((size_t)nlv + 1) * sizeof(int32_t));
+  M->pair_ptr = rrt_ilu0_alloc(((size_t)nlv + 1) * sizeof(int64_t));
   int64_t cap = M->nnz + 16, np = 0;
-  M->pair_dst = malloc((size_t)cap * sizeof(int32_t));
-  M->pair_src = malloc((size_t)cap * sizeof(int32_t));
-  int64_t *ridx = malloc(((size_t)maxlen + 1) * sizeof(int64_t));
-  if (!M->piv || !M->pair_ptr || !M->pair_dst || !M->pair_src || !ridx) {
-    free(ridx);
+  M->pair_dst = rrt_ilu0_alloc((size_t)cap * sizeof(int32_t));
+  M->pair_src = rrt_ilu0_alloc((size_t)cap * sizeof(int32_t));
+  int32_t *slot = rrt_ilu0_alloc(((size_t)M->next + 1) * sizeof(int32_t));
+  if (!M->piv || !M->pair_ptr || !M->pair_dst || !M->pair_src || !slot) {
+    free(slot);
     return rrt_ilu0_nomem(ctx, OPC);
   }
+  memset(slot, 0xff, ((size_t)M->next + 1) * sizeof(int32_t)); /* -1 */
+  M->pair_ptr[0] = 0;
   double fl = 0.0;
   int ok = 1;
   for (int64_t t = 0; t < nloc && ok; t++) /* elimination order: L entries ascend */
-    ok = row_pairs(M, S, M->porder[t], ridx, &np, &cap, &fl);
-  free(ridx);
+    ok = row_pairs(M, S, M->porder[t], slot, &np, &cap, &fl);
+  free(slot);
   if (!ok) return rrt_ilu0_nomem(ctx, OPC);
-  double al = 0.0;
-  for (int64_t i = 0; i < nloc; i++)
-    al += 2.0 * (double)(A->rowptr[i + 1] - A->rowptr[i] - 1) + 1.0;
-  double loc[2] = {fl, al}, glob[2];
+  /* apply: 2 flops per off-diagonal entry, 1 per row (a multiply by 1/u_ii) */
+  double loc[2] = {fl, 2.0 * (double)(M->nnz - nloc) + (double)nloc}, glob[2];
   RRT_CHECK(rrt_host_allreduce_named(ctx, RRT_ILU0_OP_ANALYSIS("update pairs"), loc, glob, 2,
                                      RRT_DTYPE_F64, RRT_OP_SUM));
   M->fflops = glob[0], M->aflops = glob[1];

@@ -54,27 +54,38 @@ static rrt_status check_index_width(rrt_ilu0_t M) {
   return RRT_SUCCESS;
 }
 
+/* One phase of the analysis, timed as "ilu0.analysis.<name>" (the phase
+ * totals, rrt_phase_seconds, and --trace show where rrt_ilu0_create spends
+ * its time). */
+#define RRT_ILU0_PHASE(name, call)                                                                 \
+  do {                                                                                             \
+    double t_ = rrt_phase_begin(M->ctx);                                                           \
+    RRT_CHECK(call);                                                                               \
+    rrt_phase_end(M->ctx, "ilu0.analysis." name, t_);                                              \
+  } while (0)
+
 /* The analysis, phase by phase; S carries what later phases need. */
 static rrt_status analyse(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   rrt_test_stall(M->ctx, "ilu_analysis"); /* fault tests only (RINGRT_TEST_STALL) */
   RRT_CHECK(check_index_width(M));
   /* 1. positions in the elimination order */
-  RRT_CHECK(rrt_ilu0_positions(M));
+  RRT_ILU0_PHASE("positions", rrt_ilu0_positions(M));
   /* 2. factor storage order and the structural diagonal check (agreed) */
-  RRT_CHECK(rrt_ilu0_factor_order(M));
+  RRT_ILU0_PHASE("order", rrt_ilu0_factor_order(M));
   /* 3. which ghosts are needed for L (factor, L solve) and U (U solve) */
-  RRT_CHECK(rrt_ilu0_ghost_requests(M, S));
+  RRT_ILU0_PHASE("requests", rrt_ilu0_ghost_requests(M, S));
   /* 4. levels across ranks and the schedule on them */
   rrt_test_stall(M->ctx, "ilu_levels"); /* mid-analysis: the timeout names the phase */
-  RRT_CHECK(rrt_ilu0_schedule(M, S));
+  RRT_ILU0_PHASE("levels", rrt_ilu0_schedule(M, S));
   /* 5. U rows of L ghosts: lengths, then global columns, in ghost order */
-  RRT_CHECK(rrt_ilu0_ghost_urows(M, S));
+  RRT_ILU0_PHASE("ghost_urows", rrt_ilu0_ghost_urows(M, S));
   /* 6. pivots and update pairs (the IKJ schedule of every row) */
-  RRT_CHECK(rrt_ilu0_update_pairs(M, S));
+  RRT_ILU0_PHASE("pairs", rrt_ilu0_update_pairs(M, S));
   /* 7. plans: rows others need after each level */
-  RRT_CHECK(rrt_ilu0_halos(M, S));
+  RRT_ILU0_PHASE("halos", rrt_ilu0_halos(M, S));
   /* 8. backend copies */
-  return rrt_ilu0_backend_alloc(M);
+  RRT_ILU0_PHASE("backend", rrt_ilu0_backend_alloc(M));
+  return RRT_SUCCESS;
 }
 
 rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_ilu0_t *out) {
@@ -111,20 +122,21 @@ rrt_status rrt_ilu0_destroy(rrt_ilu0_t M) {
   if (!M) return RRT_SUCCESS;
   rrt_ctx_t ctx = M->ctx;
   rrt_halo_free(ctx, &M->hf), rrt_halo_free(ctx, &M->hl), rrt_halo_free(ctx, &M->hu);
-  free(M->pos_ext), free(M->phase_start), free(M->lr), free(M->ur), free(M->fcol), free(M->fperm),
-      free(M->gofs);
+  rrt_ilu0_unshare(ctx, M->d_lr, M->lr), rrt_ilu0_unshare(ctx, M->d_ur, M->ur);
+  rrt_ilu0_unshare(ctx, M->d_col, M->fcol), rrt_ilu0_unshare(ctx, M->d_fperm, M->fperm);
+  rrt_ilu0_unshare(ctx, M->d_piv, M->piv), rrt_ilu0_unshare(ctx, M->d_pair_ptr, M->pair_ptr);
+  rrt_ilu0_unshare(ctx, M->d_pair_dst, M->pair_dst);
+  rrt_ilu0_unshare(ctx, M->d_pair_src, M->pair_src);
+  for (int s = 0; s < 2; s++) {
+    rrt_ilu0_unshare(ctx, M->d_lev[s], M->levrows[s]);
+    free(M->hist[s]), free(M->levptr[s]), free(M->levrows[s]);
+  }
+  free(M->pos_ext), free(M->phase_start), free(M->lr), free(M->ur), free(M->fcol), free(M->fperm), free(M->gofs);
   free(M->piv), free(M->pair_dst), free(M->pair_src), free(M->pair_ptr), free(M->h_v);
   free(M->h_diag);
   rrt_free(ctx, M->d_didx), rrt_free(ctx, M->d_diag);
   free(M->porder), free(M->rorder);
-  for (int s = 0; s < 2; s++) {
-    free(M->hist[s]), free(M->levptr[s]), free(M->levrows[s]);
-    rrt_free(ctx, M->d_lev[s]);
-  }
-  rrt_free(ctx, M->d_lr), rrt_free(ctx, M->d_pair_ptr), rrt_free(ctx, M->d_ur);
-  rrt_free(ctx, M->d_col), rrt_free(ctx, M->d_fperm), rrt_free(ctx, M->d_piv),
-      rrt_free(ctx, M->d_pair_dst);
-  rrt_free(ctx, M->d_pair_src), rrt_free(ctx, M->d_v), rrt_free(ctx, M->d_y), rrt_free(ctx, M->d_z);
+  rrt_free(ctx, M->d_v), rrt_free(ctx, M->d_y), rrt_free(ctx, M->d_z);
   rrt_free(ctx, M->d_dinv), rrt_free(ctx, M->d_vf);
   free(M);
   return RRT_SUCCESS;

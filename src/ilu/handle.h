@@ -9,6 +9,7 @@
  * Files: create.c (rrt_ilu0_create in phases, destroy, queries),
  * setup.c (helpers of the phases), ordering.c (positions, ordering names),
  * ordering_dd.c (the domain-decomposition orderings),
+ * ordering_dist.c (RCM and multicolour without a gather on every rank),
  * analysis.c (factor storage order, ghost requests, U rows of ghosts,
  * update pairs), levels.c (level sets, schedule lists, coarse levels),
  * plans.c (message plans, halos, backend copies), factor.c
@@ -73,6 +74,7 @@ struct rrt_ilu0 {
   int64_t *levptr[2]; /* local rows per level: levptr[l-1] .. levptr[l] */
   int32_t *levrows[2];
   rrt_halo hf, hl, hu; /* factor rows, L solve, U solve */
+  /* backend views of lr .. levrows (the host arrays on cpu and emu) */
   int64_t *d_lr, *d_ur, *d_pair_ptr;
   int32_t *d_col, *d_fperm, *d_piv, *d_pair_dst, *d_pair_src, *d_lev[2];
   double *d_v, *d_y, *d_z, *d_dinv; /* d_dinv: 1 / u_ii per local row */
@@ -102,8 +104,22 @@ typedef struct rrt_ilu0_setup {
 void rrt_ilu0_setup_free(rrt_ilu0_setup *s);
 
 rrt_status rrt_ilu0_nomem(rrt_ctx_t ctx, const char *op);
+/* Arrays from this size on are 2 MiB aligned and marked for transparent
+ * huge pages: the analysis writes every array it allocates once, and with
+ * 4 KiB pages the page faults were most of its time (measured: 80 MB
+ * written in 70-110 ms with 4 KiB pages, 13-27 ms with huge pages). */
+#define RRT_ILU0_HUGE_BYTES ((size_t)4 << 20)
+#define RRT_ILU0_HUGE_ALIGN ((size_t)2 << 20)
+/** Uninitialised host memory for the analysis' large arrays (free()
+ *  releases it); NULL when out of memory. */
+void *rrt_ilu0_alloc(size_t bytes);
 /** Backend copy of `bytes` of host memory (at least 8 bytes allocated). */
 rrt_status rrt_ilu0_upload(rrt_ctx_t ctx, void **dst, const void *src, size_t bytes);
+/** The backend's view of a host array the handle keeps: the array itself
+ *  where backend memory is host memory (cpu, emu), else an upload. Release
+ *  with rrt_ilu0_unshare(ctx, *dst, src). */
+rrt_status rrt_ilu0_share(rrt_ctx_t ctx, void **dst, void *src, size_t bytes);
+void rrt_ilu0_unshare(rrt_ctx_t ctx, void *dst, const void *src);
 
 /* ordering.c */
 /** Position of every extended row in the elimination order (M->pos_ext). Collective. */
@@ -114,6 +130,13 @@ rrt_status rrt_ilu0_positions(rrt_ilu0_t M);
  *  local rows, the ghost lists and exchanged counts (the coloured interface
  *  also gathers the interface pattern). Collective. */
 rrt_status rrt_ilu0_dd_positions(rrt_ilu0_t M);
+
+/* ordering_dist.c */
+/** RCM or multicolour positions of the local and ghost rows (M->pos_ext)
+ *  without the whole pattern on every rank: multicolour is coloured where
+ *  the rows live, RCM computed on rank 0 from the pattern gathered there.
+ *  Collective. */
+rrt_status rrt_ilu0_positions_dist(rrt_ilu0_t M);
 
 /* analysis.c */
 /** Factor storage order (lr, ur, fcol, fperm, porder, rorder) and the agreed

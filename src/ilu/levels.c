@@ -48,22 +48,32 @@ static rrt_status levels_device(rrt_ilu0_t M, int32_t *lev[2]) {
   return st;
 }
 
-/* Local rows by position: ascending (order[0], for L) and descending
- * (order[1], for U). Positions are a permutation; shell sort, no heap. */
-static void rows_by_position(rrt_ilu0_t M, int32_t *order[2]) {
-  const int64_t *key = M->pos_ext;
-  for (int64_t i = 0; i < M->nloc; i++)
-    order[0][i] = (int32_t)i;
-  for (int64_t gap = M->nloc / 2; gap > 0; gap /= 2)
-    for (int64_t i = gap; i < M->nloc; i++) {
-      int32_t x = order[0][i];
-      int64_t j = i;
-      while (j >= gap && key[order[0][j - gap]] > key[x])
-        order[0][j] = order[0][j - gap], j -= gap;
-      order[0][j] = x;
+/* One level sweep over the local rows of one side, on the factor storage:
+ * the dependencies of row i are exactly its L part (side 0) or the U part
+ * after its diagonal (side 1), both stored in elimination order, so the
+ * sweep (porder for L, rorder for U) streams fcol and compares no
+ * positions. Rows whose dependencies are all known get 1 + their maximum
+ * level; returns the number of local rows still unknown. */
+static int64_t sweep_parts(rrt_ilu0_t M, int side, int32_t *lev) {
+  const int32_t *order = side == 0 ? M->porder : M->rorder;
+  const int64_t *part = side == 0 ? M->lr : M->ur;
+  int64_t unknown = 0;
+  for (int64_t t = 0; t < M->nloc; t++) {
+    int32_t i = order[t];
+    if (lev[i]) continue;
+    int32_t mx = 0;
+    int64_t v = part[2 * i] + side, end = part[2 * i + 1];
+    for (; v < end; v++) {
+      int32_t l = lev[M->fcol[v]];
+      if (!l) break;
+      if (l > mx) mx = l;
     }
-  for (int64_t i = 0; i < M->nloc; i++)
-    order[1][i] = order[0][M->nloc - 1 - i];
+    if (v == end)
+      lev[i] = mx + 1;
+    else
+      unknown++;
+  }
+  return unknown;
 }
 
 /* Byte layout of the level replies: two int32 per request to its asker
@@ -89,23 +99,18 @@ static rrt_status levels_host(rrt_ilu0_t M, const rrt_ilu0_setup *S, int32_t *le
   rrt_sparse_t A = M->A;
   int P = ctx->size;
   rrt_status st = RRT_SUCCESS;
-  int32_t *order[2] = {malloc(((size_t)M->nloc + 1) * sizeof(int32_t)),
-                       malloc(((size_t)M->nloc + 1) * sizeof(int32_t))};
   int32_t *reply = malloc(2 * ((size_t)S->nreq + 1) * sizeof(int32_t));
   int32_t *resp = malloc(2 * ((size_t)A->nghost + 1) * sizeof(int32_t));
   size_t *lay = malloc(4 * (size_t)P * sizeof(size_t));
-  if (!order[0] || !order[1] || !reply || !resp || !lay) {
+  if (!reply || !resp || !lay) {
     st = rrt_ilu0_nomem(ctx, OPC);
     goto done;
   }
-  rows_by_position(M, order);
   reply_layout(M, S, lay);
-  /* the sweep reads the original CSR with extended columns */
   for (int round = 0;; round++) {
     int64_t unknown = 0, total = 0;
     for (int side = 0; side < 2; side++)
-      unknown +=
-          rrt_level_sweep(M->nloc, order[side], A->rowptr, A->col_ext, M->pos_ext, side, lev[side]);
+      unknown += sweep_parts(M, side, lev[side]);
     for (int64_t t = 0; t < S->nreq; t++) {
       int64_t r = S->req[2 * t] - A->row_begin;
       reply[2 * t] = lev[0][r];
@@ -129,7 +134,7 @@ static rrt_status levels_host(rrt_ilu0_t M, const rrt_ilu0_setup *S, int32_t *le
     }
   }
 done:
-  free(order[0]), free(order[1]), free(reply), free(resp), free(lay);
+  free(reply), free(resp), free(lay);
   return st;
 }
 
@@ -147,7 +152,7 @@ static rrt_status level_lists(rrt_ilu0_t M, int side, const int32_t *lev, int re
   M->nsched[side] = gmx;
   free(M->levptr[side]), free(M->levrows[side]);
   M->levptr[side] = calloc((size_t)gmx + 2, sizeof(int64_t));
-  M->levrows[side] = malloc(((size_t)M->nloc + 1) * sizeof(int32_t));
+  M->levrows[side] = rrt_ilu0_alloc(((size_t)M->nloc + 1) * sizeof(int32_t));
   int64_t *loc = calloc((size_t)gmx + 1, sizeof(int64_t));
   if (!M->levptr[side] || !M->levrows[side] || !loc) {
     free(loc);
@@ -247,18 +252,20 @@ static rrt_status coarse_factor(rrt_ilu0_t M, int side, const int32_t *gflag, in
   return RRT_SUCCESS;
 }
 
-/* Earliest local schedule level reading each ghost, per side. */
+/* Earliest local schedule level reading each ghost, per side (the ghosts
+ * of row i's L part for side 0, of its U part for side 1). */
 static void ghost_need(rrt_ilu0_t M, rrt_ilu0_setup *S) {
-  rrt_sparse_t A = M->A;
   int64_t nloc = M->nloc;
-  for (int64_t g = 0; g < A->nghost; g++)
+  for (int64_t g = 0; g < M->A->nghost; g++)
     S->gneed[0][g] = S->gneed[1][g] = INT_MAX;
   for (int64_t i = 0; i < nloc; i++)
-    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-      int32_t e = A->col_ext[p];
-      if (e < nloc) continue;
-      int side = M->pos_ext[e] < M->pos_ext[i] ? 0 : 1;
-      if (S->lev[side][i] < S->gneed[side][e - nloc]) S->gneed[side][e - nloc] = S->lev[side][i];
+    for (int side = 0; side < 2; side++) {
+      const int64_t *part = side == 0 ? M->lr : M->ur;
+      int32_t l = S->lev[side][i], *need = S->gneed[side];
+      for (int64_t v = part[2 * i] + side; v < part[2 * i + 1]; v++) {
+        int32_t e = M->fcol[v];
+        if (e >= nloc && l < need[e - nloc]) need[e - nloc] = l;
+      }
     }
 }
 
@@ -266,9 +273,10 @@ rrt_status rrt_ilu0_schedule(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   rrt_ctx_t ctx = M->ctx;
   int64_t ng = M->A->nghost;
   for (int side = 0; side < 2; side++) {
-    S->lev[side] = calloc((size_t)M->next + 1, sizeof(int32_t));
+    S->lev[side] = rrt_ilu0_alloc(((size_t)M->next + 1) * sizeof(int32_t));
     S->gneed[side] = malloc(((size_t)ng + 1) * sizeof(int32_t));
     if (!S->lev[side] || !S->gneed[side]) return rrt_ilu0_nomem(ctx, OPC);
+    memset(S->lev[side], 0, ((size_t)M->next + 1) * sizeof(int32_t));
   }
   /* levels, across ranks (one rank with a device sweep: on the device) */
   if (ctx->size == 1 && M->k->level_sweep)

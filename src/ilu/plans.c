@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "comm/ctx.h"
+#include "comm/device.h"
 #include "comm/error.h"
 #include "ilu/handle.h"
 #include "ringrt/memory.h"
@@ -27,13 +28,20 @@ static int *need_levels(const rrt_msg_plan *recv, int nlev, const int32_t *gneed
   return need;
 }
 
-/* Expand a row plan into an entry plan: row r -> entries start(r) .. +len(r). */
-static rrt_status expand_plan(const rrt_msg_plan *rows, const int64_t *start, const int64_t *len,
-                              int64_t base, rrt_msg_plan *out) {
+/* Expand a row plan into an entry plan: row r (idx - base) -> entries
+ * add + begin[r * stride] .. add + end[r * stride]. */
+typedef struct row_ranges {
+  const int64_t *begin, *end;
+  int64_t stride, base, add;
+} row_ranges;
+
+static rrt_status expand_plan(const rrt_msg_plan *rows, row_ranges rr, rrt_msg_plan *out) {
   memset(out, 0, sizeof(*out));
   int64_t total = 0;
-  for (int64_t t = 0; t < rows->ptr[rows->nmsg]; t++)
-    total += len[rows->idx[t] - base];
+  for (int64_t t = 0; t < rows->ptr[rows->nmsg]; t++) {
+    int64_t r = (rows->idx[t] - rr.base) * rr.stride;
+    total += rr.end[r] - rr.begin[r];
+  }
   out->nmsg = rows->nmsg;
   out->level = malloc(((size_t)rows->nmsg + 1) * sizeof(int32_t));
   out->peer = malloc(((size_t)rows->nmsg + 1) * sizeof(int32_t));
@@ -46,9 +54,9 @@ static rrt_status expand_plan(const rrt_msg_plan *rows, const int64_t *start, co
     out->peer[m] = rows->peer[m];
     out->ptr[m] = w;
     for (int64_t t = rows->ptr[m]; t < rows->ptr[m + 1]; t++) {
-      int64_t r = rows->idx[t] - base;
-      for (int64_t q = 0; q < len[r]; q++)
-        out->idx[w++] = (int32_t)(start[r] + q);
+      int64_t r = (rows->idx[t] - rr.base) * rr.stride;
+      for (int64_t v = rr.begin[r]; v < rr.end[r]; v++)
+        out->idx[w++] = (int32_t)(rr.add + v);
     }
   }
   out->ptr[rows->nmsg] = w;
@@ -89,22 +97,14 @@ done:
   return st;
 }
 
-/* The factorisation sends the U part (diagonal included) of the L rows. */
-static rrt_status factor_plans(rrt_ilu0_t M, const rrt_ilu0_setup *S, const rrt_msg_plan *sp,
-                               const rrt_msg_plan *rp, rrt_msg_plan *fs, rrt_msg_plan *fr) {
-  int64_t nloc = M->nloc, ng = M->A->nghost, cnt = (nloc > ng ? nloc : ng) + 1;
-  int64_t *start = malloc((size_t)cnt * sizeof(int64_t));
-  int64_t *len = malloc((size_t)cnt * sizeof(int64_t));
-  rrt_status st = RRT_ERR_OUT_OF_MEMORY;
-  if (start && len) {
-    for (int64_t r = 0; r < nloc; r++)
-      start[r] = M->ur[2 * r], len[r] = M->ur[2 * r + 1] - M->ur[2 * r];
-    st = expand_plan(sp, start, len, 0, fs);
-    for (int64_t g = 0; g < ng && !st; g++)
-      start[g] = M->nnz + M->gofs[g], len[g] = S->glen[g];
-    if (!st) st = expand_plan(rp, start, len, nloc, fr);
-  }
-  free(start), free(len);
+/* The factorisation sends the U part (diagonal included) of the L rows:
+ * local row r is ur[2r] .. ur[2r + 1], ghost g nnz + gofs[g] .. gofs[g + 1]. */
+static rrt_status factor_plans(rrt_ilu0_t M, const rrt_msg_plan *sp, const rrt_msg_plan *rp,
+                               rrt_msg_plan *fs, rrt_msg_plan *fr) {
+  row_ranges own = {M->ur, M->ur + 1, 2, 0, 0};
+  row_ranges ghost = {M->gofs, M->gofs + 1, 1, M->nloc, M->nnz};
+  rrt_status st = expand_plan(sp, own, fs);
+  if (!st) st = expand_plan(rp, ghost, fr);
   return st ? rrt_ilu0_nomem(M->ctx, OPC) : RRT_SUCCESS;
 }
 
@@ -116,7 +116,7 @@ rrt_status rrt_ilu0_halos(rrt_ilu0_t M, const rrt_ilu0_setup *S) {
   rrt_status st = RRT_SUCCESS;
   for (int side = 0; side < 2; side++)
     RRT_CHECK_GOTO(row_plans(M, S, side, &sp[side], &rp[side]), st, done);
-  RRT_CHECK_GOTO(factor_plans(M, S, &sp[0], &rp[0], &fs, &fr), st, done);
+  RRT_CHECK_GOTO(factor_plans(M, &sp[0], &rp[0], &fs, &fr), st, done);
   need = need_levels(&rp[0], M->nsched[0], S->gneed[0], M->nloc);
   if (!need) RRT_CHECK_GOTO(rrt_ilu0_nomem(ctx, OPC), st, done);
   RRT_CHECK_GOTO(rrt_halo_init(ctx, &M->hf, &pack, &fs, &fr, M->nsched[0], need), st, done);
@@ -133,29 +133,34 @@ done:
   return st;
 }
 
-/* The factor structure the kernels read. */
+/* The factor structure the kernels read: on a device layer in host memory
+ * (cpu, emu) the kernels read the host arrays themselves (no copy: the
+ * copies were a third of the analysis time), on CUDA a device copy. */
 static rrt_status upload_structure(rrt_ilu0_t M) {
   rrt_ctx_t ctx = M->ctx;
   size_t nloc = (size_t)M->nloc, nnz = (size_t)M->nnz, nlv = (size_t)M->nlv;
   size_t npair = (size_t)M->pair_ptr[M->nlv];
-  RRT_CHECK(rrt_ilu0_upload(ctx, (void **)&M->d_lr, M->lr, (2 * nloc + 1) * sizeof(int64_t)));
-  RRT_CHECK(rrt_ilu0_upload(ctx, (void **)&M->d_ur, M->ur, (2 * nloc + 1) * sizeof(int64_t)));
-  RRT_CHECK(rrt_ilu0_upload(ctx, (void **)&M->d_col, M->fcol, nnz * sizeof(int32_t)));
-  RRT_CHECK(rrt_ilu0_upload(ctx, (void **)&M->d_fperm, M->fperm, nnz * sizeof(int32_t)));
-  RRT_CHECK(rrt_ilu0_upload(ctx, (void **)&M->d_piv, M->piv, nlv * sizeof(int32_t)));
-  RRT_CHECK(
-      rrt_ilu0_upload(ctx, (void **)&M->d_pair_ptr, M->pair_ptr, (nlv + 1) * sizeof(int64_t)));
-  RRT_CHECK(rrt_ilu0_upload(ctx, (void **)&M->d_pair_dst, M->pair_dst, npair * sizeof(int32_t)));
-  RRT_CHECK(rrt_ilu0_upload(ctx, (void **)&M->d_pair_src, M->pair_src, npair * sizeof(int32_t)));
+  RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_lr, M->lr, (2 * nloc + 1) * sizeof(int64_t)));
+  RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_ur, M->ur, (2 * nloc + 1) * sizeof(int64_t)));
+  RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_col, M->fcol, nnz * sizeof(int32_t)));
+  RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_fperm, M->fperm, nnz * sizeof(int32_t)));
+  RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_piv, M->piv, nlv * sizeof(int32_t)));
+  RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_pair_ptr, M->pair_ptr, (nlv + 1) * sizeof(int64_t)));
+  RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_pair_dst, M->pair_dst, npair * sizeof(int32_t)));
+  RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_pair_src, M->pair_src, npair * sizeof(int32_t)));
   for (int side = 0; side < 2; side++)
     RRT_CHECK(
-        rrt_ilu0_upload(ctx, (void **)&M->d_lev[side], M->levrows[side], nloc * sizeof(int32_t)));
+        rrt_ilu0_share(ctx, (void **)&M->d_lev[side], M->levrows[side], nloc * sizeof(int32_t)));
   /* the pivots' value indices, for the gather the zero-pivot check reads */
-  int32_t *didx = malloc((nloc + 1) * sizeof(int32_t));
-  if (!didx) return rrt_ilu0_nomem(ctx, OPC);
+  int32_t *didx = NULL;
+  RRT_CHECK(rrt_malloc(ctx, (nloc + 1) * sizeof(int32_t), (void **)&M->d_didx));
+  if (ctx->dev->is_cuda && !(didx = malloc((nloc + 1) * sizeof(int32_t))))
+    return rrt_ilu0_nomem(ctx, OPC);
+  int32_t *h = didx ? didx : M->d_didx;
   for (size_t i = 0; i < nloc; i++)
-    didx[i] = (int32_t)M->ur[2 * i];
-  rrt_status st = rrt_ilu0_upload(ctx, (void **)&M->d_didx, didx, nloc * sizeof(int32_t));
+    h[i] = (int32_t)M->ur[2 * i];
+  rrt_status st =
+      didx ? rrt_memcpy_to_backend(ctx, M->d_didx, didx, nloc * sizeof(int32_t)) : RRT_SUCCESS;
   free(didx);
   return st;
 }

@@ -1,8 +1,12 @@
 /* Helpers every phase of the ILU(0) analysis uses: the out-of-memory
- * error, backend uploads, and freeing the phases' hand-over struct. */
+ * error, backend uploads and shared arrays, and freeing the phases' hand-over struct. */
+#define _GNU_SOURCE /* madvise, MADV_HUGEPAGE */
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 
+#include "comm/ctx.h"
+#include "comm/device.h"
 #include "comm/error.h"
 #include "ilu/handle.h"
 #include "ringrt/memory.h"
@@ -15,6 +19,30 @@ rrt_status rrt_ilu0_upload(rrt_ctx_t ctx, void **dst, const void *src, size_t by
   RRT_CHECK(rrt_malloc(ctx, bytes ? bytes : 8, dst));
   if (bytes) RRT_CHECK(rrt_memcpy_to_backend(ctx, *dst, src, bytes));
   return RRT_SUCCESS;
+}
+
+void *rrt_ilu0_alloc(size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  if (bytes >= RRT_ILU0_HUGE_BYTES) {
+    void *p = NULL;
+    if (posix_memalign(&p, RRT_ILU0_HUGE_ALIGN, bytes) != 0) return NULL;
+    (void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without it, 4 KiB pages */
+    return p;
+  }
+#endif
+  return malloc(bytes ? bytes : 1);
+}
+
+rrt_status rrt_ilu0_share(rrt_ctx_t ctx, void **dst, void *src, size_t bytes) {
+  if (!ctx->dev->is_cuda) {
+    *dst = src;
+    return RRT_SUCCESS;
+  }
+  return rrt_ilu0_upload(ctx, dst, src, bytes);
+}
+
+void rrt_ilu0_unshare(rrt_ctx_t ctx, void *dst, const void *src) {
+  if (dst != src) rrt_free(ctx, dst);
 }
 
 void rrt_ilu0_setup_free(rrt_ilu0_setup *s) {

@@ -30,42 +30,41 @@ int rrt_partition_owner(const int64_t *offsets, int nparts, int64_t g) {
   return lo;
 }
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
+/* The pattern of A + A^T without the diagonal, rows sorted and unique, in O(nnz): the
+ * transpose built by a counting pass comes out with sorted rows (rows are
+ * scanned in order), and row i of the result merges the sorted rows i of A
+ * and of A^T. */
 rrt_status rrt_graph_symmetrize(int64_t n, const int64_t *rowptr, const int64_t *col,
                                 int64_t **sptr_out, int64_t **scol_out) {
   int64_t nnz = rowptr[n];
-  int64_t *cnt = calloc((size_t)n + 1, sizeof(int64_t));
+  int64_t *tptr = calloc((size_t)n + 2, sizeof(int64_t));
+  int64_t *tcol = malloc(((size_t)nnz + 1) * sizeof(int64_t));
+  int64_t *sptr = malloc(((size_t)n + 1) * sizeof(int64_t));
   int64_t *scol = malloc((2 * (size_t)nnz + 1) * sizeof(int64_t));
-  int64_t *fill = malloc(((size_t)n + 1) * sizeof(int64_t));
-  if (!cnt || !scol || !fill) {
-    free(cnt), free(scol), free(fill);
+  if (!tptr || !tcol || !sptr || !scol) {
+    free(tptr), free(tcol), free(sptr), free(scol);
     return RRT_ERR_OUT_OF_MEMORY;
   }
+  for (int64_t p = 0; p < nnz; p++)
+    tptr[col[p] + 2]++;
   for (int64_t i = 0; i < n; i++)
+    tptr[i + 2] += tptr[i + 1];
+  for (int64_t i = 0; i < n; i++) /* tptr[c + 1]: fill pointer of row c of A^T */
     for (int64_t p = rowptr[i]; p < rowptr[i + 1]; p++)
-      if (col[p] != i) cnt[i + 1]++, cnt[col[p] + 1]++;
-  for (int64_t i = 0; i < n; i++)
-    cnt[i + 1] += cnt[i];
-  memcpy(fill, cnt, ((size_t)n + 1) * sizeof(int64_t));
-  for (int64_t i = 0; i < n; i++)
-    for (int64_t p = rowptr[i]; p < rowptr[i + 1]; p++)
-      if (col[p] != i) scol[fill[i]++] = col[p], scol[fill[col[p]]++] = i;
-  /* Sort and deduplicate each row in place, compacting. */
+      tcol[tptr[col[p] + 1]++] = i;
   int64_t w = 0;
   for (int64_t i = 0; i < n; i++) {
-    int64_t b = cnt[i], e = cnt[i + 1];
-    qsort(scol + b, (size_t)(e - b), sizeof(int64_t), cmp_i64);
-    cnt[i] = w;
-    for (int64_t p = b; p < e; p++)
-      if (p == b || scol[p] != scol[p - 1]) scol[w++] = scol[p];
+    sptr[i] = w;
+    int64_t p = rowptr[i], pe = rowptr[i + 1], q = tptr[i], qe = tptr[i + 1], last = -1;
+    while (p < pe || q < qe) {
+      int64_t c = q >= qe || (p < pe && col[p] <= tcol[q]) ? col[p++] : tcol[q++];
+      if (c != i && c != last) scol[w++] = c;
+      last = c;
+    }
   }
-  cnt[n] = w;
-  free(fill);
-  *sptr_out = cnt;
+  sptr[n] = w;
+  free(tptr), free(tcol);
+  *sptr_out = sptr;
   *scol_out = scol;
   return RRT_SUCCESS;
 }

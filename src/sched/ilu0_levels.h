@@ -23,8 +23,9 @@ void rrt_partition_nnz(int64_t n, const int64_t *rowptr, int nparts, int64_t *of
 /** Owner of global row g under `offsets` (binary search). */
 int rrt_partition_owner(const int64_t *offsets, int nparts, int64_t g);
 
-/** Symmetrised pattern of a square matrix, diagonal dropped, columns sorted:
- *  *sptr (n+1) and *scol malloc'd. */
+/** Symmetrised pattern of a square matrix whose rows have sorted columns,
+ *  diagonal dropped, columns sorted and unique: *sptr (n+1) and *scol
+ *  malloc'd. O(nnz). */
 rrt_status rrt_graph_symmetrize(int64_t n, const int64_t *rowptr, const int64_t *col,
                                 int64_t **sptr, int64_t **scol);
 
