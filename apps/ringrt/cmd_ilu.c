@@ -32,6 +32,7 @@ typedef struct ilu_opts {
   rrt_ilu_ordering ordering;
   rrt_krylov_method method;
   rrt_krylov_side side;
+  rrt_krylov_refine refine;
   int no_solver, boost, f32, monitor;
   double tol, atol, dtol, boost_tol, boost_value;
   long maxit, restart, repeat, dd_blocks;
@@ -84,6 +85,8 @@ static void usage(void) {
          "  --dtol X            diverged when the monitored norm >= dtol ||b|| (1e4, PETSc's)\n"
          "  --maxit N           iteration cap (1000)\n"
          "  --restart N         GMRES / FGMRES restart length (30)\n"
+         "  --gmres-refine R    never | ifneeded | always (never, as PETSc's default): a\n"
+         "                      second Gram-Schmidt pass in GMRES / FGMRES\n"
          "  --side S            right | left (right): the monitored norm is ||b - A x|| on\n"
          "                      the right, ||M^-1 (b - A x)|| on the left (CG: only the norm)\n"
          "  --x0 F              initial guess, .npy or .mtx vector like --rhs; 'zero' (the\n"
@@ -151,6 +154,16 @@ static int parse_option(rrt_app_common *c, const char *a, const char *next, ilu_
       rrt_app_usage_error(c, "--solver is gmres, fgmres, bicgstab, cg or none, not '%s'", next);
       return 2;
     }
+  } else if (!strcmp(a, "--gmres-refine")) {
+    static const char *const names[] = {"never", "ifneeded", "always"};
+    int k = 0;
+    while (k < 3 && strcmp(next, names[k]))
+      k++;
+    if (k == 3) {
+      rrt_app_usage_error(c, "--gmres-refine is never, ifneeded or always, not '%s'", next);
+      return 2;
+    }
+    o->refine = (rrt_krylov_refine)k;
   } else if (!strcmp(a, "--side")) {
     if (strcmp(next, "left") && strcmp(next, "right")) {
       rrt_app_usage_error(c, "--side is left or right, not '%s'", next);
@@ -431,7 +444,7 @@ static int solve(ilu_run *run, const ilu_opts *o, rrt_app_common *c, ilu_measure
   if (o->no_solver) return 0;
   rrt_krylov_options ko = RRT_KRYLOV_OPTIONS_INITIALIZER;
   ko.method = o->method, ko.rtol = o->tol, ko.maxit = (int)o->maxit, ko.restart = (int)o->restart;
-  ko.atol = o->atol, ko.dtol = o->dtol, ko.side = o->side;
+  ko.atol = o->atol, ko.dtol = o->dtol, ko.side = o->side, ko.refine = o->refine;
   ko.progress = c->quiet || o->monitor ? 0 : 100;
   ilu_monitor mon = {rrt_app_text_stream(c), run->rank};
   if (o->monitor) ko.monitor = monitor_line, ko.monitor_user = &mon;

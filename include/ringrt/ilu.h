@@ -136,6 +136,17 @@ typedef enum rrt_krylov_reason {
  *  the unpreconditioned ||b - A x||; left -> the preconditioned
  *  ||M^-1 (b - A x)||. CG runs the same iteration on both sides and the
  *  side picks only the monitored norm. */
+/** GMRES / FGMRES orthogonalisation: classical Gram-Schmidt, refined by a
+ *  second pass never (PETSc's default, -ksp_gmres_cgs_refinement_type
+ *  REFINE_NEVER: one pass, two reductions per iteration), when the first
+ *  pass removed most of the new vector (|w| after < |w| before / sqrt 2,
+ *  the DGKS test), or always (four reductions, twice the basis traffic). */
+typedef enum rrt_krylov_refine {
+  RRT_KRYLOV_REFINE_NEVER = 0,
+  RRT_KRYLOV_REFINE_IFNEEDED,
+  RRT_KRYLOV_REFINE_ALWAYS
+} rrt_krylov_refine;
+
 typedef enum rrt_krylov_side {
   RRT_KRYLOV_SIDE_DEFAULT = 0, /**< right (ringrt's default for every method) */
   RRT_KRYLOV_SIDE_LEFT,
@@ -181,12 +192,13 @@ typedef struct rrt_krylov_options {
    *  the handle, or no preconditioner. */
   rrt_krylov_apply_fn pc;
   void *pc_user;
+  rrt_krylov_refine refine; /**< GMRES / FGMRES second Gram-Schmidt pass (default never) */
 } rrt_krylov_options;
 
 #define RRT_KRYLOV_OPTIONS_INITIALIZER                                                             \
   {                                                                                                \
     sizeof(rrt_krylov_options), RRT_KRYLOV_GMRES, 1e-8, 1000, 30, 0, 0.0, 1e4,                     \
-        RRT_KRYLOV_SIDE_DEFAULT, 0, NULL, NULL, NULL, NULL, NULL, NULL                             \
+        RRT_KRYLOV_SIDE_DEFAULT, 0, NULL, NULL, NULL, NULL, NULL, NULL, RRT_KRYLOV_REFINE_NEVER    \
   }
 
 typedef struct rrt_krylov_result {

@@ -6,11 +6,9 @@
  * the blocks of a launch over; events are timestamps.
  */
 #define _POSIX_C_SOURCE 200809L
-#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 
 #include "comm/device.h"
@@ -40,15 +38,12 @@ static rrt_status host_alloc(void **ptr, size_t bytes) {
       bytes ? (bytes + RRT_HOST_ALIGN - 1) / RRT_HOST_ALIGN * RRT_HOST_ALIGN : RRT_HOST_ALIGN;
   if (n < bytes) return RRT_ERR_OUT_OF_MEMORY; /* overflow */
   void *p = NULL;
-  /* Large buffers (factor values, activations) are written in full soon
-   * after allocation: 2 MiB aligned and marked for transparent huge pages,
-   * so the first touch costs one fault per 2 MiB instead of per 4 KiB (the
-   * faults were most of rrt_ilu0_create's time). A hint only. */
+  /* Large buffers 2 MiB aligned, so that transparent huge pages (where the
+   * system enables them) map them whole. No MADV_HUGEPAGE: under the usual
+   * defrag=madvise it makes first touches compact memory synchronously
+   * (seconds, depending on what ran before). */
   size_t align = n >= RRT_HOST_HUGE_BYTES ? RRT_HOST_HUGE_ALIGN : RRT_HOST_ALIGN;
   if (posix_memalign(&p, align, n) != 0) return RRT_ERR_OUT_OF_MEMORY;
-#ifdef MADV_HUGEPAGE
-  if (align == RRT_HOST_HUGE_ALIGN) (void)madvise(p, n, MADV_HUGEPAGE);
-#endif
   *ptr = p;
   return RRT_SUCCESS;
 }

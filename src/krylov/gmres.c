@@ -1,6 +1,7 @@
 /* GMRES(m), right (default) or left preconditioned, and the engine FGMRES
- * shares (fgmres.c): classical Gram-Schmidt with a second pass only when
- * needed (see arnoldi), so one iteration needs two reductions over ranks;
+ * shares (fgmres.c): classical Gram-Schmidt, a second pass never (the
+ * default, as PETSc's), if needed or always (rrt_krylov_refine), so one
+ * iteration needs two reductions over ranks by default;
  * the small dense algebra (Givens rotations, the triangular solve) runs on
  * the host. Stops as PETSc's
  * KSPGMRES: the estimate |g_j+1| tested every iteration, a happy breakdown
@@ -52,32 +53,45 @@ static rrt_status work_alloc(rrt_krylov_solver *s, gmres_work *W, double **Z) {
   return rrt_vec_alloc(&s->v, 3, W->vec);
 }
 
+/* One classical Gram-Schmidt pass of w against V[0..j]: h += the
+ * coefficients (h2 scratch). Two sweeps over the basis (the fused dots, the
+ * fused update) and one reduction. */
+static rrt_status cgs_pass(const rrt_krylov_vecs *v, gmres_work *W, int j, double *w, double *h) {
+  double *h2 = W->h2;
+  RRT_CHECK(rrt_vec_mdot(v, j + 1, W->V, w, h2));
+  for (int i = 0; i <= j; i++)
+    h[i] += h2[i], h2[i] = -h2[i];
+  return rrt_vec_maxpy(v, j + 1, h2, W->V, w);
+}
+
 /* Arnoldi step j: w = A M^-1 V[j] (right; M^-1 V[j] kept in Z[j] for
  * FGMRES) or M^-1 A V[j] (left), orthogonalised against V[0..j] by
- * classical Gram-Schmidt: once, and a second time only when the first pass
- * removed most of w (|w| after < |w| before / sqrt 2, the DGKS test: short
- * of that, one pass leaves w as orthogonal as two would). One pass costs
- * two reductions (the coefficients with |w| before, then |w| after) and two
- * sweeps over the basis (the fused dots, the fused update). h[0..j+1] are
- * the coefficients, V[j+1] = w / |w| unless |w| = 0. */
+ * classical Gram-Schmidt, with a second pass as options->refine says (the
+ * ifneeded test needs |w| before, taken in the first pass's dots).
+ * h[0..j+1] are the coefficients, V[j+1] = w / |w| unless |w| = 0. */
 static rrt_status arnoldi(rrt_krylov_solver *s, gmres_work *W, int j, double *hn) {
   const rrt_krylov_vecs *v = &s->v;
+  rrt_krylov_refine refine = s->opt->refine;
   double *w = W->vec[0], *z = W->Z ? W->Z[j] : W->vec[2], *h = W->h, *h2 = W->h2;
   RRT_CHECK(rrt_krylov_pop(s, W->V[j], w, z));
-  for (int i = 0; i <= j; i++)
-    W->X[i] = W->V[i];
-  W->X[j + 1] = w; /* h[j + 1] = w . w, in the same pass */
-  RRT_CHECK(rrt_vec_mdot(v, j + 2, W->X, w, h));
-  double before = sqrt(fabs(h[j + 1]));
-  for (int i = 0; i <= j; i++)
-    h2[i] = -h[i];
-  RRT_CHECK(rrt_vec_maxpy(v, j + 1, h2, W->V, w));
-  RRT_CHECK(rrt_vec_norm(v, w, hn));
-  if (*hn < before * 0.70710678118654752) { /* 1 / sqrt 2 */
-    RRT_CHECK(rrt_vec_mdot(v, j + 1, W->V, w, h2));
+  double before = 0.0;
+  if (refine == RRT_KRYLOV_REFINE_IFNEEDED) {
     for (int i = 0; i <= j; i++)
-      h[i] += h2[i], h2[i] = -h2[i];
+      W->X[i] = W->V[i];
+    W->X[j + 1] = w; /* w . w in the same pass as the coefficients */
+    RRT_CHECK(rrt_vec_mdot(v, j + 2, W->X, w, h));
+    before = sqrt(fabs(h[j + 1]));
+    for (int i = 0; i <= j; i++)
+      h2[i] = -h[i];
     RRT_CHECK(rrt_vec_maxpy(v, j + 1, h2, W->V, w));
+  } else {
+    memset(h, 0, (size_t)(j + 1) * sizeof(double));
+    RRT_CHECK(cgs_pass(v, W, j, w, h));
+    if (refine == RRT_KRYLOV_REFINE_ALWAYS) RRT_CHECK(cgs_pass(v, W, j, w, h));
+  }
+  RRT_CHECK(rrt_vec_norm(v, w, hn));
+  if (refine == RRT_KRYLOV_REFINE_IFNEEDED && *hn < before * 0.70710678118654752) {
+    RRT_CHECK(cgs_pass(v, W, j, w, h));
     RRT_CHECK(rrt_vec_norm(v, w, hn));
   }
   h[j + 1] = *hn;

@@ -47,6 +47,8 @@ static rrt_status read_options(rrt_ctx_t ctx, rrt_ilu0_t M, const rrt_krylov_opt
     bad = "atol >= 0 and dtol > 0 (INFINITY: no divergence test)";
   else if (opt->side < RRT_KRYLOV_SIDE_DEFAULT || opt->side > RRT_KRYLOV_SIDE_RIGHT)
     bad = "side default, left or right";
+  else if (opt->refine < RRT_KRYLOV_REFINE_NEVER || opt->refine > RRT_KRYLOV_REFINE_ALWAYS)
+    bad = "refine never, ifneeded or always";
   else if (opt->method == RRT_KRYLOV_FGMRES && opt->side == RRT_KRYLOV_SIDE_LEFT)
     bad = "fgmres is right preconditioned only";
   else if (opt->pc && M)

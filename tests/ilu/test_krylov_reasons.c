@@ -291,10 +291,14 @@ static void reasons_hopeless(void) {
               tr / bn);
   }
   prob_free(&p);
-  /* gk_isai_a: ILU(0) is numerically singular; PETSc: breakdown at 30 */
+  /* gk_isai_a: ILU(0) is numerically singular (cond(A M^-1) ~ 1e38, see
+   * docs/ilu.md), so which restart check first sees the estimate far from
+   * the true residual is decided by rounding (PETSc: the first, at 30;
+   * ringrt's differently ordered dots: 30 or 60). The reason and the
+   * returned x are what is promised, not the count. */
   if (prob_named(&p, "gk_isai_a.mtx", 1)) return;
   rrt_krylov_options o = opts(RRT_KRYLOV_GMRES);
-  double tr = expect(&p, &o, NULL, NULL, RRT_KRYLOV_DIVERGED_BREAKDOWN, 30, "gk_isai_a");
+  double tr = expect(&p, &o, NULL, NULL, RRT_KRYLOV_DIVERGED_BREAKDOWN, -1, "gk_isai_a");
   CHECK(tr <= norm2(p.b, p.n) * (1 + 1e-12));
   prob_free(&p);
 }
