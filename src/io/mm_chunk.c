@@ -54,6 +54,23 @@ rrt_status rrt_mm_agree(rrt_ctx_t ctx, rrt_status st, char *err, size_t errlen) 
   return bcast_msg(ctx, (int)first, st, err, errlen);
 }
 
+/* Parse one entry line and keep it: 0, or -1 with cs->bad set (and why). */
+static int take_entry(const rrt_mm_lines *r, const rrt_mm_shape *sh, char *line, share_stat *cs,
+                      rrt_mm_entries *out, char *why, size_t whylen) {
+  int64_t i, j;
+  double v;
+  if (rrt_mm_parse_entry(sh, line, &i, &j, &v, why, whylen)) {
+    cs->bad = BAD_ENTRY, cs->bad_line = r->line;
+    return -1;
+  }
+  if (rrt_mm_entries_add(out, sh->sym, i, j, v)) {
+    cs->bad = BAD_IO;
+    snprintf(why, whylen, "%s: out of memory after %lld entries", r->path, (long long)out->n);
+    return -1;
+  }
+  cs->entries++;
+  return 0;
+}
 /* A plain file's share: the lines that start in [lo, hi). Line numbers
  * count from the share's start. */
 static void parse_plain(rrt_mm_lines *r, const rrt_mm_shape *sh, int64_t hi, share_stat *cs,
@@ -66,18 +83,7 @@ static void parse_plain(rrt_mm_lines *r, const rrt_mm_shape *sh, int64_t hi, sha
       return;
     }
     if (!rrt_mm_is_data(r->cur)) continue;
-    int64_t i, j;
-    double v;
-    if (rrt_mm_parse_entry(sh, r->cur, &i, &j, &v, why, whylen)) {
-      cs->bad = BAD_ENTRY, cs->bad_line = r->line;
-      return;
-    }
-    if (rrt_mm_entries_add(out, sh->sym, i, j, v)) {
-      cs->bad = BAD_IO;
-      snprintf(why, whylen, "%s: out of memory after %lld entries", r->path, (long long)out->n);
-      return;
-    }
-    cs->entries++;
+    if (take_entry(r, sh, r->cur, cs, out, why, whylen)) return;
   }
   cs->lines = r->line;
 }
@@ -105,18 +111,7 @@ static void parse_gzip(rrt_mm_lines *r, const rrt_mm_shape *sh, int64_t lo, int6
     if (!rrt_mm_is_data(line)) continue;
     if (k == sh->nent) cs->nent_line = r->line;
     if (k++ < lo) continue;
-    int64_t i, j;
-    double v;
-    if (rrt_mm_parse_entry(sh, line, &i, &j, &v, why, whylen)) {
-      cs->bad = BAD_ENTRY, cs->bad_line = r->line;
-      return;
-    }
-    if (rrt_mm_entries_add(out, sh->sym, i, j, v)) {
-      cs->bad = BAD_IO;
-      snprintf(why, whylen, "%s: out of memory after %lld entries", r->path, (long long)out->n);
-      return;
-    }
-    cs->entries++;
+    if (take_entry(r, sh, line, cs, out, why, whylen)) return;
   }
   cs->lines = r->line;
 }

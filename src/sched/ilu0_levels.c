@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/dd_order.h" /* rrt_dd_color_greedy: the same colouring */
+
 void rrt_partition_nnz(int64_t n, const int64_t *rowptr, int nparts, int64_t *offsets) {
   int64_t nnz = rowptr[n];
   offsets[0] = 0;
@@ -139,27 +141,15 @@ rrt_status rrt_order_rcm(int64_t n, const int64_t *sptr, const int64_t *scol, in
 rrt_status rrt_order_multicolor(int64_t n, const int64_t *sptr, const int64_t *scol, int64_t *pos,
                                 int *ncolors) {
   int32_t *color = malloc(((size_t)n + 1) * sizeof(int32_t));
-  int64_t *mark = malloc(((size_t)n + 2) * sizeof(int64_t)); /* mark[c] == i: c used near i */
-  if (!color || !mark) {
-    free(color), free(mark);
-    return RRT_ERR_OUT_OF_MEMORY;
-  }
-  for (int64_t c = 0; c < n + 2; c++)
-    mark[c] = -1;
   int nc = 0;
-  for (int64_t i = 0; i < n; i++) {
-    for (int64_t p = sptr[i]; p < sptr[i + 1]; p++)
-      if (scol[p] < i) mark[color[scol[p]]] = i;
-    int32_t c = 0;
-    while (mark[c] == i)
-      c++;
-    color[i] = c;
-    if (c + 1 > nc) nc = c + 1;
+  if (!color || rrt_dd_color_greedy(n, sptr, scol, color, &nc) != RRT_SUCCESS) {
+    free(color);
+    return RRT_ERR_OUT_OF_MEMORY;
   }
   /* counting sort by colour, stable in index */
   int64_t *start = calloc((size_t)nc + 1, sizeof(int64_t));
   if (!start) {
-    free(color), free(mark);
+    free(color);
     return RRT_ERR_OUT_OF_MEMORY;
   }
   for (int64_t i = 0; i < n; i++)
@@ -169,7 +159,7 @@ rrt_status rrt_order_multicolor(int64_t n, const int64_t *sptr, const int64_t *s
   for (int64_t i = 0; i < n; i++)
     pos[i] = start[color[i]]++;
   *ncolors = nc;
-  free(start), free(color), free(mark);
+  free(start), free(color);
   return RRT_SUCCESS;
 }
 

@@ -5,6 +5,7 @@
 #ifndef RRT_TESTS_ILU_REF_H
 #define RRT_TESTS_ILU_REF_H
 
+#include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,27 @@ static inline int ref_ctx(rrt_ctx_t *ctx) {
   rrt_status st = rrt_ctx_create(MPI_COMM_WORLD, NULL, ctx);
   if (st == RRT_ERR_NO_DEVICE || st == RRT_ERR_UNSUPPORTED) return 77;
   return st == RRT_SUCCESS ? 0 : 1;
+}
+
+/* Every rank's elimination positions (rrt_ilu0_get_positions), in global
+ * row order on every rank; malloc'd, n entries. Collective over
+ * MPI_COMM_WORLD (the tests' contexts span it). */
+static inline int64_t *ref_all_positions(rrt_ilu0_t M, rrt_sparse_t A) {
+  int P = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  int64_t nloc = rrt_sparse_local_rows(A), n = rrt_sparse_n(A);
+  int64_t *loc = malloc(((size_t)nloc + 1) * sizeof(int64_t));
+  int64_t *pos = malloc(((size_t)n + 1) * sizeof(int64_t));
+  int *cnt = malloc((size_t)P * sizeof(int)), *dis = malloc((size_t)P * sizeof(int));
+  int mine = (int)nloc;
+  rrt_ilu0_get_positions(M, loc);
+  MPI_Allgather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, MPI_COMM_WORLD);
+  dis[0] = 0;
+  for (int p = 1; p < P; p++)
+    dis[p] = dis[p - 1] + cnt[p - 1];
+  MPI_Allgatherv(loc, mine, MPI_INT64_T, pos, cnt, dis, MPI_INT64_T, MPI_COMM_WORLD);
+  free(loc), free(cnt), free(dis);
+  return pos;
 }
 
 #endif

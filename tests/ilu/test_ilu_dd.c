@@ -80,25 +80,6 @@ static int64_t *expected_positions(const rrt_csr *a, int k, int color) {
   return pos;
 }
 
-/* Distributed positions gathered to every rank. */
-static int64_t *all_positions(rrt_ilu0_t M, rrt_sparse_t A) {
-  int P = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &P);
-  int64_t nloc = rrt_sparse_local_rows(A), n = rrt_sparse_n(A);
-  int64_t *loc = malloc(((size_t)nloc + 1) * sizeof(int64_t));
-  int64_t *pos = malloc(((size_t)n + 1) * sizeof(int64_t));
-  int *cnt = malloc((size_t)P * sizeof(int)), *dis = malloc((size_t)P * sizeof(int));
-  int mine = (int)nloc;
-  rrt_ilu0_get_positions(M, loc);
-  MPI_Allgather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, MPI_COMM_WORLD);
-  dis[0] = 0;
-  for (int p = 1; p < P; p++)
-    dis[p] = dis[p - 1] + cnt[p - 1];
-  MPI_Allgatherv(loc, mine, MPI_INT64_T, pos, cnt, dis, MPI_INT64_T, MPI_COMM_WORLD);
-  free(loc), free(cnt), free(dis);
-  return pos;
-}
-
 static int bits_equal(double a, double b) { return memcmp(&a, &b, sizeof(double)) == 0; }
 
 /* Factors and one apply against the serial IKJ reference of pos; returns
@@ -171,7 +152,7 @@ static void check_case(rrt_ctx_t ctx, const char *name, const rrt_csr *a, rrt_il
   CHECK_MSG(st == RRT_SUCCESS, "%s: create: %s", what, rrt_ctx_last_error(ctx));
   if (st == RRT_SUCCESS) {
     int64_t *want = expected_positions(a, blocks ? blocks : P, ord == RRT_ILU_ORDER_DD_COLOR);
-    int64_t *got = all_positions(M, A), wrong = 0;
+    int64_t *got = ref_all_positions(M, A), wrong = 0;
     for (int64_t i = 0; i < a->nrows; i++)
       wrong += got[i] != want[i];
     CHECK_MSG(wrong == 0, "%s: %lld positions differ from the naive classification", what,

@@ -11,24 +11,6 @@
 #include "ringrt/ringrt.h"
 #include "test_util.h"
 
-/* Distributed positions gathered to every rank. */
-static int64_t *all_positions(rrt_ctx_t ctx, rrt_ilu0_t M, rrt_sparse_t A) {
-  int P = rrt_ctx_size(ctx);
-  int64_t nloc = rrt_sparse_local_rows(A), n = rrt_sparse_n(A);
-  int64_t *loc = malloc(((size_t)nloc + 1) * sizeof(int64_t));
-  int64_t *pos = malloc(((size_t)n + 1) * sizeof(int64_t));
-  int *cnt = malloc((size_t)P * sizeof(int)), *dis = malloc((size_t)P * sizeof(int));
-  int mine = (int)nloc;
-  rrt_ilu0_get_positions(M, loc);
-  MPI_Allgather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, MPI_COMM_WORLD);
-  dis[0] = 0;
-  for (int p = 1; p < P; p++)
-    dis[p] = dis[p - 1] + cnt[p - 1];
-  MPI_Allgatherv(loc, mine, MPI_INT64_T, pos, cnt, dis, MPI_INT64_T, MPI_COMM_WORLD);
-  free(loc), free(cnt), free(dis);
-  return pos;
-}
-
 static int bits_equal(double a, double b) { return memcmp(&a, &b, sizeof(double)) == 0; }
 
 /* One matrix, one ordering: factor (twice: again after scaling the values),
@@ -69,7 +51,7 @@ static void check_matrix(rrt_ctx_t ctx, const char *name, rrt_ilu_ordering ord, 
       CHECK_MSG(nl == 2 && nu == 2, "%s multicolour: levels %d/%d", name, nl, nu);
     if (sscanf(name, "laplace3d:%d", &N) == 1)
       CHECK_MSG(nl == 3 * N - 2 && nu == 3 * N - 2, "%s: levels %d/%d", name, nl, nu);
-    pos = all_positions(ctx, M, A);
+    pos = ref_all_positions(M, A);
     b = ref_permute(&a, pos);
     zero = ref_ilu0(&b);
     st = rrt_ilu0_factor(M);

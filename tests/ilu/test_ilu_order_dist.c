@@ -89,22 +89,6 @@ static rrt_status distribute(rrt_ctx_t ctx, const rrt_csr *a, int uneven, rrt_sp
   return st;
 }
 
-/* Every rank's positions, in global row order. */
-static void gather_positions(rrt_ctx_t ctx, rrt_ilu0_t M, rrt_sparse_t A, int64_t *pos) {
-  int P = rrt_ctx_size(ctx);
-  int64_t nloc = rrt_sparse_local_rows(A);
-  int64_t *loc = malloc(((size_t)nloc + 1) * sizeof(int64_t));
-  int *cnt = malloc((size_t)P * sizeof(int)), *dis = malloc((size_t)P * sizeof(int));
-  int mine = (int)nloc;
-  rrt_ilu0_get_positions(M, loc);
-  MPI_Allgather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, MPI_COMM_WORLD);
-  dis[0] = 0;
-  for (int p = 1; p < P; p++)
-    dis[p] = dis[p - 1] + cnt[p - 1];
-  MPI_Allgatherv(loc, mine, MPI_INT64_T, pos, cnt, dis, MPI_INT64_T, MPI_COMM_WORLD);
-  free(loc), free(cnt), free(dis);
-}
-
 /* A structurally unsymmetric matrix: the diagonal, a ring (i, i+1) and
  * long couplings (i, 7i+3 mod n) one way only, so the symmetrised graph
  * needs entries held by other ranks. */
@@ -143,8 +127,7 @@ static void check(rrt_ctx_t ctx, const char *name, const rrt_csr *a, rrt_ilu_ord
             rrt_ctx_last_error(ctx));
   if (st == RRT_SUCCESS) {
     int64_t n = a->nrows, bad = 0;
-    int64_t *pos = malloc((size_t)n * sizeof(int64_t)), *ref = malloc((size_t)n * sizeof(int64_t));
-    gather_positions(ctx, M, A, pos);
+    int64_t *pos = ref_all_positions(M, A), *ref = malloc((size_t)n * sizeof(int64_t));
     if (ord == RRT_ILU_ORDER_RCM)
       ref_rcm(a, ref);
     else
