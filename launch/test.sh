@@ -26,7 +26,8 @@ bash "$root/launch/build.sh" -DRINGRT_PYTHON="$python"
 # that also runs at fewer ranks; see tests/CMakeLists.txt). Leaks inside
 # Open MPI, PMIx, hwloc and the loader are suppressed by library name
 # (tests/sanitize/lsan.supp); slow unwinding gives the whole stack, so a leak
-# is suppressed only when one of those libraries is on it.
+# is suppressed only when one of those libraries is on it. The cli cases
+# run without the leak check (tests/cli/CMakeLists.txt says why).
 asan="${RINGRT_SANITIZE_BUILD_DIR:-$root/build-asan}"
 echo "ringrt: sanitizer job (AddressSanitizer + UBSan, leak checking on) in $asan"
 RINGRT_BUILD_DIR="$asan" bash "$root/launch/build.sh" -DRINGRT_SANITIZE=ON -DRINGRT_CUDA=OFF
