@@ -236,10 +236,24 @@ double rrt_ilu0_cpu_dot(int64_t n, const double *x, const double *y) {
   return out;
 }
 
+/* Each thread works on its own copy of the group (firstprivate), a local
+ * the compiler keeps in registers: through the pointer, a store to y could
+ * alias *g, so x[t] and a[t] were reloaded per element and the loop stayed
+ * scalar. The full group, the case GMRES calls most, also gets a constant
+ * k, so its loop is unrolled over t and vectorised over i. */
 void rrt_ilu0_cpu_maxpy(int64_t n, const rrt_vec_group *g, double *y) {
-#pragma omp parallel for schedule(static) if (n > 65536)
-  for (int64_t i = 0; i < n; i++)
-    y[i] = rrt_ilu0_maxpy_elem(y[i], g, i);
+  rrt_vec_group grp = *g;
+  if (grp.k == RRT_VEC_GROUP) {
+#pragma omp parallel for schedule(static) firstprivate(grp) if (n > 65536)
+    for (int64_t i = 0; i < n; i++) {
+      grp.k = RRT_VEC_GROUP;
+      y[i] = rrt_ilu0_maxpy_elem(y[i], &grp, i);
+    }
+  } else {
+#pragma omp parallel for schedule(static) firstprivate(grp) if (n > 65536)
+    for (int64_t i = 0; i < n; i++)
+      y[i] = rrt_ilu0_maxpy_elem(y[i], &grp, i);
+  }
 }
 
 void rrt_ilu0_cpu_gather(const int32_t *idx, int64_t n, const double *src, double *buf) {
