@@ -300,7 +300,8 @@ static void gathered_free(sc_gathered *g) {
 /* Rank 0: the CSV, the archetypes, the JSON report, the summary lines.
  * Returns the exit code: 1 when a file could not be written, 3 when the
  * RSS did not converge, else 0. */
-static int write_and_report(rrt_ctx_t ctx, rrt_seacells_t s, const sc_opts *so, rrt_app_common *com,
+static int write_and_report(rrt_ctx_t ctx, rrt_seacells_t s, const sc_opts *so,
+                            const rrt_seacells_options *o, rrt_app_common *com,
                             const rrt_app_seacells_result *r) {
   rrt_app_seacells_summary sm;
   rrt_app_seacells_summarise(r, &sm);
@@ -311,7 +312,7 @@ static int write_and_report(rrt_ctx_t ctx, rrt_seacells_t s, const sc_opts *so, 
              rrt_app_seacells_write_archetypes(so->aout, s, r->m, err, sizeof err) != RRT_SUCCESS) {
     rrt_app_error(com, "--archetypes-out %s", err);
   } else if (so->outs.h5ad_out &&
-             rrt_app_sc_write_h5ad(&so->outs, s, so->key, r, err, sizeof err) != RRT_SUCCESS) {
+             rrt_app_sc_write_h5ad(&so->outs, s, so->key, o, r, err, sizeof err) != RRT_SUCCESS) {
     rrt_app_error(com, "--h5ad-out %s", err);
   } else {
     int rc = rrt_seacells_converged(s) ? RRT_EXIT_OK : RRT_EXIT_NOT_CONVERGED;
@@ -406,7 +407,7 @@ int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
                                  .codes = in.codes,
                                  .ncat = in.cats.count,
                                  .seed = o.seed};
-    code = write_and_report(ctx, s, &so, &com, &r);
+    code = write_and_report(ctx, s, &so, &o, &com, &r);
   }
   gathered_free(&g);
   /* rank 0 wrote the files: its failure is everyone's; convergence is common */

@@ -81,14 +81,31 @@ int rrt_app_sc_outs_check(rrt_app_common *c, const rrt_app_sc_outs *o, const cha
   return 0;
 }
 
+static const char *init_name(rrt_seacells_init i) {
+  return i == RRT_SEACELLS_INIT_MAXMIN ? "maxmin" : i == RRT_SEACELLS_INIT_GIVEN ? "given" : "cssp";
+}
+
 rrt_status rrt_app_sc_write_h5ad(const rrt_app_sc_outs *o, rrt_seacells_t s, const char *key,
-                                 const rrt_app_seacells_result *r, char *err, size_t errlen) {
+                                 const rrt_seacells_options *opt, const rrt_app_seacells_result *r,
+                                 char *err, size_t errlen) {
   if (r->names->count != r->n) {
     snprintf(err, errlen, "%s: obs: no obs names for the %lld cells", r->input, (long long)r->n);
     return RRT_ERR_INVALID_ARG;
   }
   int nr = 0;
   const double *rss = rrt_seacells_rss(s, &nr);
+  /* the parameters as ringrt.seacells() records them in uns["SEACell"]["params"] */
+  const rrt_h5ad_param params[] = {{.name = "obsm", .str = key},
+                                   {.name = "n_metacells", .i = r->m},
+                                   {.name = "knn", .i = opt->knn},
+                                   {.name = "init", .str = init_name(opt->init)},
+                                   {.name = "seed", .i = (int64_t)opt->seed},
+                                   {.name = "min_iter", .i = opt->min_iter},
+                                   {.name = "max_iter", .i = opt->max_iter},
+                                   {.name = "eps", .is_float = 1, .f = opt->eps},
+                                   {.name = "fw_iter", .i = opt->fw_iter},
+                                   {.name = "n_top", .i = 5},
+                                   {.name = "n_components", .i = r->d}};
   rrt_h5ad_result hr = {.n = r->n,
                         .m = r->m,
                         .names = (const char *const *)r->names->items,
@@ -98,6 +115,11 @@ rrt_status rrt_app_sc_write_h5ad(const rrt_app_sc_outs *o, rrt_seacells_t s, con
                         .archetypes = rrt_seacells_archetypes(s),
                         .rss = rss,
                         .nrss = nr,
-                        .obsm_key = key};
+                        .iterations = rrt_seacells_iterations(s),
+                        .converged = rrt_seacells_converged(s),
+                        .comp = r->comp,
+                        .sep = r->sep,
+                        .params = params,
+                        .nparams = (int)(sizeof params / sizeof params[0])};
   return rrt_h5ad_write_result(r->input, o->h5ad_out, o->force, &hr, err, errlen);
 }

@@ -38,7 +38,8 @@ int rrt_app_sc_outs_check(rrt_app_common *c, const rrt_app_sc_outs *o, const cha
 
 /** Rank 0: write --h5ad-out. Returns RRT_SUCCESS or fills err. */
 rrt_status rrt_app_sc_write_h5ad(const rrt_app_sc_outs *o, rrt_seacells_t s, const char *key,
-                                 const rrt_app_seacells_result *r, char *err, size_t errlen);
+                                 const rrt_seacells_options *opt, const rrt_app_seacells_result *r,
+                                 char *err, size_t errlen);
 
 /** What every rank knows for the summary (the labels and names whole). */
 typedef struct rrt_app_sc_cells {

@@ -2,22 +2,24 @@
  *
  * rrt_h5ad_write_result (`ringrt seacells --h5ad-out`): the input file
  * copied whole (X, layers, var, obsm, raw, uns as they were: the AnnData a
- * reference SEACells user has after model.fit()) plus
- *   obs/SEACell                  categorical: each cell's metacell, named by
- *                                the obs name of the metacell's archetype
- *                                cell (missing for a cell without weights);
- *                                categories sorted, as anndata writes a
- *                                string column;
- *   obsm/SEACell_soft_labels     dataframe, columns "0".."4": the names of
- *                                each cell's 5 heaviest metacells (the
- *                                reference's get_soft_assignments() labels;
- *                                "" past the cell's last nonzero weight);
- *   obsm/SEACell_soft_weights    n x 5 float64: their weights (0 past it);
- *   uns/SEACells/archetypes      int64 [m]: the archetype cells (obs rows);
- *   uns/SEACells/archetype_names string [m]: their obs names;
- *   uns/SEACells/RSS_iters       float64: the RSS per iteration (the first
- *                                is the initial one, as model.RSS_iters);
- *   uns/SEACells/obsm_key        string: the coordinates used (obsm/KEY).
+ * reference SEACells user has after model.fit()) plus what the Python
+ * front ringrt.seacells() writes into adata (the same keys, so one reader
+ * serves both; KEY is "SEACell"):
+ *   obs/KEY                  categorical: each cell's metacell; categories
+ *                            the archetype cells' obs names in metacell
+ *                            order (code = metacell index; -1: no weight);
+ *   obsm/KEY_soft_labels     dataframe, categorical columns KEY_0..KEY_4:
+ *                            the names of each cell's 5 heaviest metacells
+ *                            (the reference's get_soft_assignments()
+ *                            labels), missing past its last nonzero weight;
+ *   obsm/KEY_soft_index      n x 5 int64: their metacell indices (-1 past);
+ *   obsm/KEY_soft_weights    n x 5 float64: their weights (0 past);
+ *   uns/KEY/archetypes       int64 [m]: the archetype cells (obs rows);
+ *   uns/KEY/archetype_names  string [m]: their obs names;
+ *   uns/KEY/rss              float64: the RSS per iteration, the initial one
+ *                            first (the reference's model.RSS_iters);
+ *   uns/KEY/iterations, converged, compactness, separation [m], params
+ *                            (a dict: obsm, n_metacells, knn, init, ...).
  * Existing entries of those names are replaced; the input is only read.
  *
  * rrt_h5ad_summary_*: a metacell x gene AnnData written in pieces by one
@@ -46,9 +48,20 @@ typedef struct rrt_h5ad_result {
   const double *top_w;       /* [n * 5] their weights */
   const int64_t *archetypes; /* [m] archetype cells */
   const double *rss;         /* [nrss] */
-  int nrss;
-  const char *obsm_key; /* the coordinates used */
+  int nrss, iterations, converged;
+  const double *comp, *sep;            /* [m] */
+  const struct rrt_h5ad_param *params; /* uns/KEY/params */
+  int nparams;
 } rrt_h5ad_result;
+
+/** One entry of uns/KEY/params: a string (str set), a float (is_float) or
+ *  an integer. */
+typedef struct rrt_h5ad_param {
+  const char *name, *str;
+  int is_float;
+  int64_t i;
+  double f;
+} rrt_h5ad_param;
 
 /** Write `path` as the input plus the result. Refuses an existing path
  *  unless force, and an input in the legacy (anndata < 0.7) layout. */

@@ -211,12 +211,17 @@ rrt_status rrt_h5w_array(rrt_h5w *w, hid_t loc, const char *name, hid_t mtype, i
   return write_dataset(w, loc, name, mtype, mtype, ndim, dims, data, "array", err, errlen);
 }
 
-/* numpy's bool as h5py stores it: an int8 enum FALSE/TRUE. */
-static rrt_status attr_false(rrt_h5w *w, hid_t obj, const char *name, char *err, size_t errlen) {
+hid_t rrt_h5w_bool_type(void) {
   hid_t t = H5Tenum_create(H5T_NATIVE_INT8);
   int8_t v0 = 0, v1 = 1;
   H5Tenum_insert(t, "FALSE", &v0);
   H5Tenum_insert(t, "TRUE", &v1);
+  return t;
+}
+
+static rrt_status attr_false(rrt_h5w *w, hid_t obj, const char *name, char *err, size_t errlen) {
+  hid_t t = rrt_h5w_bool_type();
+  int8_t v0 = 0;
   hid_t sp = H5Screate(H5S_SCALAR), a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
   int ok = a >= 0 && H5Awrite(a, t, &v0) >= 0;
   if (a >= 0) H5Aclose(a);

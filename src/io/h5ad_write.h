@@ -67,6 +67,9 @@ rrt_status rrt_h5w_unlink(rrt_h5w *w, hid_t loc, const char *name, char *err, si
 rrt_status rrt_h5w_group(rrt_h5w *w, hid_t loc, const char *name, const char *type,
                          const char *version, hid_t *g, char *err, size_t errlen);
 
+/** numpy's bool as h5py stores it: an int8 enum FALSE/TRUE (H5Tclose it). */
+hid_t rrt_h5w_bool_type(void);
+
 /** A 1-D "string-array" loc/NAME of n strings. */
 rrt_status rrt_h5w_strings(rrt_h5w *w, hid_t loc, const char *name, const char *const *items,
                            int64_t n, char *err, size_t errlen);
