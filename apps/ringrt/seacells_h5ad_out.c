@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "io/h5ad_result.h"
+#include "io/h5ad_rows.h"
 
 const char rrt_app_sc_outs_help[] =
     "  --h5ad-out FILE       AnnData: the input plus obs SEACell, obsm SEACell_soft_labels /\n"
@@ -71,6 +72,15 @@ int rrt_app_sc_outs_check(rrt_app_common *c, const rrt_app_sc_outs *o, const cha
     return RRT_EXIT_USAGE;
   }
   const char *outs[2][2] = {{"--h5ad-out", o->h5ad_out}, {"--summary-out", o->summary_out}};
+  char err[1400];
+  int64_t rows, cols;
+  int sparse;
+  /* a missing layer or a CSC matrix is known before the run, not after it */
+  if (o->summary_out &&
+      rrt_h5ad_rows_shape(input, o->layer, &rows, &cols, &sparse, err, sizeof err) != RRT_SUCCESS) {
+    if (c->rank == 0) rrt_app_error(c, "--summary-out: %s", err);
+    return RRT_EXIT_FAILURE;
+  }
   struct stat st;
   for (int k = 0; k < 2; k++)
     if (outs[k][1] && !o->force && stat(outs[k][1], &st) == 0) {
