@@ -14,7 +14,8 @@
 
 const char rrt_app_sc_outs_help[] =
     "  --h5ad-out FILE       AnnData: the input plus obs SEACell, obsm SEACell_soft_labels /\n"
-    "                        SEACell_soft_weights (top 5), uns SEACells (archetypes, RSS_iters)\n"
+    "                        _soft_index / _soft_weights (top 5), uns SEACell (archetypes,\n"
+    "                        rss, params), as ringrt.seacells() writes into adata\n"
     "  --summary-out FILE    AnnData of metacells x genes: sums of --summary-layer over each\n"
     "                        metacell's cells (obs: size, --labels purity, compactness,\n"
     "                        separation)\n"
