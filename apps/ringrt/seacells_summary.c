@@ -423,8 +423,14 @@ int rrt_app_sc_summary(rrt_ctx_t ctx, rrt_app_common *c, rrt_seacells_t s, const
   packed mine = {NULL, 0};
   int rc = RRT_EXIT_FAILURE;
   rrt_status st = ms.size && ms.purity && ms.major && bytes && displs && rbytes
-                      ? read_rows(o, cl, &x, err, sizeof err)
+                      ? RRT_SUCCESS
                       : RRT_ERR_OUT_OF_MEMORY;
+  if (st == RRT_SUCCESS && cl->names->count != cl->n) {
+    snprintf(err, sizeof err, "%s: obs: no obs names for the %lld cells (the metacells' names)",
+             cl->input, (long long)cl->n);
+    st = RRT_ERR_INVALID_ARG;
+  }
+  if (st == RRT_SUCCESS) st = read_rows(o, cl, &x, err, sizeof err);
   if (st == RRT_SUCCESS) st = local_shares(s, o, cl, &sh);
   if (st == RRT_SUCCESS) st = pack_shares(&x, &sh, cl->first, m, P, &send, bytes, displs);
   if (st == RRT_ERR_OUT_OF_MEMORY && !err[0]) snprintf(err, sizeof err, "out of memory");
