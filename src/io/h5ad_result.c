@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/h5ad.h"
 #include "io/h5ad_write.h"
 
 #define CK(x)                                                                                      \
@@ -46,7 +47,9 @@ static int is_group(hid_t loc, const char *name) {
          H5Oget_info_by_name(loc, name, &oi, H5P_DEFAULT) >= 0 && oi.type == H5O_TYPE_GROUP;
 }
 
-/* obs/column-order with "SEACell" appended (once). */
+/* obs/column-order with KEY appended (once). The old order, an array
+ * attribute, is read by H5Aread directly: h5_vlen_check.h checks datasets
+ * and scalar attributes only (a known gap for a corrupt input's heap). */
 static rrt_status add_column(rrt_h5w *w, hid_t obs, char *err, size_t errlen) {
   char **old = NULL;
   hsize_t n = 0;
@@ -67,11 +70,8 @@ static rrt_status add_column(rrt_h5w *w, hid_t obs, char *err, size_t errlen) {
     if (old[i] && strcmp(old[i], KEY)) cols[k++] = old[i];
   if (cols) cols[k++] = KEY;
   char idx[256] = "_index";
-  hid_t ia = H5Aexists(obs, "_index") > 0 ? H5Aopen(obs, "_index", H5P_DEFAULT) : -1;
-  char *iv = NULL;
-  if (ia >= 0 && H5Aread(ia, t, &iv) >= 0 && iv) snprintf(idx, sizeof idx, "%s", iv);
-  if (ia >= 0) H5Aclose(ia);
-  free(iv);
+  if (rrt_h5ad_attr_string(obs, "_index", idx, sizeof idx) != 0)
+    snprintf(idx, sizeof idx, "_index");
   rrt_status st =
       cols ? rrt_h5w_dataframe(w, obs, idx, cols, k, err, errlen) : RRT_ERR_OUT_OF_MEMORY;
   for (hsize_t i = 0; old && i < n; i++)
