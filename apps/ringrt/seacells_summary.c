@@ -192,52 +192,57 @@ static void sum_metacell(char **sh, int64_t ns, int sparse, int soft, int64_t co
   *major = (double)(bk + 1);
 }
 
-/* Append one finished row to the packed output. */
-static rrt_status pack_row(packed *out, int sparse, const double *acc, int64_t cols, int64_t **ptr,
-                           int32_t **cidx, double **vals, int64_t *rows, int64_t *nnz,
-                           int64_t *cap) {
+/* The finished rows of an owner's metacells while they are formed. */
+typedef struct rows_out {
+  int64_t *ptr; /* rows + 1 (CSR) */
+  int32_t *col;
+  double *val;
+  int64_t rows, nnz, cap; /* dense: nnz counts every value */
+} rows_out;
+
+/* Append one finished row (its nonzeros when sparse). */
+static rrt_status push_row(rows_out *o, int sparse, const double *acc, int64_t cols) {
   int64_t add = cols;
   if (sparse) {
     add = 0;
     for (int64_t k = 0; k < cols; k++)
       add += acc[k] != 0.0;
   }
-  if (*nnz + add > *cap) {
-    int64_t nc = (*nnz + add) * 2 + 16;
-    int32_t *c2 = sparse ? realloc(*cidx, (size_t)nc * sizeof(int32_t)) : *cidx;
-    if (sparse && !c2) return RRT_ERR_OUT_OF_MEMORY;
-    *cidx = c2;
-    double *v2 = realloc(*vals, (size_t)nc * sizeof(double));
+  if (o->nnz + add > o->cap) {
+    int64_t nc = (o->nnz + add) * 2 + 16;
+    int32_t *c2 = sparse ? realloc(o->col, (size_t)nc * sizeof(int32_t)) : o->col;
+    double *v2 = c2 || !sparse ? realloc(o->val, (size_t)nc * sizeof(double)) : NULL;
+    if (c2) o->col = c2;
     if (!v2) return RRT_ERR_OUT_OF_MEMORY;
-    *vals = v2, *cap = nc;
+    o->val = v2, o->cap = nc;
   }
   for (int64_t k = 0; k < cols; k++)
     if (!sparse || acc[k] != 0.0) {
-      if (sparse) (*cidx)[*nnz] = (int32_t)k;
-      (*vals)[(*nnz)++] = acc[k];
+      if (sparse) o->col[o->nnz] = (int32_t)k;
+      o->val[o->nnz++] = acc[k];
     }
-  int64_t *p2 = realloc(*ptr, (size_t)(*rows + 2) * sizeof(int64_t));
+  int64_t *p2 = realloc(o->ptr, (size_t)(o->rows + 2) * sizeof(int64_t));
   if (!p2) return RRT_ERR_OUT_OF_MEMORY;
-  *ptr = p2;
-  (*ptr)[0] = 0, (*ptr)[++*rows] = *nnz;
-  (void)out;
+  o->ptr = p2;
+  o->ptr[0] = 0, o->ptr[++o->rows] = o->nnz;
   return RRT_SUCCESS;
 }
 
-static rrt_status finish_pack(packed *out, int sparse, int64_t rows, int64_t nnz,
-                              const int64_t *ptr, const int32_t *cidx, const double *vals) {
-  size_t ce = (size_t)((nnz + 1) / 2 * 2);
-  out->bytes = sparse ? (size_t)(2 + rows + 1) * 8 + ce * 4 + (size_t)nnz * 8 : (size_t)nnz * 8;
+/* The rows as rank 0 appends them (see packed). */
+static rrt_status pack_rows(packed *out, int sparse, const rows_out *o) {
+  size_t ce = (size_t)((o->nnz + 1) / 2 * 2), nv = (size_t)o->nnz * 8;
+  out->bytes = sparse ? (size_t)(2 + o->rows + 1) * 8 + ce * 4 + nv : nv;
   out->buf = malloc(out->bytes + 1);
   if (!out->buf) return RRT_ERR_OUT_OF_MEMORY;
   char *p = out->buf;
   if (sparse) {
-    int64_t hd[2] = {rows, nnz};
-    memcpy(p, hd, 16), p += 16;
-    memcpy(p, ptr, (size_t)(rows + 1) * 8), p += (size_t)(rows + 1) * 8;
-    memcpy(p, cidx, (size_t)nnz * 4), p += ce * 4;
+    int64_t hd[3] = {o->rows, o->nnz, 0}; /* and ptr[0] = 0 when there is no row */
+    memcpy(p, hd, o->rows ? 16 : 24), p += o->rows ? 16 : 24;
+    if (o->rows) memcpy(p, o->ptr, (size_t)(o->rows + 1) * 8), p += (size_t)(o->rows + 1) * 8;
+    if (o->nnz) memcpy(p, o->col, (size_t)o->nnz * 4);
+    p += ce * 4;
   }
-  memcpy(p, vals, (size_t)nnz * 8);
+  if (nv) memcpy(p, o->val, nv);
   return RRT_SUCCESS;
 }
 
@@ -255,9 +260,7 @@ static rrt_status owner_sums(char *recv, size_t total, int sparse, int soft, int
   }
   char **sh = malloc((size_t)(nsh + 1) * sizeof(char *));
   double *acc = malloc((size_t)(cols + 1) * sizeof(double)), *hist = malloc((size_t)(ncat + 1) * 8);
-  int64_t *ptr = NULL, rows = 0, nnz = 0, cap = 0;
-  int32_t *cidx = NULL;
-  double *vals = NULL;
+  rows_out ro = {NULL, NULL, NULL, 0, 0, 0};
   rrt_status st = cnt && off && sh && acc && hist ? RRT_SUCCESS : RRT_ERR_OUT_OF_MEMORY;
   for (int64_t k = 0; st == RRT_SUCCESS && k < nm; k++)
     off[k + 1] = off[k] + cnt[k], cnt[k] = 0;
@@ -271,11 +274,10 @@ static rrt_status owner_sums(char *recv, size_t total, int sparse, int soft, int
     int64_t j = lo + k;
     sum_metacell(sh + off[k], cnt[k], sparse, soft, cols, cl, acc, hist, ncat, &ms->size[j],
                  &ms->purity[j], &ms->major[j]);
-    if (ms->size[j] > 0.0)
-      st = pack_row(out, sparse, acc, cols, &ptr, &cidx, &vals, &rows, &nnz, &cap);
+    if (ms->size[j] > 0.0) st = push_row(&ro, sparse, acc, cols);
   }
-  if (st == RRT_SUCCESS) st = finish_pack(out, sparse, rows, nnz, ptr ? ptr : &nnz, cidx, vals);
-  free(cnt), free(off), free(sh), free(acc), free(hist), free(ptr), free(cidx), free(vals);
+  if (st == RRT_SUCCESS) st = pack_rows(out, sparse, &ro);
+  free(cnt), free(off), free(sh), free(acc), free(hist), free(ro.ptr), free(ro.col), free(ro.val);
   return st;
 }
 
