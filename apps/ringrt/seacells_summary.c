@@ -77,6 +77,8 @@ typedef struct shares {
 static rrt_status local_shares(rrt_seacells_t s, const rrt_app_sc_outs *o,
                                const rrt_app_sc_cells *cl, shares *sh) {
   int64_t m = rrt_seacells_n_metacells(s);
+  /* soft needs every weight of a cell: the run keeps at most min(m, fw_iter)
+   * (run.c's capa; the A update never adds one past it) */
   sh->top = o->soft ? (int)(m < cl->fw_iter ? m : cl->fw_iter) : 1;
   if (sh->top < 1) sh->top = 1;
   sh->j = malloc((size_t)(cl->count * sh->top + 1) * sizeof(int64_t));
