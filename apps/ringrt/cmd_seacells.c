@@ -16,6 +16,7 @@
 #include "io/h5ad.h"
 #include "io/int_list.h"
 #include "io/npy.h"
+#include "seacells_h5ad_out.h"
 #include "seacells_report.h"
 
 static const char usage[] = "usage: ringrt seacells INPUT (.h5ad | .npy | .csv) [options]\n"
@@ -29,6 +30,7 @@ static const char usage[] = "usage: ringrt seacells INPUT (.h5ad | .npy | .csv) 
                             "  --archetypes-out FILE write the initial archetypes\n"
                             "  --max-iter N --min-iter N --eps E --fw-iter N\n"
                             "  --out FILE            CSV: cell,metacell,top-5 (metacell, weight)\n"
+                            "%s"
                             "Exit status 3 when the RSS has not converged after --max-iter (the\n"
                             "outputs and the report are still written).\n";
 
@@ -40,6 +42,7 @@ static int ends_with(const char *s, const char *suf) {
 /* Options of the subcommand beyond rrt_seacells_options. */
 typedef struct sc_opts {
   const char *input, *key, *labels, *out, *ain, *aout;
+  rrt_app_sc_outs outs; /* --h5ad-out, --summary-out (seacells_h5ad_out.h) */
 } sc_opts;
 
 /* This rank's inputs: its block of rows, the labels and cell ids (whole),
@@ -135,10 +138,15 @@ static int parse(int argc, char **argv, sc_opts *so, rrt_app_common *c, rrt_seac
     if (r > 0) continue;
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      if (c->rank == 0) printf("%s\n%s%s", usage, rrt_app_common_help, rrt_app_exit_help);
+      if (c->rank == 0) {
+        printf(usage, rrt_app_sc_outs_help);
+        printf("\n%s%s", rrt_app_common_help, rrt_app_exit_help);
+      }
       return 1;
     }
-    r = parse_valued(c, a, val, so, o);
+    r = rrt_app_sc_outs_option(c, a, val, &so->outs);
+    if (r == 3) continue;
+    if (r == 0) r = parse_valued(c, a, val, so, o);
     if (r == 2) return 2;
     if (r == 1) {
       i++;
@@ -146,13 +154,13 @@ static int parse(int argc, char **argv, sc_opts *so, rrt_app_common *c, rrt_seac
       so->input = a;
     } else {
       rrt_app_usage_error(c, "unknown option '%s'", a);
-      if (c->rank == 0) fputs(usage, stderr);
+      if (c->rank == 0) fprintf(stderr, usage, rrt_app_sc_outs_help);
       return 2;
     }
   }
   if (!so->input) {
     rrt_app_usage_error(c, "no INPUT file given");
-    if (c->rank == 0) fputs(usage, stderr);
+    if (c->rank == 0) fprintf(stderr, usage, rrt_app_sc_outs_help);
     return 2;
   }
   if (o->min_iter > o->max_iter) {
@@ -292,7 +300,8 @@ static void gathered_free(sc_gathered *g) {
 /* Rank 0: the CSV, the archetypes, the JSON report, the summary lines.
  * Returns the exit code: 1 when a file could not be written, 3 when the
  * RSS did not converge, else 0. */
-static int write_and_report(rrt_ctx_t ctx, rrt_seacells_t s, const sc_opts *so, rrt_app_common *com,
+static int write_and_report(rrt_ctx_t ctx, rrt_seacells_t s, const sc_opts *so,
+                            const rrt_seacells_options *o, rrt_app_common *com,
                             const rrt_app_seacells_result *r) {
   rrt_app_seacells_summary sm;
   rrt_app_seacells_summarise(r, &sm);
@@ -302,6 +311,9 @@ static int write_and_report(rrt_ctx_t ctx, rrt_seacells_t s, const sc_opts *so, 
   } else if (so->aout &&
              rrt_app_seacells_write_archetypes(so->aout, s, r->m, err, sizeof err) != RRT_SUCCESS) {
     rrt_app_error(com, "--archetypes-out %s", err);
+  } else if (so->outs.h5ad_out &&
+             rrt_app_sc_write_h5ad(&so->outs, s, so->key, o, r, err, sizeof err) != RRT_SUCCESS) {
+    rrt_app_error(com, "--h5ad-out %s", err);
   } else {
     int rc = rrt_seacells_converged(s) ? RRT_EXIT_OK : RRT_EXIT_NOT_CONVERGED;
     FILE *js = rrt_app_json_open(com);
@@ -317,17 +329,38 @@ static int write_and_report(rrt_ctx_t ctx, rrt_seacells_t s, const sc_opts *so, 
   return RRT_EXIT_FAILURE;
 }
 
+/* --summary-out (collective; 0 when not asked for or written). */
+static int summary_out(rrt_ctx_t ctx, rrt_app_common *com, rrt_seacells_t s, const sc_opts *so,
+                       const sc_inputs *in, const double *comp, const double *sep, int fw_iter) {
+  const rrt_app_sc_cells cells = {.input = so->input,
+                                  .labels = so->labels,
+                                  .n = in->n,
+                                  .first = in->first,
+                                  .count = in->count,
+                                  .names = &in->names,
+                                  .cats = &in->cats,
+                                  .codes = in->codes,
+                                  .comp = comp,
+                                  .sep = sep,
+                                  .fw_iter = fw_iter};
+  return rrt_app_sc_summary(ctx, com, s, &so->outs, &cells);
+}
+
 /* Outputs and inputs named on the command line, for the path checks. */
 static int check_paths(rrt_app_common *com, const sc_opts *so) {
-  const rrt_app_path outs[] = {{"--out", so->out}, {"--archetypes-out", so->aout}};
+  const rrt_app_path outs[] = {{"--out", so->out},
+                               {"--archetypes-out", so->aout},
+                               {"--h5ad-out", so->outs.h5ad_out},
+                               {"--summary-out", so->outs.summary_out}};
   const rrt_app_path ins[] = {{"INPUT", so->input}, {"--archetypes-in", so->ain}};
-  return rrt_app_check_paths(com, outs, 2, ins, 2);
+  int rc = rrt_app_sc_outs_check(com, &so->outs, so->input);
+  return rc ? rc : rrt_app_check_paths(com, outs, 4, ins, 2);
 }
 
 int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
   rrt_app_common com;
   rrt_app_common_init(&com, "seacells", comm, argc, argv);
-  sc_opts so = {NULL, "X_pca", NULL, NULL, NULL, NULL};
+  sc_opts so = {NULL, "X_pca", NULL, NULL, NULL, NULL, RRT_APP_SC_OUTS_INIT};
   rrt_seacells_options o = RRT_SEACELLS_OPTIONS_INITIALIZER;
   int pr = rrt_app_agree_args(comm, &com, parse(argc, argv, &so, &com, &o));
   if (pr) return pr == 1 ? 0 : rrt_app_finish(NULL, &com, RRT_EXIT_USAGE);
@@ -374,13 +407,14 @@ int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
                                  .codes = in.codes,
                                  .ncat = in.cats.count,
                                  .seed = o.seed};
-    code = write_and_report(ctx, s, &so, &com, &r);
+    code = write_and_report(ctx, s, &so, &o, &com, &r);
   }
   gathered_free(&g);
-  free(comp), free(sep);
   /* rank 0 wrote the files: its failure is everyone's; convergence is common */
-  if (!gather_failed && !rrt_app_any_rank(ctx, code == RRT_EXIT_FAILURE))
+  int wrote = !gather_failed && !rrt_app_any_rank(ctx, code == RRT_EXIT_FAILURE);
+  if (wrote && summary_out(ctx, &com, s, &so, &in, comp, sep, o.fw_iter) == 0)
     rc = rrt_seacells_converged(s) ? RRT_EXIT_OK : RRT_EXIT_NOT_CONVERGED;
+  free(comp), free(sep);
 done:
   rrt_seacells_destroy(s);
   free(in.x), free(in.codes), free(in.arch_in);

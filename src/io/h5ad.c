@@ -336,8 +336,7 @@ done:
   return st;
 }
 
-/* Value of a string attribute (variable or fixed length); 0 on success. */
-static int read_string_attr(hid_t obj, const char *name, char *out, size_t len) {
+int rrt_h5ad_attr_string(hid_t obj, const char *name, char *out, size_t len) {
   if (H5Aexists(obj, name) <= 0) return -1;
   hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
   hid_t ty = H5Aget_type(a), sp = H5Aget_space(a);
@@ -385,7 +384,7 @@ rrt_status rrt_h5ad_read_obs_names(const char *path, rrt_strings *names, char *e
   hid_t g = H5Oopen(f, "obs", H5P_DEFAULT);
   char col[256] = "";
   char dpath[300];
-  if (read_string_attr(g, "_index", col, sizeof col) == 0)
+  if (rrt_h5ad_attr_string(g, "_index", col, sizeof col) == 0)
     snprintf(dpath, sizeof dpath, "obs/%s", col);
   else if (link_exists(f, "obs/_index"))
     snprintf(dpath, sizeof dpath, "obs/_index");

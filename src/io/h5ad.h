@@ -39,6 +39,11 @@ rrt_status rrt_h5ad_read_obs_names(const char *path, rrt_strings *names, char *e
 rrt_status rrt_h5ad_read_categorical(const char *path, const char *column, int32_t **codes,
                                      int64_t *n, rrt_strings *categories, char *err, size_t errlen);
 
+/** Value of the string attribute NAME of the open HDF5 object obj (an hid_t)
+ *  (variable or fixed length; variable ones are read safely, see
+ *  h5_vlen_check.h) into out: 0, or -1 when absent or not a string. */
+int rrt_h5ad_attr_string(int64_t obj, const char *name, char *out, size_t len);
+
 #ifdef __cplusplus
 }
 #endif
