@@ -19,7 +19,9 @@
  *     y, z <= 65535, all dims > 0: violations return RRT_ERR_INVALID_ARG;
  *   - __shared__ arrays (static thread_local storage: each OS thread runs one
  *     block at a time) and dynamic shared memory through RRT_DYN_SHARED
- *     (<= 227 KiB per launch, 128-byte aligned). Shared memory is not
+ *     (<= 48 KiB per launch, up to 227 KiB after
+ *     cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+ *     bytes), as on a GPU; 128-byte aligned). Shared memory is not
  *     zeroed, as on a GPU. Static __shared__ storage is TLS of every OS thread of
  *     the process: put big tiles in dynamic shared memory;
  *   - __syncthreads, __syncthreads_count/_and/_or: release when every thread
@@ -41,9 +43,17 @@
  *     as plain IEEE operations (the build disables FMA contraction), bit
  *     casts, __ldg, min/max, __popc/__clz/__ffs, bf16/f16 storage types with
  *     round-to-nearest-even conversions;
- *   - printf (output of threads interleaves at barriers only).
+ *   - printf (output of threads interleaves at barriers only);
+ *   - the tensor-core subset of kernels/cuda/tc_prims.h (mma.sync m16n8k16 and
+ *     m16n8k8 bf16/f16 with f32 accumulation, ldmatrix, cp.async with commit
+ *     and wait groups); misuse there (a partial warp, a misaligned address) is
+ *     a kernel fault: printed, and the launch returns RRT_ERR_INTERNAL;
+ *   - RINGRT_EMU_ORDER=reverse|shuffle[:SEED] resumes the fibers of a block in
+ *     reversed or shuffled order (default forward), to expose missing barriers.
  * Not supported: dynamic parallelism, cooperative groups, textures/surfaces,
- * __constant__ symbols copied with cudaMemcpyToSymbol, inline PTX, streams as
+ * __constant__ symbols copied with cudaMemcpyToSymbol, inline PTX (other than
+ * through tc_prims.h), register limits (a GPU may refuse a launch the emulator
+ * runs), streams as
  * concurrency (launches are synchronous), and warp-synchronous code that relies
  * on lock-step execution without __syncwarp or shuffles: a fiber runs until it
  * reaches a barrier or exits. Barriers and warp collectives must be reached by
