@@ -10,6 +10,11 @@
  * (computing shuffle results), or the whole block when every live thread waits at __syncthreads. If
  * nothing can be released, the block is deadlocked: reported, not hung. Blocks are handed out to
  * the OS threads of an OpenMP team from an atomic counter.
+ *
+ * Also here, for the tensor-core subset (kernels/cuda/tc_prims.h, tc_emu.cpp): the warp gather
+ * that mma and ldmatrix exchange fragments through, the per-thread cp.async queues, kernel faults,
+ * the resume order of RINGRT_EMU_ORDER and the dynamic shared memory opt-in of
+ * cudaFuncSetAttribute.
  */
 #include <errno.h>
 #include <stdarg.h>
