@@ -146,8 +146,12 @@ __global__ void k_tc_big_smem(int n, int *out) {
 
 RRT_KERNEL_API(emu_tc_big_smem)(rrt_stream s, int bytes, int opt_in, int *out) {
   if (cudaFuncSetAttribute(k_tc_big_smem, cudaFuncAttributeMaxDynamicSharedMemorySize, opt_in) !=
-      cudaSuccess)
+      cudaSuccess) {
+#if defined(__CUDACC__)
+    (void)cudaGetLastError(); /* else the next launch's status check would report it */
+#endif
     return RRT_ERR_INVALID_ARG;
+  }
   RRT_LAUNCH(k_tc_big_smem, 1, 128, bytes, s, bytes / 4, out);
 }
 
