@@ -1,5 +1,5 @@
 /* Tensor-core primitives for .cu kernels: warp-level mma.sync, ldmatrix and
- * cp.async, one source for both builds. Include after kernels/simt.h.
+ * cp.async, one source for both builds (C++ only, like simt.h).
  *
  * Under nvcc each function is the PTX instruction as inline asm (sm_80+).
  * Under the SIMT emulator the same function exchanges the lanes' fragments
@@ -26,6 +26,8 @@
 #define RRT_KERNELS_CUDA_TC_PRIMS_H
 
 #include <stdint.h>
+
+#include "kernels/simt.h"
 
 #if defined(__CUDACC__)
 #define RRT_TC static __device__ __forceinline__
