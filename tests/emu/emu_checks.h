@@ -381,6 +381,8 @@ static void emu_check_errors(const emu_target *t) {
   t->dev->free(d);
 }
 
+#include "tc_checks.h"
+
 static void emu_run_checks(const emu_target *t) {
   emu_check_block_sums(t);
   emu_check_warps(t);
@@ -389,6 +391,7 @@ static void emu_run_checks(const emu_target *t) {
   emu_check_index3d(t);
   emu_check_convert16(t);
   emu_check_errors(t);
+  tc_run_checks(t);
 }
 
 #endif

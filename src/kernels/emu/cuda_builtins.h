@@ -19,7 +19,9 @@
  *     y, z <= 65535, all dims > 0: violations return RRT_ERR_INVALID_ARG;
  *   - __shared__ arrays (static thread_local storage: each OS thread runs one
  *     block at a time) and dynamic shared memory through RRT_DYN_SHARED
- *     (<= 227 KiB per launch, 128-byte aligned). Shared memory is not
+ *     (<= 48 KiB per launch, up to 227 KiB after
+ *     cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+ *     bytes), as on a GPU; 128-byte aligned). Shared memory is not
  *     zeroed, as on a GPU. Static __shared__ storage is TLS of every OS thread of
  *     the process: put big tiles in dynamic shared memory;
  *   - __syncthreads, __syncthreads_count/_and/_or: release when every thread
@@ -41,9 +43,17 @@
  *     as plain IEEE operations (the build disables FMA contraction), bit
  *     casts, __ldg, min/max, __popc/__clz/__ffs, bf16/f16 storage types with
  *     round-to-nearest-even conversions;
- *   - printf (output of threads interleaves at barriers only).
+ *   - printf (output of threads interleaves at barriers only);
+ *   - the tensor-core subset of kernels/cuda/tc_prims.h (mma.sync m16n8k16 and
+ *     m16n8k8 bf16/f16 with f32 accumulation, ldmatrix, cp.async with commit
+ *     and wait groups); misuse there (a partial warp, a misaligned address) is
+ *     a kernel fault: printed, and the launch returns RRT_ERR_INTERNAL;
+ *   - RINGRT_EMU_ORDER=reverse|shuffle[:SEED] resumes the fibers of a block in
+ *     reversed or shuffled order (default forward), to expose missing barriers.
  * Not supported: dynamic parallelism, cooperative groups, textures/surfaces,
- * __constant__ symbols copied with cudaMemcpyToSymbol, inline PTX, streams as
+ * __constant__ symbols copied with cudaMemcpyToSymbol, inline PTX (other than
+ * through tc_prims.h), register limits (a GPU may refuse a launch the emulator
+ * runs), streams as
  * concurrency (launches are synchronous), and warp-synchronous code that relies
  * on lock-step execution without __syncwarp or shuffles: a fiber runs until it
  * reaches a barrier or exits. Barriers and warp collectives must be reached by
@@ -125,13 +135,28 @@ constexpr int warpSize = 32;
 /* ---- executor interface (simt_executor.cpp) -------------------------------- */
 namespace rrt_emu {
 
-enum warp_op { W_SYNC = 0, W_SHFL_IDX, W_SHFL_UP, W_SHFL_DOWN, W_SHFL_XOR, W_BALLOT, W_ANY, W_ALL };
+enum warp_op {
+  W_SYNC = 0,
+  W_SHFL_IDX,
+  W_SHFL_UP,
+  W_SHFL_DOWN,
+  W_SHFL_XOR,
+  W_BALLOT,
+  W_ANY,
+  W_ALL,
+  W_GATHER
+};
 enum block_op { B_SYNC = 0, B_COUNT, B_AND, B_OR };
 
 /** Run fn(arg) as every thread of a grid; returns when all blocks are done.
  *  Errors (bad configuration, deadlock) are printed to stderr naming `name`. */
-rrt_status launch(const char *name, dim3 grid, dim3 block, size_t shmem_bytes, rrt_stream stream,
-                  size_t stack_bytes, void (*fn)(void *), void *arg);
+rrt_status launch(const char *name, const void *kernel, dim3 grid, dim3 block, size_t shmem_bytes,
+                  rrt_stream stream, size_t stack_bytes, void (*fn)(void *), void *arg);
+/* The identity of a kernel for its attributes: its address. */
+template <class F> static inline const void *kernel_id(F *f) { return (const void *)f; }
+/** cudaFuncAttributeMaxDynamicSharedMemorySize of `kernel`: 0, or 1 (a value
+ *  above the 227 KiB of sm_90, as cudaErrorInvalidValue). */
+int set_max_dyn_smem(const void *kernel, long bytes);
 
 /* Non-inline accessors of the current fiber: nothing may be cached across a
  * fiber switch, and a call to an unknown function guarantees that. */
@@ -143,6 +168,19 @@ void *dyn_smem();
 int block_sync(int op, int pred);
 uint64_t warp_sync(int op, unsigned mask, uint64_t value, int param, int width);
 unsigned active_mask();
+unsigned lane_id();
+/** Report misuse in a kernel (printed once per launch with the kernel, block
+ *  and thread); the launch then returns RRT_ERR_INTERNAL. */
+void fault(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** A warp collective of all 32 lanes: `all` (32 * bytes) receives every
+ *  lane's `bytes` bytes at `mine`, lane j at offset j * bytes. */
+void warp_gather(const char *what, const void *mine, void *all, size_t bytes);
+/** cp.async of the running thread: queued until a wait covers its group. */
+void cp_async(void *dst, const void *src, unsigned bytes);
+void cp_async_commit();
+/** Land the copies of all but the `pending` most recent committed groups;
+ *  pending < 0: every copy (cp.async.wait_all). */
+void cp_async_wait(int pending);
 
 template <class F> void trampoline(void *f) { (*static_cast<F *>(f))(); }
 
@@ -180,10 +218,28 @@ template <class To, class From> static inline To bit_cast(From v) {
 #define RRT_LAUNCH(kernel, grid, block, shmem, stream, ...)                                        \
   do {                                                                                             \
     auto rrt_emu_body_ = [&]() { kernel(__VA_ARGS__); };                                           \
-    return ::rrt_emu::launch(#kernel, dim3(grid), dim3(block), (size_t)(shmem),                    \
-                             (rrt_stream)(stream), (size_t)(RRT_EMU_STACK_BYTES),                  \
+    return ::rrt_emu::launch(#kernel, ::rrt_emu::kernel_id(kernel), dim3(grid), dim3(block),       \
+                             (size_t)(shmem), (rrt_stream)(stream), (size_t)(RRT_EMU_STACK_BYTES), \
                              &::rrt_emu::trampoline<decltype(rrt_emu_body_)>, &rrt_emu_body_);     \
   } while (0)
+
+/* ---- the CUDA runtime's kernel attributes (the opt-in to > 48 KiB) -------------- */
+enum cudaError_t { cudaSuccess = 0, cudaErrorInvalidValue = 1 };
+enum cudaFuncAttribute {
+  cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+  cudaFuncAttributePreferredSharedMemoryCarveout = 9
+};
+/* Host code of a .cu file calls it as on a GPU, before the launch that needs
+ * it; the carveout is a hint without effect here. */
+template <class F>
+static inline cudaError_t cudaFuncSetAttribute(F *kernel, cudaFuncAttribute attr, int value) {
+  if (attr == cudaFuncAttributePreferredSharedMemoryCarveout)
+    return value >= -1 && value <= 100 ? cudaSuccess : cudaErrorInvalidValue;
+  if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return cudaErrorInvalidValue;
+  return ::rrt_emu::set_max_dyn_smem(::rrt_emu::kernel_id(kernel), value) == 0
+             ? cudaSuccess
+             : cudaErrorInvalidValue;
+}
 
 /* ---- barriers and warp collectives -------------------------------------------- */
 static inline void __syncthreads() { (void)::rrt_emu::block_sync(::rrt_emu::B_SYNC, 0); }

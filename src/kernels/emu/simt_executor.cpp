@@ -10,8 +10,14 @@
  * (computing shuffle results), or the whole block when every live thread waits at __syncthreads. If
  * nothing can be released, the block is deadlocked: reported, not hung. Blocks are handed out to
  * the OS threads of an OpenMP team from an atomic counter.
+ *
+ * Also here, for the tensor-core subset (kernels/cuda/tc_prims.h, tc_emu.cpp): the warp gather
+ * that mma and ldmatrix exchange fragments through, the per-thread cp.async queues, kernel faults,
+ * the resume order of RINGRT_EMU_ORDER and the dynamic shared memory opt-in of
+ * cudaFuncSetAttribute.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +25,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "kernels/emu/cuda_builtins.h"
@@ -118,6 +126,25 @@ enum fiber_state { F_READY = 0, F_BLOCK, F_WARP, F_DONE };
 constexpr unsigned kMaxBlockThreads = 1024, kMaxBlockZ = 64, kMaxGridYZ = 65535;
 constexpr unsigned kMaxGridX = 0x7fffffffu;
 constexpr size_t kMaxDynSmem = 227u * 1024u;
+constexpr size_t kDefaultDynSmem = 48u * 1024u; /* above it a kernel must opt in */
+
+/* One cp.async of a thread, pending until a wait covers its group. */
+struct Copy {
+  void *dst;
+  const void *src;
+  unsigned bytes;
+  int group; /* commit group number, 0 while not committed */
+};
+
+/* The order the scheduler resumes the ready fibers of a block in
+ * (RINGRT_EMU_ORDER): forward by default; reversed or shuffled afresh on every
+ * pass, so code that is only right because thread i runs before thread i+1
+ * (a missing __syncthreads) gives wrong results. */
+enum order_kind { O_FORWARD = 0, O_REVERSE, O_SHUFFLE };
+struct Order {
+  int kind;
+  uint64_t seed;
+};
 
 struct Fiber {
   Ctx ctx;
@@ -129,6 +156,11 @@ struct Fiber {
   unsigned mask; /* lanes taking part in the warp collective */
   uint64_t value;
   uint64_t result;
+  const void *gather_src; /* W_GATHER: this lane's bytes, and where all lanes' go */
+  void *gather_dst;
+  const char *what;         /* the instruction waiting at a W_GATHER, for messages */
+  std::vector<Copy> copies; /* cp.async not yet landed, in issue order */
+  int groups;               /* cp.async groups committed so far */
 };
 
 struct Stack {
@@ -142,6 +174,7 @@ struct Launch {
   size_t shmem;
   void (*fn)(void *);
   void *arg;
+  Order order;
 };
 
 struct Worker {
@@ -155,7 +188,9 @@ struct Worker {
   const Launch *launch = nullptr;
   uint3 bidx = {0, 0, 0};
   int nthreads = 0;
-  int cur = -1; /* running fiber, -1 in the scheduler */
+  int cur = -1;              /* running fiber, -1 in the scheduler */
+  bool faulted = false;      /* a kernel fault (rrt_emu::fault) in this launch */
+  std::vector<int> schedule; /* resume order of the current pass */
 
   Worker() {
     long p = sysconf(_SC_PAGESIZE);
@@ -172,7 +207,11 @@ struct Worker {
   }
   rrt_status prepare(const Launch &l, int n, size_t want_stack);
   rrt_status run_block(uint64_t b);
+  void order_pass(uint64_t block, uint64_t pass);
   void resolve_warp(int lo, unsigned group);
+  void resolve_gather(int lo, unsigned group);
+  void vfault(int fiber, const char *fmt, va_list ap);
+  void fault_at(int fiber, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
   rrt_status report_deadlock(const char *why, int warp_lo);
 };
 
@@ -240,6 +279,7 @@ rrt_status Worker::prepare(const Launch &l, int n, size_t want_stack) {
     stacks.push_back(Stack{(char *)p, len});
   }
   fibers.resize((size_t)n);
+  faulted = false;
   size_t need = l.shmem > 0 ? l.shmem : 128;
   if (need > smem_cap) {
     free(smem);
@@ -254,6 +294,10 @@ rrt_status Worker::prepare(const Launch &l, int n, size_t want_stack) {
  * that all wait at it with the same operation, width and mask. */
 void Worker::resolve_warp(int lo, unsigned group) {
   const int op = fibers[(size_t)(lo + __builtin_ctz(group))].op;
+  if (op == W_GATHER) {
+    resolve_gather(lo, group);
+    return;
+  }
   const int width = fibers[(size_t)(lo + __builtin_ctz(group))].width;
   uint64_t ballot = 0;
   int all = 1;
@@ -295,6 +339,54 @@ void Worker::resolve_warp(int lo, unsigned group) {
     fibers[(size_t)(lo + __builtin_ctz(g))].state = F_READY;
 }
 
+/* Every lane of the group receives the bytes of every lane (lane j at offset
+ * j * bytes; zeros for a lane outside the group). The .aligned instructions
+ * built on it (mma.sync, ldmatrix) are undefined unless all 32 lanes execute
+ * them: a partial warp is a kernel fault, not a silently wrong answer. */
+void Worker::resolve_gather(int lo, unsigned group) {
+  const Fiber &first = fibers[(size_t)(lo + __builtin_ctz(group))];
+  const size_t bytes = (size_t)first.width;
+  if (group != 0xffffffffu)
+    fault_at(lo + __builtin_ctz(group),
+             "%s needs all 32 lanes of the warp, only lanes %08x take part (exited lanes, or a "
+             "block size that is not a multiple of 32)",
+             first.what, group);
+  for (unsigned g = group; g; g &= g - 1) {
+    Fiber &f = fibers[(size_t)(lo + __builtin_ctz(g))];
+    unsigned char *dst = (unsigned char *)f.gather_dst;
+    for (int j = 0; j < warpSize; j++) {
+      if ((group >> j) & 1u)
+        memcpy(dst + (size_t)j * bytes, fibers[(size_t)(lo + j)].gather_src, bytes);
+      else
+        memset(dst + (size_t)j * bytes, 0, bytes);
+    }
+  }
+  for (unsigned g = group; g; g &= g - 1)
+    fibers[(size_t)(lo + __builtin_ctz(g))].state = F_READY;
+}
+
+/* A kernel fault (misuse that hardware punishes with an error or undefined
+ * results): the first one of the launch on this worker is printed, naming
+ * the kernel, block and thread; the kernel runs on (the emulated instruction
+ * still does something harmless) and the launch returns RRT_ERR_INTERNAL. */
+void Worker::vfault(int fiber, const char *fmt, va_list ap) {
+  if (!faulted) {
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    const uint3 t = fibers[(size_t)fiber].tid;
+    fprintf(stderr, "ringrt emu: kernel %s, block (%u,%u,%u), thread (%u,%u,%u): %s\n",
+            launch->name, bidx.x, bidx.y, bidx.z, t.x, t.y, t.z, msg);
+  }
+  faulted = true;
+}
+
+void Worker::fault_at(int fiber, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vfault(fiber, fmt, ap);
+  va_end(ap);
+}
+
 rrt_status Worker::report_deadlock(const char *why, int warp_lo) {
   int nb = 0, nw = 0, nd = 0;
   for (int i = 0; i < nthreads; i++) {
@@ -311,6 +403,32 @@ rrt_status Worker::report_deadlock(const char *why, int warp_lo) {
   return RRT_ERR_INTERNAL;
 }
 
+/* splitmix64: a small, good mixer for the shuffled order. */
+uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/* The resume order of one scheduling pass. A shuffle depends only on the
+ * seed, the block and the pass, so a failing order replays exactly, with any
+ * number of emulator threads. */
+void Worker::order_pass(uint64_t block, uint64_t pass) {
+  const int n = nthreads;
+  if (pass > 0 && launch->order.kind != O_SHUFFLE) return; /* fixed orders: built once */
+  schedule.resize((size_t)n);
+  for (int i = 0; i < n; i++)
+    schedule[(size_t)i] = launch->order.kind == O_REVERSE ? n - 1 - i : i;
+  if (launch->order.kind != O_SHUFFLE) return;
+  uint64_t st = mix64(launch->order.seed ^ mix64(block ^ mix64(pass)));
+  for (int i = n - 1; i > 0; i--) { /* Fisher-Yates */
+    st = mix64(st);
+    int j = (int)(st % (uint64_t)(i + 1));
+    std::swap(schedule[(size_t)i], schedule[(size_t)j]);
+  }
+}
+
 rrt_status Worker::run_block(uint64_t b) {
   const Launch &l = *launch;
   bidx.x = (unsigned)(b % l.grid.x);
@@ -323,10 +441,13 @@ rrt_status Worker::run_block(uint64_t b) {
     f.tid.x = (unsigned)i % l.block.x;
     f.tid.y = ((unsigned)i / l.block.x) % l.block.y;
     f.tid.z = (unsigned)i / (l.block.x * l.block.y);
+    f.copies.clear(); /* a thread that exited with copies in flight: gone with its block */
+    f.groups = 0;
     ctx_make(f.ctx, stacks[(size_t)i].map + page, stack_bytes, fiber_main);
   }
-  for (;;) {
-    for (int i = 0; i < n; i++) {
+  for (uint64_t pass = 0;; pass++) {
+    order_pass(b, pass);
+    for (int i : schedule) {
       if (fibers[(size_t)i].state != F_READY) continue;
       cur = i;
       ctx_switch(sched, fibers[(size_t)i].ctx);
@@ -365,7 +486,7 @@ rrt_status Worker::run_block(uint64_t b) {
         released = true;
       }
     }
-    if (live == 0) return RRT_SUCCESS;
+    if (live == 0) return faulted ? RRT_ERR_INTERNAL : RRT_SUCCESS;
     if (released) continue;
     if (at_block == live) {
       int count = 0, all = 1;
@@ -398,7 +519,43 @@ rrt_status Worker::run_block(uint64_t b) {
   }
 }
 
-rrt_status check_config(const char *name, dim3 g, dim3 b, size_t shmem) {
+/* cudaFuncAttributeMaxDynamicSharedMemorySize of every kernel that set it.
+ * Process-wide state by necessity: on a GPU the attribute belongs to the
+ * kernel function, for every later launch from any thread. */
+std::mutex g_attr_mutex;
+std::vector<std::pair<const void *, size_t>> g_max_dyn_smem;
+
+size_t max_dyn_smem(const void *kernel) {
+  std::lock_guard<std::mutex> lock(g_attr_mutex);
+  for (const auto &e : g_max_dyn_smem)
+    if (e.first == kernel) return e.second;
+  return kDefaultDynSmem;
+}
+
+rrt_status parse_order(const char *name, Order *o) {
+  const char *e = getenv("RINGRT_EMU_ORDER");
+  o->kind = O_FORWARD, o->seed = 1;
+  if (!e || !*e || strcmp(e, "forward") == 0) return RRT_SUCCESS;
+  if (strcmp(e, "reverse") == 0) {
+    o->kind = O_REVERSE;
+    return RRT_SUCCESS;
+  }
+  if (strncmp(e, "shuffle", 7) == 0 && (e[7] == '\0' || e[7] == ':')) {
+    o->kind = O_SHUFFLE;
+    if (e[7] == '\0') return RRT_SUCCESS;
+    char *end = nullptr;
+    errno = 0;
+    o->seed = strtoull(e + 8, &end, 10);
+    if (end != e + 8 && *end == '\0' && errno == 0) return RRT_SUCCESS;
+  }
+  fprintf(stderr,
+          "ringrt emu: kernel %s: RINGRT_EMU_ORDER=%s: expected forward, reverse, shuffle or "
+          "shuffle:SEED (SEED a decimal integer)\n",
+          name, e);
+  return RRT_ERR_INVALID_ARG;
+}
+
+rrt_status check_config(const char *name, const void *kernel, dim3 g, dim3 b, size_t shmem) {
   const char *why = nullptr;
   if (!g.x || !g.y || !g.z)
     why = "grid dimensions must be positive";
@@ -411,6 +568,10 @@ rrt_status check_config(const char *name, dim3 g, dim3 b, size_t shmem) {
     why = "block too large (at most 1024 threads, z <= 64)";
   else if (shmem > kMaxDynSmem)
     why = "dynamic shared memory above 227 KiB";
+  else if (shmem > kDefaultDynSmem && shmem > max_dyn_smem(kernel))
+    why = "dynamic shared memory above 48 KiB (and above the kernel's "
+          "cudaFuncAttributeMaxDynamicSharedMemorySize) without opting in with "
+          "cudaFuncSetAttribute: on a GPU, cudaErrorInvalidValue";
   if (!why) return RRT_SUCCESS;
   fprintf(stderr,
           "ringrt emu: kernel %s: invalid launch configuration grid (%u,%u,%u) block (%u,%u,%u) "
@@ -421,8 +582,8 @@ rrt_status check_config(const char *name, dim3 g, dim3 b, size_t shmem) {
 
 } // namespace
 
-rrt_status launch(const char *name, dim3 grid, dim3 block, size_t shmem, rrt_stream stream,
-                  size_t stack_bytes, void (*fn)(void *), void *arg) {
+rrt_status launch(const char *name, const void *kernel, dim3 grid, dim3 block, size_t shmem,
+                  rrt_stream stream, size_t stack_bytes, void (*fn)(void *), void *arg) {
   if (t_current) {
     fprintf(stderr,
             "ringrt emu: kernel %s launched from a kernel: dynamic parallelism is not "
@@ -430,9 +591,11 @@ rrt_status launch(const char *name, dim3 grid, dim3 block, size_t shmem, rrt_str
             name);
     return RRT_ERR_UNSUPPORTED;
   }
-  rrt_status st = check_config(name, grid, block, shmem);
+  rrt_status st = check_config(name, kernel, grid, block, shmem);
+  Order order;
+  if (st == RRT_SUCCESS) st = parse_order(name, &order);
   if (st != RRT_SUCCESS) return st;
-  const Launch l = {name, grid, block, shmem, fn, arg};
+  const Launch l = {name, grid, block, shmem, fn, arg, order};
   const uint64_t nblocks = (uint64_t)grid.x * grid.y * grid.z;
   const int nthreads = (int)(block.x * block.y * block.z);
   int threads = rrt_host_stream_threads(stream);
@@ -478,6 +641,71 @@ int block_sync(int op, int pred) {
 
 uint64_t warp_sync(int op, unsigned mask, uint64_t value, int param, int width) {
   return park(running("a warp collective"), F_WARP, op, mask, value, param, width);
+}
+
+int set_max_dyn_smem(const void *kernel, long bytes) {
+  if (bytes < 0 || (size_t)bytes > kMaxDynSmem) return 1; /* cudaErrorInvalidValue */
+  std::lock_guard<std::mutex> lock(g_attr_mutex);
+  for (auto &e : g_max_dyn_smem)
+    if (e.first == kernel) {
+      e.second = (size_t)bytes;
+      return 0;
+    }
+  g_max_dyn_smem.emplace_back(kernel, (size_t)bytes);
+  return 0;
+}
+
+void fault(const char *fmt, ...) {
+  Worker *w = running("a kernel fault");
+  va_list ap;
+  va_start(ap, fmt);
+  w->vfault(w->cur, fmt, ap);
+  va_end(ap);
+}
+
+unsigned lane_id() { return (unsigned)running("the lane id")->cur % warpSize; }
+
+void warp_gather(const char *what, const void *mine, void *all, size_t bytes) {
+  Worker *w = running(what);
+  Fiber &f = w->fibers[(size_t)w->cur];
+  f.gather_src = mine, f.gather_dst = all, f.what = what;
+  (void)park(w, F_WARP, W_GATHER, 0xffffffffu, 0, 0, (int)bytes);
+}
+
+/* cp.async: the copy is queued on the issuing thread and lands only at the
+ * wait that covers its group, reading the source then too: a kernel that
+ * reads the destination before that wait sees what was there before. */
+void cp_async(void *dst, const void *src, unsigned bytes) {
+  Worker *w = running("cp.async");
+  if (((uintptr_t)dst | (uintptr_t)src) % bytes != 0)
+    w->fault_at(w->cur, "cp.async of %u bytes: source %p or destination %p not %u-byte aligned",
+                bytes, src, dst, bytes);
+  w->fibers[(size_t)w->cur].copies.push_back(Copy{dst, src, bytes, 0});
+}
+
+void cp_async_commit() {
+  Worker *w = running("cp.async.commit_group");
+  Fiber &f = w->fibers[(size_t)w->cur];
+  f.groups++;
+  for (Copy &c : f.copies)
+    if (c.group == 0) c.group = f.groups;
+}
+
+void cp_async_wait(int pending) {
+  Worker *w = running("cp.async.wait_group");
+  Fiber &f = w->fibers[(size_t)w->cur];
+  /* wait_group N: all but the N most recent committed groups are done;
+   * wait_all (pending < 0): every copy, committed or not. */
+  const int upto = f.groups - pending;
+  size_t keep = 0;
+  for (size_t i = 0; i < f.copies.size(); i++) {
+    Copy &c = f.copies[i];
+    if (pending < 0 || (c.group != 0 && c.group <= upto))
+      memcpy(c.dst, c.src, c.bytes);
+    else
+      f.copies[keep++] = c;
+  }
+  f.copies.resize(keep);
 }
 
 unsigned active_mask() {
