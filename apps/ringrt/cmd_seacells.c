@@ -22,11 +22,13 @@ static const char usage[] = "usage: ringrt seacells INPUT (.h5ad | .npy | .csv) 
                             "  --obsm KEY            h5ad matrix (default X_pca)\n"
                             "  --labels COLUMN       h5ad obs categorical: purity per metacell\n"
                             "  --n-metacells N       default n / 75\n"
-                            "  --knn K               neighbours (default 15)\n"
+                            "  --knn K               the reference's n_neighbors (default 15)\n"
                             "  --seed S              seed of --init maxmin\n"
-                            "  --init cssp|maxmin    initial archetypes (default cssp)\n"
+                            "  --init cssp|maxmin|waypoint  initial archetypes (default cssp)\n"
                             "  --archetypes-in FILE  start from these cells (one index per line)\n"
                             "  --archetypes-out FILE write the initial archetypes\n"
+                            "  --diffusion-metrics   also compactness and separation on the\n"
+                            "                        diffusion components (SEACells.evaluate's)\n"
                             "  --max-iter N --min-iter N --eps E --fw-iter N\n"
                             "  --out FILE            CSV: cell,metacell,top-5 (metacell, weight)\n"
                             "Exit status 3 when the RSS has not converged after --max-iter (the\n"
@@ -40,6 +42,7 @@ static int ends_with(const char *s, const char *suf) {
 /* Options of the subcommand beyond rrt_seacells_options. */
 typedef struct sc_opts {
   const char *input, *key, *labels, *out, *ain, *aout;
+  int diffusion; /* --diffusion-metrics */
 } sc_opts;
 
 /* This rank's inputs: its block of rows, the labels and cell ids (whole),
@@ -117,8 +120,10 @@ static int parse_valued(rrt_app_common *c, const char *a, const char *val, sc_op
   } else if (!strcmp(a, "--init")) {
     if (!strcmp(val, "maxmin"))
       o->init = RRT_SEACELLS_INIT_MAXMIN;
+    else if (!strcmp(val, "waypoint"))
+      o->init = RRT_SEACELLS_INIT_WAYPOINT;
     else if (strcmp(val, "cssp")) {
-      rrt_app_usage_error(c, "bad --init '%s' (cssp or maxmin)", val);
+      rrt_app_usage_error(c, "bad --init '%s' (cssp, maxmin or waypoint)", val);
       return 2;
     }
   } else if (parse_number(c, a, val, o)) {
@@ -137,6 +142,10 @@ static int parse(int argc, char **argv, sc_opts *so, rrt_app_common *c, rrt_seac
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       if (c->rank == 0) printf("%s\n%s%s", usage, rrt_app_common_help, rrt_app_exit_help);
       return 1;
+    }
+    if (!strcmp(a, "--diffusion-metrics")) {
+      so->diffusion = 1;
+      continue;
     }
     r = parse_valued(c, a, val, so, o);
     if (r == 2) return 2;
@@ -327,7 +336,7 @@ static int check_paths(rrt_app_common *com, const sc_opts *so) {
 int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
   rrt_app_common com;
   rrt_app_common_init(&com, "seacells", comm, argc, argv);
-  sc_opts so = {NULL, "X_pca", NULL, NULL, NULL, NULL};
+  sc_opts so = {NULL, "X_pca", NULL, NULL, NULL, NULL, 0};
   rrt_seacells_options o = RRT_SEACELLS_OPTIONS_INITIALIZER;
   int pr = rrt_app_agree_args(comm, &com, parse(argc, argv, &so, &com, &o));
   if (pr) return pr == 1 ? 0 : rrt_app_finish(NULL, &com, RRT_EXIT_USAGE);
@@ -350,9 +359,14 @@ int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
   }
   int64_t m = rrt_seacells_n_metacells(s);
   double *comp = malloc((size_t)m * sizeof(double)), *sep = malloc((size_t)m * sizeof(double));
-  if (!comp || !sep || rrt_seacells_metrics(ctx, s, in.x, comp, sep) != RRT_SUCCESS) {
+  double *dcomp = so.diffusion ? malloc((size_t)m * sizeof(double)) : NULL;
+  double *dsep = so.diffusion ? malloc((size_t)m * sizeof(double)) : NULL;
+  if (!comp || !sep || rrt_seacells_metrics(ctx, s, in.x, comp, sep) != RRT_SUCCESS ||
+      (so.diffusion &&
+       (!dcomp || !dsep ||
+        rrt_seacells_metrics_diffusion(ctx, s, in.x, dcomp, dsep) != RRT_SUCCESS))) {
     if (rank == 0) rrt_app_error(&com, "metrics: %s", rrt_ctx_last_error(ctx));
-    free(comp), free(sep);
+    free(comp), free(sep), free(dcomp), free(dsep);
     goto done;
   }
   sc_gathered g;
@@ -370,6 +384,8 @@ int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
                                  .top_w = g.twa,
                                  .comp = comp,
                                  .sep = sep,
+                                 .dcomp = dcomp,
+                                 .dsep = dsep,
                                  .names = &in.names,
                                  .codes = in.codes,
                                  .ncat = in.cats.count,
@@ -377,7 +393,7 @@ int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
     code = write_and_report(ctx, s, &so, &com, &r);
   }
   gathered_free(&g);
-  free(comp), free(sep);
+  free(comp), free(sep), free(dcomp), free(dsep);
   /* rank 0 wrote the files: its failure is everyone's; convergence is common */
   if (!gather_failed && !rrt_app_any_rank(ctx, code == RRT_EXIT_FAILURE))
     rc = rrt_seacells_converged(s) ? RRT_EXIT_OK : RRT_EXIT_NOT_CONVERGED;

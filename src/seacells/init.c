@@ -1,5 +1,6 @@
 /* SEACells initial archetypes: greedy CSSP on K (cssp.c, deterministic),
- * seeded max-min sampling on the coordinates, or given cells. */
+ * seeded max-min sampling on the coordinates, the reference's waypoints
+ * then greedy (waypoint.c), or given cells. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,8 @@ rrt_status rrt_sc_init_archetypes(rrt_sc_run *s) {
       s->archetypes[j] = s->opt.archetypes[j];
     break;
   case RRT_SEACELLS_INIT_MAXMIN: st = init_maxmin(s); break;
-  default: st = rrt_sc_init_cssp(s); break;
+  case RRT_SEACELLS_INIT_WAYPOINT: st = rrt_sc_init_waypoint(s); break;
+  default: st = rrt_sc_cssp(s, s->m, s->archetypes); break;
   }
   s->sec[RRT_SC_PHASE_INIT] += rrt_time_now() - t0;
   return rrt_agree(s->ctx, st);
