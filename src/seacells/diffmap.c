@@ -11,6 +11,7 @@
  * palantir's multiscale space: eigenvectors 1..n_eigs-1 (unit norm) times
  * l / (1 - l). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,7 +202,15 @@ rrt_status rrt_sc_diffusion_components(rrt_sc_run *s, int n_eigs, double **dc, d
   size_t nl = (size_t)s->nl;
   vecs = malloc(((size_t)n_eigs + 1) * (nl + 1) * sizeof(double));
   if (st == RRT_SUCCESS && (!vals || !vecs)) st = OOM(s, "diffusion components");
-  if (st == RRT_SUCCESS) st = rrt_sc_sym_eigs(s, dm_matvec, &o, n_eigs, 1e-9, vals, vecs);
+  int products = 0;
+  if (st == RRT_SUCCESS)
+    st = rrt_sc_sym_eigs(s, dm_matvec, &o, n_eigs, 1e-9, vals, vecs, &products);
+  if (st == RRT_SUCCESS && s->opt.verbose && s->rank == 0) /* what the eigensolve cost */
+    fprintf(stderr, "seacells: diffusion map: %d eigenvalues %.6g .. %.6g after %d products%s\n",
+            n_eigs, vals[0], vals[n_eigs - 1], products,
+            vals[1] > 1.0 - 1e-9 ? " (eigenvalue 1 repeated: the 30-NN graph is disconnected and "
+                                   "l / (1 - l) scales its components without bound)"
+                                 : "");
   double *tmp = vecs ? vecs + (size_t)n_eigs * nl : NULL;
   for (int c = 0; st == RRT_SUCCESS && c < n_eigs; c++)
     st = dm_normalise(s, &o, vecs + (size_t)c * nl, tmp);

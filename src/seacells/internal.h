@@ -160,10 +160,10 @@ void rrt_sc_yidx_free(rrt_sc_yidx *y);
 /* The nev largest eigenpairs of a symmetric operator y = S x over the
  * local cells (sym_eigs.c): vals decreasing, vecs nev x nl (unit norm, sign
  * as the solver leaves it); residuals |S x - val x| <= tol; the same bits
- * for any rank count when mv is. */
+ * for any rank count when mv is; *products: the products with S taken. */
 typedef rrt_status (*rrt_sc_matvec_fn)(rrt_sc_run *s, void *arg, const double *x, double *y);
 rrt_status rrt_sc_sym_eigs(rrt_sc_run *s, rrt_sc_matvec_fn mv, void *arg, int nev, double tol,
-                           double *vals, double *vecs);
+                           double *vals, double *vecs, int *products);
 
 /* Diffusion components as palantir computes them for SEACells
  * (run_diffusion_maps on the input coordinates: 30 neighbours, adaptive

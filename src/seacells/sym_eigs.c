@@ -197,7 +197,7 @@ static void ks_restart(rrt_sc_run *s, ks *k, int keep) {
 }
 
 rrt_status rrt_sc_sym_eigs(rrt_sc_run *s, rrt_sc_matvec_fn mv, void *arg, int nev, double tol,
-                           double *vals, double *vecs) {
+                           double *vals, double *vecs, int *products) {
   ks k;
   memset(&k, 0, sizeof k);
   int64_t nl = s->nl;
@@ -226,9 +226,11 @@ rrt_status rrt_sc_sym_eigs(rrt_sc_run *s, rrt_sc_matvec_fn mv, void *arg, int ne
   for (int64_t i = 0; i < nl; i++)
     k.V[i] = k.w[i] / sqrt(nrm);
   int j0 = 0, done = 0;
+  *products = 0;
   for (int restart = 0; restart < 2000 && !done; restart++) {
     double beta = 0.0;
     RRT_CHECK_GOTO(ks_expand(s, &k, j0, mv, arg, &beta), st, out);
+    *products += m - j0;
     memcpy(k.Gw, k.G, (size_t)m * m * sizeof(double));
     jacobi(m, k.Gw, k.theta, k.Y, k.order, k.tmp);
     done = 1; /* residual of Ritz pair c: |S x - theta x| = beta |Y[m-1][c]| */
