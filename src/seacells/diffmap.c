@@ -184,8 +184,9 @@ rrt_status rrt_sc_diffusion_components(rrt_sc_run *s, int n_eigs, double **dc, d
   rrt_sc_graph_convention(s->n, DM_KNN, &k, &unused);
   if (s->n < (int64_t)k + 1 || n_eigs < 2)
     return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, "seacells",
-                     "diffusion components: %lld cells, %d neighbours, %d eigenvectors",
-                     (long long)s->n, k, n_eigs);
+                     "diffusion components (the waypoint init, the diffusion metrics): %lld "
+                     "cells, need at least %d (palantir's 30 neighbours)",
+                     (long long)s->n, k + 1);
   int32_t *nbr = NULL;
   double *d2 = NULL, *vals = malloc((size_t)n_eigs * sizeof(double)), *vecs = NULL;
   dm_edge *all = NULL;
