@@ -36,16 +36,14 @@ static int dm_edge_cmp(const void *a, const void *b) {
   return x->from < y->from ? -1 : x->from > y->from;
 }
 
-/* S's local rows (CSR over global columns) and the gathered vector. */
+/* S's local rows (CSR over global columns). */
 typedef struct dm_op {
   int64_t *ptr;
   int32_t *col;
-  double *val, *dinv_sqrt, *xfull; /* dinv_sqrt: local D^-1/2 */
+  double *val, *dinv_sqrt; /* dinv_sqrt: local D^-1/2 */
 } dm_op;
 
-static void dm_free(dm_op *o) {
-  free(o->ptr), free(o->col), free(o->val), free(o->dinv_sqrt), free(o->xfull);
-}
+static void dm_free(dm_op *o) { free(o->ptr), free(o->col), free(o->val), free(o->dinv_sqrt); }
 
 /* W's entries of the local cells from their kNN lists: both (i, j) here and
  * (j, i) to j's owner, so that each row holds W + W^T's terms. */
@@ -109,9 +107,8 @@ static rrt_status dm_operator(rrt_sc_run *s, dm_edge *all, size_t na, dm_op *o) 
   o->col = malloc((na + 1) * sizeof(int32_t));
   o->val = malloc((na + 1) * sizeof(double));
   o->dinv_sqrt = malloc((size_t)(nl + 1) * sizeof(double));
-  o->xfull = malloc((size_t)s->n * sizeof(double));
   double *deg = calloc((size_t)nl + 1, sizeof(double)), *dall = NULL;
-  if (!o->ptr || !o->col || !o->val || !o->dinv_sqrt || !o->xfull || !deg) {
+  if (!o->ptr || !o->col || !o->val || !o->dinv_sqrt || !deg) {
     free(deg);
     return OOM(s, "diffusion kernel");
   }
