@@ -109,10 +109,12 @@ RRT_API rrt_status rrt_seacells_metrics(rrt_ctx_t ctx, rrt_seacells_t s, const d
  *  width = the distance to the 10th entry of a cell's distance row, kernel
  *  W + W^T with W_ij = exp(-|x_i - x_j| / width_i), 10 eigenvectors of the
  *  row-normalised kernel) and determine_multiscale_space(n_eigs = 10):
- *  eigenvectors 1..9 at unit norm, each scaled by l / (1 - l). Eigenvectors
- *  by a distributed Krylov-Schur iteration to residual 1e-9, so the same
- *  bits for any rank count. Costs a second kNN (30 neighbours) and the
- *  eigensolve. Arguments as rrt_seacells_metrics. */
+ *  eigenvectors 1..9 at unit norm (sign: the entry of largest magnitude
+ *  positive), each scaled by l / (1 - l). The eigenvectors come from a
+ *  distributed Krylov-Schur iteration to residual 1e-9 and are the same
+ *  bits for any rank count; the sums over metacells are as in
+ *  rrt_seacells_metrics. Costs a second kNN (30 neighbours) and the
+ *  eigensolve; needs at least 30 cells. Arguments as rrt_seacells_metrics. */
 RRT_API rrt_status rrt_seacells_metrics_diffusion(rrt_ctx_t ctx, rrt_seacells_t s, const double *x,
                                                   double *compactness, double *separation);
 
