@@ -15,14 +15,6 @@
 #define OOM(s, what)                                                                               \
   rrt_error((s)->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: %s", what)
 
-/* splitmix64: the seeded first cell, independent of the rank count */
-static uint64_t mix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 static rrt_status init_maxmin(rrt_sc_run *s) {
   int d = s->d;
   double *mind = malloc((size_t)(s->nl + 1) * sizeof(double)),
@@ -33,7 +25,7 @@ static rrt_status init_maxmin(rrt_sc_run *s) {
   }
   for (int64_t i = 0; i < s->nl; i++)
     mind[i] = INFINITY;
-  int64_t p = (int64_t)(mix64(s->opt.seed) % (uint64_t)s->n);
+  int64_t p = (int64_t)(rrt_sc_mix64(s->opt.seed) % (uint64_t)s->n);
   rrt_status st = RRT_SUCCESS;
   for (int j = 0; j < s->m && st == RRT_SUCCESS; j++) {
     if (j > 0) st = rrt_sc_argmax(s, mind, &p);

@@ -181,6 +181,15 @@ rrt_status rrt_sc_diffusion_components(rrt_sc_run *s, int n_eigs, double **dc, d
 rrt_status rrt_sc_metrics_on(rrt_sc_run *s, const double *x, int d, const int64_t *assign,
                              double *compactness, double *separation);
 
+/* splitmix64: seeded draws from a global cell index, the same for any rank
+ * count (the max-min start, the eigensolver's start vector). */
+static inline uint64_t rrt_sc_mix64(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 /* np.random.default_rng(seed).integers(n) for n <= 2^32, bit for bit
  * (np_random.c); every rank draws the same numbers. */
 typedef struct rrt_np_rng {

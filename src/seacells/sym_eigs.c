@@ -122,18 +122,12 @@ static void jacobi(int m, double *a, double *w, double *y, int *order, double *t
   }
 }
 
-static uint64_t mix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 /* A start (or restart after breakdown) vector from the global cell index:
  * the same for any rank count. */
 static void random_vector(const rrt_sc_run *s, uint64_t salt, double *v) {
   for (int64_t i = 0; i < s->nl; i++)
-    v[i] = (double)(mix64((uint64_t)(s->c0 + i) * 0x100000001b3ull + salt) >> 11) * 0x1p-53 - 0.5;
+    v[i] = (double)(rrt_sc_mix64((uint64_t)(s->c0 + i) * 0x100000001b3ull + salt) >> 11) * 0x1p-53 -
+           0.5;
 }
 
 typedef struct ks {
