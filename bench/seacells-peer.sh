@@ -5,11 +5,11 @@
 # the hard assignments, on pbmc68k_reduced (700 cells) and a synthetic
 # 20k-cell set; then ringrt's peak memory at 20k, 50k and 100k synthetic cells.
 #
-# The side-by-side runs give ringrt --knn 14: scanpy's n_neighbors = 15 (the
-# reference's k) counts the cell itself, so both sides then build the same
-# graph (14 neighbours + self, bandwidth = distance to the 7th) and their
-# final RSS values measure the same objective. The memory scan uses the
-# default k = 15.
+# Both sides use their default graph: ringrt's --knn is the reference's
+# n_neighbors (15), so they build the same graph at every size (14 other
+# cells per list below 8192 cells, 15 from there, bandwidth = distance to
+# the 7th; docs/seacells.md) and their final RSS values measure the same
+# objective.
 #
 # Usage: bench/seacells-peer.sh [BUILD_DIR] [WORK_DIR]
 # Env:   SEACELLS_PYTHON  a python with `seacells` installed (else a venv is
@@ -94,7 +94,7 @@ load() { uptime | sed 's/.*load average: //'; }
 side_by_side() {
   local c=$1 in=$2 r m l
   l=$(load)
-  r=$(ringrt "$c" "$in" --knn 14)
+  r=$(ringrt "$c" "$in")
   m=$(echo "$r" | sed 's/.*"metacells": \([0-9]*\).*/\1/')
   local lr
   lr=$(load)

@@ -23,11 +23,13 @@ static const char usage[] = "usage: ringrt seacells INPUT (.h5ad | .npy | .csv) 
                             "  --obsm KEY            h5ad matrix (default X_pca)\n"
                             "  --labels COLUMN       h5ad obs categorical: purity per metacell\n"
                             "  --n-metacells N       default n / 75\n"
-                            "  --knn K               neighbours (default 15)\n"
+                            "  --knn K               the reference's n_neighbors (default 15)\n"
                             "  --seed S              seed of --init maxmin\n"
-                            "  --init cssp|maxmin    initial archetypes (default cssp)\n"
+                            "  --init cssp|maxmin|waypoint  initial archetypes (default cssp)\n"
                             "  --archetypes-in FILE  start from these cells (one index per line)\n"
                             "  --archetypes-out FILE write the initial archetypes\n"
+                            "  --diffusion-metrics   also compactness and separation on the\n"
+                            "                        diffusion components (SEACells.evaluate's)\n"
                             "  --max-iter N --min-iter N --eps E --fw-iter N\n"
                             "  --out FILE            CSV: cell,metacell,top-5 (metacell, weight)\n"
                             "%s"
@@ -43,6 +45,7 @@ static int ends_with(const char *s, const char *suf) {
 typedef struct sc_opts {
   const char *input, *key, *labels, *out, *ain, *aout;
   rrt_app_sc_outs outs; /* --h5ad-out, --summary-out (seacells_h5ad_out.h) */
+  int diffusion; /* --diffusion-metrics */
 } sc_opts;
 
 /* This rank's inputs: its block of rows, the labels and cell ids (whole),
@@ -120,8 +123,10 @@ static int parse_valued(rrt_app_common *c, const char *a, const char *val, sc_op
   } else if (!strcmp(a, "--init")) {
     if (!strcmp(val, "maxmin"))
       o->init = RRT_SEACELLS_INIT_MAXMIN;
+    else if (!strcmp(val, "waypoint"))
+      o->init = RRT_SEACELLS_INIT_WAYPOINT;
     else if (strcmp(val, "cssp")) {
-      rrt_app_usage_error(c, "bad --init '%s' (cssp or maxmin)", val);
+      rrt_app_usage_error(c, "bad --init '%s' (cssp, maxmin or waypoint)", val);
       return 2;
     }
   } else if (parse_number(c, a, val, o)) {
@@ -143,6 +148,10 @@ static int parse(int argc, char **argv, sc_opts *so, rrt_app_common *c, rrt_seac
         printf("\n%s%s", rrt_app_common_help, rrt_app_exit_help);
       }
       return 1;
+    }
+    if (!strcmp(a, "--diffusion-metrics")) {
+      so->diffusion = 1;
+      continue;
     }
     r = rrt_app_sc_outs_option(c, a, val, &so->outs);
     if (r == 3) continue;
@@ -360,7 +369,7 @@ static int check_paths(rrt_app_common *com, const sc_opts *so) {
 int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
   rrt_app_common com;
   rrt_app_common_init(&com, "seacells", comm, argc, argv);
-  sc_opts so = {NULL, "X_pca", NULL, NULL, NULL, NULL, RRT_APP_SC_OUTS_INIT};
+  sc_opts so = {NULL, "X_pca", NULL, NULL, NULL, NULL, RRT_APP_SC_OUTS_INIT, 0};
   rrt_seacells_options o = RRT_SEACELLS_OPTIONS_INITIALIZER;
   int pr = rrt_app_agree_args(comm, &com, parse(argc, argv, &so, &com, &o));
   if (pr) return pr == 1 ? 0 : rrt_app_finish(NULL, &com, RRT_EXIT_USAGE);
@@ -383,9 +392,14 @@ int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
   }
   int64_t m = rrt_seacells_n_metacells(s);
   double *comp = malloc((size_t)m * sizeof(double)), *sep = malloc((size_t)m * sizeof(double));
-  if (!comp || !sep || rrt_seacells_metrics(ctx, s, in.x, comp, sep) != RRT_SUCCESS) {
+  double *dcomp = so.diffusion ? malloc((size_t)m * sizeof(double)) : NULL;
+  double *dsep = so.diffusion ? malloc((size_t)m * sizeof(double)) : NULL;
+  if (!comp || !sep || rrt_seacells_metrics(ctx, s, in.x, comp, sep) != RRT_SUCCESS ||
+      (so.diffusion &&
+       (!dcomp || !dsep ||
+        rrt_seacells_metrics_diffusion(ctx, s, in.x, dcomp, dsep) != RRT_SUCCESS))) {
     if (rank == 0) rrt_app_error(&com, "metrics: %s", rrt_ctx_last_error(ctx));
-    free(comp), free(sep);
+    free(comp), free(sep), free(dcomp), free(dsep);
     goto done;
   }
   sc_gathered g;
@@ -403,6 +417,8 @@ int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
                                  .top_w = g.twa,
                                  .comp = comp,
                                  .sep = sep,
+                                 .dcomp = dcomp,
+                                 .dsep = dsep,
                                  .names = &in.names,
                                  .codes = in.codes,
                                  .ncat = in.cats.count,
@@ -414,7 +430,7 @@ int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
   int wrote = !gather_failed && !rrt_app_any_rank(ctx, code == RRT_EXIT_FAILURE);
   if (wrote && summary_out(ctx, &com, s, &so, &in, comp, sep, o.fw_iter) == 0)
     rc = rrt_seacells_converged(s) ? RRT_EXIT_OK : RRT_EXIT_NOT_CONVERGED;
-  free(comp), free(sep);
+  free(comp), free(sep), free(dcomp), free(dsep);
 done:
   rrt_seacells_destroy(s);
   free(in.x), free(in.codes), free(in.arch_in);

@@ -167,6 +167,12 @@ void rrt_app_seacells_json(FILE *js, rrt_ctx_t ctx, rrt_seacells_t s,
   rrt_app_json_field(js, "mean_separation", sm->msep);
   json_array(js, "compactness", r->comp, r->m);
   json_array(js, "separation", r->sep, r->m);
+  if (r->dcomp && r->dsep) { /* SEACells.evaluate's: on palantir's diffusion components */
+    rrt_app_json_field(js, "mean_diffusion_compactness", finite_mean(r->dcomp, r->m));
+    rrt_app_json_field(js, "mean_diffusion_separation", finite_mean(r->dsep, r->m));
+    json_array(js, "diffusion_compactness", r->dcomp, r->m);
+    json_array(js, "diffusion_separation", r->dsep, r->m);
+  }
   fprintf(js, ", \"seconds\": {");
   const char *ph[] = {"knn", "kernel", "init", "update_a", "update_b", "rss"};
   for (int p = 0; p < 6; p++) {
@@ -183,6 +189,10 @@ void rrt_app_seacells_text(rrt_seacells_t s, const rrt_app_seacells_result *r,
           rrt_seacells_rss(s, NULL)[0], rrt_seacells_rss(s, NULL)[rrt_seacells_iterations(s)]);
   fprintf(stderr, "seacells: mean compactness %.4g, mean separation %.4g (input coordinates)\n",
           sm->mcomp, sm->msep);
+  if (r->dcomp && r->dsep)
+    fprintf(stderr,
+            "seacells: mean compactness %.4g, mean separation %.4g (diffusion components)\n",
+            finite_mean(r->dcomp, r->m), finite_mean(r->dsep, r->m));
   if (r->codes)
     fprintf(stderr, "seacells: mean purity of %s: %.4f (random groups of the same sizes: %.4f)\n",
             r->labels, sm->purity, sm->rpurity);

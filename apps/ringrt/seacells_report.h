@@ -17,6 +17,7 @@ typedef struct rrt_app_seacells_result {
   const int64_t *top_i;       /* [n * 5] the 5 heaviest metacells of each cell */
   const double *top_w;        /* [n * 5] and their weights */
   const double *comp, *sep;   /* [m] compactness and separation per metacell */
+  const double *dcomp, *dsep; /* [m] the same on diffusion components, or NULL */
   const rrt_strings *names;   /* cell ids (obs index) when names->count == n */
   const int32_t *codes;       /* [n] label codes, or NULL without --labels */
   int64_t ncat;               /* label categories */

@@ -25,7 +25,10 @@ extern "C" {
 typedef enum rrt_seacells_init {
   RRT_SEACELLS_INIT_CSSP = 0, /**< deterministic greedy column subset selection on K */
   RRT_SEACELLS_INIT_MAXMIN,   /**< seeded farthest-point (max-min) sampling on the coordinates */
-  RRT_SEACELLS_INIT_GIVEN     /**< the global cell indices in rrt_seacells_options.archetypes */
+  RRT_SEACELLS_INIT_GIVEN,    /**< the global cell indices in rrt_seacells_options.archetypes */
+  RRT_SEACELLS_INIT_WAYPOINT  /**< the reference's default: max-min waypoints on diffusion
+                                   components (palantir's kernel and sampling), then greedy
+                                   CSSP for the rest (see docs/seacells.md) */
 } rrt_seacells_init;
 
 #define RRT_SEACELLS_OPTIONS_MAGIC 0x53454131u /* "SEA1" */
@@ -34,7 +37,10 @@ typedef struct rrt_seacells_options {
   size_t size;               /**< sizeof(rrt_seacells_options), set by the initializer */
   unsigned magic;            /**< RRT_SEACELLS_OPTIONS_MAGIC */
   int64_t n_metacells;       /**< archetypes; <= 0: max(1, n / 75) */
-  int knn;                   /**< neighbours per cell (default 15) */
+  int knn;                   /**< the reference's n_neighbors (default 15, at least 2): the
+                                  kNN lists hold knn - 1 other cells below 8192 cells and knn
+                                  from 8192 on, as scanpy's exact and pynndescent paths do;
+                                  bandwidth = distance to the (knn / 2)-th nearest other cell */
   uint64_t seed;             /**< for MAXMIN (default 0) */
   rrt_seacells_init init;    /**< default CSSP */
   const int64_t *archetypes; /**< INIT_GIVEN: n_metacells global cell indices (same on all ranks) */
@@ -60,7 +66,7 @@ typedef struct rrt_seacells *rrt_seacells_t;
 /** Run SEACells (collective). `x` holds this rank's rows (count x dims,
  *  row-major, float64) as given by rrt_seacells_partition(). Inputs are
  *  validated and agreed on all ranks first: NaN/Inf coordinates, fewer
- *  cells than metacells or than knn + 1, bad archetype indices are errors
+ *  cells than metacells or than the kNN lists need, bad archetype indices are errors
  *  on every rank. */
 RRT_API rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
                                     const rrt_seacells_options *opt, rrt_seacells_t *result);
@@ -96,6 +102,21 @@ RRT_API rrt_status rrt_seacells_local_assignments(rrt_seacells_t s, int top, int
  *  same on every rank (up to the order of the cross-rank sums). */
 RRT_API rrt_status rrt_seacells_metrics(rrt_ctx_t ctx, rrt_seacells_t s, const double *x,
                                         double *compactness, double *separation);
+
+/** The same metrics on the diffusion components the reference's
+ *  SEACells.evaluate uses (collective): palantir's run_diffusion_maps on
+ *  `x` with its defaults (30 neighbours in scanpy's convention, adaptive
+ *  width = the distance to the 10th entry of a cell's distance row, kernel
+ *  W + W^T with W_ij = exp(-|x_i - x_j| / width_i), 10 eigenvectors of the
+ *  row-normalised kernel) and determine_multiscale_space(n_eigs = 10):
+ *  eigenvectors 1..9 at unit norm (sign: the entry of largest magnitude
+ *  positive), each scaled by l / (1 - l). The eigenvectors come from a
+ *  distributed Krylov-Schur iteration to residual 1e-9 and are the same
+ *  bits for any rank count; the sums over metacells are as in
+ *  rrt_seacells_metrics. Costs a second kNN (30 neighbours) and the
+ *  eigensolve; needs at least 30 cells. Arguments as rrt_seacells_metrics. */
+RRT_API rrt_status rrt_seacells_metrics_diffusion(rrt_ctx_t ctx, rrt_seacells_t s, const double *x,
+                                                  double *compactness, double *separation);
 
 /** Seconds spent in the phases "knn", "kernel", "init", "update_a", "update_b",
  *  "rss" on this rank (0 for an unknown name). */

@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # anndata and pandas are imported on use, not by `import ring
 
 _OP = "ringrt.seacells"
 _PHASES = ("knn", "kernel", "init", "update_a", "update_b", "rss")
-_INITS = {"cssp": 0, "maxmin": 1}  # rrt_seacells_init; 2 = given archetypes
+_INITS = {"cssp": 0, "maxmin": 1, "waypoint": 3}  # rrt_seacells_init; 2 = given archetypes
 _INIT_GIVEN = 2
 _OPTIONS_MAGIC = 0x53454131
 
@@ -176,7 +176,7 @@ def _given_archetypes(init: Any, names: "pandas.Index", n_metacells: Optional[in
                       ) -> Tuple[Optional[np.ndarray], str]:
     """init= as a list of cells (indices or obs names) -> global indices."""
     if not hasattr(init, "__iter__"):
-        return None, f"init = {init!r}: expected 'cssp', 'maxmin' or a list of archetype cells"
+        return None, f"init = {init!r}: expected 'cssp', 'maxmin', 'waypoint' or a list of archetype cells"
     cells = list(init)
     if not cells:
         return None, "init= is an empty list of archetype cells"
@@ -203,8 +203,10 @@ def _check_options(n: int, n_metacells: Optional[int], knn: Any, seed: Any, min_
     """The first problem with the numeric arguments, or ''."""
     if n_metacells is not None and (not _is_int(n_metacells) or not 1 <= n_metacells <= n):
         return f"n_metacells = {n_metacells!r} is out of range 1..{n} (adata has {n} cells)"
-    if not _is_int(knn) or knn < 1 or knn + 1 > n:
-        return f"knn = {knn!r}: need an integer 1 <= knn <= n_obs - 1 = {n - 1}"
+    others = (knn - 1 if n < 8192 else knn) if _is_int(knn) else 0  # as the library counts
+    if not _is_int(knn) or knn < 2 or others + 1 > n:
+        top = n if n < 8192 else n - 1
+        return f"knn = {knn!r}: need an integer 2 <= knn <= {top} (n_obs = {n})"
     if not _is_int(seed) or not 0 <= seed < 2**64:
         return f"seed = {seed!r}: need an integer in 0..2^64-1"
     for name, v in (("min_iter", min_iter), ("max_iter", max_iter)):
@@ -239,7 +241,7 @@ def _validate(adata: Any, obsm: str, n_components: Optional[int], init: Any,
         given, problem = _given_archetypes(init, names, n_metacells)
         n_metacells = len(given) if given is not None else n_metacells
     elif init not in _INITS:
-        problem = f"init = {init!r}: expected 'cssp', 'maxmin' or a list of archetype cells"
+        problem = f"init = {init!r}: expected 'cssp', 'maxmin', 'waypoint' or a list of archetype cells"
     problem = problem or _check_options(int(adata.n_obs), n_metacells, *options)
     if problem:
         return None, None, n_metacells, problem
@@ -362,10 +364,15 @@ def seacells(adata: "anndata.AnnData", n_metacells: Optional[int] = None, obsm: 
             default ``max(1, n_obs // 75)``; at most ``n_obs``.
         obsm: the coordinates, ``adata.obsm[obsm]`` (the reference's
             ``build_kernel_on``), cells x dims, dense and finite.
-        knn: neighbours per cell in the kNN graph, not counting the cell
-            (scanpy's / the reference's ``n_neighbors`` minus 1).
+        knn: the reference's (scanpy's) ``n_neighbors``; the same graph at
+            every size: below 8,192 cells each cell's list holds the
+            ``knn - 1`` nearest other cells, from 8,192 on the ``knn``
+            nearest (as scanpy's exact and pynndescent paths do); bandwidth =
+            distance to the ``knn // 2``-th nearest other cell.
         init: ``"cssp"`` (deterministic greedy column subset selection on the
-            kernel), ``"maxmin"`` (seeded farthest-point sampling), or the
+            kernel), ``"maxmin"`` (seeded farthest-point sampling),
+            ``"waypoint"`` (the reference's default: max-min waypoints on
+            diffusion components, then greedy CSSP for the rest), or the
             archetype cells themselves (obs names or indices).
         seed: the seed of ``init="maxmin"``.
         min_iter: at least this many iterations.

@@ -50,7 +50,7 @@ static void cssp_free(cssp *c, int m) {
   free(c->kacc), free(c->kvals), free(c->klist), free(c->kmark);
 }
 
-static rrt_status cssp_alloc(rrt_sc_run *s, cssp *c) {
+static rrt_status cssp_alloc(rrt_sc_run *s, cssp *c, int count) {
   size_t n = (size_t)s->n, nl = (size_t)s->nl;
   memset(c, 0, sizeof *c);
   c->f = calloc(nl + 1, sizeof(double)), c->g = calloc(nl + 1, sizeof(double));
@@ -58,7 +58,7 @@ static rrt_status cssp_alloc(rrt_sc_run *s, cssp *c) {
   c->o = calloc(n, sizeof(double)), c->v = calloc(n, sizeof(double));
   c->tl = malloc(n * sizeof(int32_t)), c->vl = malloc(n * sizeof(int32_t));
   c->mark = calloc(n, 1), c->vmark = calloc(n, 1), c->chosen = calloc(nl + 1, 1);
-  c->w = calloc((size_t)s->m, sizeof(spvec));
+  c->w = calloc((size_t)count + 1, sizeof(spvec));
   c->kacc = malloc(n * sizeof(double)), c->kvals = malloc(n * sizeof(double));
   c->klist = malloc(n * sizeof(int32_t)), c->kmark = calloc(n, 1);
   if (!c->f || !c->g || !c->score || !c->o || !c->v || !c->tl || !c->vl || !c->mark || !c->vmark ||
@@ -226,7 +226,7 @@ static void cssp_deflate(rrt_sc_run *s, cssp *c) {
 }
 
 /* Archetype j: the best-scoring column, then the deflation by it. */
-static rrt_status cssp_select(rrt_sc_run *s, cssp *c, int j) {
+static rrt_status cssp_select(rrt_sc_run *s, cssp *c, int j, int64_t *out) {
   for (int64_t i = 0; i < s->nl; i++)
     c->score[i] = (!c->chosen[i] && c->g[i] > 1e-12) ? c->f[i] / c->g[i] : -INFINITY;
   int64_t p;
@@ -234,7 +234,7 @@ static rrt_status cssp_select(rrt_sc_run *s, cssp *c, int j) {
   if (p < 0 || p >= s->n)
     return rrt_error(s->ctx, RRT_ERR_NUMERIC, "seacells", "CSSP found no column for archetype %d",
                      j);
-  s->archetypes[j] = p;
+  out[j] = p;
   RRT_CHECK(cssp_fetch_row(s, c, p));
   RRT_CHECK(cssp_new_column(s, c, j, p));
   cssp_project(c, j);
@@ -242,12 +242,12 @@ static rrt_status cssp_select(rrt_sc_run *s, cssp *c, int j) {
   return RRT_SUCCESS;
 }
 
-rrt_status rrt_sc_init_cssp(rrt_sc_run *s) {
+rrt_status rrt_sc_cssp(rrt_sc_run *s, int count, int64_t *out) {
   cssp c;
-  rrt_status st = cssp_alloc(s, &c);
+  rrt_status st = cssp_alloc(s, &c, count);
   if (st == RRT_SUCCESS) st = cssp_start(s, &c);
-  for (int j = 0; st == RRT_SUCCESS && j < s->m; j++)
-    st = cssp_select(s, &c, j);
-  cssp_free(&c, s->m);
+  for (int j = 0; st == RRT_SUCCESS && j < count; j++)
+    st = cssp_select(s, &c, j, out);
+  cssp_free(&c, count);
   return st;
 }

@@ -31,22 +31,22 @@ static int64_t max_block(const rrt_sc_run *s) {
 /* Exact kNN: the coordinate blocks travel the ring (as K/V blocks do in
  * attention), each folded into the local lists by the kernels while the
  * next one moves. */
-static rrt_status knn_ring(rrt_sc_run *s) {
+rrt_status rrt_sc_knn(rrt_sc_run *s, int k, int32_t **nbr, double **nbr_d2) {
   rrt_ctx_t ctx = s->ctx;
-  int P = s->size, k = s->knn, d = s->d;
+  int P = s->size, d = s->d;
   size_t blk = (size_t)max_block(s) * d * sizeof(double), lk = (size_t)s->nl * k;
   void *buf[2] = {NULL, NULL}, *work = NULL;
   rrt_status st = RRT_SUCCESS;
-  s->nbr = malloc((lk ? lk : 1) * sizeof(int32_t));
-  s->nbr_d2 = malloc((lk ? lk : 1) * sizeof(double));
-  if (!s->nbr || !s->nbr_d2) return OOM(s, "kNN lists");
+  *nbr = malloc((lk ? lk : 1) * sizeof(int32_t));
+  *nbr_d2 = malloc((lk ? lk : 1) * sizeof(double));
+  if (!*nbr || !*nbr_d2) return OOM(s, "kNN lists");
   for (size_t i = 0; i < lk; i++)
-    s->nbr_d2[i] = INFINITY, s->nbr[i] = -1;
+    (*nbr_d2)[i] = INFINITY, (*nbr)[i] = -1;
   RRT_CHECK_GOTO(rrt_malloc(ctx, blk, &buf[0]), st, out);
   RRT_CHECK_GOTO(rrt_malloc(ctx, blk, &buf[1]), st, out);
   RRT_CHECK_GOTO(rrt_memcpy_to_backend(ctx, buf[0], s->x, (size_t)s->nl * d * sizeof(double)), st,
                  out);
-  const rrt_sc_knn_args ka = {s->x, s->nl, s->c0, d, k, s->nbr_d2, s->nbr};
+  const rrt_sc_knn_args ka = {s->x, s->nl, s->c0, d, k, *nbr_d2, *nbr};
   RRT_CHECK_GOTO(s->kern->knn_begin(ctx, &ka, &work), st, out);
   for (int step = 0; step < P; step++) {
     int src = ((s->rank - step) % P + P) % P;
@@ -312,11 +312,16 @@ static rrt_status build_kdiag(rrt_sc_run *s) {
   return RRT_SUCCESS;
 }
 
+void rrt_sc_graph_convention(int64_t n, int n_neighbors, int *count, int *kbw) {
+  *count = n < RRT_SC_DENSE_KNN_MAX ? n_neighbors - 1 : n_neighbors;
+  *kbw = n_neighbors / 2;
+}
+
 rrt_status rrt_sc_build_graph(rrt_sc_run *s) {
   double t0 = rrt_time_now();
-  rrt_status st = rrt_agree(s->ctx, knn_ring(s));
+  rrt_status st = rrt_agree(s->ctx, rrt_sc_knn(s, s->knn, &s->nbr, &s->nbr_d2));
   if (st != RRT_SUCCESS) return st;
-  int k = s->knn, kb = k / 2 > 0 ? k / 2 : 1; /* the (k/2)-th nearest neighbour */
+  int k = s->knn, kb = s->kbw;
   s->sigma = malloc((size_t)(s->nl + 1) * sizeof(double));
   if (!s->sigma) return rrt_agree(s->ctx, OOM(s, "bandwidths"));
   for (int64_t i = 0; i < s->nl; i++)

@@ -1,5 +1,6 @@
 /* SEACells initial archetypes: greedy CSSP on K (cssp.c, deterministic),
- * seeded max-min sampling on the coordinates, or given cells. */
+ * seeded max-min sampling on the coordinates, the reference's waypoints
+ * then greedy (waypoint.c), or given cells. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,14 +15,6 @@
 #define OOM(s, what)                                                                               \
   rrt_error((s)->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: %s", what)
 
-/* splitmix64: the seeded first cell, independent of the rank count */
-static uint64_t mix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 static rrt_status init_maxmin(rrt_sc_run *s) {
   int d = s->d;
   double *mind = malloc((size_t)(s->nl + 1) * sizeof(double)),
@@ -32,7 +25,7 @@ static rrt_status init_maxmin(rrt_sc_run *s) {
   }
   for (int64_t i = 0; i < s->nl; i++)
     mind[i] = INFINITY;
-  int64_t p = (int64_t)(mix64(s->opt.seed) % (uint64_t)s->n);
+  int64_t p = (int64_t)(rrt_sc_mix64(s->opt.seed) % (uint64_t)s->n);
   rrt_status st = RRT_SUCCESS;
   for (int j = 0; j < s->m && st == RRT_SUCCESS; j++) {
     if (j > 0) st = rrt_sc_argmax(s, mind, &p);
@@ -61,7 +54,8 @@ rrt_status rrt_sc_init_archetypes(rrt_sc_run *s) {
       s->archetypes[j] = s->opt.archetypes[j];
     break;
   case RRT_SEACELLS_INIT_MAXMIN: st = init_maxmin(s); break;
-  default: st = rrt_sc_init_cssp(s); break;
+  case RRT_SEACELLS_INIT_WAYPOINT: st = rrt_sc_init_waypoint(s); break;
+  default: st = rrt_sc_cssp(s, s->m, s->archetypes); break;
   }
   s->sec[RRT_SC_PHASE_INIT] += rrt_time_now() - t0;
   return rrt_agree(s->ctx, st);

@@ -71,7 +71,8 @@ typedef struct rrt_sc_run {
   rrt_seacells_options opt;
   int rank, size;
   int64_t n, c0, nl;
-  int d, m, knn, capa;
+  int d, m, knn, capa;        /* knn: neighbours searched per cell (rrt_sc_graph_convention) */
+  int kbw;                    /* bandwidth: distance to the kbw-th nearest other cell */
   const rrt_sc_kernels *kern; /* the backend's kernels, chosen when the run is made */
   rrt_cell_blocks plan;
   const double *x; /* local coordinates, nl x d */
@@ -123,9 +124,21 @@ rrt_status rrt_sc_argmax(rrt_sc_run *s, const double *score, int64_t *best);
 rrt_status rrt_sc_alloc_state(rrt_sc_run *s);
 void rrt_sc_run_free(rrt_sc_run *s);
 
+/* The reference's graph convention for n_neighbors (scanpy's
+ * sc.pp.neighbors as SEACells calls it): *count other cells per kNN list,
+ * n_neighbors - 1 below RRT_SC_DENSE_KNN_MAX cells (scanpy's exact path
+ * counts the cell itself) and n_neighbors from there on (its pynndescent
+ * path asks for n_neighbors + 1 and drops only the self); *kbw =
+ * n_neighbors / 2 (SEACells' bandwidth neighbour, self not counted). */
+#define RRT_SC_DENSE_KNN_MAX 8192
+void rrt_sc_graph_convention(int64_t n, int n_neighbors, int *count, int *kbw);
+
 /* Graph (graph.c): kNN by the ring, bandwidths, union kernel rows
  * of M, ghost rows, K rows. */
 rrt_status rrt_sc_build_graph(rrt_sc_run *s);
+/* Exact kNN of the local cells (k other cells each, (d2, index) order) by
+ * the ring: *nbr and *nbr_d2 are malloc'd nl x k (graph.c). */
+rrt_status rrt_sc_knn(rrt_sc_run *s, int k, int32_t **nbr, double **nbr_d2);
 
 /* Row l (global) of M, local or ghost: l must be local or referenced by a
  * local row. */
@@ -144,10 +157,57 @@ rrt_status rrt_sc_mprod(rrt_sc_run *s, const int32_t *yfirst, const int32_t *ycn
                         const int32_t *yj, const double *yw, rrt_sc_yidx *out);
 void rrt_sc_yidx_free(rrt_sc_yidx *y);
 
+/* The nev largest eigenpairs of a symmetric operator y = S x over the
+ * local cells (sym_eigs.c): vals decreasing, vecs nev x nl (unit norm, sign
+ * as the solver leaves it); residuals |S x - val x| <= tol; the same bits
+ * for any rank count when mv is; *products: the products with S taken. */
+typedef rrt_status (*rrt_sc_matvec_fn)(rrt_sc_run *s, void *arg, const double *x, double *y);
+rrt_status rrt_sc_sym_eigs(rrt_sc_run *s, rrt_sc_matvec_fn mv, void *arg, int nev, double tol,
+                           double *vals, double *vecs, int *products);
+
+/* Diffusion components as palantir computes them for SEACells
+ * (run_diffusion_maps on the input coordinates: 30 neighbours, adaptive
+ * kernel, the eigenvectors of the row-normalised kernel) and its
+ * multiscale space over eigenvectors 1..n_eigs-1, scaled by l / (1 - l)
+ * (diffmap.c): dc is nl x (n_eigs - 1), row-major, malloc'd; eigvals
+ * (n_eigs values) may be NULL. Eigenvector signs: the entry of largest
+ * magnitude (lowest cell on ties) positive. */
+rrt_status rrt_sc_diffusion_components(rrt_sc_run *s, int n_eigs, double **dc, double *eigvals);
+/* palantir's (and so SEACells.evaluate's and the waypoints') n_eigs. */
+#define RRT_SC_DM_EIGS 10
+
+/* Compactness and separation of the hard assignments (local cells, -1:
+ * none) on the local rows of x (nl x d), collective (metrics.c). */
+rrt_status rrt_sc_metrics_on(rrt_sc_run *s, const double *x, int d, const int64_t *assign,
+                             double *compactness, double *separation);
+
+/* splitmix64: seeded draws from a global cell index, the same for any rank
+ * count (the max-min start, the eigensolver's start vector). */
+static inline uint64_t rrt_sc_mix64(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* np.random.default_rng(seed).integers(n) for n <= 2^32, bit for bit
+ * (np_random.c); every rank draws the same numbers. */
+typedef struct rrt_np_rng {
+  uint64_t state[2], inc[2]; /* 128-bit, high word first */
+  int has32;
+  uint32_t buf32;
+} rrt_np_rng;
+void rrt_np_rng_seed(rrt_np_rng *r, uint64_t seed);
+int64_t rrt_np_rng_integers(rrt_np_rng *r, int64_t n);
+
 /* Initial archetypes (init.c): fills s->archetypes. */
 rrt_status rrt_sc_init_archetypes(rrt_sc_run *s);
-/* Greedy column subset selection on K (cssp.c). */
-rrt_status rrt_sc_init_cssp(rrt_sc_run *s);
+/* Greedy column subset selection on K (cssp.c): the first count columns
+ * (count <= n) into out. */
+rrt_status rrt_sc_cssp(rrt_sc_run *s, int count, int64_t *out);
+/* The reference's default: max-min waypoints on the diffusion components,
+ * then greedy CSSP for the rest (waypoint.c). */
+rrt_status rrt_sc_init_waypoint(rrt_sc_run *s);
 
 /* Frank-Wolfe (fw.c). */
 rrt_status rrt_sc_b_from_archetypes(rrt_sc_run *s);

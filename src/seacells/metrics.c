@@ -1,9 +1,10 @@
-/* SEACells quality metrics on the input coordinates, as the reference
- * SEACells evaluation (SEACells.evaluate) defines them: compactness = the
- * mean over components of the variance of a metacell's cells (pandas var,
- * n - 1 denominator); separation = the distance from a metacell's centroid
- * to the nearest other centroid. The reference computes both on diffusion
- * components; here they are on the coordinates the run was given. */
+/* SEACells quality metrics, as the reference SEACells evaluation
+ * (SEACells.evaluate) defines them: compactness = the mean over components
+ * of the variance of a metacell's cells (pandas var, n - 1 denominator);
+ * separation = the distance from a metacell's centroid to the nearest
+ * other centroid. The reference computes both on palantir's diffusion
+ * components (rrt_seacells_metrics_diffusion, diffmap.c); rrt_seacells_metrics
+ * on the coordinates the run was given. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,30 +15,20 @@
 #include "kernels/cpu/seacells.h"
 #include "ringrt/transport.h"
 
-rrt_status rrt_seacells_metrics(rrt_ctx_t ctx, rrt_seacells_t h, const double *x,
-                                double *compactness, double *separation) {
-  const char *op = "rrt_seacells_metrics";
-  if (!ctx || !h || !compactness || !separation)
-    return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "NULL argument");
-  rrt_sc_run *s = &h->s;
-  int m = s->m, d = s->d;
+/* The metrics of the hard assignments `assign` (local cells, -1: none)
+ * on the local rows of x (nl x d). */
+rrt_status rrt_sc_metrics_on(rrt_sc_run *s, const double *x, int d, const int64_t *assign,
+                             double *compactness, double *separation) {
+  const char *op = "seacells metrics";
+  rrt_ctx_t ctx = s->ctx;
+  int m = s->m;
   int64_t nl = s->nl;
   rrt_status st = RRT_SUCCESS;
-  int64_t *assign = malloc((size_t)(nl + 1) * sizeof(int64_t));
   double *sum = calloc((size_t)m * (d + 1), sizeof(double)); /* d sums + count per metacell */
   double *dev = calloc((size_t)m, sizeof(double)), *cen = NULL, *bd = NULL;
   int32_t *bi = NULL;
   int *map = NULL;
-  if (!assign || !sum || !dev) {
-    st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, op, "%d metacells x %d dims", m, d);
-    goto agree;
-  }
-  if (nl > 0 && !x) {
-    st = rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "x is NULL");
-    goto agree;
-  }
-  st = rrt_seacells_local_assignments(h, 0, assign, NULL, NULL);
-agree:
+  if (!sum || !dev) st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, op, "%d metacells x %d dims", m, d);
   st = rrt_agree(ctx, st);
   if (st != RRT_SUCCESS) goto out;
   for (int64_t i = 0; i < nl; i++) {
@@ -92,6 +83,45 @@ agree:
       separation[map[e]] = sqrt(bd[e]);
   }
 out:
-  free(assign), free(sum), free(dev), free(cen), free(bd), free(bi), free(map);
+  free(sum), free(dev), free(cen), free(bd), free(bi), free(map);
   return rrt_agree(ctx, st);
+}
+
+/* The public entries: the run's hard assignments, on x or on its diffusion
+ * components. */
+static rrt_status metrics(rrt_ctx_t ctx, rrt_seacells_t h, const double *x, int diffusion,
+                          double *compactness, double *separation) {
+  const char *op = diffusion ? "rrt_seacells_metrics_diffusion" : "rrt_seacells_metrics";
+  if (!ctx || !h || !compactness || !separation)
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "NULL argument");
+  rrt_sc_run *s = &h->s;
+  rrt_status st = RRT_SUCCESS;
+  int64_t *assign = malloc((size_t)(s->nl + 1) * sizeof(int64_t));
+  double *dc = NULL;
+  if (!assign) st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, op, "assignments");
+  if (st == RRT_SUCCESS && s->nl > 0 && !x)
+    st = rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "x is NULL");
+  if (st == RRT_SUCCESS) st = rrt_seacells_local_assignments(h, 0, assign, NULL, NULL);
+  st = rrt_agree(ctx, st);
+  if (st == RRT_SUCCESS && diffusion) {
+    const double *keep = s->x;
+    s->x = x; /* the kNN of the diffusion kernel reads the caller's rows */
+    st = rrt_sc_diffusion_components(s, RRT_SC_DM_EIGS, &dc, NULL);
+    s->x = keep;
+  }
+  if (st == RRT_SUCCESS)
+    st = rrt_sc_metrics_on(s, diffusion ? dc : x, diffusion ? RRT_SC_DM_EIGS - 1 : s->d, assign,
+                           compactness, separation);
+  free(assign), free(dc);
+  return st;
+}
+
+rrt_status rrt_seacells_metrics(rrt_ctx_t ctx, rrt_seacells_t h, const double *x,
+                                double *compactness, double *separation) {
+  return metrics(ctx, h, x, 0, compactness, separation);
+}
+
+rrt_status rrt_seacells_metrics_diffusion(rrt_ctx_t ctx, rrt_seacells_t h, const double *x,
+                                          double *compactness, double *separation) {
+  return metrics(ctx, h, x, 1, compactness, separation);
 }

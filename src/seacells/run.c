@@ -34,13 +34,17 @@ static rrt_status validate(rrt_sc_run *s, const double *x) {
     return rrt_error(s->ctx, RRT_ERR_UNSUPPORTED, op,
                      "no SEACells kernels for this backend in this build");
   if (s->d < 1) return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "dims = %d", s->d);
-  if (s->knn < 1) return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "knn = %d", s->knn);
+  if (o->knn < 2)
+    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op,
+                     "knn = %d: the reference's n_neighbors, at least 2 (it counts the cell)",
+                     o->knn);
   if (s->n > INT32_MAX)
     return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "%lld cells: at most 2^31-1",
                      (long long)s->n);
   if (s->n < (int64_t)s->knn + 1)
-    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "%lld cells but knn = %d needs at least %d",
-                     (long long)s->n, s->knn, s->knn + 1);
+    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op,
+                     "%lld cells but knn = %d (%d other cells per list) needs at least %d",
+                     (long long)s->n, o->knn, s->knn, s->knn + 1);
   if (s->m > s->n)
     return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "fewer cells (%lld) than metacells (%d)",
                      (long long)s->n, s->m);
@@ -177,7 +181,7 @@ rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
   s->size = rrt_ctx_size(ctx);
   s->n = n;
   s->d = dims;
-  s->knn = opt->knn;
+  rrt_sc_graph_convention(n, opt->knn, &s->knn, &s->kbw);
   int64_t m = opt->n_metacells > 0 ? opt->n_metacells : (n / 75 > 1 ? n / 75 : 1);
   s->m = (int)(m > INT32_MAX ? INT32_MAX : m);
   s->capa = s->m < opt->fw_iter ? s->m : opt->fw_iter;

@@ -168,14 +168,15 @@ def read_cli_csv(path: str) -> Tuple[List[str], np.ndarray, np.ndarray, np.ndarr
     return cells, assign, top_i, top_w
 
 
-def compare_with_cli(cli: str, path: str, tmp: str, model: SEACellsModel) -> None:
+def compare_with_cli(cli: str, path: str, tmp: str, model: SEACellsModel,
+                     init: str = "cssp") -> None:
     """`ringrt seacells` (the C tool, one process) on the same .h5ad."""
-    out, arch = os.path.join(tmp, "mc.csv"), os.path.join(tmp, "arch.txt")
+    out, arch = os.path.join(tmp, f"mc_{init}.csv"), os.path.join(tmp, f"arch_{init}.txt")
     # This process is an MPI singleton: the tool must not inherit its MPI state.
     prefixes = ("OMPI_COMM", "PMIX", "OMPI_MCA_orte", "OMPI_FILE")
     env = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
     cmd = [cli, "seacells", path, "--n-metacells", str(N_METACELLS), "--out", out,
-           "--archetypes-out", arch, "--quiet"]
+           "--archetypes-out", arch, "--quiet", "--init", init]
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, f"{cmd}: {res.returncode}\n{res.stdout}\n{res.stderr}"
     cells, assign, top_i, top_w = read_cli_csv(out)
@@ -204,8 +205,13 @@ def main() -> None:
     model = ringrt.seacells(adata, n_metacells=N_METACELLS)
     assert model.backend == os.environ.get("RINGRT_BACKEND", "cpu"), model.backend
     check_result(adata, model)
+    # the reference's default initialisation (waypoints, then greedy)
+    wp_data = adata.copy()
+    wp = ringrt.seacells(wp_data, n_metacells=N_METACELLS, init="waypoint")
+    check_result(wp_data, wp)
     if size == 1:
         compare_with_cli(sys.argv[1], path, tmp, model)
+        compare_with_cli(sys.argv[1], path, tmp, wp, init="waypoint")
         lazy = subprocess.run([sys.executable, "-c", "import sys, ringrt; f = ringrt.seacells; "
                                "assert callable(f) and 'anndata' not in sys.modules and "
                                "'pandas' not in sys.modules"], capture_output=True, text=True)
@@ -241,6 +247,11 @@ def main() -> None:
         np.testing.assert_array_equal(ref.soft_index, model.soft_index)
         np.testing.assert_array_equal(ref.soft_weights, model.soft_weights)  # bit for bit
         np.testing.assert_array_equal(ref.rss, model.rss)
+        with ringrt.Context(MPI.COMM_SELF, backend="cpu") as one:
+            ref_wp = ringrt.seacells(adata.copy(), n_metacells=N_METACELLS, init="waypoint",
+                                     ctx=one)
+        np.testing.assert_array_equal(ref_wp.archetypes, wp.archetypes)
+        np.testing.assert_array_equal(ref_wp.soft_weights, wp.soft_weights)  # bit for bit
     world.Barrier()
     if rank == 0:
         shutil.rmtree(tmp)

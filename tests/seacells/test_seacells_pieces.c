@@ -33,7 +33,7 @@ int main(int argc, char **argv) {
   rrt_seacells_options o = RRT_SEACELLS_OPTIONS_INITIALIZER;
   o.n_metacells = m, o.knn = knn, o.fw_iter = fw, o.max_iter = 2;
   s.ctx = ctx, s.opt = o, s.rank = rank, s.size = rrt_ctx_size(ctx);
-  s.n = n, s.d = d, s.knn = knn, s.m = m, s.capa = m < fw ? m : fw;
+  s.n = n, s.d = d, s.knn = knn, s.kbw = knn / 2, s.m = m, s.capa = m < fw ? m : fw;
   s.kern = rrt_sc_kernels_for(rrt_ctx_backend(ctx));
   CHECK_MSG(s.kern != NULL, "no SEACells kernel table for this backend");
   CHECK_OK(rrt_cell_blocks_create(n, s.size, 0, &s.plan));

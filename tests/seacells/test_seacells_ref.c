@@ -56,7 +56,8 @@ int main(int argc, char **argv) {
   CHECK_OK(rrt_ctx_create(MPI_COMM_WORLD, NULL, &ctx));
   if (!ctx) return test_result();
   rrt_seacells_options o = RRT_SEACELLS_OPTIONS_INITIALIZER;
-  o.n_metacells = m, o.knn = knn, o.fw_iter = fw, o.min_iter = 5, o.max_iter = 30;
+  o.n_metacells = m, o.knn = knn + 1 /* n_neighbors: knn others */, o.fw_iter = fw, o.min_iter = 5,
+  o.max_iter = 30;
   o.init = init ? RRT_SEACELLS_INIT_MAXMIN : RRT_SEACELLS_INIT_CSSP;
   o.seed = 42;
   int64_t assign[240], arch[8];
