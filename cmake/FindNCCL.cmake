@@ -41,8 +41,9 @@ list(APPEND _nccl_hints /usr/local/cuda)
 
 find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${_nccl_hints} PATH_SUFFIXES include)
 # The wheel has only the versioned name, which find_library matches only when
-# named in full.
-find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2 HINTS ${_nccl_hints} PATH_SUFFIXES lib lib64)
+# named in full; NAMES_PER_DIR: the first hint with either name wins (the
+# wheel's, not a libnccl.so of the toolkit further down the list).
+find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2 NAMES_PER_DIR HINTS ${_nccl_hints} PATH_SUFFIXES lib lib64)
 
 if(NCCL_INCLUDE_DIR AND EXISTS "${NCCL_INCLUDE_DIR}/nccl.h")
   file(STRINGS "${NCCL_INCLUDE_DIR}/nccl.h" _nccl_major REGEX "^#define NCCL_MAJOR +[0-9]+")
@@ -57,7 +58,7 @@ endif()
 include(FindPackageHandleStandardArgs)
 find_package_handle_standard_args(NCCL REQUIRED_VARS NCCL_INCLUDE_DIR
                                   VERSION_VAR NCCL_VERSION)
-if(NCCL_FOUND AND NOT TARGET NCCL::headers)
+if(NCCL_FOUND AND NOT TARGET NCCL::headers AND NOT CMAKE_SCRIPT_MODE_FILE) # (a -P script: the test)
   add_library(NCCL::headers INTERFACE IMPORTED)
   set_target_properties(NCCL::headers PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
 endif()
