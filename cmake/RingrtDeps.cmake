@@ -11,6 +11,8 @@
 #          SEACells kNN only screens with the GEMM, so its result is the same.
 #   hwloc: binding from sched_getaffinity and /sys (comm/bind_os.c).
 #   HDF5:  .h5ad files give a "built without HDF5" error naming the file.
+# zlib is optional too (gzip input is refused by name without it), but the
+# .h5ad reader needs it: HDF5 counts as found only with zlib.
 foreach(_dep BLAS HWLOC HDF5)
   set(RINGRT_${_dep} AUTO CACHE STRING "Use ${_dep} (AUTO|ON|OFF)")
   set_property(CACHE RINGRT_${_dep} PROPERTY STRINGS AUTO ON OFF)
@@ -61,13 +63,15 @@ if(NOT RINGRT_HWLOC STREQUAL "OFF")
 endif()
 ringrt_dep_result(HWLOC _found "hwloc (hwloc.h and libhwloc)")
 
-# .h5ad input (SEACells): the serial HDF5 C library (Debian libhdf5-dev), and
-# zlib with it: the .h5ad reader inflates deflated string chunks itself to
-# check them before HDF5 reads them (src/io/h5_vlen_check.c).
+# zlib: gzip-compressed Matrix Market input (without it such a file is
+# refused by name), and needed by the .h5ad reader, which inflates deflated
+# string chunks itself to check them before HDF5 reads them
+# (src/io/h5_vlen_check.c).
+find_package(ZLIB)
+# .h5ad input (SEACells): the serial HDF5 C library (Debian libhdf5-dev).
 set(_found FALSE)
 if(NOT RINGRT_HDF5 STREQUAL "OFF")
   find_package(HDF5 COMPONENTS C)
-  find_package(ZLIB)
   if(HDF5_FOUND AND ZLIB_FOUND)
     set(_found TRUE)
   endif()
@@ -87,7 +91,4 @@ if(NOT RINGRT_HAVE_HDF5)
   set(HDF5_C_INCLUDE_DIRS)
   set(HDF5_C_LIBRARIES)
   set(HDF5_C_DEFINITIONS)
-  set(ZLIB_FOUND FALSE)
-  set(ZLIB_LIBRARIES)
-  set(ZLIB_INCLUDE_DIRS)
 endif()

@@ -59,7 +59,7 @@ how[petsc]="module load petsc | spack load petsc"; cm[petsc]="-DPETSC_DIR=/path/
 without[openblas]="in-tree loops replace its few dot/GEMM calls (same results; -DRINGRT_BLAS=OFF says so, =ON requires it)"
 without[hwloc]="binding comes from sched_getaffinity and /sys (-DRINGRT_HWLOC=OFF says so, =ON requires it)"
 without[hdf5]=".h5ad files cannot be read (.npy/.csv can; -DRINGRT_HDF5=OFF says so, =ON requires it)"
-without[zlib]="${without[hdf5]}"
+without[zlib]="gzip-compressed Matrix Market files are refused, and .h5ad needs it too"
 without[petsc]="the PETSc plugin (libringrt_petsc.so) and its tests will not be built"
 
 have() { command -v "$1" >/dev/null 2>&1; }

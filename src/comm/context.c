@@ -48,7 +48,7 @@ static rrt_status resolve_backend(rrt_ctx_t ctx, rrt_backend requested) {
 #endif
   }
   ctx->backend = requested;
-  ctx->dev = &rrt_device_host;
+  ctx->dev = requested == RRT_BACKEND_EMU ? &rrt_device_emu : &rrt_device_host;
   ctx->tx = &rrt_transport_mpi;
 #if RINGRT_HAVE_CUDA
   if (requested == RRT_BACKEND_CUDA) {

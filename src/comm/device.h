@@ -48,9 +48,15 @@ typedef struct rrt_device_ops {
   /* OS threads the SIMT emulator uses for kernels launched on `stream` (host
    * layer; streams start with omp_get_max_threads()). A no-op on cuda. */
   rrt_status (*stream_set_threads)(rrt_stream stream, int threads);
+  /* 1 when [ptr, ptr + bytes) is memory of this layer's device (what the
+   * transport may hand to NCCL); NULL: not checked (cpu: every buffer is
+   * host memory; cuda: NCCL itself faults). */
+  int (*owns)(const void *ptr, size_t bytes);
 } rrt_device_ops;
 
-extern const rrt_device_ops rrt_device_host; /* comm/device_host.c */
+extern const rrt_device_ops rrt_device_host; /* comm/device_host.c: cpu */
+extern const rrt_device_ops rrt_device_emu;  /* comm/device_host.c: host memory, mapped as
+                                                the emulated GPU's (comm/emu_mem.h) */
 #if RINGRT_HAVE_CUDA
 extern const rrt_device_ops rrt_device_cuda; /* comm/device_cuda.c */
 #endif
