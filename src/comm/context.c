@@ -144,6 +144,7 @@ static double early_timeout(rrt_ctx_t ctx, const rrt_ctx_config *cfg) {
 
 static void release(rrt_ctx_t ctx) {
   if (ctx->dev) {
+    rrt_stage_pool_release(ctx);
     rrt_user_stream_release(ctx);
     if (ctx->comm_stream) ctx->dev->stream_destroy(ctx->comm_stream);
     if (ctx->compute_stream) ctx->dev->stream_destroy(ctx->compute_stream);

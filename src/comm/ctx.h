@@ -8,6 +8,7 @@
 #include "ringrt/context.h"
 #include "comm/device.h"
 #include "comm/env.h"
+#include "comm/stage_pool.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,6 +48,8 @@ struct rrt_ctx {
    * forever). Keeps error.c free of any engine's code. */
   void (*abort_hook)(void *arg);
   void *abort_arg;
+
+  rrt_stage_pool stage_pool; /* pinned staging buffers (comm/stage_pool.h) */
 
   /* CPU binding (comm/bind.h) */
   char cores[128];

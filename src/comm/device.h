@@ -69,6 +69,16 @@ int rrt_host_stream_threads(rrt_stream stream);
  *  not a failure). */
 int rrt_cuda_device_count(void);
 
+/** Why the last kernel launch on this thread failed, as the CUDA runtime
+ *  (cudaGetErrorName: cudaGetErrorString) or the emulator (its launch
+ *  checks) said it: RRT_LAUNCH notes it (and clears it when a launch
+ *  succeeds), and the next rrt_error of this thread appends it to the
+ *  message and clears it, so a launch failure names the CUDA error wherever
+ *  it is reported. Per thread, as CUDA's own last-error state is. */
+void rrt_launch_note(const char *kernel, const char *why);
+/** Take (copy and clear) the pending note; 0 when there is none. */
+int rrt_launch_note_take(char *buf, size_t len);
+
 /** Call a kernel wrapper `name` from src/kernels/cuda: the nvcc build
  *  (name##_cuda) for a CUDA device layer, the emulator build (name##_emu)
  *  otherwise. Wrappers return rrt_status and take the stream first. */

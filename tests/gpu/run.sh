@@ -170,14 +170,20 @@ tlim=$(($(left) < 240 ? $(left) : 240))
 (cd "$build" && timeout "$tlim" ctest -L gpu --output-on-failure --timeout 120) >"$out/ctest-gpu.log" 2>&1 ||
   rc=1
 tail -45 "$out/ctest-gpu.log"
-(cd "$build" && ctest -R '^cuda_archs$' --output-on-failure) >>"$out/ctest-gpu.log" 2>&1 || rc=1
+# the sm_XX objects the build was asked for are in the binaries
+if (cd "$build" && ctest -R '^cuda_archs$' --output-on-failure) >"$out/ctest-archs.log" 2>&1; then
+  summary[cuda_archs]='"ok"'
+else
+  summary[cuda_archs]='"failed"'
+  cat "$out/ctest-archs.log"
+  rc=1
+fi
 summary[tests_s]=$((SECONDS - tt))
 summary[tests]="\"$(grep -E 'tests passed|No tests were found' "$out/ctest-gpu.log" | head -1)\""
 summary[tests_skipped]=$(grep -c '\*\*\*Skipped' "$out/ctest-gpu.log")
 failed=$(sed -nE '/tests FAILED:/,$ s/^[[:space:]]*[0-9]+ - ([^ ]+) \(.*/\1/p' "$out/ctest-gpu.log" |
   paste -sd, -)
 summary[tests_failed]="\"$failed\""
-summary[cuda_archs]=$(tail -3 "$out/ctest-gpu.log" | grep -q "100% tests passed" && echo '"ok"' || echo '"failed"')
 
 # --- benchmarks, in what is left (the attention first: issue 12's numbers)
 if [ "${RINGRT_GPU_BENCH:-1}" = 1 ] && [ -n "$gpu" ]; then

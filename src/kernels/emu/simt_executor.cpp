@@ -412,6 +412,7 @@ rrt_status check_config(const char *name, dim3 g, dim3 b, size_t shmem) {
   else if (shmem > kMaxDynSmem)
     why = "dynamic shared memory above 227 KiB";
   if (!why) return RRT_SUCCESS;
+  rrt_launch_note(name, why);
   fprintf(stderr,
           "ringrt emu: kernel %s: invalid launch configuration grid (%u,%u,%u) block (%u,%u,%u) "
           "shared %zu: %s\n",
@@ -430,6 +431,7 @@ rrt_status launch(const char *name, dim3 grid, dim3 block, size_t shmem, rrt_str
             name);
     return RRT_ERR_UNSUPPORTED;
   }
+  (void)rrt_launch_note_take(NULL, 0); /* the note is about the last launch only */
   rrt_status st = check_config(name, grid, block, shmem);
   if (st != RRT_SUCCESS) return st;
   const Launch l = {name, grid, block, shmem, fn, arg};
