@@ -142,7 +142,7 @@ data=$root/../shared/data
 tb=$SECONDS
 cfg=(-S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGRT_CUDA=ON
   -DCMAKE_CUDA_ARCHITECTURES="$arch" -DRINGRT_HDF5=AUTO -DRINGRT_BLAS=AUTO -DRINGRT_HWLOC=AUTO
-  -DRINGRT_SHARED_DATA="$data" -DMPIEXEC_PREFLAGS="$root/tests/gpu/rank_env.sh")
+  -DRINGRT_SHARED_DATA="$data" -DRINGRT_TEST_RANK_WRAPPER="$root/tests/gpu/rank_env.sh")
 [ -n "$py" ] && cfg+=(-DNCCL_PYTHON="$py")
 # shellcheck disable=SC2206
 cfg+=(${RINGRT_GPU_CMAKE_ARGS:-})
