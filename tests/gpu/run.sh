@@ -28,6 +28,7 @@ out=${OUT:-$root/$build/gpu-out}
 mkdir -p "$out" "$build"
 log=$out/gpu-run.log
 exec > >(tee "$log") 2>&1
+tee_pid=$!
 t0=$SECONDS
 left() { echo $((budget - (SECONDS - t0))); }
 [ -d /usr/local/cuda/bin ] && PATH=$PATH:/usr/local/cuda/bin
@@ -58,6 +59,9 @@ finish() {
   summary[total_s]=$((SECONDS - t0))
   echo "total: ${summary[total_s]} s, ${summary[status]}"
   json_summary
+  # the log complete before the runner collects $OUT
+  exec >&- 2>&-
+  wait "$tee_pid" 2>/dev/null
   exit "$1"
 }
 
