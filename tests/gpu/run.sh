@@ -38,10 +38,11 @@ export NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-lo} NCCL_IB_DISABLE=${NCCL_IB_DI
 
 declare -A summary
 summary[status]=failed
-json_summary() { # the summary as one JSON object (python3 standard library)
+py="" # the Python with torch, found below
+json_summary() { # the summary as one JSON object (Python standard library)
   local args=()
   for k in "${!summary[@]}"; do args+=("$k=${summary[$k]}"); done
-  python3 - "${args[@]}" <<'PY' >"$out/gpu-summary.json"
+  "${py:-python3}" - "${args[@]}" <<'PY' >"$out/gpu-summary.json"
 import json, sys
 d = {}
 for a in sys.argv[1:]:
@@ -107,7 +108,7 @@ if [ "${RINGRT_GPU_MPI:-}" = kit ] || ! command -v mpicc >/dev/null || ! command
       # no pip, or a system Python that refuses: the wheel is all .data/data,
       # which is what --prefix installs
       echo "pip failed; unpacking the wheel's data into $prefix"
-      python3 - "$whl" "$prefix" <<'PY' || finish 2
+      "${py:-python3}" - "$whl" "$prefix" <<'PY' || finish 2
 import os, sys, zipfile
 whl, prefix = sys.argv[1:]
 with zipfile.ZipFile(whl) as z:
