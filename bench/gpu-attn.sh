@@ -93,7 +93,9 @@ fi
 [ "$have_app" = 1 ] && [ "$have_mpi" = 0 ] && have_app=0
 
 echo "## 1. gpu tests"
-if [ "$have_app" = 1 ] && fits 60 "gpu tests"; then
+if [ -n "${GPU_BENCH_SKIP_TESTS:-}" ]; then
+  echo "not run here (GPU_BENCH_SKIP_TESTS: tests/gpu/run.sh ran them)"
+elif [ "$have_app" = 1 ] && fits 60 "gpu tests"; then
   (cd "$build" && timeout "$(lim 150)" ctest -L attn -L gpu --output-on-failure --timeout 120 2>&1 |
     tail -15)
   if fits 60 "gpu tests, MPI transport"; then

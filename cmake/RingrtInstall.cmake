@@ -32,7 +32,18 @@ install(FILES ${PROJECT_BINARY_DIR}/ringrtConfig.cmake ${PROJECT_BINARY_DIR}/rin
 # pkg-config: the static dependencies go in Libs.private. The CUDA runtime
 # is the static archive (by path; libringrt.so carries its own copy) and NCCL
 # is never linked (opened at run time), so neither appears in Libs.
-set(RINGRT_PC_PRIVATE "-lopenblas -lhwloc -lhdf5_serial -lz -lm -fopenmp -lstdc++ -ldl")
+set(RINGRT_PC_PRIVATE "")
+foreach(pair "BLAS;-lopenblas" "HWLOC;-lhwloc" "HDF5;-lhdf5_serial")
+  list(GET pair 0 dep)
+  list(GET pair 1 flags)
+  if(RINGRT_HAVE_${dep})
+    string(APPEND RINGRT_PC_PRIVATE "${flags} ")
+  endif()
+endforeach()
+if(ZLIB_FOUND)
+  string(APPEND RINGRT_PC_PRIVATE "-lz ")
+endif()
+string(APPEND RINGRT_PC_PRIVATE "-lm -fopenmp -lstdc++ -ldl")
 if(RINGRT_HAVE_CUDA)
   string(APPEND RINGRT_PC_PRIVATE " ${CUDA_cudart_static_LIBRARY} -lrt -lpthread")
 endif()

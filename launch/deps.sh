@@ -11,9 +11,12 @@
 # print what is missing and how to provide it (Debian package, module/spack,
 # the CMake variable that points at an install) and exit 1.
 # Optional, installed as root on Debian, otherwise one note each: the Slurm
-# test's daemons (slurm-wlm, munge; that test reports itself skipped) and
+# test's daemons (slurm-wlm, munge; that test reports itself skipped),
 # PETSc (petsc-dev; the PETSc PC plugin and its tests are not built;
-# -DRINGRT_PETSC=OFF leaves it out, -DRINGRT_PETSC=ON makes it required).
+# -DRINGRT_PETSC=OFF leaves it out, -DRINGRT_PETSC=ON makes it required),
+# and the same way OpenBLAS, hwloc and HDF5 (with zlib) under their
+# RINGRT_BLAS / RINGRT_HWLOC / RINGRT_HDF5 = AUTO (the default; ON makes one
+# required, OFF leaves it unsearched): the build falls back without them.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cmake_args=()
@@ -53,6 +56,10 @@ declare -A without
 without[slurm]="that test will be skipped"
 what[petsc]="PETSc (pkg-config PETSc.pc, or PETSC_DIR) for the PETSc PC plugin"; deb[petsc]="petsc-dev"
 how[petsc]="module load petsc | spack load petsc"; cm[petsc]="-DPETSC_DIR=/path/to/petsc [-DPETSC_ARCH=arch]"
+without[openblas]="in-tree loops replace its few dot/GEMM calls (same results; -DRINGRT_BLAS=OFF says so, =ON requires it)"
+without[hwloc]="binding comes from sched_getaffinity and /sys (-DRINGRT_HWLOC=OFF says so, =ON requires it)"
+without[hdf5]=".h5ad files cannot be read (.npy/.csv can; -DRINGRT_HDF5=OFF says so, =ON requires it)"
+without[zlib]="gzip-compressed Matrix Market files are refused, and .h5ad needs it too"
 without[petsc]="the PETSc plugin (libringrt_petsc.so) and its tests will not be built"
 
 have() { command -v "$1" >/dev/null 2>&1; }

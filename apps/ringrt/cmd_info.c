@@ -60,6 +60,10 @@ static void print_table(const rrt_ctx_info *all, int size, const char *nccl_libr
            local, rrt_backend_name(i->backend), rrt_transport_name(i->transport), dev,
            i->device_pci[0] ? i->device_pci : "-", i->cores, numa, i->threads);
   }
+#if !RINGRT_HAVE_HWLOC
+  printf("note: built without hwloc: cores from sched_getaffinity and /sys (cgroup, thread "
+         "siblings, NUMA and GPU-local CPU lists)\n");
+#endif
 }
 
 /* 0: run; 1: --help was printed; 2: usage error (printed on rank 0). */

@@ -48,7 +48,7 @@ static rrt_status resolve_backend(rrt_ctx_t ctx, rrt_backend requested) {
 #endif
   }
   ctx->backend = requested;
-  ctx->dev = &rrt_device_host;
+  ctx->dev = requested == RRT_BACKEND_EMU ? &rrt_device_emu : &rrt_device_host;
   ctx->tx = &rrt_transport_mpi;
 #if RINGRT_HAVE_CUDA
   if (requested == RRT_BACKEND_CUDA) {
@@ -144,6 +144,7 @@ static double early_timeout(rrt_ctx_t ctx, const rrt_ctx_config *cfg) {
 
 static void release(rrt_ctx_t ctx) {
   if (ctx->dev) {
+    rrt_stage_pool_release(ctx);
     rrt_user_stream_release(ctx);
     if (ctx->comm_stream) ctx->dev->stream_destroy(ctx->comm_stream);
     if (ctx->compute_stream) ctx->dev->stream_destroy(ctx->compute_stream);

@@ -8,6 +8,7 @@
 #include "ringrt/context.h"
 #include "comm/device.h"
 #include "comm/env.h"
+#include "comm/stage_pool.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,7 +49,9 @@ struct rrt_ctx {
   void (*abort_hook)(void *arg);
   void *abort_arg;
 
-  /* CPU binding (comm/bind.c) */
+  rrt_stage_pool stage_pool; /* pinned staging buffers (comm/stage_pool.h) */
+
+  /* CPU binding (comm/bind.h) */
   char cores[128];
   int numa_node;
   int threads;
@@ -58,7 +61,7 @@ struct rrt_ctx {
 };
 
 /* Lifecycle pieces, each in its own file (NCCL: comm/nccl_init.h). */
-rrt_status rrt_bind_rank(rrt_ctx_t ctx);          /* comm/bind.c: hwloc binding + thread counts */
+rrt_status rrt_bind_rank(rrt_ctx_t ctx); /* comm/bind_hwloc.c or bind_os.c: binding + threads */
 rrt_status rrt_trace_state_create(rrt_ctx_t ctx); /* comm/trace.c */
 void rrt_trace_state_destroy(rrt_ctx_t ctx);      /* comm/trace.c */
 

@@ -48,9 +48,15 @@ typedef struct rrt_device_ops {
   /* OS threads the SIMT emulator uses for kernels launched on `stream` (host
    * layer; streams start with omp_get_max_threads()). A no-op on cuda. */
   rrt_status (*stream_set_threads)(rrt_stream stream, int threads);
+  /* 1 when [ptr, ptr + bytes) is memory of this layer's device (what the
+   * transport may hand to NCCL); NULL: not checked (cpu: every buffer is
+   * host memory; cuda: NCCL itself faults). */
+  int (*owns)(const void *ptr, size_t bytes);
 } rrt_device_ops;
 
-extern const rrt_device_ops rrt_device_host; /* comm/device_host.c */
+extern const rrt_device_ops rrt_device_host; /* comm/device_host.c: cpu */
+extern const rrt_device_ops rrt_device_emu;  /* comm/device_host.c: host memory, mapped as
+                                                the emulated GPU's (comm/emu_mem.h) */
 #if RINGRT_HAVE_CUDA
 extern const rrt_device_ops rrt_device_cuda; /* comm/device_cuda.c */
 #endif
@@ -62,6 +68,16 @@ int rrt_host_stream_threads(rrt_stream stream);
  *  runtime reports no device or an insufficient driver (that means "no GPU",
  *  not a failure). */
 int rrt_cuda_device_count(void);
+
+/** Why the last kernel launch on this thread failed, as the CUDA runtime
+ *  (cudaGetErrorName: cudaGetErrorString) or the emulator (its launch
+ *  checks) said it: RRT_LAUNCH notes it (and clears it when a launch
+ *  succeeds), and the next rrt_error of this thread appends it to the
+ *  message and clears it, so a launch failure names the CUDA error wherever
+ *  it is reported. Per thread, as CUDA's own last-error state is. */
+void rrt_launch_note(const char *kernel, const char *why);
+/** Take (copy and clear) the pending note; 0 when there is none. */
+int rrt_launch_note_take(char *buf, size_t len);
 
 /** Call a kernel wrapper `name` from src/kernels/cuda: the nvcc build
  *  (name##_cuda) for a CUDA device layer, the emulator build (name##_emu)

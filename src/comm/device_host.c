@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "comm/device.h"
+#include "comm/emu_mem.h"
 
 #define RRT_HOST_ALIGN 64 /* a cache line, and enough for any vector load */
 #define RRT_HOST_HUGE_BYTES ((size_t)4 << 20)
@@ -167,6 +168,30 @@ static rrt_status host_event_elapsed_ms(rrt_event start, rrt_event end, float *m
   return RRT_SUCCESS;
 }
 
+/* The emu backend's device memory: host memory entered in the emulated
+ * GPU's memory map (comm/emu_mem.h), so that the transport can refuse a
+ * buffer NCCL would refuse on the GPU. */
+static rrt_status emu_alloc(void **ptr, size_t bytes) {
+  rrt_status st = host_alloc(ptr, bytes);
+  if (st != RRT_SUCCESS) return st;
+  st = rrt_emu_mem_add(*ptr, bytes);
+  if (st != RRT_SUCCESS) {
+    free(*ptr);
+    *ptr = NULL;
+  }
+  return st;
+}
+
+static rrt_status emu_free(void *ptr) {
+  if (!ptr) return RRT_SUCCESS;
+  /* as cudaFree: a pointer that is not a device allocation is an error */
+  if (!rrt_emu_mem_remove(ptr)) return RRT_ERR_INVALID_ARG;
+  free(ptr);
+  return RRT_SUCCESS;
+}
+
+static int emu_owns(const void *ptr, size_t bytes) { return rrt_emu_mem_contains(ptr, bytes); }
+
 const rrt_device_ops rrt_device_host = {
     .name = "host",
     .is_cuda = 0,
@@ -187,6 +212,29 @@ const rrt_device_ops rrt_device_host = {
     .stream_wait_event = host_stream_wait_event,
     .event_elapsed_ms = host_event_elapsed_ms,
     .stream_set_threads = host_stream_set_threads,
+};
+
+const rrt_device_ops rrt_device_emu = {
+    .name = "emu",
+    .is_cuda = 0,
+    .alloc = emu_alloc,
+    .free = emu_free,
+    .alloc_host_pinned = host_alloc,
+    .free_host_pinned = host_free,
+    .memcpy_async = host_memcpy,
+    .memset_async = host_memset,
+    .stream_create = host_stream_create,
+    .stream_destroy = host_stream_destroy,
+    .stream_sync = host_stream_sync,
+    .event_create = host_event_create,
+    .event_destroy = host_event_destroy,
+    .event_record = host_event_record,
+    .event_query = host_event_query,
+    .event_sync = host_event_sync,
+    .stream_wait_event = host_stream_wait_event,
+    .event_elapsed_ms = host_event_elapsed_ms,
+    .stream_set_threads = host_stream_set_threads,
+    .owns = emu_owns,
 };
 
 #if !RINGRT_HAVE_CUDA

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "comm/ctx.h"
 #include "comm/error.h"
@@ -12,6 +13,11 @@ rrt_status rrt_error(rrt_ctx_t ctx, rrt_status status, const char *op, const cha
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  char why[320];
+  if (rrt_launch_note_take(why, sizeof why)) { /* a failed launch says what the runtime said */
+    size_t used = strlen(msg);
+    snprintf(msg + used, sizeof msg - used, " [%s]", why);
+  }
   if (ctx) {
     snprintf(ctx->last_error, sizeof ctx->last_error, "rank %d: %s: %s (%s)", ctx->rank, op, msg,
              rrt_status_string(status));

@@ -94,7 +94,7 @@ void rrt_request_release(rrt_request_t req) {
   }
   const rrt_device_ops *dev = req->ctx ? req->ctx->dev : NULL;
   if (req->event && dev) dev->event_destroy(req->event);
-  if (req->stage && dev) dev->free_host_pinned(req->stage);
+  if (req->stage && dev) rrt_stage_put(req->ctx, req->stage);
   for (int i = 0; i < req->ntypes; i++)
     MPI_Type_free(&req->types[i]);
   if (req->mpi_op != MPI_OP_NULL) MPI_Op_free(&req->mpi_op);

@@ -18,6 +18,19 @@ static rrt_status no_ctx(const char *op) {
 
 #define VALID_PEER(ctx, p) ((p) >= 0 && (p) < (ctx)->size)
 
+/* Where the device layer can tell (emu), every buffer must be its device
+ * memory: on the cuda backend these calls go to NCCL, which takes device
+ * memory only, so a host buffer that works under the emulator would fault
+ * on the GPU. This is what makes CI catch it. */
+static rrt_status backend_buf(rrt_ctx_t ctx, const char *op, const char *what, const void *p,
+                              size_t bytes) {
+  if (!bytes || !ctx->dev->owns || ctx->dev->owns(p, bytes)) return RRT_SUCCESS;
+  return rrt_error(ctx, RRT_ERR_INVALID_ARG, op,
+                   "%s buffer %p (%zu bytes) is not %s device memory (rrt_malloc): on the cuda "
+                   "backend it would go to NCCL, which takes device memory only",
+                   what, p, bytes, ctx->dev->name);
+}
+
 rrt_status rrt_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes, int step,
                           rrt_request_t *req) {
   const char *op = "rrt_ring_shift";
@@ -27,6 +40,8 @@ rrt_status rrt_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t by
   if (bytes && (!send || !recv))
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "%s buffer is NULL with %zu bytes (step %d)",
                      !send ? "send" : "recv", bytes, step);
+  RRT_CHECK(backend_buf(ctx, op, "send", send, bytes));
+  RRT_CHECK(backend_buf(ctx, op, "recv", recv, bytes));
   return ctx->tx->ring_shift(ctx, send, recv, bytes, step, req);
 }
 
@@ -43,6 +58,7 @@ static rrt_status check_list(rrt_ctx_t ctx, const char *op, const char *what, co
       return rrt_error(ctx, RRT_ERR_INVALID_ARG, op,
                        "%s[%d] (peer %d): buffer is NULL with %zu bytes", what, i, list[i].peer,
                        list[i].bytes);
+    RRT_CHECK(backend_buf(ctx, op, what, list[i].buf, list[i].bytes));
   }
   return RRT_SUCCESS;
 }
@@ -74,6 +90,8 @@ rrt_status rrt_allreduce(rrt_ctx_t ctx, const void *send, void *recv, size_t cou
   if (count && (!send || !recv))
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, name, "%s buffer is NULL with count %zu",
                      !send ? "send" : "recv", count);
+  RRT_CHECK(backend_buf(ctx, name, "send", send, count * rrt_dtype_size(dtype)));
+  RRT_CHECK(backend_buf(ctx, name, "recv", recv, count * rrt_dtype_size(dtype)));
   return ctx->tx->allreduce(ctx, send, recv, count, dtype, op);
 }
 
@@ -86,6 +104,8 @@ rrt_status rrt_allgather(rrt_ctx_t ctx, const void *send, void *recv, size_t byt
   if (bytes > SIZE_MAX / (size_t)ctx->size)
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "%zu bytes x %d ranks overflows", bytes,
                      ctx->size);
+  RRT_CHECK(backend_buf(ctx, op, "send", send, bytes));
+  RRT_CHECK(backend_buf(ctx, op, "recv", recv, bytes * (size_t)ctx->size));
   if (ctx->tx->allgather) return ctx->tx->allgather(ctx, send, recv, bytes);
   /* No equal-block path in this engine: allgatherv with the equal layout. */
   size_t *layout = malloc(2 * (size_t)ctx->size * sizeof(size_t));
@@ -111,13 +131,17 @@ rrt_status rrt_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, void *r
                      bytes, ctx->rank, recv_bytes[ctx->rank]);
   if (bytes && !send)
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "send buffer is NULL with %zu bytes", bytes);
+  size_t extent = 0; /* of the receive buffer */
   for (int r = 0; r < ctx->size; r++) {
     if (recv_bytes[r] && !recv)
       return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "recv buffer is NULL, recv_bytes[%d] = %zu", r,
                        recv_bytes[r]);
     if (displs[r] > SIZE_MAX - recv_bytes[r])
       return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "displs[%d] + recv_bytes[%d] overflows", r, r);
+    if (recv_bytes[r] && displs[r] + recv_bytes[r] > extent) extent = displs[r] + recv_bytes[r];
   }
+  RRT_CHECK(backend_buf(ctx, op, "send", send, bytes));
+  RRT_CHECK(backend_buf(ctx, op, "recv", recv, extent));
   return ctx->tx->allgatherv(ctx, send, bytes, recv, recv_bytes, displs);
 }
 
@@ -129,5 +153,6 @@ rrt_status rrt_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root) {
   if (bytes && !buf)
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "buffer is NULL with %zu bytes (root %d)", bytes,
                      root);
+  RRT_CHECK(backend_buf(ctx, op, "the", buf, bytes));
   return ctx->tx->bcast(ctx, buf, bytes, root);
 }

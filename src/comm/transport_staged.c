@@ -1,7 +1,7 @@
 /* MPI with host staging: the cuda backend without NCCL.
  *
- * Device buffers are copied to a pinned host bounce buffer (one allocation
- * per operation, owned by the request), moved by the MPI transport, and the
+ * Device buffers are copied to a pinned host bounce buffer (lent to the
+ * request by the context's pool, comm/stage_pool.h), moved by the MPI transport, and the
  * received bytes are copied back to device memory when the request
  * completes (wait.c runs the copies as part of completion). Written against
  * the device layer only, so it builds without CUDA headers and runs on the
@@ -23,11 +23,12 @@ static rrt_status dev_check(rrt_request_t req, rrt_status st, const char *what) 
   return rrt_error(req->ctx, st, req->op, "%s failed (%s device layer)", what, req->ctx->dev->name);
 }
 
-/* Pinned host memory for the whole operation, freed with the request. */
+/* Pinned host memory for the whole operation, lent by the context's pool
+ * (comm/stage_pool.h) and handed back with the request. */
 static rrt_status stage_alloc(rrt_request_t req, size_t bytes, char **host) {
   *host = NULL;
   if (bytes == 0) return RRT_SUCCESS;
-  RRT_CHECK(dev_check(req, req->ctx->dev->alloc_host_pinned(&req->stage, bytes),
+  RRT_CHECK(dev_check(req, rrt_stage_get(req->ctx, bytes, &req->stage),
                       "allocating the pinned staging buffer"));
   *host = req->stage;
   return RRT_SUCCESS;

@@ -24,20 +24,28 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <stdio.h>
 
 #define RRT_KERNEL_API(name) extern "C" rrt_status name##_cuda
 #define RRT_DYN_SHARED(type, name)                                                                 \
   extern __shared__ unsigned char rrt_dyn_smem_[];                                                 \
   type *name = reinterpret_cast<type *>(rrt_dyn_smem_)
 
-static inline rrt_status rrt_cuda_launch_status(void) {
-  return cudaGetLastError() == cudaSuccess ? RRT_SUCCESS : RRT_ERR_CUDA;
+/* The launch's status; a failure is noted with the runtime's words for it
+ * (comm/device.h: rrt_launch_note), which the error message then carries. */
+static inline rrt_status rrt_cuda_launch_status(const char *kernel) {
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) return rrt_launch_note_take(NULL, 0), RRT_SUCCESS; /* none pending */
+  char why[192];
+  snprintf(why, sizeof why, "%s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
+  rrt_launch_note(kernel, why);
+  return RRT_ERR_CUDA;
 }
 
 #define RRT_LAUNCH(kernel, grid, block, shmem, stream, ...)                                        \
   do {                                                                                             \
     kernel<<<(grid), (block), (shmem), (cudaStream_t)(stream)>>>(__VA_ARGS__);                     \
-    return rrt_cuda_launch_status();                                                               \
+    return rrt_cuda_launch_status(#kernel);                                                        \
   } while (0)
 
 #else

@@ -204,12 +204,15 @@ def split_tagged(text, ranks):
     to the end of its line or to the next tag."""
     pieces, rest, pos = {}, [], 0
     tags = list(TAG.finditer(text))
+    # Open MPI 5 (the PyPI wheel of docs/gpu-node.md) writes "tag: text",
+    # Open MPI 4 "tag:text": a space after every tag is the launcher's.
+    pad = 1 if tags and all(text.startswith(" ", m.end()) for m in tags) else 0
     for k, m in enumerate(tags):
         rest.append(text[pos:m.start()])
         nxt = tags[k + 1].start() if k + 1 < len(tags) else len(text)
         nl = text.find("\n", m.end(), nxt)
         pos = nl + 1 if nl >= 0 else nxt
-        pieces.setdefault((int(m.group(1)), m.group(2)), []).append(text[m.end():pos])
+        pieces.setdefault((int(m.group(1)), m.group(2)), []).append(text[m.end() + pad:pos])
     rest.append(text[pos:])
     for key, parts in pieces.items():
         ranks.setdefault(key, []).extend("".join(parts).splitlines())

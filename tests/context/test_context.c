@@ -1,25 +1,72 @@
 /* The runtime context: bootstrap, backend, binding, agreement on creation
  * failures, the Chrome trace. Runs at np = 1..4 on each backend. */
-#include <hwloc.h>
+#define _GNU_SOURCE
 #include <omp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#if RINGRT_HAVE_HWLOC
+#include <hwloc.h>
+#endif
+
 #include "comm/device.h"
 #include "ringrt/ringrt.h"
 #include "test_util.h"
+
+/* A CPU list as `ringrt info` prints it ("0-3,8") into a set. */
+static void parse_cpus(const char *list, cpu_set_t *set) {
+  CPU_ZERO(set);
+  for (const char *p = list; *p;) {
+    char *end;
+    long a = strtol(p, &end, 10), b = a;
+    if (end == p) break;
+    if (*end == '-') b = strtol(end + 1, &end, 10);
+    for (long c = a; c <= b && c < CPU_SETSIZE; c++)
+      CPU_SET((int)c, set);
+    p = *end == ',' ? end + 1 : end;
+  }
+}
+
+/* Cores of the node: hwloc's count where the build has it, else the
+ * distinct hardware-thread sibling groups the kernel lists. */
+static int node_cores(void) {
+#if RINGRT_HAVE_HWLOC
+  hwloc_topology_t topo;
+  hwloc_topology_init(&topo);
+  hwloc_topology_load(topo);
+  int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  hwloc_topology_destroy(topo);
+  return n;
+#else
+  int n = 0;
+  char seen[CPU_SETSIZE] = {0};
+  for (int c = 0; c < CPU_SETSIZE; c++) {
+    char path[128], list[256] = "";
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    if (!fgets(list, sizeof list, f)) list[0] = 0;
+    fclose(f);
+    if (seen[c]) continue;
+    cpu_set_t sib;
+    parse_cpus(list, &sib);
+    for (int d = 0; d < CPU_SETSIZE; d++)
+      if (CPU_ISSET(d, &sib)) seen[d] = 1;
+    n++;
+  }
+  return n > 0 ? n : (int)sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+}
 
 static void check_bindings(rrt_ctx_t ctx, const rrt_ctx_info *mine) {
   int size = rrt_ctx_size(ctx);
   rrt_ctx_info *all = calloc((size_t)size, sizeof *all);
   MPI_Allgather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE,
                 MPI_COMM_WORLD);
-  hwloc_topology_t topo;
-  hwloc_topology_init(&topo);
-  hwloc_topology_load(topo);
-  int ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  int ncores = node_cores();
   for (int a = 0; a < size; a++) {
     CHECK(all[a].rank == a);
     CHECK(all[a].threads >= 1);
@@ -36,18 +83,16 @@ static void check_bindings(rrt_ctx_t ctx, const rrt_ctx_info *mine) {
       CHECK(all[a].local_size == all[b].local_size);
       /* An even, non-overlapping share whenever there are enough cores. */
       if (all[a].local_size <= ncores && strcmp(all[a].cores, "unbound") != 0) {
-        hwloc_bitmap_t x = hwloc_bitmap_alloc(), y = hwloc_bitmap_alloc();
-        hwloc_bitmap_list_sscanf(x, all[a].cores);
-        hwloc_bitmap_list_sscanf(y, all[b].cores);
-        CHECK_MSG(!hwloc_bitmap_intersects(x, y), "ranks %d (%s) and %d (%s) overlap", a,
-                  all[a].cores, b, all[b].cores);
+        cpu_set_t x, y, both;
+        parse_cpus(all[a].cores, &x);
+        parse_cpus(all[b].cores, &y);
+        CPU_AND(&both, &x, &y);
+        CHECK_MSG(CPU_COUNT(&x) > 0 && CPU_COUNT(&both) == 0, "ranks %d (%s) and %d (%s) overlap",
+                  a, all[a].cores, b, all[b].cores);
         CHECK(all[a].threads == all[b].threads);
-        hwloc_bitmap_free(x);
-        hwloc_bitmap_free(y);
       }
     }
   }
-  hwloc_topology_destroy(topo);
   free(all);
 }
 

@@ -9,6 +9,7 @@
 #include "ringrt/memory.h"
 #include "test_util.h"
 #include "emu_checks.h"
+#include "emu_kernels.h"
 
 static void check_memory_api(rrt_ctx_t ctx) {
   void *a = NULL, *b = NULL;
@@ -33,6 +34,25 @@ static void check_memory_api(rrt_ctx_t ctx) {
   CHECK(rrt_malloc(NULL, 8, &a) == RRT_ERR_INVALID_ARG);
 }
 
+/* A launch the hardware refuses (2048 threads a block) fails, and the error
+ * reported next names the kernel and what the runtime said: the CUDA error
+ * (cudaErrorInvalidConfiguration) on the GPU, the emulator's launch check
+ * under emu. */
+static void check_launch_error(rrt_ctx_t ctx) {
+  float *x = NULL;
+  CHECK_OK(rrt_malloc(ctx, 64 * sizeof(float), (void **)&x));
+  rrt_status st = RRT_KCALL(ctx->dev, emu_axpy, ctx->compute_stream, 64, 1.0f, x, x, 1, 2048);
+  CHECK_MSG(st != RRT_SUCCESS, "a 2048-thread block was launched");
+  rrt_ctx_set_error(ctx, st, "check_launch_error", "the axpy launch failed");
+  const char *m = rrt_ctx_last_error(ctx);
+  const char *want = ctx->dev->is_cuda ? "cudaErrorInvalidConfiguration" : "block too large";
+  CHECK_MSG(strstr(m, "k_axpy") && strstr(m, want), "launch error message: %s", m);
+  /* the note went with that message: the next one is plain */
+  rrt_ctx_set_error(ctx, RRT_ERR_INTERNAL, "check_launch_error", "unrelated");
+  CHECK_MSG(!strstr(rrt_ctx_last_error(ctx), "k_axpy"), "stale note: %s", rrt_ctx_last_error(ctx));
+  CHECK_OK(rrt_free(ctx, x));
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   const char *want = getenv("RINGRT_BACKEND");
@@ -45,6 +65,7 @@ int main(int argc, char **argv) {
   CHECK_OK(rrt_ctx_create(MPI_COMM_WORLD, NULL, &ctx));
   if (ctx) {
     check_memory_api(ctx);
+    check_launch_error(ctx);
     emu_target t = {ctx->dev, ctx->compute_stream, ctx->dev->is_cuda ? "cuda" : "emu, context"};
     emu_run_checks(&t);
     if (!ctx->dev->is_cuda) {

@@ -70,10 +70,24 @@ done
 [ ! -e "$tmp/apt.log" ] || fail "apt-get ran for a user without root: $(cat "$tmp/apt.log")"
 
 # Hidden libraries: hwloc.h and zlib.h live in /usr/include here, which
-# CMake is told to ignore. The message names those two and nothing else.
+# CMake is told to ignore. Optional under AUTO (the default): exit 0 and a
+# note naming each; required under RINGRT_HWLOC=ON / RINGRT_HDF5=ON: the
+# message names those two and nothing else; not looked for under OFF.
 out=$(as_user "$full" -DCMAKE_IGNORE_PATH=/usr/include 2>&1)
 rc=$?
-[ $rc -eq 1 ] || fail "hwloc hidden: exit $rc (want 1), output: $out"
+[ $rc -eq 0 ] && [[ "$out" == *"note: no hwloc"*"libhwloc-dev"* && "$out" == *"note: no zlib"* ]] ||
+  fail "hwloc hidden, AUTO: exit $rc (want 0), no notes naming hwloc and zlib: $out"
+[[ "$out" != *openblas* && "$out" != *"missing"* ]] || fail "hwloc hidden, AUTO: says more: $out"
+# OFF: hwloc is not looked for; zlib, optional on its own (gzip input), is
+# still noted
+out=$(as_user "$full" -DCMAKE_IGNORE_PATH=/usr/include -DRINGRT_HWLOC=OFF -DRINGRT_HDF5=OFF 2>&1)
+rc=$?
+[ $rc -eq 0 ] && [[ "$out" == *"note: no zlib"* && "$out" != *hwloc* && "$out" != *hdf5* ]] ||
+  fail "hwloc hidden, OFF: exit $rc, output: $out"
+on=(-DRINGRT_HWLOC=ON -DRINGRT_HDF5=ON)
+out=$(as_user "$full" -DCMAKE_IGNORE_PATH=/usr/include "${on[@]}" 2>&1)
+rc=$?
+[ $rc -eq 1 ] || fail "hwloc hidden, ON: exit $rc (want 1), output: $out"
 for want in "hwloc " "apt-get install libhwloc-dev" "module load hwloc" "-DHWLOC_INCLUDE_DIR="; do
   [[ "$out" == *"$want"* ]] || fail "hwloc hidden: output lacks '$want': $out"
 done
@@ -81,7 +95,7 @@ done
 [[ "$out" != *openblas* && "$out" != *hdf5* && "$out" != *"mpi "* ]] ||
   fail "hwloc hidden: names more than hwloc and zlib: $out"
 # ... and the CMake variables the message suggests make them found again.
-out=$(as_user "$full" -DCMAKE_IGNORE_PATH=/usr/include -DHWLOC_INCLUDE_DIR=/usr/include \
+out=$(as_user "$full" -DCMAKE_IGNORE_PATH=/usr/include "${on[@]}" -DHWLOC_INCLUDE_DIR=/usr/include \
   -DZLIB_INCLUDE_DIR=/usr/include 2>&1)
 rc=$?
 [ $rc -eq 0 ] && [ -z "$out" ] || fail "hwloc given by -DHWLOC_INCLUDE_DIR: exit $rc, output: $out"

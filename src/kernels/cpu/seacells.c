@@ -1,12 +1,12 @@
 /* SEACells CPU kernels (see kernels/cpu/seacells.h). */
 #include "kernels/cpu/seacells.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu/dense.h"
 #include "kernels/seacells_math.h"
 
 /* Insert (dd, id) into a list of k kept ascending by (d2, index). */
@@ -36,7 +36,7 @@ rrt_status rrt_sc_cpu_knn_tile(const double *q, int64_t nq, int64_t q0, const do
   double *rn = malloc((size_t)nr * sizeof(double));
   if (!rn) return RRT_ERR_OUT_OF_MEMORY;
   for (int64_t j = 0; j < nr; j++)
-    rn[j] = cblas_ddot(d, r + j * d, 1, r + j * d, 1);
+    rn[j] = rrt_dense_dot(d, r + j * d, r + j * d);
   int64_t ntiles = (nq + QT - 1) / QT;
   rrt_status st = RRT_SUCCESS;
 #pragma omp parallel
@@ -52,13 +52,12 @@ rrt_status rrt_sc_cpu_knn_tile(const double *q, int64_t nq, int64_t q0, const do
       int64_t i0 = t * QT, ni = nq - i0 < QT ? nq - i0 : QT;
       double qn[QT];
       for (int64_t i = 0; i < ni; i++)
-        qn[i] = cblas_ddot(d, q + (i0 + i) * d, 1, q + (i0 + i) * d, 1);
+        qn[i] = rrt_dense_dot(d, q + (i0 + i) * d, q + (i0 + i) * d);
       for (int64_t j0 = 0; j0 < nr; j0 += RT) {
         int64_t nj = nr - j0 < RT ? nr - j0 : RT;
         /* BLAS threads stay at one inside the OpenMP region (OpenBLAS
          * detects the parallel region), which is what we want here. */
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)ni, (int)nj, d, 1.0, q + i0 * d,
-                    d, r + j0 * d, d, 0.0, dot, (int)nj);
+        rrt_dense_gram((int)ni, (int)nj, d, q + i0 * d, r + j0 * d, dot);
         for (int64_t i = 0; i < ni; i++) {
           double *bd = best_d + (i0 + i) * k;
           int32_t *bi = best_i + (i0 + i) * k;

@@ -111,11 +111,16 @@ __global__ void rrt_attn_fwd_kernel(rrt_attn_kargs a, rrt_attn_item it, int64_t 
       sum += s[jj];
     }
     l = l * alpha + sum;
+    /* The bound is the constant BK, not nk: a loop to nk indexes s[] with a
+     * run-time value and puts it in local memory (4 * BK bytes of stack per
+     * thread, -Xptxas -v); unrolled to BK with the keys past nk skipped, s
+     * stays in registers and every sum is the same as before. */
     RRT_UNROLL
     for (int u = 0; u < DPT; u++) {
       float x = acc[u] * alpha;
-      for (int jj = 0; jj < nk; jj++)
-        x += s[jj] * vs[jj * DM + t4 + 4 * u];
+      RRT_UNROLL
+      for (int jj = 0; jj < BK; jj++)
+        if (jj < nk) x += s[jj] * vs[jj * DM + t4 + 4 * u];
       acc[u] = x;
     }
   }

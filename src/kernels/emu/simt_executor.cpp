@@ -573,6 +573,7 @@ rrt_status check_config(const char *name, const void *kernel, dim3 g, dim3 b, si
           "cudaFuncAttributeMaxDynamicSharedMemorySize) without opting in with "
           "cudaFuncSetAttribute: on a GPU, cudaErrorInvalidValue";
   if (!why) return RRT_SUCCESS;
+  rrt_launch_note(name, why);
   fprintf(stderr,
           "ringrt emu: kernel %s: invalid launch configuration grid (%u,%u,%u) block (%u,%u,%u) "
           "shared %zu: %s\n",
@@ -591,6 +592,7 @@ rrt_status launch(const char *name, const void *kernel, dim3 grid, dim3 block, s
             name);
     return RRT_ERR_UNSUPPORTED;
   }
+  (void)rrt_launch_note_take(NULL, 0); /* the note is about the last launch only */
   rrt_status st = check_config(name, kernel, grid, block, shmem);
   Order order;
   if (st == RRT_SUCCESS) st = parse_order(name, &order);
