@@ -82,39 +82,10 @@ rrt_status rrt_sc_cpu_knn_tile(const double *q, int64_t nq, int64_t q0, const do
   return st;
 }
 
-rrt_status rrt_sc_cpu_sparse_rows(int m, const double *dense, rrt_sc_rows *rows) {
-  int64_t nz = 0;
-  for (int64_t q = 0; q < (int64_t)m * m; q++)
-    nz += dense[q] != 0.0;
-  rows->ptr = malloc(((size_t)m + 1) * sizeof(int64_t));
-  rows->col = malloc((size_t)(nz + 1) * sizeof(int32_t));
-  rows->val = malloc((size_t)(nz + 1) * sizeof(double));
-  if (!rows->ptr || !rows->col || !rows->val) {
-    rrt_sc_rows_free(rows);
-    return RRT_ERR_OUT_OF_MEMORY;
-  }
-  nz = 0;
-  rows->ptr[0] = 0;
-  for (int l = 0; l < m; l++) {
-    for (int j = 0; j < m; j++)
-      if (dense[(int64_t)l * m + j] != 0.0)
-        rows->col[nz] = j, rows->val[nz++] = dense[(int64_t)l * m + j];
-    rows->ptr[l + 1] = nz;
-  }
-  return RRT_SUCCESS;
-}
-
-void rrt_sc_rows_free(rrt_sc_rows *rows) {
-  free(rows->ptr);
-  free(rows->col);
-  free(rows->val);
-  rows->ptr = NULL, rows->col = NULL, rows->val = NULL;
-}
-
 /* Per-thread scratch of the A solve: dense m-vectors that stay zero outside
  * the cell's working set `set` (reset after each cell). */
 typedef struct a_scratch {
-  double *t2, *u, *a;
+  double *t2, *u, *a, *row;
   int32_t *set;
   char *in, *row_in;
 } a_scratch;
@@ -124,7 +95,7 @@ static void a_add(a_scratch *w, int *ns, int32_t j) {
 }
 
 /* Archetypes whose u entry can become nonzero once row l of T1a enters. */
-static void a_add_row(a_scratch *w, int *ns, const rrt_sc_rows *r, int32_t l) {
+static void a_add_row(a_scratch *w, int *ns, const rrt_sc_kk *r, int32_t l) {
   if (w->row_in[l]) return;
   w->row_in[l] = 1;
   for (int64_t q = r->ptr[l]; q < r->ptr[l + 1]; q++)
@@ -139,13 +110,13 @@ static int i32_asc(const void *x, const void *y) {
 void rrt_sc_cpu_a_solve(int64_t nl, int m, int fw_iter, int capa, const int64_t *kptr,
                         const int32_t *kcol, const double *kval, const int32_t *bfirst,
                         const int32_t *bcnt, const int32_t *bent_j, const double *bent_w,
-                        const double *t1a, const rrt_sc_rows *t1a_rows, int first, int32_t *a_idx,
-                        double *a_w, int *a_nnz) {
+                        const rrt_sc_kk *t1a_rows, int first, int32_t *a_idx, double *a_w,
+                        int *a_nnz) {
 #pragma omp parallel if (nl >= RRT_SC_PAR_MIN)
   {
     a_scratch w;
-    w.t2 = calloc((size_t)m * 3, sizeof(double));
-    w.u = w.t2 + m, w.a = w.t2 + 2 * m;
+    w.t2 = calloc((size_t)m * 4, sizeof(double));
+    w.u = w.t2 + m, w.a = w.t2 + 2 * m, w.row = w.t2 + 3 * m;
     w.set = malloc((size_t)m * sizeof(int32_t));
     w.in = calloc((size_t)m * 2, 1);
     w.row_in = w.in + m;
@@ -189,12 +160,17 @@ void rrt_sc_cpu_a_solve(int64_t nl, int m, int fw_iter, int capa, const int64_t 
         a_add(&w, &ns, amin);
         a_add_row(&w, &ns, t1a_rows, amin);
         double f = rrt_sc_fw_step(t);
-        const double *row = t1a + (int64_t)amin * m;
+        /* row amin of T1a, dense over the set (its columns are in it) */
+        const int64_t r0 = t1a_rows->ptr[amin], r1 = t1a_rows->ptr[amin + 1];
+        for (int64_t q = r0; q < r1; q++)
+          w.row[t1a_rows->col[q]] = t1a_rows->val[q];
         for (int q = 0; q < ns; q++) {
           int32_t j = w.set[q];
           w.a[j] = rrt_sc_fw_move(w.a[j], f, j == amin);
-          w.u[j] = f == 1.0 ? row[j] : w.u[j] + f * (row[j] - w.u[j]);
+          w.u[j] = f == 1.0 ? w.row[j] : w.u[j] + f * (w.row[j] - w.u[j]);
         }
+        for (int64_t q = r0; q < r1; q++)
+          w.row[t1a_rows->col[q]] = 0.0;
       }
       qsort(w.set, (size_t)ns, sizeof(int32_t), i32_asc);
       int nz = 0;
@@ -220,7 +196,7 @@ void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, con
                          const int32_t *bent_j, const double *bent_w, const int32_t *hfirst,
                          const int32_t *hcnt, const int32_t *hent_j, const double *hent_w,
                          const int64_t *katptr, const int32_t *katcol, const double *katval,
-                         const rrt_sc_rows *t1b_rows, double *best_v, int64_t *best_i) {
+                         const rrt_sc_kk *t1b_rows, double *best_v, int64_t *best_i) {
   for (int j = 0; j < m; j++)
     best_v[j] = INFINITY, best_i[j] = INT64_MAX;
 #pragma omp parallel if (nl >= RRT_SC_PAR_MIN)
