@@ -52,6 +52,9 @@ typedef struct cpu_b_work {
   int64_t *katptr; /* NULL: the K A^T rows are formed per cell at each step */
   int32_t *katcol;
   double *katval;
+  int64_t *sptr; /* with the K A^T rows: their cells by archetype (signs argmin) */
+  int32_t *scell;
+  double *sval;
 } cpu_b_work;
 
 static void cpu_b_free(rrt_ctx_t ctx, void *work) {
@@ -59,6 +62,7 @@ static void cpu_b_free(rrt_ctx_t ctx, void *work) {
   cpu_b_work *w = work;
   if (!w) return;
   free(w->katptr), free(w->katcol), free(w->katval);
+  free(w->sptr), free(w->scell), free(w->sval);
   free(w);
 }
 
@@ -72,6 +76,9 @@ static rrt_status cpu_b_begin(rrt_ctx_t ctx, const rrt_sc_b_args *a, void **work
    * same bits: a hub-heavy graph has rows of up to m entries) */
   (void)rrt_sc_cpu_xh_rows(a->x.nl, a->m, a->x.ptr, a->x.col, a->x.val, a->h.first, a->h.cnt,
                            a->h.j, a->h.w, a->kat_budget, &w->katptr, &w->katcol, &w->katval);
+  if (w->katptr && !getenv("RRT_SC_DENSE_ARGMIN"))
+    (void)rrt_sc_cpu_kat_cells(a->x.nl, a->m, w->katptr, w->katcol, w->katval, &w->sptr, &w->scell,
+                               &w->sval);
   return RRT_SUCCESS;
 }
 
@@ -80,6 +87,12 @@ static rrt_status cpu_b_argmin(rrt_ctx_t ctx, void *work, const rrt_sc_bycell *y
   (void)ctx;
   const cpu_b_work *w = work;
   const rrt_sc_b_args *a = &w->a;
+  if (w->sptr) {
+    rrt_status st = rrt_sc_cpu_b_argmin_signs(a->x.nl, a->c0, a->m, a->x.ptr, a->x.col, a->x.val,
+                                              y->first, y->cnt, y->j, y->w, w->sptr, w->scell,
+                                              w->sval, &a->t1b, best_v, best_i);
+    return st == RRT_SUCCESS ? st : oom(ctx, "K Bg rows");
+  }
   rrt_sc_cpu_b_argmin(a->x.nl, a->c0, a->m, a->x.ptr, a->x.col, a->x.val, y->first, y->cnt, y->j,
                       y->w, a->h.first, a->h.cnt, a->h.j, a->h.w, w->katptr, w->katcol, w->katval,
                       &a->t1b, best_v, best_i);
