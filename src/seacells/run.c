@@ -182,7 +182,10 @@ rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
   if (s->capa < 1) s->capa = 1;
   s->kern = rrt_sc_kernels_for(rrt_ctx_backend(ctx)); /* the one backend question */
   s->x = x;
-  s->kat_budget = 4 * (int64_t)s->capa; /* 12 bytes an entry: 2.4 kB a cell at fw_iter 50 */
+  /* K A^T entries kept per cell on average (12 bytes each: at most 9.6 kB a
+   * cell at fw_iter 50, typically 30-45 entries on the blobs): the cpu B
+   * argmin that skips by sign needs them; over budget it walks the rows */
+  s->kat_budget = 16 * (int64_t)s->capa;
   rrt_status st = rrt_cell_blocks_create(n < 0 ? 0 : n, s->size, 0, &s->plan);
   if (st == RRT_SUCCESS) {
     s->c0 = s->plan.cell_start[s->rank];
