@@ -22,11 +22,6 @@ static void topk_insert(double *bd, int32_t *bi, int k, double dd, int32_t id) {
   bi[p] = id;
 }
 
-/* Fewer cells than this run on one thread: the B update opens a parallel
- * region per Frank-Wolfe step, and on a loaded machine waking the other
- * threads costs more than a small problem's work. */
-#define RRT_SC_PAR_MIN 4096
-
 #define QT 128  /* query rows per GEMM tile */
 #define RT 1024 /* reference rows per GEMM tile */
 

@@ -9,6 +9,11 @@
 #include "kernels/seacells_table.h"
 #include "ringrt/status.h"
 
+/* Fewer cells than this run on one thread: the B update opens a parallel
+ * region per Frank-Wolfe step, and on a loaded machine waking the other
+ * threads costs more than a small problem's work. */
+#define RRT_SC_PAR_MIN 4096
+
 #ifdef __cplusplus
 extern "C" {
 #endif

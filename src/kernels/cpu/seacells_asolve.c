@@ -22,8 +22,6 @@
 #include "kernels/cpu/seacells.h"
 #include "kernels/seacells_math.h"
 
-#define RRT_SC_PAR_MIN 4096 /* as in seacells.c: small problems on one thread */
-
 /* Per-thread scratch: dense m-vectors that stay zero outside the cell's
  * lists (reset after each cell). */
 typedef struct a_scratch {

@@ -17,8 +17,6 @@
 #include "kernels/cpu/seacells.h"
 #include "kernels/seacells_math.h"
 
-#define RRT_SC_PAR_MIN 4096 /* as in seacells.c: small problems on one thread */
-
 /* s_ij = sum over the K Bg row of cell i (its order) of kbg_l T1b_lj, with
  * row j of T1b scattered into the dense d (T1b is symmetric bit for bit;
  * entries it lacks are skipped, as the dense sum added them as +0). */
