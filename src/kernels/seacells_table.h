@@ -51,6 +51,19 @@ typedef struct rrt_sc_kk {
   const double *val;
 } rrt_sc_kk;
 
+/** Entry (l, j) of t, 0 when row l lacks it (binary search). */
+static inline double rrt_sc_kk_at(const rrt_sc_kk *t, int32_t l, int32_t j) {
+  int64_t lo = t->ptr[l], hi = t->ptr[l + 1];
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (t->col[mid] < j)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < t->ptr[l + 1] && t->col[lo] == j ? t->val[lo] : 0.0;
+}
+
 /** The k nearest of nq local queries (global q0 + i, d coordinates each),
  *  ascending by (exact d2, index), self excluded; best_d/best_i (nq x k,
  *  host) start at +inf / -1 and hold the result after knn_end. */

@@ -303,6 +303,7 @@ rrt_status rrt_sc_compute_rss(rrt_sc_run *s, double *rss) {
     return rrt_agree(s->ctx, OOM(s, "RSS"));
   }
   const rrt_sc_yidx *g = &s->mb; /* M B for the current B */
+  const rrt_sc_kk t1a = rrt_sc_kk_of(s, &s->t1a);
   for (int64_t i = 0; i < s->nl; i++) {
     double kii = s->kdiag[i];
     const int32_t *ai = s->a_idx + i * s->capa;
@@ -315,15 +316,12 @@ rrt_status rrt_sc_compute_rss(rrt_sc_run *s, double *rss) {
     double cross = 0.0, quad = 0.0;
     for (int e = 0; e < s->a_nnz[i]; e++) {
       cross = cross + kb[ai[e]] * aw[e];
-      /* row ai[e] of T1a against the column (both ascending): the entries
-       * T1a lacks are zeros the dense sum added as +0 */
+      /* T1a entries at the column's archetypes (binary search in row
+       * ai[e]): the entries T1a lacks are zeros the dense sum added as +0 */
       double r = 0.0;
-      const rrt_sc_csr *t = &s->t1a;
-      int64_t q = t->ptr[ai[e]], q1 = t->ptr[ai[e] + 1];
       for (int f = 0; f < s->a_nnz[i]; f++) {
-        while (q < q1 && t->col[q] < ai[f])
-          q++;
-        if (q < q1 && t->col[q] == ai[f]) r = r + t->val[q] * aw[f];
+        double v = rrt_sc_kk_at(&t1a, ai[e], ai[f]);
+        if (v != 0.0) r = r + v * aw[f];
       }
       quad = quad + aw[e] * r;
     }

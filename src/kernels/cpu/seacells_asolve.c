@@ -57,19 +57,6 @@ static int i32_asc(const void *x, const void *y) {
   return a < b ? -1 : a > b;
 }
 
-/* T1a[l][j], 0 when row l lacks it (columns ascending). */
-static double kk_at(const rrt_sc_kk *t, int32_t l, int32_t j) {
-  int64_t lo = t->ptr[l], hi = t->ptr[l + 1];
-  while (lo < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (t->col[mid] < j)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < t->ptr[l + 1] && t->col[lo] == j ? t->val[lo] : 0.0;
-}
-
 /* t2 = row i of K B, summed over the K row in column order; its archetypes
  * (T) are the first entries of the set. */
 static int a_t2(const a_cell *c, a_scratch *w, int64_t i) {
@@ -174,7 +161,7 @@ static int a_fast(const a_cell *c, a_scratch *w, int64_t i, int32_t *a_idx, doub
       w->a[l] = al, w->in_v[l] = 1, w->vtx[nv++] = l;
       a_add_row(w, &ns, t1a, l);
       for (int q = 0; q < nt; q++) {
-        double v = kk_at(t1a, l, w->set[q]);
+        double v = rrt_sc_kk_at(t1a, l, w->set[q]);
         if (v != 0.0) w->u[w->set[q]] = w->u[w->set[q]] + v * al;
       }
     }
@@ -202,7 +189,7 @@ static int a_fast(const a_cell *c, a_scratch *w, int64_t i, int32_t *a_idx, doub
       w->a[w->vtx[q]] = rrt_sc_fw_move(w->a[w->vtx[q]], f, w->vtx[q] == amin);
     for (int q = 0; q < nt; q++) {
       int32_t j = w->set[q];
-      double r = kk_at(t1a, amin, j);
+      double r = rrt_sc_kk_at(t1a, amin, j);
       w->u[j] = f == 1.0 ? r : w->u[j] + f * (r - w->u[j]);
     }
   }
