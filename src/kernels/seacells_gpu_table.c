@@ -21,14 +21,16 @@ typedef struct gpu_build {
   rrt_status (*a_solve)(rrt_stream stream, int64_t nl, int m, int fw_iter, int capa,
                         const int64_t *kptr, const int32_t *kcol, const double *kval,
                         const int32_t *bfirst, const int32_t *bcnt, const int32_t *bent_j,
-                        const double *bent_w, const double *t1a, int first, int32_t *a_idx,
-                        double *a_w, int *a_nnz, double *scratch);
+                        const double *bent_w, const int64_t *t1p, const int32_t *t1c,
+                        const double *t1v, int first, int32_t *a_idx, double *a_w, int *a_nnz,
+                        double *scratch);
   rrt_status (*b_argmin)(rrt_stream stream, int64_t nl, int64_t c0, int m, const int64_t *kptr,
                          const int32_t *kcol, const double *kval, const int32_t *bfirst,
                          const int32_t *bcnt, const int32_t *bent_j, const double *bent_w,
                          const int32_t *hfirst, const int32_t *hcnt, const int32_t *hent_j,
-                         const double *hent_w, const double *t1b, double *part_v, int64_t *part_i,
-                         double *scratch, int *iscratch);
+                         const double *hent_w, const int64_t *t1p, const int32_t *t1c,
+                         const double *t1v, double *part_v, int64_t *part_i, double *scratch,
+                         int *iscratch);
   rrt_status (*argmin_reduce)(rrt_stream stream, int nparts, int m, const double *part_v,
                               const int64_t *part_i, double *best_v, int64_t *best_i);
 } gpu_build;
@@ -65,6 +67,7 @@ typedef struct dev_rows {
 typedef struct dev_bycell {
   void *first, *cnt, *j, *w;
 } dev_bycell;
+typedef dev_rows dev_kk; /* an m x m matrix by sparse rows */
 
 static rrt_status up_rows(rrt_ctx_t ctx, dev_rows *d, const rrt_sc_mrows *x) {
   size_t nz = (size_t)x->ptr[x->nl];
@@ -79,6 +82,13 @@ static rrt_status up_bycell(rrt_ctx_t ctx, dev_bycell *d, const rrt_sc_bycell *y
   RRT_CHECK(up(ctx, &d->cnt, y->cnt, n * sizeof(int32_t)));
   RRT_CHECK(up(ctx, &d->j, y->j, ne * sizeof(int32_t)));
   return up(ctx, &d->w, y->w, ne * sizeof(double));
+}
+
+static rrt_status up_kk(rrt_ctx_t ctx, dev_kk *d, const rrt_sc_kk *t) {
+  size_t nz = (size_t)t->ptr[t->m];
+  RRT_CHECK(up(ctx, &d->ptr, t->ptr, (size_t)(t->m + 1) * sizeof(int64_t)));
+  RRT_CHECK(up(ctx, &d->col, t->col, nz * sizeof(int32_t)));
+  return up(ctx, &d->val, t->val, nz * sizeof(double));
 }
 
 /* ---- kNN: the queries and the running lists live in backend memory ---------- */
@@ -133,24 +143,25 @@ static rrt_status gpu_a_update(const gpu_build *b, rrt_ctx_t ctx, const rrt_sc_a
   struct {
     dev_rows x;
     dev_bycell y;
-    void *t1, *aidx, *aw, *annz, *scratch;
+    dev_kk t1;
+    void *aidx, *aw, *annz, *scratch;
   } d;
   memset(&d, 0, sizeof d);
   const int64_t nl = a->x.nl;
-  const size_t na = (size_t)nl * a->capa, mm = (size_t)a->m * a->m;
+  const size_t na = (size_t)nl * a->capa;
   const int64_t grid = nl < 4096 ? nl : 4096;
   rrt_status st = RRT_SUCCESS;
   RRT_CHECK_GOTO(up_rows(ctx, &d.x, &a->x), st, out);
   RRT_CHECK_GOTO(up_bycell(ctx, &d.y, &a->y), st, out);
-  RRT_CHECK_GOTO(up(ctx, &d.t1, a->t1a, mm * sizeof(double)), st, out);
+  RRT_CHECK_GOTO(up_kk(ctx, &d.t1, &a->t1a), st, out);
   RRT_CHECK_GOTO(up(ctx, &d.aidx, a->a_idx, na * sizeof(int32_t)), st, out);
   RRT_CHECK_GOTO(up(ctx, &d.aw, a->a_w, na * sizeof(double)), st, out);
   RRT_CHECK_GOTO(up(ctx, &d.annz, a->a_nnz, (size_t)nl * sizeof(int)), st, out);
-  RRT_CHECK_GOTO(up(ctx, &d.scratch, NULL, (size_t)(grid + 1) * 3 * a->m * sizeof(double)), st,
+  RRT_CHECK_GOTO(up(ctx, &d.scratch, NULL, (size_t)(grid + 1) * 4 * a->m * sizeof(double)), st,
                  out);
-  st =
-      b->a_solve(ctx->compute_stream, nl, a->m, a->fw_iter, a->capa, d.x.ptr, d.x.col, d.x.val,
-                 d.y.first, d.y.cnt, d.y.j, d.y.w, d.t1, a->first, d.aidx, d.aw, d.annz, d.scratch);
+  st = b->a_solve(ctx->compute_stream, nl, a->m, a->fw_iter, a->capa, d.x.ptr, d.x.col, d.x.val,
+                  d.y.first, d.y.cnt, d.y.j, d.y.w, d.t1.ptr, d.t1.col, d.t1.val, a->first, d.aidx,
+                  d.aw, d.annz, d.scratch);
   if (st == RRT_SUCCESS) st = rrt_synchronize(ctx);
   if (st != RRT_SUCCESS) {
     st = rrt_error(ctx, st, "seacells", "A update kernel failed");
@@ -170,13 +181,14 @@ typedef struct gpu_b_work {
   /* backend memory first (freed by free_all) */
   dev_rows x;
   dev_bycell h, y;
-  void *t1, *scratch, *iscratch, *pv, *pi, *bv, *bi;
+  dev_kk t1;
+  void *scratch, *iscratch, *pv, *pi, *bv, *bi;
   const gpu_build *b;
   rrt_sc_b_args a;
   int nparts;
 } gpu_b_work;
 
-enum { GPU_B_BUFFERS = 3 + 4 + 4 + 7 };
+enum { GPU_B_BUFFERS = 3 + 4 + 4 + 3 + 6 };
 
 static void gpu_b_free(rrt_ctx_t ctx, void *work) {
   gpu_b_work *w = work;
@@ -196,7 +208,7 @@ static rrt_status gpu_b_begin(const gpu_build *b, rrt_ctx_t ctx, const rrt_sc_b_
   w->nparts = (int)np;
   RRT_CHECK(up_rows(ctx, &w->x, &a->x));
   RRT_CHECK(up_bycell(ctx, &w->h, &a->h));
-  RRT_CHECK(up(ctx, &w->t1, a->t1b, m * m * sizeof(double)));
+  RRT_CHECK(up_kk(ctx, &w->t1, &a->t1b));
   RRT_CHECK(up(ctx, &w->scratch, NULL, np * 3 * m * sizeof(double)));
   RRT_CHECK(up(ctx, &w->iscratch, NULL, np * 2 * m * sizeof(int)));
   RRT_CHECK(up(ctx, &w->pv, NULL, np * m * sizeof(double)));
@@ -212,8 +224,8 @@ static rrt_status gpu_b_argmin(rrt_ctx_t ctx, void *work, const rrt_sc_bycell *y
   rrt_stream cs = ctx->compute_stream;
   RRT_CHECK(up_bycell(ctx, &w->y, y));
   RRT_CHECK(w->b->b_argmin(cs, a->x.nl, a->c0, a->m, w->x.ptr, w->x.col, w->x.val, w->y.first,
-                           w->y.cnt, w->y.j, w->y.w, w->h.first, w->h.cnt, w->h.j, w->h.w, w->t1,
-                           w->pv, w->pi, w->scratch, w->iscratch));
+                           w->y.cnt, w->y.j, w->y.w, w->h.first, w->h.cnt, w->h.j, w->h.w,
+                           w->t1.ptr, w->t1.col, w->t1.val, w->pv, w->pi, w->scratch, w->iscratch));
   RRT_CHECK(w->b->argmin_reduce(cs, w->nparts, a->m, w->pv, w->pi, w->bv, w->bi));
   RRT_CHECK(rrt_memcpy_to_host(ctx, best_v, w->bv, (size_t)a->m * sizeof(double)));
   return rrt_memcpy_to_host(ctx, best_i, w->bi, (size_t)a->m * sizeof(int64_t));

@@ -39,30 +39,30 @@ static void cpu_knn_free(rrt_ctx_t ctx, void *work) {
 /* ---- A update ------------------------------------------------------------------ */
 
 static rrt_status cpu_a_update(rrt_ctx_t ctx, const rrt_sc_a_args *a) {
-  rrt_sc_rows rows;
-  if (rrt_sc_cpu_sparse_rows(a->m, a->t1a, &rows) != RRT_SUCCESS) return oom(ctx, "T1a rows");
+  (void)ctx;
   rrt_sc_cpu_a_solve(a->x.nl, a->m, a->fw_iter, a->capa, a->x.ptr, a->x.col, a->x.val, a->y.first,
-                     a->y.cnt, a->y.j, a->y.w, a->t1a, &rows, a->first, a->a_idx, a->a_w, a->a_nnz);
-  rrt_sc_rows_free(&rows);
+                     a->y.cnt, a->y.j, a->y.w, &a->t1a, a->first, a->a_idx, a->a_w, a->a_nnz);
   return RRT_SUCCESS;
 }
 
-/* ---- B update: the nonzeros of T1b and, within budget, the K A^T rows ---------- */
+/* ---- B update: within budget, the K A^T rows kept over the steps -------------- */
 
 typedef struct cpu_b_work {
   rrt_sc_b_args a;
-  rrt_sc_rows t1b_rows;
   int64_t *katptr; /* NULL: the K A^T rows are formed per cell at each step */
   int32_t *katcol;
   double *katval;
+  int64_t *sptr; /* with the K A^T rows: their cells by archetype (signs argmin) */
+  int32_t *scell;
+  double *sval;
 } cpu_b_work;
 
 static void cpu_b_free(rrt_ctx_t ctx, void *work) {
   (void)ctx;
   cpu_b_work *w = work;
   if (!w) return;
-  rrt_sc_rows_free(&w->t1b_rows);
   free(w->katptr), free(w->katcol), free(w->katval);
+  free(w->sptr), free(w->scell), free(w->sval);
   free(w);
 }
 
@@ -71,13 +71,14 @@ static rrt_status cpu_b_begin(rrt_ctx_t ctx, const rrt_sc_b_args *a, void **work
   *work = w;
   if (!w) return oom(ctx, "B update");
   w->a = *a;
-  if (rrt_sc_cpu_sparse_rows(a->m, a->t1b, &w->t1b_rows) != RRT_SUCCESS)
-    return oom(ctx, "T1b rows");
   /* the K A^T rows are the same at every step: kept when they fit the
    * budget (a bound linear in n), else formed per cell at each step (the
    * same bits: a hub-heavy graph has rows of up to m entries) */
   (void)rrt_sc_cpu_xh_rows(a->x.nl, a->m, a->x.ptr, a->x.col, a->x.val, a->h.first, a->h.cnt,
                            a->h.j, a->h.w, a->kat_budget, &w->katptr, &w->katcol, &w->katval);
+  if (w->katptr && !getenv("RRT_SC_DENSE_ARGMIN"))
+    (void)rrt_sc_cpu_kat_cells(a->x.nl, a->m, w->katptr, w->katcol, w->katval, &w->sptr, &w->scell,
+                               &w->sval);
   return RRT_SUCCESS;
 }
 
@@ -86,9 +87,15 @@ static rrt_status cpu_b_argmin(rrt_ctx_t ctx, void *work, const rrt_sc_bycell *y
   (void)ctx;
   const cpu_b_work *w = work;
   const rrt_sc_b_args *a = &w->a;
+  if (w->sptr) {
+    rrt_status st = rrt_sc_cpu_b_argmin_signs(a->x.nl, a->c0, a->m, a->x.ptr, a->x.col, a->x.val,
+                                              y->first, y->cnt, y->j, y->w, w->sptr, w->scell,
+                                              w->sval, &a->t1b, best_v, best_i);
+    return st == RRT_SUCCESS ? st : oom(ctx, "K Bg rows");
+  }
   rrt_sc_cpu_b_argmin(a->x.nl, a->c0, a->m, a->x.ptr, a->x.col, a->x.val, y->first, y->cnt, y->j,
                       y->w, a->h.first, a->h.cnt, a->h.j, a->h.w, w->katptr, w->katcol, w->katval,
-                      &w->t1b_rows, best_v, best_i);
+                      &a->t1b, best_v, best_i);
   return RRT_SUCCESS;
 }
 

@@ -41,6 +41,29 @@ typedef struct rrt_sc_mrows {
   const double *val;
 } rrt_sc_mrows;
 
+/** An m x m matrix over archetypes by sparse rows (columns ascending):
+ *  T1a = B^T K B and T1b = A A^T, which have an entry only for archetype
+ *  pairs whose cells overlap (never m^2 doubles). */
+typedef struct rrt_sc_kk {
+  int m;
+  const int64_t *ptr; /* m + 1 */
+  const int32_t *col;
+  const double *val;
+} rrt_sc_kk;
+
+/** Entry (l, j) of t, 0 when row l lacks it (binary search). */
+static inline double rrt_sc_kk_at(const rrt_sc_kk *t, int32_t l, int32_t j) {
+  int64_t lo = t->ptr[l], hi = t->ptr[l + 1];
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (t->col[mid] < j)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < t->ptr[l + 1] && t->col[lo] == j ? t->val[lo] : 0.0;
+}
+
 /** The k nearest of nq local queries (global q0 + i, d coordinates each),
  *  ascending by (exact d2, index), self excluded; best_d/best_i (nq x k,
  *  host) start at +inf / -1 and hold the result after knn_end. */
@@ -53,21 +76,21 @@ typedef struct rrt_sc_knn_args {
 } rrt_sc_knn_args;
 
 /** Frank-Wolfe update of the A columns of the local cells: row i of K B is
- *  X_i Y with X = M rows and Y = M B by cell; t1a = B^T K B (m x m);
+ *  X_i Y with X = M rows and Y = M B by cell; t1a = B^T K B;
  *  first: start from a = 0. a_idx/a_w (nl x capa) and a_nnz (nl) are
  *  read (unless first) and written. */
 typedef struct rrt_sc_a_args {
   rrt_sc_mrows x;
   rrt_sc_bycell y;
   int m, fw_iter, capa, first;
-  const double *t1a;
+  rrt_sc_kk t1a;
   int32_t *a_idx;
   double *a_w;
   int *a_nnz;
 } rrt_sc_a_args;
 
 /** What stays fixed over the steps of one B update: X = M rows, H = M A^T
- *  by cell, t1b = A A^T (m x m) for local cells from global c0;
+ *  by cell, t1b = A A^T, for local cells from global c0;
  *  kat_budget: entries of K A^T rows (all local cells together) the
  *  kernels may keep between steps instead of forming them at each. */
 typedef struct rrt_sc_b_args {
@@ -75,7 +98,7 @@ typedef struct rrt_sc_b_args {
   rrt_sc_bycell h;
   int64_t c0;
   int m;
-  const double *t1b;
+  rrt_sc_kk t1b;
   int64_t kat_budget;
 } rrt_sc_b_args;
 

@@ -56,16 +56,35 @@ rrt_status rrt_sc_b_from_archetypes(rrt_sc_run *s) {
 /* T1a = B^T K B = (M B)^T (M B) without a cross-rank sum: every rank
  * builds M B for its rows (s->mb, which the A update and the RSS then use),
  * an allgatherv replicates the local rows (in cell order, whatever the rank
- * count), and every rank sums the outer products of the rows in that order.
- * The result is symmetric bit for bit (products commute), which the A
- * update relies on when it reads a row for a column. */
+ * count), and every rank sums the outer products of the rows in that order
+ * (rrt_sc_gram, sparse). The result is symmetric bit for bit (products
+ * commute), which the A update relies on when it reads a row for a column. */
 typedef struct kbrec {
   int32_t cell, j;
   double v;
 } kbrec;
 
+/* The gathered records as rows (one per cell present, in cell order). */
+static rrt_status records_gram(rrt_sc_run *s, const kbrec *all, size_t na, rrt_sc_csr *g) {
+  int64_t *ptr = malloc((na + 2) * sizeof(int64_t));
+  int32_t *col = malloc((na + 1) * sizeof(int32_t));
+  double *val = malloc((na + 1) * sizeof(double));
+  rrt_status st = RRT_SUCCESS;
+  if (!ptr || !col || !val) st = OOM(s, "B^T K B rows");
+  int64_t rows = 0;
+  for (size_t e = 0; st == RRT_SUCCESS && e < na; e++) {
+    if (e == 0 || all[e].cell != all[e - 1].cell) ptr[rows++] = (int64_t)e;
+    col[e] = all[e].j, val[e] = all[e].v;
+  }
+  if (st == RRT_SUCCESS) {
+    ptr[rows] = (int64_t)na;
+    st = rrt_sc_gram(s, rows, ptr, col, val, g);
+  }
+  free(ptr), free(col), free(val);
+  return st;
+}
+
 rrt_status rrt_sc_update_t1a(rrt_sc_run *s) {
-  int m = s->m;
   const rrt_sc_bmat *b = &s->b;
   rrt_sc_yidx *g = &s->mb;
   kbrec *rec = NULL, *all = NULL;
@@ -89,17 +108,9 @@ rrt_status rrt_sc_update_t1a(rrt_sc_run *s) {
   RRT_CHECK_GOTO(
       rrt_host_allgatherv_alloc(s->ctx, rec, nr * sizeof(kbrec), (void **)&all, NULL, &tot), st,
       out);
-  memset(s->t1a, 0, (size_t)m * m * sizeof(double));
-  size_t na = tot / sizeof(kbrec);
-  for (size_t r0 = 0, r1; r0 < na; r0 = r1) { /* one cell's row: [r0, r1) */
-    for (r1 = r0; r1 < na && all[r1].cell == all[r0].cell; r1++)
-      ;
-    for (size_t e = r0; e < r1; e++)
-      for (size_t f = r0; f < r1; f++) {
-        double *t = s->t1a + (int64_t)all[e].j * m + all[f].j;
-        *t = *t + all[e].v * all[f].v;
-      }
-  }
+  free(rec);
+  rec = NULL;
+  st = records_gram(s, all, tot / sizeof(kbrec), &s->t1a);
 out:
   free(rec);
   free(all);
@@ -117,8 +128,8 @@ static rrt_sc_bycell bycell(const rrt_sc_run *s, const rrt_sc_yidx *y) {
 
 rrt_status rrt_sc_update_a(rrt_sc_run *s, int first) {
   double t0 = rrt_time_now();
-  const rrt_sc_a_args a = {m_rows(s), bycell(s, &s->mb), s->m,   s->opt.fw_iter, s->capa, first,
-                           s->t1a,    s->a_idx,          s->a_w, s->a_nnz};
+  const rrt_sc_a_args a = {m_rows(s), bycell(s, &s->mb),        s->m,     s->opt.fw_iter, s->capa,
+                           first,     rrt_sc_kk_of(s, &s->t1a), s->a_idx, s->a_w,         s->a_nnz};
   rrt_status st = s->kern->a_update(s->ctx, &a);
   s->sec[RRT_SC_PHASE_UPDATE_A] += rrt_time_now() - t0;
   return rrt_agree(s->ctx, st);
@@ -129,7 +140,6 @@ rrt_status rrt_sc_update_a(rrt_sc_run *s, int first) {
  * them would cost up to m entries per cell: the archetypes of a 2-hop
  * neighbourhood), and T1b = A A^T from that replica, in cell order. */
 static rrt_status prepare_b(rrt_sc_run *s, rrt_sc_yidx *h) {
-  int m = s->m;
   int64_t nl = s->nl;
   rrt_status st = RRT_SUCCESS;
   typedef struct {
@@ -169,15 +179,6 @@ static rrt_status prepare_b(rrt_sc_run *s, rrt_sc_yidx *h) {
   aptr[0] = 0;
   for (int64_t c = 0; c < s->n; c++)
     aptr[c + 1] = aptr[c] + cnt_all[c];
-  /* T1b = A A^T summed over all cells in cell order (same bits on every
-   * rank and for any rank count; symmetric since products commute) */
-  memset(s->t1b, 0, (size_t)m * m * sizeof(double));
-  for (int64_t c = 0; c < s->n; c++)
-    for (int64_t e = aptr[c]; e < aptr[c + 1]; e++)
-      for (int64_t f = aptr[c]; f < aptr[c + 1]; f++) {
-        double *t = s->t1b + (int64_t)all[e].j * m + all[f].j;
-        *t = *t + all[e].w * all[f].w;
-      }
   /* H = M A^T for the local and ghost rows, from the replica */
   afirst = malloc((size_t)(s->n + 1) * sizeof(int32_t));
   acnt = malloc((size_t)(s->n + 1) * sizeof(int32_t));
@@ -191,8 +192,11 @@ static rrt_status prepare_b(rrt_sc_run *s, rrt_sc_yidx *h) {
     afirst[c] = (int32_t)aptr[c], acnt[c] = (int32_t)(aptr[c + 1] - aptr[c]);
   for (int64_t e = 0; e < aptr[s->n]; e++)
     aj[e] = all[e].j, aw[e] = all[e].w;
-  free(all), free(cnt_all), free(aptr); /* the replica lives on in afirst/acnt/aj/aw */
-  all = NULL, cnt_all = NULL, aptr = NULL;
+  free(all), free(cnt_all); /* the replica lives on in aptr/afirst/acnt/aj/aw */
+  all = NULL, cnt_all = NULL;
+  /* T1b = A A^T summed over all cells in cell order (same bits on every
+   * rank and for any rank count; symmetric since products commute) */
+  RRT_CHECK_GOTO(rrt_sc_gram(s, s->n, aptr, aj, aw, &s->t1b), st, out);
   RRT_CHECK_GOTO(rrt_sc_mprod(s, afirst, acnt, aj, aw, h), st, out);
   free(afirst), free(acnt), free(aj), free(aw);
   afirst = NULL, acnt = NULL, aj = NULL, aw = NULL;
@@ -268,13 +272,15 @@ rrt_status rrt_sc_update_b(rrt_sc_run *s) {
   memset(&g, 0, sizeof g);
   if (st == RRT_SUCCESS) st = prepare_b(s, &h);
   if (st == RRT_SUCCESS) {
-    const rrt_sc_b_args a = {m_rows(s), bycell(s, &h), s->c0, m, s->t1b, s->kat_budget * s->nl};
+    const rrt_sc_b_args a = {
+        m_rows(s), bycell(s, &h), s->c0, m, rrt_sc_kk_of(s, &s->t1b), s->kat_budget * s->nl};
     st = s->kern->b_begin(s->ctx, &a, &work);
   }
   st = rrt_agree(s->ctx, st);
   for (int t = 0; st == RRT_SUCCESS && t < s->opt.fw_iter; t++)
     st = fw_step_b(s, work, &g, ml, bv, bi, t);
   if (work) s->kern->b_free(s->ctx, work);
+  rrt_sc_csr_free(&s->t1b); /* only the B update uses it */
   rrt_sc_yidx_free(&h);
   rrt_sc_yidx_free(&g);
   free(ml);
@@ -297,6 +303,7 @@ rrt_status rrt_sc_compute_rss(rrt_sc_run *s, double *rss) {
     return rrt_agree(s->ctx, OOM(s, "RSS"));
   }
   const rrt_sc_yidx *g = &s->mb; /* M B for the current B */
+  const rrt_sc_kk t1a = rrt_sc_kk_of(s, &s->t1a);
   for (int64_t i = 0; i < s->nl; i++) {
     double kii = s->kdiag[i];
     const int32_t *ai = s->a_idx + i * s->capa;
@@ -309,9 +316,13 @@ rrt_status rrt_sc_compute_rss(rrt_sc_run *s, double *rss) {
     double cross = 0.0, quad = 0.0;
     for (int e = 0; e < s->a_nnz[i]; e++) {
       cross = cross + kb[ai[e]] * aw[e];
+      /* T1a entries at the column's archetypes (binary search in row
+       * ai[e]): the entries T1a lacks are zeros the dense sum added as +0 */
       double r = 0.0;
-      for (int f = 0; f < s->a_nnz[i]; f++)
-        r = r + s->t1a[(int64_t)ai[e] * m + ai[f]] * aw[f];
+      for (int f = 0; f < s->a_nnz[i]; f++) {
+        double v = rrt_sc_kk_at(&t1a, ai[e], ai[f]);
+        if (v != 0.0) r = r + v * aw[f];
+      }
       quad = quad + aw[e] * r;
     }
     vals[i] = kii - 2.0 * cross + quad;

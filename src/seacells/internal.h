@@ -9,7 +9,8 @@
  *   B replicated and sparse (column j: at most fw_iter cells) with a by-cell
  *   index of n entries; A local, at most min(m, fw_iter) weights per cell,
  *   replicated as CSR when the B update needs K A^T;
- *   k x k products (B^T K B, A A^T) replicated, summed on every rank in
+ *   k x k products (B^T K B, A A^T) replicated as sparse rows (gram.c:
+ *   only the archetype pairs that share a cell), summed on every rank in
  *   global cell order from replicated sparse rows (no cross-rank sum). */
 #ifndef RRT_SEACELLS_INTERNAL_H
 #define RRT_SEACELLS_INTERNAL_H
@@ -90,8 +91,8 @@ typedef struct rrt_sc_run {
   int32_t *a_idx; /* nl x capa */
   double *a_w;
   int *a_nnz;
-  double *t1a; /* m x m: B^T K B */
-  double *t1b; /* m x m: A A^T */
+  rrt_sc_csr t1a; /* B^T K B, sparse rows over archetypes */
+  rrt_sc_csr t1b; /* A A^T (during the B update) */
   int64_t *archetypes;
   double *rss;
   int iters, converged;
@@ -199,6 +200,16 @@ typedef struct rrt_np_rng {
 } rrt_np_rng;
 void rrt_np_rng_seed(rrt_np_rng *r, uint64_t seed);
 int64_t rrt_np_rng_integers(rrt_np_rng *r, int64_t n);
+
+/* G = sum over rows c of y_c y_c^T for ncells sparse rows over the s->m
+ * archetypes (cptr/col/val, columns ascending), as sparse rows, each entry
+ * summed over the rows in order (gram.c). */
+rrt_status rrt_sc_gram(rrt_sc_run *s, int64_t ncells, const int64_t *cptr, const int32_t *col,
+                       const double *val, rrt_sc_csr *g);
+/* The archetype-by-archetype view the kernels take of such a matrix. */
+static inline rrt_sc_kk rrt_sc_kk_of(const rrt_sc_run *s, const rrt_sc_csr *g) {
+  return (rrt_sc_kk){s->m, g->ptr, g->col, g->val};
+}
 
 /* Initial archetypes (init.c): fills s->archetypes. */
 rrt_status rrt_sc_init_archetypes(rrt_sc_run *s);

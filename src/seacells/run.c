@@ -97,13 +97,10 @@ rrt_status rrt_sc_alloc_state(rrt_sc_run *s) {
   s->a_idx = calloc(na, sizeof(int32_t));
   s->a_w = calloc(na, sizeof(double));
   s->a_nnz = calloc((size_t)s->nl + 1, sizeof(int));
-  s->t1a = calloc((size_t)m * m, sizeof(double));
-  s->t1b = calloc((size_t)m * m, sizeof(double));
   s->archetypes = calloc((size_t)m, sizeof(int64_t));
   s->rss = calloc((size_t)s->opt.max_iter + 1, sizeof(double));
   if (!b->nnz || !b->cell || !b->w || !b->first || !b->cnt || !b->ent_j || !b->ent_w ||
-      !b->touched || !s->a_idx || !s->a_w || !s->a_nnz || !s->t1a || !s->t1b || !s->archetypes ||
-      !s->rss)
+      !b->touched || !s->a_idx || !s->a_w || !s->a_nnz || !s->archetypes || !s->rss)
     return rrt_error(s->ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_run", "state for %d metacells",
                      m);
   return RRT_SUCCESS;
@@ -145,7 +142,8 @@ void rrt_sc_run_free(rrt_sc_run *s) {
   rrt_sc_csr_free(&s->ghost.rows);
   free(s->kdiag);
   rrt_sc_yidx_free(&s->mb);
-  free(s->a_idx), free(s->a_w), free(s->a_nnz), free(s->t1a), free(s->t1b);
+  free(s->a_idx), free(s->a_w), free(s->a_nnz);
+  rrt_sc_csr_free(&s->t1a), rrt_sc_csr_free(&s->t1b);
   free(s->archetypes), free(s->rss);
   rrt_cell_blocks_destroy(&s->plan);
 }
@@ -188,7 +186,10 @@ rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
   if (s->capa < 1) s->capa = 1;
   s->kern = rrt_sc_kernels_for(rrt_ctx_backend(ctx)); /* the one backend question */
   s->x = x;
-  s->kat_budget = 4 * (int64_t)s->capa; /* 12 bytes an entry: 2.4 kB a cell at fw_iter 50 */
+  /* K A^T entries kept per cell on average (12 bytes each: at most 9.6 kB a
+   * cell at fw_iter 50, typically 30-45 entries on the blobs): the cpu B
+   * argmin that skips by sign needs them; over budget it walks the rows */
+  s->kat_budget = 16 * (int64_t)s->capa;
   rrt_status st = rrt_cell_blocks_create(n < 0 ? 0 : n, s->size, 0, &s->plan);
   if (st == RRT_SUCCESS) {
     s->c0 = s->plan.cell_start[s->rank];

@@ -22,11 +22,6 @@ static void topk_insert(double *bd, int32_t *bi, int k, double dd, int32_t id) {
   bi[p] = id;
 }
 
-/* Fewer cells than this run on one thread: the B update opens a parallel
- * region per Frank-Wolfe step, and on a loaded machine waking the other
- * threads costs more than a small problem's work. */
-#define RRT_SC_PAR_MIN 4096
-
 #define QT 128  /* query rows per GEMM tile */
 #define RT 1024 /* reference rows per GEMM tile */
 
@@ -81,145 +76,12 @@ rrt_status rrt_sc_cpu_knn_tile(const double *q, int64_t nq, int64_t q0, const do
   return st;
 }
 
-rrt_status rrt_sc_cpu_sparse_rows(int m, const double *dense, rrt_sc_rows *rows) {
-  int64_t nz = 0;
-  for (int64_t q = 0; q < (int64_t)m * m; q++)
-    nz += dense[q] != 0.0;
-  rows->ptr = malloc(((size_t)m + 1) * sizeof(int64_t));
-  rows->col = malloc((size_t)(nz + 1) * sizeof(int32_t));
-  rows->val = malloc((size_t)(nz + 1) * sizeof(double));
-  if (!rows->ptr || !rows->col || !rows->val) {
-    rrt_sc_rows_free(rows);
-    return RRT_ERR_OUT_OF_MEMORY;
-  }
-  nz = 0;
-  rows->ptr[0] = 0;
-  for (int l = 0; l < m; l++) {
-    for (int j = 0; j < m; j++)
-      if (dense[(int64_t)l * m + j] != 0.0)
-        rows->col[nz] = j, rows->val[nz++] = dense[(int64_t)l * m + j];
-    rows->ptr[l + 1] = nz;
-  }
-  return RRT_SUCCESS;
-}
-
-void rrt_sc_rows_free(rrt_sc_rows *rows) {
-  free(rows->ptr);
-  free(rows->col);
-  free(rows->val);
-  rows->ptr = NULL, rows->col = NULL, rows->val = NULL;
-}
-
-/* Per-thread scratch of the A solve: dense m-vectors that stay zero outside
- * the cell's working set `set` (reset after each cell). */
-typedef struct a_scratch {
-  double *t2, *u, *a;
-  int32_t *set;
-  char *in, *row_in;
-} a_scratch;
-
-static void a_add(a_scratch *w, int *ns, int32_t j) {
-  if (!w->in[j]) w->in[j] = 1, w->set[(*ns)++] = j;
-}
-
-/* Archetypes whose u entry can become nonzero once row l of T1a enters. */
-static void a_add_row(a_scratch *w, int *ns, const rrt_sc_rows *r, int32_t l) {
-  if (w->row_in[l]) return;
-  w->row_in[l] = 1;
-  for (int64_t q = r->ptr[l]; q < r->ptr[l + 1]; q++)
-    a_add(w, ns, r->col[q]);
-}
-
-static int i32_asc(const void *x, const void *y) {
-  int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-  return a < b ? -1 : a > b;
-}
-
-void rrt_sc_cpu_a_solve(int64_t nl, int m, int fw_iter, int capa, const int64_t *kptr,
-                        const int32_t *kcol, const double *kval, const int32_t *bfirst,
-                        const int32_t *bcnt, const int32_t *bent_j, const double *bent_w,
-                        const double *t1a, const rrt_sc_rows *t1a_rows, int first, int32_t *a_idx,
-                        double *a_w, int *a_nnz) {
-#pragma omp parallel if (nl >= RRT_SC_PAR_MIN)
-  {
-    a_scratch w;
-    w.t2 = calloc((size_t)m * 3, sizeof(double));
-    w.u = w.t2 + m, w.a = w.t2 + 2 * m;
-    w.set = malloc((size_t)m * sizeof(int32_t));
-    w.in = calloc((size_t)m * 2, 1);
-    w.row_in = w.in + m;
-#pragma omp for schedule(dynamic, 64)
-    for (int64_t i = 0; i < nl; i++) {
-      int ns = 0;
-      /* t2 = row i of K B, summed over the K row in column order */
-      for (int64_t p = kptr[i]; p < kptr[i + 1]; p++) {
-        int32_t c = kcol[p];
-        for (int32_t e = bfirst[c]; e < bfirst[c] + bcnt[c]; e++) {
-          a_add(&w, &ns, bent_j[e]);
-          w.t2[bent_j[e]] = w.t2[bent_j[e]] + kval[p] * bent_w[e];
-        }
-      }
-      /* u = T1a a for the current column (ascending archetype); the zero
-       * entries of T1a add +0 to a non-negative sum, so skipping them keeps
-       * the dense loop's bits */
-      if (!first) {
-        for (int e = 0; e < a_nnz[i]; e++) {
-          int32_t l = a_idx[i * capa + e];
-          double al = a_w[i * capa + e];
-          w.a[l] = al;
-          a_add(&w, &ns, l);
-          a_add_row(&w, &ns, t1a_rows, l);
-          for (int64_t q = t1a_rows->ptr[l]; q < t1a_rows->ptr[l + 1]; q++)
-            w.u[t1a_rows->col[q]] = w.u[t1a_rows->col[q]] + t1a_rows->val[q] * al;
-        }
-      }
-      int z = 0; /* lowest archetype outside the set: gradient exactly 0 there */
-      for (int t = 0; t < fw_iter; t++) {
-        while (z < m && w.in[z])
-          z++;
-        int amin = -1;
-        double gbest = 0.0;
-        if (z < m) amin = z, gbest = rrt_sc_grad(0.0, 0.0);
-        for (int q = 0; q < ns; q++) {
-          int32_t j = w.set[q];
-          double g = rrt_sc_grad(w.u[j], w.t2[j]);
-          if (amin < 0 || rrt_sc_argmin_better(g, j, gbest, amin)) gbest = g, amin = j;
-        }
-        a_add(&w, &ns, amin);
-        a_add_row(&w, &ns, t1a_rows, amin);
-        double f = rrt_sc_fw_step(t);
-        const double *row = t1a + (int64_t)amin * m;
-        for (int q = 0; q < ns; q++) {
-          int32_t j = w.set[q];
-          w.a[j] = rrt_sc_fw_move(w.a[j], f, j == amin);
-          w.u[j] = f == 1.0 ? row[j] : w.u[j] + f * (row[j] - w.u[j]);
-        }
-      }
-      qsort(w.set, (size_t)ns, sizeof(int32_t), i32_asc);
-      int nz = 0;
-      for (int q = 0; q < ns; q++) {
-        int32_t j = w.set[q];
-        if (w.a[j] != 0.0 && nz < capa) {
-          a_idx[i * capa + nz] = j;
-          a_w[i * capa + nz] = w.a[j];
-          nz++;
-        }
-        w.t2[j] = 0.0, w.u[j] = 0.0, w.a[j] = 0.0, w.in[j] = 0, w.row_in[j] = 0;
-      }
-      a_nnz[i] = nz;
-    }
-    free(w.t2);
-    free(w.set);
-    free(w.in);
-  }
-}
-
 void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, const int32_t *kcol,
                          const double *kval, const int32_t *bfirst, const int32_t *bcnt,
                          const int32_t *bent_j, const double *bent_w, const int32_t *hfirst,
                          const int32_t *hcnt, const int32_t *hent_j, const double *hent_w,
                          const int64_t *katptr, const int32_t *katcol, const double *katval,
-                         const rrt_sc_rows *t1b_rows, double *best_v, int64_t *best_i) {
+                         const rrt_sc_kk *t1b_rows, double *best_v, int64_t *best_i) {
   for (int j = 0; j < m; j++)
     best_v[j] = INFINITY, best_i[j] = INT64_MAX;
 #pragma omp parallel if (nl >= RRT_SC_PAR_MIN)

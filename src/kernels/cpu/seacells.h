@@ -6,7 +6,13 @@
 
 #include <stdint.h>
 
+#include "kernels/seacells_table.h"
 #include "ringrt/status.h"
+
+/* Fewer cells than this run on one thread: the B update opens a parallel
+ * region per Frank-Wolfe step, and on a loaded machine waking the other
+ * threads costs more than a small problem's work. */
+#define RRT_SC_PAR_MIN 4096
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,30 +26,18 @@ extern "C" {
 rrt_status rrt_sc_cpu_knn_tile(const double *q, int64_t nq, int64_t q0, const double *r, int64_t nr,
                                int64_t r0, int d, int k, double *best_d, int32_t *best_i);
 
-/** Nonzeros of a dense m x m matrix by rows (columns ascending). The FW
- *  kernels walk only these: T1a = B^T K B and T1b = A A^T are sparse when
- *  the archetypes sit in separate regions of the graph. */
-typedef struct rrt_sc_rows {
-  int64_t *ptr; /* m + 1 */
-  int32_t *col;
-  double *val;
-} rrt_sc_rows;
-
-rrt_status rrt_sc_cpu_sparse_rows(int m, const double *dense, rrt_sc_rows *rows);
-void rrt_sc_rows_free(rrt_sc_rows *rows);
-
 /** Frank-Wolfe update of the A columns of nl cells (one independent solve
  *  per cell): t2 = (K B) row, gradient 2 (T1a a - t2), fw_iter steps.
- *  first: start from a = 0 instead of the current columns. t1a_rows holds
- *  the nonzeros of t1a. Only the archetypes reachable through the nonzeros
+ *  first: start from a = 0 instead of the current columns. t1a_rows:
+ *  T1a by sparse rows. Only the archetypes reachable through the nonzeros
  *  are visited; the others have gradient exactly 0 and enter the argmin as
  *  the lowest such index, so the result is bit for bit the dense loop's
  *  (the one in src/kernels/cuda/seacells.cu). */
 void rrt_sc_cpu_a_solve(int64_t nl, int m, int fw_iter, int capa, const int64_t *kptr,
                         const int32_t *kcol, const double *kval, const int32_t *bfirst,
                         const int32_t *bcnt, const int32_t *bent_j, const double *bent_w,
-                        const double *t1a, const rrt_sc_rows *t1a_rows, int first, int32_t *a_idx,
-                        double *a_w, int *a_nnz);
+                        const rrt_sc_kk *t1a_rows, int first, int32_t *a_idx, double *a_w,
+                        int *a_nnz);
 
 /** B-update gradient 2 ((K Bg) T1b - K A^T) for nl cells (global c0 + i),
  *  fused with the argmin over these cells per archetype: best_v/best_i (m)
@@ -63,7 +57,28 @@ void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, con
                          const int32_t *bent_j, const double *bent_w, const int32_t *hfirst,
                          const int32_t *hcnt, const int32_t *hent_j, const double *hent_w,
                          const int64_t *katptr, const int32_t *katcol, const double *katval,
-                         const rrt_sc_rows *t1b_rows, double *best_v, int64_t *best_i);
+                         const rrt_sc_kk *t1b_rows, double *best_v, int64_t *best_i);
+
+/** The same argmin as rrt_sc_cpu_b_argmin, bit for bit, at a cost per cell
+ *  that does not grow with m (kernels/cpu/seacells_bmin.c): the gradient
+ *  is evaluated at the cells of each archetype's K A^T column, the only
+ *  places it can be negative, and elsewhere only for the archetypes whose
+ *  minimum there is not negative, in ascending cell order up to the first
+ *  exact zero. Takes the K A^T rows by archetype (sptr/scell/sval,
+ *  rrt_sc_cpu_kat_cells) and T1b, whose row j it scatters once per
+ *  archetype (T1b is symmetric bit for bit). */
+rrt_status rrt_sc_cpu_b_argmin_signs(int64_t nl, int64_t c0, int m, const int64_t *kptr,
+                                     const int32_t *kcol, const double *kval, const int32_t *bfirst,
+                                     const int32_t *bcnt, const int32_t *bent_j,
+                                     const double *bent_w, const int64_t *sptr,
+                                     const int32_t *scell, const double *sval, const rrt_sc_kk *t1b,
+                                     double *best_v, int64_t *best_i);
+
+/** The local cells of each archetype's K A^T column (ascending) and the
+ *  values there: archetype j's are scell/sval[sptr[j] .. sptr[j+1]). */
+rrt_status rrt_sc_cpu_kat_cells(int64_t nl, int m, const int64_t *katptr, const int32_t *katcol,
+                                const double *katval, int64_t **sptr, int32_t **scell,
+                                double **sval);
 
 /** Rows of X H (the K A^T rows above) for nl cells, in the order and with
  *  the bits rrt_sc_cpu_b_argmin forms them: passed back to it as

@@ -68,13 +68,16 @@ __global__ void rrt_sc_a_solve_kernel(int64_t nl, int m, int fw_iter, int capa, 
                                       const int32_t *kcol, const double *kval,
                                       const int32_t *bfirst, const int32_t *bcnt,
                                       const int32_t *bent_j, const double *bent_w,
-                                      const double *t1a, int first, int32_t *a_idx, double *a_w,
-                                      int *a_nnz, double *scratch, int use_shared) {
+                                      const int64_t *t1p, const int32_t *t1c, const double *t1v,
+                                      int first, int32_t *a_idx, double *a_w, int *a_nnz,
+                                      double *scratch, int use_shared) {
   RRT_DYN_SHARED(double, dyn);
   __shared__ double rv[SC_THREADS];
   __shared__ int64_t ri[SC_THREADS];
-  double *t2 = use_shared ? dyn : scratch + (int64_t)blockIdx.x * 3 * m;
-  double *u = t2 + m, *a = t2 + 2 * m;
+  double *t2 = use_shared ? dyn : scratch + (int64_t)blockIdx.x * 4 * m;
+  double *u = t2 + m, *a = t2 + 2 * m, *row = t2 + 3 * m;
+  for (int j = threadIdx.x; j < m; j += blockDim.x)
+    row[j] = 0.0; // a T1a row scattered at each step, cleared after it
   for (int64_t i = blockIdx.x; i < nl; i += gridDim.x) {
     for (int j = threadIdx.x; j < m; j += blockDim.x)
       t2[j] = 0.0, u[j] = 0.0, a[j] = 0.0;
@@ -85,17 +88,17 @@ __global__ void rrt_sc_a_solve_kernel(int64_t nl, int m, int fw_iter, int capa, 
         for (int32_t e = bfirst[c]; e < bfirst[c] + bcnt[c]; e++)
           t2[bent_j[e]] = t2[bent_j[e]] + kval[p] * bent_w[e];
       }
+      // u = T1a a over the sparse rows, each u[j] summed over e ascending as
+      // on the CPU (the dense sum's missing terms were +0)
       if (!first)
-        for (int e = 0; e < a_nnz[i]; e++)
-          a[a_idx[i * capa + e]] = a_w[i * capa + e];
-    }
-    __syncthreads();
-    if (!first)
-      for (int j = threadIdx.x; j < m; j += blockDim.x)
         for (int e = 0; e < a_nnz[i]; e++) {
           int l = a_idx[i * capa + e];
-          u[j] = u[j] + t1a[(int64_t)l * m + j] * a_w[i * capa + e];
+          double al = a_w[i * capa + e];
+          a[l] = al;
+          for (int64_t q = t1p[l]; q < t1p[l + 1]; q++)
+            u[t1c[q]] = u[t1c[q]] + t1v[q] * al;
         }
+    }
     __syncthreads();
     for (int t = 0; t < fw_iter; t++) {
       double bv = INFINITY;
@@ -109,11 +112,16 @@ __global__ void rrt_sc_a_solve_kernel(int64_t nl, int m, int fw_iter, int capa, 
       rrt_sc_block_argmin(rv, ri, bv, bi, &gv, &gi);
       int amin = gi == INT64_MAX ? 0 : (int)gi;
       double f = rrt_sc_fw_step(t);
-      const double *row = t1a + (int64_t)amin * m;
+      for (int64_t q = t1p[amin] + threadIdx.x; q < t1p[amin + 1]; q += blockDim.x)
+        row[t1c[q]] = t1v[q];
+      __syncthreads();
       for (int j = threadIdx.x; j < m; j += blockDim.x) {
         a[j] = rrt_sc_fw_move(a[j], f, j == amin);
         u[j] = f == 1.0 ? row[j] : u[j] + f * (row[j] - u[j]);
       }
+      __syncthreads();
+      for (int64_t q = t1p[amin] + threadIdx.x; q < t1p[amin + 1]; q += blockDim.x)
+        row[t1c[q]] = 0.0;
       __syncthreads();
     }
     if (threadIdx.x == 0) {
@@ -133,25 +141,27 @@ __global__ void rrt_sc_a_solve_kernel(int64_t nl, int m, int fw_iter, int capa, 
 RRT_KERNEL_API(rrt_k_sc_a_solve)
 (rrt_stream stream, int64_t nl, int m, int fw_iter, int capa, const int64_t *kptr,
  const int32_t *kcol, const double *kval, const int32_t *bfirst, const int32_t *bcnt,
- const int32_t *bent_j, const double *bent_w, const double *t1a, int first, int32_t *a_idx,
- double *a_w, int *a_nnz, double *scratch) {
+ const int32_t *bent_j, const double *bent_w, const int64_t *t1p, const int32_t *t1c,
+ const double *t1v, int first, int32_t *a_idx, double *a_w, int *a_nnz, double *scratch) {
   if (nl == 0) return RRT_SUCCESS;
-  size_t shmem = (size_t)3 * m * sizeof(double);
+  size_t shmem = (size_t)4 * m * sizeof(double);
   int use_shared = shmem <= 40 * 1024;
   unsigned grid = (unsigned)(nl < 4096 ? nl : 4096);
   RRT_LAUNCH(rrt_sc_a_solve_kernel, grid, SC_THREADS, use_shared ? shmem : 0, stream, nl, m,
-             fw_iter, capa, kptr, kcol, kval, bfirst, bcnt, bent_j, bent_w, t1a, first, a_idx, a_w,
-             a_nnz, scratch, use_shared);
+             fw_iter, capa, kptr, kcol, kval, bfirst, bcnt, bent_j, bent_w, t1p, t1c, t1v, first,
+             a_idx, a_w, a_nnz, scratch, use_shared);
 }
 
 // ---- B update: fused gradient + argmin over each block's cells ----------
-__global__ void rrt_sc_b_argmin_kernel(
-    int64_t nl, int64_t c0, int m, const int64_t *kptr, const int32_t *kcol, const double *kval,
-    const int32_t *bfirst, const int32_t *bcnt, const int32_t *bent_j, const double *bent_w,
-    const int32_t *hfirst, const int32_t *hcnt, const int32_t *hent_j, const double *hent_w,
-    const double *t1b, double *part_v, int64_t *part_i, double *scratch, int *iscratch) {
+__global__ void
+rrt_sc_b_argmin_kernel(int64_t nl, int64_t c0, int m, const int64_t *kptr, const int32_t *kcol,
+                       const double *kval, const int32_t *bfirst, const int32_t *bcnt,
+                       const int32_t *bent_j, const double *bent_w, const int32_t *hfirst,
+                       const int32_t *hcnt, const int32_t *hent_j, const double *hent_w,
+                       const int64_t *t1p, const int32_t *t1c, const double *t1v, double *part_v,
+                       int64_t *part_i, double *scratch, int *iscratch) {
   __shared__ int nt_s;
-  double *kbg = scratch + (int64_t)blockIdx.x * 3 * m, *kat = kbg + m;
+  double *kbg = scratch + (int64_t)blockIdx.x * 3 * m, *kat = kbg + m, *sv = kbg + 2 * m;
   double *bv = part_v + (int64_t)blockIdx.x * m;
   int64_t *bi = part_i + (int64_t)blockIdx.x * m;
   int32_t *touched = iscratch + (int64_t)blockIdx.x * 2 * m;
@@ -159,7 +169,7 @@ __global__ void rrt_sc_b_argmin_kernel(
   int64_t chunk = (nl + gridDim.x - 1) / gridDim.x;
   int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < nl ? lo + chunk : nl;
   for (int j = threadIdx.x; j < m; j += blockDim.x)
-    kat[j] = 0.0, mark[j] = 0, bv[j] = INFINITY, bi[j] = INT64_MAX;
+    kat[j] = 0.0, sv[j] = 0.0, mark[j] = 0, bv[j] = INFINITY, bi[j] = INT64_MAX;
   __syncthreads();
   for (int64_t i = lo; i < hi; i++) {
     if (threadIdx.x == 0) { // sparse K Bg row, in K-column order as on the CPU
@@ -171,14 +181,18 @@ __global__ void rrt_sc_b_argmin_kernel(
         for (int32_t e = hfirst[c]; e < hfirst[c] + hcnt[c]; e++)
           kat[hent_j[e]] = kat[hent_j[e]] + kval[p] * hent_w[e];
       }
+      // s = (K Bg)_i T1b over the sparse rows, each s[j] in touched order as
+      // on the CPU (the dense sum's missing terms were +0)
+      for (int t = 0; t < nt_s; t++) {
+        int32_t l = touched[t];
+        for (int64_t q = t1p[l]; q < t1p[l + 1]; q++)
+          sv[t1c[q]] = sv[t1c[q]] + kbg[l] * t1v[q];
+      }
     }
     __syncthreads();
     int nt = nt_s;
     for (int j = threadIdx.x; j < m; j += blockDim.x) {
-      double s = 0.0;
-      for (int t = 0; t < nt; t++)
-        s = s + kbg[touched[t]] * t1b[(int64_t)touched[t] * m + j];
-      double g = rrt_sc_grad(s, kat[j]);
+      double g = rrt_sc_grad(sv[j], kat[j]);
       if (rrt_sc_argmin_better(g, c0 + i, bv[j], bi[j])) bv[j] = g, bi[j] = c0 + i;
     }
     __syncthreads();
@@ -188,8 +202,12 @@ __global__ void rrt_sc_b_argmin_kernel(
         for (int32_t e = hfirst[c]; e < hfirst[c] + hcnt[c]; e++)
           kat[hent_j[e]] = 0.0;
       }
-      for (int t = 0; t < nt; t++)
-        mark[touched[t]] = 0;
+      for (int t = 0; t < nt; t++) {
+        int32_t l = touched[t];
+        for (int64_t q = t1p[l]; q < t1p[l + 1]; q++)
+          sv[t1c[q]] = 0.0;
+        mark[l] = 0;
+      }
     }
     __syncthreads();
   }
@@ -199,13 +217,13 @@ RRT_KERNEL_API(rrt_k_sc_b_argmin)
 (rrt_stream stream, int64_t nl, int64_t c0, int m, const int64_t *kptr, const int32_t *kcol,
  const double *kval, const int32_t *bfirst, const int32_t *bcnt, const int32_t *bent_j,
  const double *bent_w, const int32_t *hfirst, const int32_t *hcnt, const int32_t *hent_j,
- const double *hent_w, const double *t1b, double *part_v, int64_t *part_i, double *scratch,
- int *iscratch) {
+ const double *hent_w, const int64_t *t1p, const int32_t *t1c, const double *t1v, double *part_v,
+ int64_t *part_i, double *scratch, int *iscratch) {
   int64_t nb = (nl + 63) / 64;
   unsigned grid = (unsigned)(nb < 1 ? 1 : nb > 1024 ? 1024 : nb);
   RRT_LAUNCH(rrt_sc_b_argmin_kernel, grid, SC_THREADS, 0, stream, nl, c0, m, kptr, kcol, kval,
-             bfirst, bcnt, bent_j, bent_w, hfirst, hcnt, hent_j, hent_w, t1b, part_v, part_i,
-             scratch, iscratch);
+             bfirst, bcnt, bent_j, bent_w, hfirst, hcnt, hent_j, hent_w, t1p, t1c, t1v, part_v,
+             part_i, scratch, iscratch);
 }
 
 // Second stage: per archetype, the best over the blocks' partials.
