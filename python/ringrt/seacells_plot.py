@@ -174,7 +174,7 @@ def _metrics(adata: "anndata.AnnData", mc: Metacells, model: Any, obsm: str
         comp, sep = get("compactness"), get("separation")
         if comp is not None and sep is not None and np.shape(comp) == np.shape(sep) == (mc.m,):
             return (np.asarray(comp, dtype=np.float64), np.asarray(sep, dtype=np.float64),
-                    "the run's, on its input coordinates")
+                    "from the run, on its input coordinates")
     if obsm not in adata.obsm:
         return np.full(mc.m, np.nan), np.full(mc.m, np.nan), f"no adata.obsm[{obsm!r}]"
     comp, sep = _coordinate_metrics(np.asarray(adata.obsm[obsm], dtype=np.float64), mc)
@@ -324,9 +324,9 @@ def _metric_panel(column: str, xlabel: str, title: str, colour: str):
         labels = args[0] if args else None
         table = metacell_table(ad, SEACell_key, labels, model, obsm)
         ax = _axes(ax, (5, 5))
-        source = "" if column == "purity" else f" ({table.attrs['metrics_source']})"
-        _histogram(ax, table[column].to_numpy(np.float64), bins, xlabel,
-                   title.format(labels=labels) + source, colour)
+        label = xlabel if column == "purity" else f"{xlabel}\n({table.attrs['metrics_source']})"
+        _histogram(ax, table[column].to_numpy(np.float64), bins, label,
+                   title.format(labels=labels), colour)
         _maybe_save(ax, save_as)
         return ax
     return plot
@@ -337,12 +337,12 @@ plot_purity = _metric_panel("purity", "share of the most common label", "Purity 
 plot_purity.__doc__ = """plot_purity(ad, labels, ...): a histogram over the metacells of
     the share of their most common ``obs[labels]`` value (the reference's
     ``SEACells.evaluate.compute_celltype_purity``). Returns the Axes."""
-plot_compactness = _metric_panel("compactness", "compactness (mean variance in a metacell)",
+plot_compactness = _metric_panel("compactness", "compactness: mean variance within a metacell",
                                  "Compactness", "tab:blue")
 plot_compactness.__doc__ = """plot_compactness(ad, ...): a histogram over the metacells of
     their compactness (lower is tighter), from the model / ``uns`` when
     present, else computed on ``obsm``. Returns the Axes."""
-plot_separation = _metric_panel("separation", "separation (distance to the nearest metacell)",
+plot_separation = _metric_panel("separation", "separation: distance to the nearest metacell",
                                 "Separation", "tab:orange")
 plot_separation.__doc__ = """plot_separation(ad, ...): a histogram over the metacells of
     the distance from their centroid to the nearest other one, from the model
