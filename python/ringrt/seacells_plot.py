@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 
 _OP = "ringrt.seacells_plot"
 _BASES = ("X_umap", "X_tsne")  # the 2-D embeddings looked for, in this order
-_NONE = -1  # the code of a cell without a metacell
 
 
 def _invalid(msg: str) -> errors.RingrtError:
@@ -134,14 +133,14 @@ def purity(adata: "anndata.AnnData", labels: str, mc: Metacells) -> Tuple[np.nda
         raise _invalid(f"adata.obs has no {labels!r} column for the purity")
     import pandas as pd
     lab = pd.Categorical(adata.obs[labels])
-    counts = np.zeros((mc.m, len(lab.categories) + 1), dtype=np.int64)
-    ok = mc.codes >= 0
-    np.add.at(counts, (mc.codes[ok], np.asarray(lab.codes)[ok]), 1)  # code -1: last column
-    best = counts[:, :-1].argmax(axis=1) if len(lab.categories) else np.zeros(mc.m, dtype=int)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = counts[np.arange(mc.m), best] / mc.sizes() if len(lab.categories) else \
-            np.where(mc.sizes() > 0, 0.0, np.nan)
-    top = [lab.categories[b] if len(lab.categories) else None for b in best]
+    ncat, ok = len(lab.categories), mc.codes >= 0
+    counts = np.zeros((mc.m, ncat + 1), dtype=np.int64)  # the last column: no label (code -1)
+    np.add.at(counts, (mc.codes[ok], np.asarray(lab.codes)[ok]), 1)
+    best = counts[:, :ncat].argmax(axis=1) if ncat else np.zeros(mc.m, dtype=np.int64)
+    sizes = mc.sizes()
+    share = np.where(sizes > 0, counts[np.arange(mc.m), best] * (ncat > 0) / np.maximum(sizes, 1),
+                     np.nan)
+    top = [lab.categories[b] if ncat and sizes[j] else None for j, b in enumerate(best)]
     return share.astype(np.float64), top
 
 
