@@ -7,11 +7,14 @@
 # 5,780 cells (the marrow sample of Palantir when MARROW names its h5ad, else
 # synthetic blobs of that size), synthetic 20,000 cells.
 #
-# The graph: the reference's n_neighbors (REF_NEIGHBORS, default 15) counts
-# the cell itself in scanpy's kNN; ringrt's --knn does not. RINGRT_KNN
-# (default 14) is the one place that says which ringrt --knn builds the same
-# graph (14 neighbours + self, bandwidth = distance to the 7th); change it
-# here when --knn takes the reference's meaning.
+# The graph: RINGRT_KNN is the one place that says which ringrt --knn builds
+# the reference's graph of n_neighbors = REF_NEIGHBORS (default 15). Default
+# "auto", today's equal graphs: --knn 14 under 8,192 cells (scanpy's exact
+# kNN counts the cell itself among the 15: 14 neighbours + self, bandwidth =
+# distance to the 7th), --knn 15 from 8,192 cells on (scanpy's pynndescent
+# path returns 15 neighbours besides the cell; bandwidth the 7th again).
+# Set RINGRT_KNN=15 once --knn takes the reference's meaning. The reference
+# logs its neighbours per cell (knn_per_cell) so the record shows the match.
 #
 # Usage: bench/seacells-peer.sh [BUILD_DIR] [WORK_DIR]
 # Env:   SEACELLS_PYTHON  a python with the reference's dependencies (pip `seacells`)
@@ -36,7 +39,7 @@ BUILD=${1:-$ROOT/build}
 WORK=${2:-$(mktemp -d)}
 RINGRT=$BUILD/apps/ringrt
 DRIVER=$ROOT/bench/seacells_peer.py
-RINGRT_KNN=${RINGRT_KNN:-14}
+RINGRT_KNN=${RINGRT_KNN:-auto}
 REF_NEIGHBORS=${REF_NEIGHBORS:-15}
 REF_TIMEOUT=${REF_TIMEOUT:-1800}
 REF_MAX_ITER=${REF_MAX_ITER:-100}
@@ -103,11 +106,16 @@ reference() {
   echo $? >"$WORK/$c.$p.rc"
 }
 
-echo "{\"date\": \"$(date -u +%FT%TZ)\", \"commit\": \"$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)\", \"cores\": $(nproc), \"ringrt_knn\": $RINGRT_KNN, \"ref_neighbors\": $REF_NEIGHBORS, \"seacells_src\": \"$SEACELLS_SRC\", \"marrow\": \"${MARROW:-}\"}"
+echo "{\"date\": \"$(date -u +%FT%TZ)\", \"commit\": \"$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)\", \"cores\": $(nproc), \"ringrt_knn\": \"$RINGRT_KNN\", \"ref_neighbors\": $REF_NEIGHBORS, \"seacells_src\": \"$SEACELLS_SRC\", \"marrow\": \"${MARROW:-}\"}"
 for c in $CASES; do
   in=$(input_of "$c")
   loads="\"ringrt\": \"$(load)\""
-  ringrt "$c" "$in" --knn "$RINGRT_KNN"
+  knn=$RINGRT_KNN
+  if [ "$knn" = auto ]; then
+    n=$(case $in in *.h5ad) "$PY" -c "import anndata, sys; print(anndata.read_h5ad(sys.argv[1], backed='r').n_obs)" "$in" 2>/dev/null ;; *) wc -l <"$in" ;; esac)
+    knn=$((n < 8192 ? REF_NEIGHBORS - 1 : REF_NEIGHBORS))
+  fi
+  ringrt "$c" "$in" --knn "$knn"
   if [ "$(cat "$WORK/$c.rc")" != 0 ]; then
     echo "{\"case\": \"$c\", \"ringrt_failed\": $(cat "$WORK/$c.rc"), \"log\": \"$WORK/$c.log\"}"
     continue
@@ -118,7 +126,7 @@ for c in $CASES; do
     loads="$loads, \"$p\": \"$(load)\""
     reference "$c" "$p" "$in" "$m" $((cells - 1))
   done
-  echo "{\"load\": {$loads}, $("$PY" "$DRIVER" summary "$WORK" "$c" $PATHS | sed 's/^{//')"
+  echo "{\"load\": {$loads}, \"ringrt_knn\": $knn, $("$PY" "$DRIVER" summary "$WORK" "$c" $PATHS | sed 's/^{//')"
 done
 # ringrt's peak memory against n (3 outer iterations: the peak is reached
 # after the graph is built), default k, n/75 metacells
