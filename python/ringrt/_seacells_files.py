@@ -44,7 +44,10 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     p.add_argument("--obsm", default="X_pca", help="the coordinates SEACells ran on (default X_pca)")
     p.add_argument("--dpi", type=int, default=100, help="pixels per inch of the 16 x 8 in figure")
     p.add_argument("--title", help="figure title (default: the input's file name)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.dpi <= 0:
+        p.error(f"--dpi {args.dpi}: need a positive number of pixels per inch")
+    return args
 
 
 def _fail(path: str, msg: str, status: int = errors.IO) -> errors.RingrtError:

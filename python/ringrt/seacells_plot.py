@@ -29,8 +29,8 @@ matplotlib, pandas and anndata are imported on first use, never by
 from __future__ import annotations
 
 import os
+import secrets
 import sys
-import tempfile
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -400,15 +400,17 @@ def save(fig: "matplotlib.figure.Figure", path: str, dpi: Optional[int] = None) 
     if ext not in supported:
         raise _invalid(f"{path}: unknown image format {ext!r} (use one of "
                        f"{', '.join(sorted(supported))})")
-    folder = os.path.dirname(os.path.abspath(path))
+    # A new name next to the target, created with the umask's mode (mkstemp's
+    # would be 0600, and changing the umask to read it is process state).
+    tmp = os.path.join(os.path.dirname(os.path.abspath(path)),
+                       f".{os.path.basename(path)}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except OSError as e:
         raise errors.error_for(errors.IO, f"{_OP}: cannot write {path}: {e.strerror}") from e
     try:
         with os.fdopen(fd, "wb") as f:
             fig.savefig(f, format=ext, dpi=dpi if dpi is not None else "figure")
-        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except OSError as e:
         os.unlink(tmp)
@@ -416,12 +418,6 @@ def save(fig: "matplotlib.figure.Figure", path: str, dpi: Optional[int] = None) 
     except BaseException:
         os.unlink(tmp)
         raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _maybe_save(ax: "matplotlib.axes.Axes", save_as: Optional[str]) -> None:

@@ -232,6 +232,9 @@ def main() -> None:
     png = os.path.join(tmp, "front.png")
     fig = ringrt.plot_seacells(adata, labels="cluster", save_as=png)
     assert png_size(png) == (1600, 800), png_size(png)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert os.stat(png).st_mode & 0o777 == 0o666 & ~mask, oct(os.stat(png).st_mode)  # not 0600
     check_figure(adata, model, fig)
     sizes = sp.plot_SEACell_sizes(adata)  # the reference's return value
     np.testing.assert_array_equal(sizes["size"].to_numpy(),
