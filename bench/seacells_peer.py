@@ -172,7 +172,8 @@ def ref(args):
     assign = np.asarray(a.argmax(0)).reshape(-1).tolist()
     record = {"path": args.path, "import_s": t0 - T_START, "kernel_s": t1 - t0, "fit_s": t2 - t1,
               "kernel_cpu_s": c1 - c0, "fit_cpu_s": c2 - c1,
-              "fit_peak_mb": peak.peak, "rss_before_fit_mb": before, "iterations": len(model.RSS_iters) - 1,
+              "fit_peak_mb": peak.peak, "rss_before_fit_mb": before,
+              "iterations": len(model.RSS_iters) - 1,
               "converged": converged, "rss": [float(r) for r in model.RSS_iters],
               "assign": assign}
     with open(args.out + ".tmp", "w") as f:
@@ -249,8 +250,9 @@ def ringrt_side(work, case):
     sec = rep["seconds"]
     wall, peak, cpu = time_v(f"{work}/{case}.time")
     fit = sum(sec[k] for k in ("init", "update_a", "update_b", "rss"))
-    return {"wall_s": wall, "cpu_s": cpu, "peak_mb": peak, "graph_s": sec["knn"] + sec["kernel"], "fit_s": fit,
-            "iteration_s": (sec["update_a"] + sec["update_b"] + sec["rss"]) / max(rep["iterations"], 1),
+    per_iteration = (sec["update_a"] + sec["update_b"] + sec["rss"]) / max(rep["iterations"], 1)
+    return {"wall_s": wall, "cpu_s": cpu, "peak_mb": peak, "graph_s": sec["knn"] + sec["kernel"],
+            "fit_s": fit, "iteration_s": per_iteration,
             "seconds": sec, "metacells": rep["metacells"], "iterations": rep["iterations"],
             "converged": rep["converged"], "rss_final": rep["rss"][-1]}
 

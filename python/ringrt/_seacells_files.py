@@ -41,7 +41,8 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     p.add_argument("--key", default="SEACell", help="obs column of the metacells (default SEACell)")
     p.add_argument("--basis", help="obsm key of the 2-D embedding (default X_umap, else X_tsne, "
                    "else the first two columns of --obsm)")
-    p.add_argument("--obsm", default="X_pca", help="the coordinates SEACells ran on (default X_pca)")
+    p.add_argument("--obsm", default="X_pca",
+                   help="the coordinates SEACells ran on (default X_pca)")
     p.add_argument("--dpi", type=int, default=100, help="pixels per inch of the 16 x 8 in figure")
     p.add_argument("--title", help="figure title (default: the input's file name)")
     args = p.parse_args(argv)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 import secrets
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -221,7 +221,8 @@ def _axes(ax: Optional["matplotlib.axes.Axes"], figsize: Tuple[float, float]
     return Figure(figsize=figsize).add_subplot()
 
 
-def plot_2D(ad: "anndata.AnnData", key: Optional[str] = None, colour_metacells: bool = True,  # noqa: N802
+def plot_2D(ad: "anndata.AnnData", key: Optional[str] = None,  # noqa: N802 - the reference's name
+            colour_metacells: bool = True,
             title: str = "Metacell Assignments", save_as: Optional[str] = None, cmap: str = "tab20",
             figsize: Tuple[float, float] = (5, 5), SEACell_size: float = 90,  # noqa: N803
             cell_size: Optional[float] = None, *, SEACell_key: str = "SEACell",  # noqa: N803
@@ -303,7 +304,8 @@ def _histogram(ax: "matplotlib.axes.Axes", values: np.ndarray, bins: Any, xlabel
 
 def plot_SEACell_sizes(ad: "anndata.AnnData", save_as: Optional[str] = None,  # noqa: N802
                        title: str = "Metacell sizes", bins: Any = None,
-                       figsize: Tuple[float, float] = (5, 5), *, SEACell_key: str = "SEACell",  # noqa: N803
+                       figsize: Tuple[float, float] = (5, 5), *,
+                       SEACell_key: str = "SEACell",  # noqa: N803 - the reference's spelling
                        ax: Optional["matplotlib.axes.Axes"] = None) -> "pandas.DataFrame":
     """A histogram of the number of cells per metacell (empty metacells count
     as 0). Returns the sizes, one row per metacell (column ``size``), as the
