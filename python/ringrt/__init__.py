@@ -3,7 +3,8 @@
 
 - :class:`ringrt.Context` -- the runtime over an mpi4py communicator;
 - ``ringrt.torch`` -- :func:`ringrt.torch.ring_attention` (autograd), shard/unshard;
-- :func:`ringrt.seacells` -- metacells of an AnnData object;
+- :func:`ringrt.seacells` -- metacells of an AnnData object; :func:`ringrt.plot_seacells`
+  and ``ringrt.seacells_plot`` -- their plots (matplotlib);
 - :func:`ringrt.ilu0`, :func:`ringrt.krylov_solve` -- SciPy matrices;
   ``ringrt.petsc`` -- a petsc4py preconditioner.
 
@@ -30,7 +31,7 @@ def library_version() -> str:
 # `import ringrt` does not import scipy, petsc4py, anndata, pandas or torch
 # (None: the name is the module itself).
 _LAZY = {
-    "seacells": "metacells", "SEACellsModel": "metacells",
+    "seacells": "metacells", "SEACellsModel": "metacells", "plot_seacells": "seacells_plot",
     "SparseMatrix": "sparse", "ILU0": "ilu", "KrylovResult": "ilu", "ilu0": "ilu",
     "krylov_solve": "ilu", "petsc": None, "torch": None,
 }
@@ -47,5 +48,5 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = ["Context", "default_context", "errors", "RingrtError", "library_version", "streams",
-           "seacells", "SEACellsModel", "SparseMatrix", "ILU0", "KrylovResult", "ilu0",
-           "krylov_solve"]
+           "seacells", "SEACellsModel", "plot_seacells", "SparseMatrix", "ILU0", "KrylovResult",
+           "ilu0", "krylov_solve"]
