@@ -23,6 +23,9 @@ void rrt_bind_set_threads(rrt_ctx_t ctx, int cores, int launcher_bound) {
     int per_dev = ndev > 0 ? (ctx->local_size + ndev - 1) / ndev : 1;
     cores = cores / (per_dev > 0 ? per_dev : 1);
   }
+  /* A user who sets OMP_NUM_THREADS (as PETSc and hypre users do) gets at
+   * most that many threads; never more than the rank's cores. */
+  if (ctx->env.omp_threads > 0 && ctx->env.omp_threads < cores) cores = ctx->env.omp_threads;
   ctx->threads = cores > 0 ? cores : 1;
   omp_set_num_threads(ctx->threads);
   rrt_dense_set_threads(ctx->threads);

@@ -45,6 +45,16 @@ static int parse_test_stall(rrt_env *env, char *err, size_t errlen) {
   return 0;
 }
 
+/* OMP_NUM_THREADS is OpenMP's, not ours: its first value when it is a
+ * positive number ("4" or "4,2"), else 0 (OpenMP warns about the rest). */
+static int omp_threads_of(const char *s) {
+  if (!s || !*s) return 0;
+  char *end = NULL;
+  long v = strtol(s, &end, 10);
+  if (end == s || (*end && *end != ',') || v <= 0 || v > 1 << 20) return 0;
+  return (int)v;
+}
+
 rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
   env->backend = RRT_BACKEND_AUTO;
   env->device = -1;
@@ -52,6 +62,7 @@ rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
   env->bind = 1;
   env->use_nccl = 1;
   env->emu_threads = 0;
+  env->omp_threads = omp_threads_of(getenv("OMP_NUM_THREADS"));
   env->verbose = 0;
   env->cpu_isa = RRT_CPU_ISA_AUTO;
   env->test_stall_phase[0] = 0;

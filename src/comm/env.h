@@ -17,6 +17,7 @@ typedef struct rrt_env {
   /* RINGRT_NCCL_LIBRARY: the NCCL to open when none is loaded yet ("" if unset) */
   char nccl_library[512];
   int emu_threads; /* RINGRT_EMU_THREADS: OS threads of the SIMT emulator; 0 = bound cores */
+  int omp_threads; /* OMP_NUM_THREADS' first value (caps the bound cores' threads); 0 unset */
   int verbose;     /* RINGRT_VERBOSE (0/1) */
   int cpu_isa;     /* RINGRT_CPU_ISA: rrt_cpu_isa, for tests and benchmarks */
   /* RINGRT_TEST_STALL=PHASE:RANK, fault tests only (comm/test_stall.h): the

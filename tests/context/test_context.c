@@ -188,6 +188,8 @@ int main(int argc, char **argv) {
     CHECK_OK(rrt_ctx_get_info(ctx, &info));
     CHECK(info.rank == rank && info.size == size);
     CHECK(info.threads == omp_get_max_threads());
+    const char *omp = getenv("OMP_NUM_THREADS"); /* the user's cap is kept */
+    if (omp && atoi(omp) > 0) CHECK(info.threads <= atoi(omp));
     CHECK(strstr(info.mpi_version, "MPI") != NULL);
     if (rrt_ctx_backend(ctx) != RRT_BACKEND_CUDA) {
       CHECK(info.device == -1 && strcmp(info.device_name, "none") == 0);

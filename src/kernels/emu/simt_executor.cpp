@@ -146,6 +146,10 @@ struct Order {
   uint64_t seed;
 };
 
+struct Slot {
+  int fiber;
+};
+
 struct Fiber {
   Ctx ctx;
   uint3 tid;
@@ -188,9 +192,12 @@ struct Worker {
   const Launch *launch = nullptr;
   uint3 bidx = {0, 0, 0};
   int nthreads = 0;
-  int cur = -1;              /* running fiber, -1 in the scheduler */
-  bool faulted = false;      /* a kernel fault (rrt_emu::fault) in this launch */
-  std::vector<int> schedule; /* resume order of the current pass */
+  int cur = -1;         /* running fiber, -1 in the scheduler */
+  bool faulted = false; /* a kernel fault (rrt_emu::fault) in this launch */
+  /* resume order of the current pass; a vector of an internal type, since
+   * std::vector<int>'s out-of-line members would be exported from the
+   * library (api.exports) */
+  std::vector<Slot> schedule;
 
   Worker() {
     long p = sysconf(_SC_PAGESIZE);
@@ -419,7 +426,7 @@ void Worker::order_pass(uint64_t block, uint64_t pass) {
   if (pass > 0 && launch->order.kind != O_SHUFFLE) return; /* fixed orders: built once */
   schedule.resize((size_t)n);
   for (int i = 0; i < n; i++)
-    schedule[(size_t)i] = launch->order.kind == O_REVERSE ? n - 1 - i : i;
+    schedule[(size_t)i].fiber = launch->order.kind == O_REVERSE ? n - 1 - i : i;
   if (launch->order.kind != O_SHUFFLE) return;
   uint64_t st = mix64(launch->order.seed ^ mix64(block ^ mix64(pass)));
   for (int i = n - 1; i > 0; i--) { /* Fisher-Yates */
@@ -447,7 +454,8 @@ rrt_status Worker::run_block(uint64_t b) {
   }
   for (uint64_t pass = 0;; pass++) {
     order_pass(b, pass);
-    for (int i : schedule) {
+    for (Slot slot : schedule) {
+      int i = slot.fiber;
       if (fibers[(size_t)i].state != F_READY) continue;
       cur = i;
       ctx_switch(sched, fibers[(size_t)i].ctx);
