@@ -17,17 +17,6 @@ static rrt_status no_hdf5(const char *path, char *err, size_t errlen) {
   return RRT_ERR_UNSUPPORTED;
 }
 
-/* Pure string work: the same as the HDF5 build's, so messages match. */
-void rrt_h5ad_source_paths(const char *source, char *matrix, char *var, size_t len) {
-  if (!strcmp(source, "X")) {
-    snprintf(matrix, len, "X"), snprintf(var, len, "var");
-  } else if (!strcmp(source, "raw")) {
-    snprintf(matrix, len, "raw/X"), snprintf(var, len, "raw/var");
-  } else {
-    snprintf(matrix, len, "layers/%s", source), snprintf(var, len, "var");
-  }
-}
-
 rrt_status rrt_h5ad_rows_shape(const char *path, const char *source, int64_t *rows, int64_t *cols,
                                int *sparse, char *err, size_t errlen) {
   (void)source, (void)rows, (void)cols, (void)sparse;

@@ -21,16 +21,6 @@ static rrt_status fail(char *err, size_t errlen, const char *path, const char *o
   return RRT_ERR_INVALID_ARG;
 }
 
-void rrt_h5ad_source_paths(const char *source, char *matrix, char *var, size_t len) {
-  if (!strcmp(source, "X")) {
-    snprintf(matrix, len, "X"), snprintf(var, len, "var");
-  } else if (!strcmp(source, "raw")) {
-    snprintf(matrix, len, "raw/X"), snprintf(var, len, "raw/var");
-  } else {
-    snprintf(matrix, len, "layers/%s", source), snprintf(var, len, "var");
-  }
-}
-
 /* What the matrix at p is: 0 dense dataset, 1 CSR group, else an error. */
 typedef struct mat_info {
   hid_t f;
