@@ -90,6 +90,25 @@ static void a_store(const a_cell *c, a_scratch *w, int ns, int64_t i, int32_t *a
 }
 
 /* The full path: u over every archetype reached. */
+/* The Frank-Wolfe vertex of one step: the lowest-gradient archetype of the
+ * set's first nset entries or the lowest archetype outside the set (*z,
+ * advanced past members; gradient exactly 0 there), lowest index on ties;
+ * -1 when there is neither. */
+static int a_vertex(const a_scratch *w, int nset, int m, int *z, double *gbest) {
+  while (*z < m && w->in[*z])
+    (*z)++;
+  int amin = -1;
+  double gb = 0.0;
+  if (*z < m) amin = *z, gb = rrt_sc_grad(0.0, 0.0);
+  for (int q = 0; q < nset; q++) {
+    int32_t j = w->set[q];
+    double g = rrt_sc_grad(w->u[j], w->t2[j]);
+    if (amin < 0 || rrt_sc_argmin_better(g, j, gb, amin)) gb = g, amin = j;
+  }
+  *gbest = gb;
+  return amin;
+}
+
 static void a_full(const a_cell *c, a_scratch *w, int64_t i, int32_t *a_idx, double *a_w,
                    int *a_nnz) {
   const rrt_sc_kk *t1a = c->t1a;
@@ -110,16 +129,8 @@ static void a_full(const a_cell *c, a_scratch *w, int64_t i, int32_t *a_idx, dou
   }
   int z = 0; /* lowest archetype outside the set: gradient exactly 0 there */
   for (int t = 0; t < c->fw_iter; t++) {
-    while (z < m && w->in[z])
-      z++;
-    int amin = -1;
-    double gbest = 0.0;
-    if (z < m) amin = z, gbest = rrt_sc_grad(0.0, 0.0);
-    for (int q = 0; q < ns; q++) {
-      int32_t j = w->set[q];
-      double g = rrt_sc_grad(w->u[j], w->t2[j]);
-      if (amin < 0 || rrt_sc_argmin_better(g, j, gbest, amin)) gbest = g, amin = j;
-    }
+    double gbest;
+    int amin = a_vertex(w, ns, m, &z, &gbest);
     a_add(w, &ns, amin);
     a_add_row(w, &ns, t1a, amin);
     double f = rrt_sc_fw_step(t);
@@ -167,16 +178,8 @@ static int a_fast(const a_cell *c, a_scratch *w, int64_t i, int32_t *a_idx, doub
     }
   int z = 0, ok = 1;
   for (int t = 0; t < c->fw_iter && ok; t++) {
-    while (z < m && w->in[z])
-      z++;
-    int amin = -1;
-    double gbest = 0.0;
-    if (z < m) amin = z, gbest = rrt_sc_grad(0.0, 0.0);
-    for (int q = 0; q < nt; q++) {
-      int32_t j = w->set[q];
-      double g = rrt_sc_grad(w->u[j], w->t2[j]);
-      if (amin < 0 || rrt_sc_argmin_better(g, j, gbest, amin)) gbest = g, amin = j;
-    }
+    double gbest;
+    int amin = a_vertex(w, nt, m, &z, &gbest);
     if (z == m && (amin < 0 || !(gbest <= 0.0))) { /* the minimum may be a positive u_j on R */
       ok = 0;
       break;
