@@ -5,12 +5,14 @@
 #include <stdio.h>
 
 #include "io/h5ad.h"
+#include "io/h5ad_none.h"
 
-static rrt_status no_hdf5(const char *path, char *err, size_t errlen) {
+rrt_status rrt_h5ad_no_hdf5(const char *path, char *err, size_t errlen) {
   if (err && errlen)
     snprintf(err, errlen,
              "%s: this ringrt was built without HDF5 (RINGRT_HDF5=OFF or no libhdf5 found), so "
-             "it cannot read .h5ad files; rebuild with HDF5 or give the matrix as .npy or CSV",
+             "it cannot read or write .h5ad files; rebuild with HDF5, or give the matrix as .npy "
+             "or CSV",
              path ? path : "");
   return RRT_ERR_UNSUPPORTED;
 }
@@ -18,19 +20,19 @@ static rrt_status no_hdf5(const char *path, char *err, size_t errlen) {
 rrt_status rrt_h5ad_matrix_shape(const char *path, const char *key, int64_t *rows, int64_t *cols,
                                  char *err, size_t errlen) {
   (void)key, (void)rows, (void)cols;
-  return no_hdf5(path, err, errlen);
+  return rrt_h5ad_no_hdf5(path, err, errlen);
 }
 
 rrt_status rrt_h5ad_read_matrix_rows(const char *path, const char *key, int64_t row0, int64_t nrows,
                                      double **out, int64_t *cols, char *err, size_t errlen) {
   (void)key, (void)row0, (void)nrows, (void)cols;
   if (out) *out = NULL;
-  return no_hdf5(path, err, errlen);
+  return rrt_h5ad_no_hdf5(path, err, errlen);
 }
 
 rrt_status rrt_h5ad_read_obs_names(const char *path, rrt_strings *names, char *err, size_t errlen) {
   (void)names;
-  return no_hdf5(path, err, errlen);
+  return rrt_h5ad_no_hdf5(path, err, errlen);
 }
 
 rrt_status rrt_h5ad_read_categorical(const char *path, const char *column, int32_t **codes,
@@ -38,5 +40,5 @@ rrt_status rrt_h5ad_read_categorical(const char *path, const char *column, int32
                                      size_t errlen) {
   (void)column, (void)n, (void)categories;
   if (codes) *codes = NULL;
-  return no_hdf5(path, err, errlen);
+  return rrt_h5ad_no_hdf5(path, err, errlen);
 }

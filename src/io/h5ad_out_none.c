@@ -1,33 +1,24 @@
 /* The .h5ad writers and the row reader of --summary-out in a build without
  * HDF5 (see io/h5ad_none.c for the readers): every entry point fails with
  * an error that names the file, before anything is created. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "io/h5ad_result.h"
+#include "io/h5ad_none.h"
 #include "io/h5ad_rows.h"
-
-static rrt_status no_hdf5(const char *path, char *err, size_t errlen) {
-  if (err && errlen)
-    snprintf(err, errlen,
-             "%s: this ringrt was built without HDF5 (RINGRT_HDF5=OFF or no libhdf5 found), so "
-             "it cannot read or write .h5ad files; rebuild with HDF5",
-             path ? path : "");
-  return RRT_ERR_UNSUPPORTED;
-}
 
 rrt_status rrt_h5ad_rows_shape(const char *path, const char *source, int64_t *rows, int64_t *cols,
                                int *sparse, char *err, size_t errlen) {
   (void)source, (void)rows, (void)cols, (void)sparse;
-  return no_hdf5(path, err, errlen);
+  return rrt_h5ad_no_hdf5(path, err, errlen);
 }
 
 rrt_status rrt_h5ad_read_rows(const char *path, const char *source, int64_t row0, int64_t nrows,
                               rrt_h5ad_rows *out, char *err, size_t errlen) {
   (void)source, (void)row0, (void)nrows;
   if (out) memset(out, 0, sizeof *out);
-  return no_hdf5(path, err, errlen);
+  return rrt_h5ad_no_hdf5(path, err, errlen);
 }
 
 void rrt_h5ad_rows_free(rrt_h5ad_rows *r) {
@@ -38,7 +29,7 @@ void rrt_h5ad_rows_free(rrt_h5ad_rows *r) {
 rrt_status rrt_h5ad_write_result(const char *input, const char *path, int force,
                                  const rrt_h5ad_result *r, char *err, size_t errlen) {
   (void)input, (void)force, (void)r;
-  return no_hdf5(path, err, errlen);
+  return rrt_h5ad_no_hdf5(path, err, errlen);
 }
 
 rrt_status rrt_h5ad_summary_begin(const char *input, const char *var_path, const char *path,
@@ -48,25 +39,25 @@ rrt_status rrt_h5ad_summary_begin(const char *input, const char *var_path, const
   (void)input, (void)var_path, (void)force, (void)sparse, (void)rows, (void)cols, (void)names;
   (void)obs, (void)nobs;
   if (out) *out = NULL;
-  return no_hdf5(path, err, errlen);
+  return rrt_h5ad_no_hdf5(path, err, errlen);
 }
 
 /* No summary can have been begun: these are never reached with one. */
 rrt_status rrt_h5ad_summary_dense(rrt_h5ad_summary *s, int64_t rows, const double *val, char *err,
                                   size_t errlen) {
   (void)s, (void)rows, (void)val;
-  return no_hdf5(NULL, err, errlen);
+  return rrt_h5ad_no_hdf5(NULL, err, errlen);
 }
 
 rrt_status rrt_h5ad_summary_csr(rrt_h5ad_summary *s, int64_t rows, const int64_t *ptr,
                                 const int32_t *col, const double *val, char *err, size_t errlen) {
   (void)s, (void)rows, (void)ptr, (void)col, (void)val;
-  return no_hdf5(NULL, err, errlen);
+  return rrt_h5ad_no_hdf5(NULL, err, errlen);
 }
 
 rrt_status rrt_h5ad_summary_end(rrt_h5ad_summary *s, char *err, size_t errlen) {
   (void)s;
-  return no_hdf5(NULL, err, errlen);
+  return rrt_h5ad_no_hdf5(NULL, err, errlen);
 }
 
 void rrt_h5ad_summary_abort(rrt_h5ad_summary *s) { (void)s; }
