@@ -530,13 +530,17 @@ rrt_status Worker::run_block(uint64_t b) {
 /* cudaFuncAttributeMaxDynamicSharedMemorySize of every kernel that set it.
  * Process-wide state by necessity: on a GPU the attribute belongs to the
  * kernel function, for every later launch from any thread. */
+struct DynSmemAttr { /* an internal type: a std::pair's vector members would be exported */
+  const void *kernel;
+  size_t bytes;
+};
 std::mutex g_attr_mutex;
-std::vector<std::pair<const void *, size_t>> g_max_dyn_smem;
+std::vector<DynSmemAttr> g_max_dyn_smem;
 
 size_t max_dyn_smem(const void *kernel) {
   std::lock_guard<std::mutex> lock(g_attr_mutex);
   for (const auto &e : g_max_dyn_smem)
-    if (e.first == kernel) return e.second;
+    if (e.kernel == kernel) return e.bytes;
   return kDefaultDynSmem;
 }
 
@@ -657,11 +661,11 @@ int set_max_dyn_smem(const void *kernel, long bytes) {
   if (bytes < 0 || (size_t)bytes > kMaxDynSmem) return 1; /* cudaErrorInvalidValue */
   std::lock_guard<std::mutex> lock(g_attr_mutex);
   for (auto &e : g_max_dyn_smem)
-    if (e.first == kernel) {
-      e.second = (size_t)bytes;
+    if (e.kernel == kernel) {
+      e.bytes = (size_t)bytes;
       return 0;
     }
-  g_max_dyn_smem.emplace_back(kernel, (size_t)bytes);
+  g_max_dyn_smem.push_back(DynSmemAttr{kernel, (size_t)bytes});
   return 0;
 }
 
