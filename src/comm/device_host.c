@@ -192,26 +192,22 @@ static rrt_status emu_free(void *ptr) {
 
 static int emu_owns(const void *ptr, size_t bytes) { return rrt_emu_mem_contains(ptr, bytes); }
 
+/* Everything but device memory is the host's in both tables below. */
+#define RRT_HOST_STREAM_OPS                                                                        \
+  .alloc_host_pinned = host_alloc, .free_host_pinned = host_free, .memcpy_async = host_memcpy,     \
+  .memset_async = host_memset, .stream_create = host_stream_create,                                \
+  .stream_destroy = host_stream_destroy, .stream_sync = host_stream_sync,                          \
+  .event_create = host_event_create, .event_destroy = host_event_destroy,                          \
+  .event_record = host_event_record, .event_query = host_event_query,                              \
+  .event_sync = host_event_sync, .stream_wait_event = host_stream_wait_event,                      \
+  .event_elapsed_ms = host_event_elapsed_ms, .stream_set_threads = host_stream_set_threads
+
 const rrt_device_ops rrt_device_host = {
     .name = "host",
     .is_cuda = 0,
     .alloc = host_alloc,
     .free = host_free,
-    .alloc_host_pinned = host_alloc,
-    .free_host_pinned = host_free,
-    .memcpy_async = host_memcpy,
-    .memset_async = host_memset,
-    .stream_create = host_stream_create,
-    .stream_destroy = host_stream_destroy,
-    .stream_sync = host_stream_sync,
-    .event_create = host_event_create,
-    .event_destroy = host_event_destroy,
-    .event_record = host_event_record,
-    .event_query = host_event_query,
-    .event_sync = host_event_sync,
-    .stream_wait_event = host_stream_wait_event,
-    .event_elapsed_ms = host_event_elapsed_ms,
-    .stream_set_threads = host_stream_set_threads,
+    RRT_HOST_STREAM_OPS,
 };
 
 const rrt_device_ops rrt_device_emu = {
@@ -219,21 +215,7 @@ const rrt_device_ops rrt_device_emu = {
     .is_cuda = 0,
     .alloc = emu_alloc,
     .free = emu_free,
-    .alloc_host_pinned = host_alloc,
-    .free_host_pinned = host_free,
-    .memcpy_async = host_memcpy,
-    .memset_async = host_memset,
-    .stream_create = host_stream_create,
-    .stream_destroy = host_stream_destroy,
-    .stream_sync = host_stream_sync,
-    .event_create = host_event_create,
-    .event_destroy = host_event_destroy,
-    .event_record = host_event_record,
-    .event_query = host_event_query,
-    .event_sync = host_event_sync,
-    .stream_wait_event = host_stream_wait_event,
-    .event_elapsed_ms = host_event_elapsed_ms,
-    .stream_set_threads = host_stream_set_threads,
+    RRT_HOST_STREAM_OPS,
     .owns = emu_owns,
 };
 
