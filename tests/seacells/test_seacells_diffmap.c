@@ -29,6 +29,7 @@
 #include "seacells/internal.h"
 #include "ringrt/ringrt.h"
 #include "sc_ref.h"
+#include "sc_fixture.h"
 #include "test_util.h"
 
 static double sqd(const double *a, const double *b, int d) {
@@ -223,14 +224,6 @@ static int blobs(rrt_ctx_t ctx) {
   return 0;
 }
 
-static void *load(const char *prefix, const char *what, const char *descr, rrt_npy *a) {
-  char path[1024], err[512];
-  snprintf(path, sizeof path, "%s_%s.npy", prefix, what);
-  CHECK_MSG(rrt_npy_read(path, a, err, sizeof err) == RRT_SUCCESS, "%s", err);
-  CHECK_MSG(!strcmp(a->descr, descr), "%s: dtype %s, want %s", path, a->descr, descr);
-  return a->data;
-}
-
 static int pbmc(rrt_ctx_t ctx, const char *h5ad, const char *prefix) {
   char err[512];
   int64_t n = 0, d = 0;
@@ -239,13 +232,13 @@ static int pbmc(rrt_ctx_t ctx, const char *h5ad, const char *prefix) {
   CHECK_MSG(rrt_h5ad_read_matrix_rows(h5ad, "X_pca", 0, n, &x, &d, err, sizeof err) == RRT_SUCCESS,
             "%s", err);
   rrt_npy aev, awp, aar, aas, aco, ase, amc;
-  const double *ev = load(prefix, "eigvals", "<f8", &aev);
-  const int32_t *wp = load(prefix, "waypoints", "<i4", &awp),
-                *ar = load(prefix, "archetypes", "<i4", &aar);
-  const int32_t *as = load(prefix, "assign", "<i4", &aas),
-                *mc = load(prefix, "metacells", "<i4", &amc);
-  const double *rco = load(prefix, "compactness", "<f8", &aco),
-               *rse = load(prefix, "separation", "<f8", &ase);
+  const double *ev = sc_fixture_load(prefix, "eigvals", "<f8", &aev);
+  const int32_t *wp = sc_fixture_load(prefix, "waypoints", "<i4", &awp),
+                *ar = sc_fixture_load(prefix, "archetypes", "<i4", &aar);
+  const int32_t *as = sc_fixture_load(prefix, "assign", "<i4", &aas),
+                *mc = sc_fixture_load(prefix, "metacells", "<i4", &amc);
+  const double *rco = sc_fixture_load(prefix, "compactness", "<f8", &aco),
+               *rse = sc_fixture_load(prefix, "separation", "<f8", &ase);
   if (!x || !ev || !wp || !ar || !as || !mc || !rco || !rse) return 1;
   int m = (int)aar.count, bad = 0;
   rrt_sc_run s;

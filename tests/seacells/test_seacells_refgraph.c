@@ -23,6 +23,7 @@
 #include "io/npy.h"
 #include "seacells/internal.h"
 #include "ringrt/ringrt.h"
+#include "sc_fixture.h"
 #include "test_util.h"
 
 static uint64_t splitmix(uint64_t z) {
@@ -42,14 +43,6 @@ static double *synth(int64_t n, int d) {
       x[i * d + c] = unit((uint64_t)(i % 30) * 16 + c) * 20.0 +
                      (unit(1000003ull + (uint64_t)i * 16 + c) * 2.0 - 1.0);
   return x;
-}
-
-static void *load(const char *prefix, const char *what, const char *descr, rrt_npy *a) {
-  char path[1024], err[512];
-  snprintf(path, sizeof path, "%s_%s.npy", prefix, what);
-  CHECK_MSG(rrt_npy_read(path, a, err, sizeof err) == RRT_SUCCESS, "%s", err);
-  CHECK_MSG(!strcmp(a->descr, descr), "%s: dtype %s, want %s", path, a->descr, descr);
-  return a->data;
 }
 
 int main(int argc, char **argv) {
@@ -74,10 +67,10 @@ int main(int argc, char **argv) {
     x = synth(n, d);
   }
   rrt_npy arow, aptr, acol, aval;
-  const int32_t *row = load(argv[3], "row", "<i4", &arow),
-                *ptr = load(argv[3], "ptr", "<i4", &aptr);
-  const int32_t *col = load(argv[3], "col", "<i4", &acol);
-  const double *val = load(argv[3], "val", "<f8", &aval);
+  const int32_t *row = sc_fixture_load(argv[3], "row", "<i4", &arow),
+                *ptr = sc_fixture_load(argv[3], "ptr", "<i4", &aptr);
+  const int32_t *col = sc_fixture_load(argv[3], "col", "<i4", &acol);
+  const double *val = sc_fixture_load(argv[3], "val", "<f8", &aval);
   rrt_ctx_t ctx = NULL;
   CHECK_OK(rrt_ctx_create(MPI_COMM_WORLD, NULL, &ctx));
   if (!ctx || !x || !row || !ptr || !col || !val) return test_result();
