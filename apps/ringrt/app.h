@@ -114,6 +114,9 @@ int rrt_app_finish(rrt_ctx_t ctx, rrt_app_common *c, int rc);
  *  the library's timeout, so a stalled rank ends the job). */
 int rrt_app_any_rank(rrt_ctx_t ctx, int bad);
 
+/* Whether the file name s ends with suf (".h5ad", ".npy"). */
+int rrt_app_ends_with(const char *s, const char *suf);
+
 /** Every rank's own failure reaches the user: `msg` is this rank's error
  *  (NULL or "" when it is fine). A collective with the library's timeout;
  *  returns 1 on every rank when any rank failed. Rank 0 then prints (and

@@ -36,16 +36,11 @@ static const char usage[] = "usage: ringrt seacells INPUT (.h5ad | .npy | .csv) 
                             "Exit status 3 when the RSS has not converged after --max-iter (the\n"
                             "outputs and the report are still written).\n";
 
-static int ends_with(const char *s, const char *suf) {
-  size_t a = strlen(s), b = strlen(suf);
-  return a >= b && !strcmp(s + a - b, suf);
-}
-
 /* Options of the subcommand beyond rrt_seacells_options. */
 typedef struct sc_opts {
   const char *input, *key, *labels, *out, *ain, *aout;
   rrt_app_sc_outs outs; /* --h5ad-out, --summary-out (seacells_h5ad_out.h) */
-  int diffusion; /* --diffusion-metrics */
+  int diffusion;        /* --diffusion-metrics */
 } sc_opts;
 
 /* This rank's inputs: its block of rows, the labels and cell ids (whole),
@@ -191,8 +186,9 @@ static rrt_status read_input(const char *path, const char *key, rrt_ctx_t ctx, s
   rrt_status st;
   *x = NULL;
   /* zarr stores go to the h5ad reader too, which says how to convert them */
-  if (ends_with(path, ".h5ad") || ends_with(path, ".h5") || ends_with(path, ".zarr") ||
-      ends_with(path, ".zarr/") || ends_with(path, ".zarr.zip")) {
+  if (rrt_app_ends_with(path, ".h5ad") || rrt_app_ends_with(path, ".h5") ||
+      rrt_app_ends_with(path, ".zarr") || rrt_app_ends_with(path, ".zarr/") ||
+      rrt_app_ends_with(path, ".zarr.zip")) {
     int64_t rows = 0, cols = 0;
     st = rrt_h5ad_matrix_shape(path, key, &rows, &cols, err, len);
     if (st != RRT_SUCCESS) return st;
@@ -201,7 +197,7 @@ static rrt_status read_input(const char *path, const char *key, rrt_ctx_t ctx, s
     return rrt_h5ad_read_matrix_rows(path, key, *first, *count, x, &cols, err, len);
   }
   double *all = NULL;
-  if (ends_with(path, ".npy")) {
+  if (rrt_app_ends_with(path, ".npy")) {
     rrt_npy a;
     st = rrt_npy_read(path, &a, err, len);
     if (st != RRT_SUCCESS) return st;
@@ -262,7 +258,7 @@ static int read_all(rrt_ctx_t ctx, rrt_app_common *com, const sc_opts *so, rrt_s
       st = RRT_ERR_INVALID_ARG;
     }
   }
-  if (st == RRT_SUCCESS && (ends_with(so->input, ".h5ad")))
+  if (st == RRT_SUCCESS && (rrt_app_ends_with(so->input, ".h5ad")))
     if (rrt_h5ad_read_obs_names(so->input, &in->names, err, sizeof err) != RRT_SUCCESS) err[0] = 0;
   if (st == RRT_SUCCESS && so->ain) st = read_archetypes(so->ain, in, o, err, sizeof err);
   st = rrt_agree(ctx, st);

@@ -378,3 +378,8 @@ int rrt_app_any_rank(rrt_ctx_t ctx, int bad) {
   if (rrt_host_allreduce(ctx, &mine, &any, 1, RRT_DTYPE_I32, RRT_OP_MAX) != RRT_SUCCESS) return 1;
   return any != 0;
 }
+
+int rrt_app_ends_with(const char *s, const char *suf) {
+  size_t a = strlen(s), b = strlen(suf);
+  return a >= b && !strcmp(s + a - b, suf);
+}

@@ -25,11 +25,6 @@ const char rrt_app_sc_outs_help[] =
     "                        (default 0.05)\n"
     "  --force               overwrite existing --h5ad-out / --summary-out files\n";
 
-static int ends_with(const char *s, const char *suf) {
-  size_t a = strlen(s), b = strlen(suf);
-  return a >= b && !strcmp(s + a - b, suf);
-}
-
 int rrt_app_sc_outs_option(rrt_app_common *c, const char *a, const char *val, rrt_app_sc_outs *o) {
   if (!strcmp(a, "--force")) {
     o->force = 1;
@@ -67,7 +62,7 @@ int rrt_app_sc_outs_option(rrt_app_common *c, const char *a, const char *val, rr
 
 int rrt_app_sc_outs_check(rrt_app_common *c, const rrt_app_sc_outs *o, const char *input) {
   if (!o->h5ad_out && !o->summary_out) return 0;
-  if (!ends_with(input, ".h5ad") && !ends_with(input, ".h5")) {
+  if (!rrt_app_ends_with(input, ".h5ad") && !rrt_app_ends_with(input, ".h5")) {
     if (c->rank == 0)
       rrt_app_error(c, "--h5ad-out and --summary-out need an .h5ad INPUT (%s is not one)", input);
     return RRT_EXIT_USAGE;
