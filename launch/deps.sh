@@ -63,9 +63,18 @@ without[zlib]="gzip-compressed Matrix Market files are refused, and .h5ad needs 
 without[petsc]="the PETSc plugin (libringrt_petsc.so) and its tests will not be built"
 
 have() { command -v "$1" >/dev/null 2>&1; }
+mpi_compiles() {
+  local d rc
+  d=$(mktemp -d "${TMPDIR:-/tmp}/ringrt-mpicc.XXXXXX")
+  printf '#include <mpi.h>\nint main(void) { return MPI_Init(0, 0); }\n' >"$d/t.c"
+  mpicc "$d/t.c" -o "$d/t" >/dev/null 2>&1
+  rc=$?
+  rm -rf "$d"
+  return $rc
+}
 first_word() { set -- $1; echo "${1:-}"; }
 
-# Commands. The library check needs cmake, ninja and both compilers.
+# Commands. The library check needs cmake, ninja, both compilers and MPI.
 check_commands() {
   missing=() optional=()
   local v
@@ -76,7 +85,9 @@ check_commands() {
   have "$(first_word "${CXX:-c++}")" || missing+=(cxx)
   have python3 || missing+=(python3)
   have pkg-config || missing+=(pkg-config)
-  { have mpicc && have mpirun; } || missing+=(mpi)
+  # mpicc without mpi.h (Debian's openmpi-bin, pulled in by python3-mpi4py,
+  # without libopenmpi-dev) would fail CMake's MPI probe: count it as missing
+  { have mpicc && have mpirun && mpi_compiles; } || missing+=(mpi)
   { have slurmctld && have slurmd && have munged; } || optional+=(slurm)
 }
 
@@ -105,7 +116,7 @@ check_libraries() {
 check_all() {
   check_commands
   local tool
-  for tool in cmake ninja cc cxx; do
+  for tool in cmake ninja cc cxx mpi; do
     [[ " ${missing[*]} " == *" $tool "* ]] && return 0
   done
   check_libraries
@@ -138,10 +149,15 @@ apt_install() {
 }
 
 check_all
-if debian_root && [ $((${#missing[@]} + ${#optional[@]})) -gt 0 ]; then
+# Twice: the library probe runs only once the commands it needs are there,
+# so what it finds missing shows up after the first install.
+for round in 1 2; do
+  debian_root && [ $((${#missing[@]} + ${#optional[@]})) -gt 0 ] || break
+  [ "$round" = 2 ] && [ "${missing[*]} ${optional[*]}" = "$tried" ] && break
+  tried="${missing[*]} ${optional[*]}"
   apt_install "${missing[@]}" "${optional[@]}" || echo "ringrt deps: apt-get failed" >&2
   check_all
-fi
+done
 for m in "${optional[@]+"${optional[@]}"}"; do
   echo "ringrt deps: note: no ${what[$m]} (Debian: ${deb[$m]}); ${without[$m]}" >&2
 done
