@@ -27,6 +27,8 @@
 #        DENSE_MAX_ITER_LARGE  max_iter of the dense path from 10,000 cells on (default 3:
 #                         it takes 2 min an iteration at 20k; its per-iteration time is what
 #                         counts, and the record says how far it got)
+#        REF_CORETYPE     OPENBLAS_CORETYPE for the reference (e.g. SkylakeX: the AVX-512
+#                         kernel forced); by default OPENBLAS_CORETYPE/L2_SIZE are unset for it
 #        SIZES            also scan ringrt's peak memory at these synthetic sizes (default none)
 # Prints one JSON object per case on stdout (`seacells_peer.py summary`), each
 # with the load average (uptime) at the start of each side: the machine may be
@@ -98,7 +100,10 @@ reference() {
   local c=$1 p=$2 in=$3 m=$4 cells=$5 it=$REF_MAX_ITER
   [ "$p" = dense ] && [ "$cells" -ge 10000 ] && it=$DENSE_MAX_ITER_LARGE
   rm -f "$WORK/$c.$p.out.json"
-  /usr/bin/time -v -o "$WORK/$c.$p.time" timeout "$REF_TIMEOUT" "$PY" "$DRIVER" ref "$p" "$in" \
+  # OPENBLAS_CORETYPE/L2_SIZE (set on some machines, slowing OpenBLAS) are
+  # unset for the reference alone; REF_CORETYPE forces a kernel (SkylakeX)
+  /usr/bin/time -v -o "$WORK/$c.$p.time" env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
+    ${REF_CORETYPE:+OPENBLAS_CORETYPE=$REF_CORETYPE} timeout "$REF_TIMEOUT" "$PY" "$DRIVER" ref "$p" "$in" \
     "$WORK/$c.arch" "$m" "$WORK/$c.$p.out.json" --neighbors "$REF_NEIGHBORS" --max-iter "$it" \
     --min-iter $((it < 10 ? it : 10)) >"$WORK/$c.$p.log" 2>"$WORK/$c.$p.err"
   echo $? >"$WORK/$c.$p.rc"

@@ -11,6 +11,7 @@
 #include "comm/error.h"
 #include "comm/host_coll.h"
 #include "seacells/internal.h"
+#include "kernels/cpu/seacells.h"
 
 #define OOM(s, what)                                                                               \
   rrt_error((s)->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: %s", what)
@@ -127,11 +128,6 @@ static double sp_get(const spvec *v, int32_t c) {
   return 0.0;
 }
 
-static int i32_cmp(const void *a, const void *b) {
-  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* The new column: o = (K e_p - sum_r w_r[p] w_r) / sqrt(R_pp), into the
  * dense scratch o (cells listed in tl, ascending), kept as w_j. */
 static rrt_status cssp_new_column(rrt_sc_run *s, cssp *c, int j, int64_t p) {
@@ -153,7 +149,7 @@ static rrt_status cssp_new_column(rrt_sc_run *s, cssp *c, int j, int64_t p) {
   }
   if (!mark[p]) mark[p] = 1, o[p] = 0.0, tl[nt++] = (int32_t)p;
   double dp = o[p] > 0.0 ? o[p] : 0.0, sc = sqrt(dp) > 1e-6 ? sqrt(dp) : 1e-6;
-  qsort(tl, (size_t)nt, sizeof(int32_t), i32_cmp);
+  rrt_sc_sort_i32(tl, nt);
   w[j].idx = malloc((size_t)(nt + 1) * sizeof(int32_t));
   w[j].val = malloc((size_t)(nt + 1) * sizeof(double));
   if (!w[j].idx || !w[j].val) return OOM(s, "CSSP");

@@ -10,32 +10,32 @@
 #include <stdlib.h>
 
 #include "seacells/internal.h"
+#include "kernels/cpu/seacells.h"
 #include "comm/error.h"
 
-/* Row j of G into acc/list (count returned, columns in first-touch order):
- * the cells holding j are cells[ct[j] .. ct[j+1]), each with the position
- * of its j entry (at[..]), so y_cj is val[at]. */
-static int64_t gram_row(int32_t j, const int64_t *cptr, const int32_t *col, const double *val,
-                        const int64_t *ct, const int32_t *tcell, const int64_t *tpos, char *mark,
-                        int32_t *list, double *acc) {
-  int64_t nt = 0;
-  for (int64_t q = ct[j]; q < ct[j + 1]; q++) {
-    int32_t c = tcell[q];
-    double v = val[tpos[q]];
-    for (int64_t e = cptr[c]; e < cptr[c + 1]; e++) {
-      int32_t l = col[e];
+/* Row j of G for rrt_sc_cpu_rows (columns ascending): the cells holding j
+ * are cells[ct[j] .. ct[j+1]), each with the position of its j entry
+ * (at[..]), so y_cj is val[at]. */
+typedef struct gram_arg {
+  const int64_t *cptr, *ct, *tpos;
+  const int32_t *col, *tcell;
+  const double *val;
+} gram_arg;
+
+static int gram_row(const void *arg, int64_t j, unsigned char *mark, double *acc, int32_t *list) {
+  const gram_arg *g = arg;
+  int nt = 0;
+  for (int64_t q = g->ct[j]; q < g->ct[j + 1]; q++) {
+    int32_t c = g->tcell[q];
+    double v = g->val[g->tpos[q]];
+    for (int64_t e = g->cptr[c]; e < g->cptr[c + 1]; e++) {
+      int32_t l = g->col[e];
       if (!mark[l]) mark[l] = 1, acc[l] = 0.0, list[nt++] = l;
-      acc[l] = acc[l] + v * val[e];
+      acc[l] = acc[l] + v * g->val[e];
     }
   }
-  for (int64_t t = 0; t < nt; t++)
-    mark[list[t]] = 0;
+  rrt_sc_sort_i32(list, nt);
   return nt;
-}
-
-static int i32_cmp(const void *x, const void *y) {
-  int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-  return a < b ? -1 : a > b;
 }
 
 /* By-archetype index of the cells' rows (ascending cells per archetype). */
@@ -65,48 +65,19 @@ static int transpose(int64_t ncells, int m, const int64_t *cptr, const int32_t *
 
 rrt_status rrt_sc_gram(rrt_sc_run *s, int64_t ncells, const int64_t *cptr, const int32_t *col,
                        const double *val, rrt_sc_csr *g) {
-  int m = s->m, fail = 0;
-  int64_t *ct = NULL, *tpos = NULL;
+  int m = s->m;
+  int64_t *ct = NULL, *tpos = NULL, cap = 0;
   int32_t *tcell = NULL;
   rrt_sc_csr_free(g);
   g->rows = m;
-  g->ptr = calloc((size_t)m + 1, sizeof(int64_t));
-  if (!g->ptr || transpose(ncells, m, cptr, col, &ct, &tcell, &tpos)) fail = 1;
-  /* two passes (count, then fill at known offsets): exact size, rows in parallel */
-  for (int pass = 0; pass < 2 && !fail; pass++) {
-#pragma omp parallel if (m >= 256)
-    {
-      char *mark = calloc((size_t)m, 1);
-      int32_t *list = malloc((size_t)m * sizeof(int32_t));
-      double *acc = malloc((size_t)m * sizeof(double));
-      if (!mark || !list || !acc) {
-#pragma omp atomic write
-        fail = 1;
-      }
-#pragma omp for schedule(dynamic, 16)
-      for (int32_t j = 0; j < m; j++) {
-        if (!mark || !list || !acc) continue;
-        int64_t nt = gram_row(j, cptr, col, val, ct, tcell, tpos, mark, list, acc);
-        if (pass == 0) {
-          g->ptr[j + 1] = nt;
-          continue;
-        }
-        qsort(list, (size_t)nt, sizeof(int32_t), i32_cmp);
-        for (int64_t t = 0; t < nt; t++)
-          g->col[g->ptr[j] + t] = list[t], g->val[g->ptr[j] + t] = acc[list[t]];
-      }
-      free(mark), free(list), free(acc);
-    }
-    if (pass == 0 && !fail) {
-      for (int j = 0; j < m; j++)
-        g->ptr[j + 1] += g->ptr[j];
-      g->col = malloc((size_t)(g->ptr[m] + 1) * sizeof(int32_t));
-      g->val = malloc((size_t)(g->ptr[m] + 1) * sizeof(double));
-      if (!g->col || !g->val) fail = 1;
-    }
+  g->ptr = malloc(((size_t)m + 1) * sizeof(int64_t));
+  rrt_status st = RRT_ERR_OUT_OF_MEMORY;
+  if (g->ptr && !transpose(ncells, m, cptr, col, &ct, &tcell, &tpos)) {
+    const gram_arg a = {cptr, ct, tpos, col, tcell, val};
+    st = rrt_sc_cpu_rows(m, m, m >= 256, gram_row, &a, INT64_MAX, g->ptr, &g->col, &g->val, &cap);
   }
   free(ct), free(tcell), free(tpos);
-  if (fail) {
+  if (st != RRT_SUCCESS) {
     rrt_sc_csr_free(g);
     return rrt_error(s->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells",
                      "out of memory: %d x %d sparse product", m, m);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "seacells/internal.h"
+#include "kernels/cpu/seacells.h"
 #include "comm/error.h"
 #include "comm/host_coll.h"
 #include "kernels/seacells_math.h"
@@ -79,11 +80,6 @@ static int edge_cmp(const void *a, const void *b) {
   const edge *x = a, *y = b;
   if (x->to != y->to) return x->to < y->to ? -1 : 1;
   return x->from < y->from ? -1 : x->from > y->from;
-}
-
-static int i32_cmp(const void *a, const void *b) {
-  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 /* Rows of M for the local cells: kNN edges both ways (union), diagonal 1. */
@@ -182,7 +178,7 @@ static rrt_status ghost_cells(rrt_sc_run *s, int32_t **need, int64_t *count) {
   if (!v) return OOM(s, "ghost list");
   for (int64_t p = 0; p < nnz; p++)
     if (s->mrow.col[p] < s->c0 || s->mrow.col[p] >= s->c0 + s->nl) v[nn++] = s->mrow.col[p];
-  qsort(v, (size_t)nn, sizeof(int32_t), i32_cmp);
+  rrt_sc_sort_i32(v, nn);
   int64_t u = 0;
   for (int64_t i = 0; i < nn; i++)
     if (u == 0 || v[i] != v[u - 1]) v[u++] = v[i];

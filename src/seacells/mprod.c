@@ -7,6 +7,7 @@
 
 #include "seacells/internal.h"
 #include "comm/error.h"
+#include "kernels/cpu/seacells.h"
 
 void rrt_sc_m_row(const rrt_sc_run *s, int32_t l, const int32_t **col, const double **val,
                   int64_t *len) {
@@ -32,27 +33,6 @@ void rrt_sc_m_row(const rrt_sc_run *s, int32_t l, const int32_t **col, const dou
   *len = a->ptr[i + 1] - a->ptr[i];
 }
 
-static int i32_cmp(const void *a, const void *b) {
-  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* Sort a short list in place (rows of M Y hold a few archetypes; the
- * 2-hop K rows may be long). */
-static void sort_i32(int32_t *v, int64_t n) {
-  if (n > 24) {
-    qsort(v, (size_t)n, sizeof(int32_t), i32_cmp);
-    return;
-  }
-  for (int64_t a = 1; a < n; a++) {
-    int32_t x = v[a];
-    int64_t b = a;
-    while (b > 0 && v[b - 1] > x)
-      v[b] = v[b - 1], b--;
-    v[b] = x;
-  }
-}
-
 int64_t rrt_sc_k_row(const rrt_sc_run *s, int64_t i, double *acc, char *mark, int32_t *list,
                      double *vals) {
   int64_t cnt = 0;
@@ -68,7 +48,7 @@ int64_t rrt_sc_k_row(const rrt_sc_run *s, int64_t i, double *acc, char *mark, in
       acc[c] = acc[c] + mil * lv[q];
     }
   }
-  sort_i32(list, cnt);
+  rrt_sc_sort_i32(list, cnt);
   for (int64_t q = 0; q < cnt; q++)
     vals[q] = acc[list[q]], mark[list[q]] = 0;
   return cnt;
@@ -86,34 +66,36 @@ void rrt_sc_yidx_free(rrt_sc_yidx *y) {
   memset(y, 0, sizeof *y);
 }
 
-/* Row l of M Y: its distinct columns into list (count returned), and with
- * acc non-NULL their values, summed over M row l in ascending column order. */
-static int64_t mprod_row(const rrt_sc_run *s, int32_t l, const int32_t *yfirst, const int32_t *ycnt,
-                         const int32_t *yj, const double *yw, char *mark, int32_t *list,
-                         double *acc) {
+/* Row r of M Y (cell rows[r]): its distinct columns ascending in list
+ * (count returned) with their values in acc, each summed over M row l in
+ * ascending column order. */
+typedef struct mprod_arg {
+  const rrt_sc_run *s;
+  const int32_t *rows, *yfirst, *ycnt, *yj;
+  const double *yw;
+} mprod_arg;
+
+static int mprod_row(const void *arg, int64_t r, unsigned char *mark, double *acc, int32_t *list) {
+  const mprod_arg *a = arg;
   const int32_t *lc;
   const double *lv;
-  int64_t len, nt = 0;
-  rrt_sc_m_row(s, l, &lc, &lv, &len);
+  int64_t len;
+  int nt = 0;
+  rrt_sc_m_row(a->s, a->rows[r], &lc, &lv, &len);
   for (int64_t q = 0; q < len; q++) {
     int32_t c = lc[q];
-    for (int32_t e = yfirst[c]; e < yfirst[c] + ycnt[c]; e++) {
-      int32_t j = yj[e];
-      if (!mark[j]) {
-        mark[j] = 1, list[nt++] = j;
-        if (acc) acc[j] = 0.0;
-      }
-      if (acc) acc[j] = acc[j] + lv[q] * yw[e];
+    for (int32_t e = a->yfirst[c]; e < a->yfirst[c] + a->ycnt[c]; e++) {
+      int32_t j = a->yj[e];
+      if (!mark[j]) mark[j] = 1, acc[j] = 0.0, list[nt++] = j;
+      acc[j] = acc[j] + lv[q] * a->yw[e];
     }
   }
-  for (int64_t t = 0; t < nt; t++)
-    mark[list[t]] = 0;
+  rrt_sc_sort_i32(list, nt);
   return nt;
 }
 
-/* Two passes over the rows (count, then fill at known offsets), so that the
- * entries are allocated once at their exact size and the rows can be
- * formed in parallel; each row's values do not depend on the threads. */
+/* The rows are formed once each (rrt_sc_cpu_rows), in parallel; each row's
+ * values do not depend on the threads. */
 rrt_status rrt_sc_mprod(rrt_sc_run *s, const int32_t *yfirst, const int32_t *ycnt,
                         const int32_t *yj, const double *yw, rrt_sc_yidx *y) {
   int64_t nrows = s->nl + s->ghost.count;
@@ -131,53 +113,21 @@ rrt_status rrt_sc_mprod(rrt_sc_run *s, const int32_t *yfirst, const int32_t *ycn
   for (int64_t r = 0; r < nrows; r++)
     y->rows[r] = r < s->nl ? (int32_t)(s->c0 + r) : s->ghost.cell[r - s->nl];
   y->nrows = nrows;
-  int m = s->m, fail = 0;
-  for (int pass = 0; pass < 2 && !fail; pass++) {
-#pragma omp parallel if (nrows >= 4096) /* small: one thread (see kernels/cpu/seacells.c) */
-    {
-      char *mark = calloc((size_t)m, 1);
-      int32_t *list = malloc((size_t)m * sizeof(int32_t));
-      double *acc = pass ? malloc((size_t)m * sizeof(double)) : NULL;
-      if (!mark || !list || (pass && !acc)) {
-#pragma omp atomic write
-        fail = 1;
-      }
-#pragma omp for schedule(dynamic, 256)
-      for (int64_t r = 0; r < nrows; r++) {
-        if (!mark || !list || (pass && !acc)) continue;
-        int32_t l = y->rows[r];
-        int64_t nt = mprod_row(s, l, yfirst, ycnt, yj, yw, mark, list, acc);
-        if (pass == 0) {
-          y->cnt[l] = (int32_t)nt;
-          continue;
-        }
-        sort_i32(list, nt);
-        for (int64_t t = 0; t < nt; t++) {
-          y->ent_j[y->first[l] + t] = list[t];
-          y->ent_w[y->first[l] + t] = acc[list[t]];
-        }
-      }
-      free(mark), free(list), free(acc);
-    }
-    if (pass == 1 || fail) break;
-    int64_t tot = 0;
-    for (int64_t r = 0; r < nrows; r++) {
-      y->first[y->rows[r]] = (int32_t)tot;
-      tot += y->cnt[y->rows[r]];
-      if (tot > INT32_MAX)
-        return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, "seacells", "M Y has more than 2^31 entries");
-    }
-    y->nent = tot;
-    if (tot > y->cap || tot < y->cap / 4) { /* exact, with headroom for the next call */
-      int64_t cap = tot + tot / 8 + 64;
-      free(y->ent_j), free(y->ent_w);
-      y->ent_j = malloc((size_t)cap * sizeof(int32_t));
-      y->ent_w = malloc((size_t)cap * sizeof(double));
-      y->cap = cap;
-      if (!y->ent_j || !y->ent_w) fail = 1;
-    }
-  }
-  if (fail)
+  int64_t *ptr = malloc((size_t)(nrows + 1) * sizeof(int64_t));
+  if (!ptr)
     return rrt_error(s->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: M Y entries");
-  return RRT_SUCCESS;
+  const mprod_arg a = {s, y->rows, yfirst, ycnt, yj, yw};
+  rrt_status st = rrt_sc_cpu_rows(nrows, s->m, nrows >= RRT_SC_PAR_MIN, mprod_row, &a, INT32_MAX,
+                                  ptr, &y->ent_j, &y->ent_w, &y->cap);
+  if (st == RRT_SUCCESS) {
+    for (int64_t r = 0; r < nrows; r++)
+      y->first[y->rows[r]] = (int32_t)ptr[r], y->cnt[y->rows[r]] = (int32_t)(ptr[r + 1] - ptr[r]);
+    y->nent = ptr[nrows];
+  } else {
+    y->nrows = 0; /* nothing set to reset */
+    st = rrt_error(s->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells",
+                   "out of memory: M Y entries (or more than 2^31 of them)");
+  }
+  free(ptr);
+  return st;
 }

@@ -173,50 +173,35 @@ void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, con
   }
 }
 
+/* Row i of X H (rrt_sc_sparse_row's order and bits). */
+typedef struct xh_arg {
+  const int64_t *kptr;
+  const int32_t *kcol;
+  const double *kval;
+  const int32_t *hfirst, *hcnt, *hent_j;
+  const double *hent_w;
+} xh_arg;
+
+static int xh_row(const void *arg, int64_t i, unsigned char *mark, double *acc, int32_t *list) {
+  const xh_arg *x = arg;
+  return rrt_sc_sparse_row(x->kptr[i], x->kptr[i + 1], x->kcol, x->kval, x->hfirst, x->hcnt,
+                           x->hent_j, x->hent_w, mark, acc, list);
+}
+
 rrt_status rrt_sc_cpu_xh_rows(int64_t nl, int m, const int64_t *kptr, const int32_t *kcol,
                               const double *kval, const int32_t *hfirst, const int32_t *hcnt,
                               const int32_t *hent_j, const double *hent_w, int64_t max_nnz,
                               int64_t **ptr_out, int32_t **col_out, double **val_out) {
-  int64_t *ptr = calloc((size_t)nl + 1, sizeof(int64_t));
+  const xh_arg x = {kptr, kcol, kval, hfirst, hcnt, hent_j, hent_w};
+  int64_t *ptr = malloc(((size_t)nl + 1) * sizeof(int64_t)), cap = 0;
   int32_t *col = NULL;
   double *val = NULL;
-  int fail = ptr == NULL;
-  /* two passes (count, then fill at known offsets): allocated once, exactly */
-  for (int pass = 0; pass < 2 && !fail; pass++) {
-#pragma omp parallel if (nl >= RRT_SC_PAR_MIN)
-    {
-      double *acc = malloc((size_t)m * sizeof(double));
-      int32_t *tl = malloc((size_t)m * sizeof(int32_t));
-      unsigned char *tm = calloc((size_t)m, 1);
-      if (!acc || !tl || !tm) {
-#pragma omp atomic write
-        fail = 1;
-      }
-#pragma omp for schedule(dynamic, 256)
-      for (int64_t i = 0; i < nl; i++) {
-        if (!acc || !tl || !tm) continue;
-        int nt = rrt_sc_sparse_row(kptr[i], kptr[i + 1], kcol, kval, hfirst, hcnt, hent_j, hent_w,
-                                   tm, acc, tl);
-        if (pass == 0) ptr[i + 1] = nt;
-        for (int u = 0; u < nt; u++) {
-          if (pass == 1) col[ptr[i] + u] = tl[u], val[ptr[i] + u] = acc[tl[u]];
-          tm[tl[u]] = 0;
-        }
-      }
-      free(acc), free(tl), free(tm);
-    }
-    if (pass == 0 && !fail) {
-      for (int64_t i = 0; i < nl; i++)
-        ptr[i + 1] += ptr[i];
-      if (ptr[nl] > max_nnz) break;
-      col = malloc((size_t)(ptr[nl] + 1) * sizeof(int32_t));
-      val = malloc((size_t)(ptr[nl] + 1) * sizeof(double));
-      if (!col || !val) fail = 1;
-    }
-  }
-  if (fail || !col) {
+  rrt_status st =
+      ptr ? rrt_sc_cpu_rows(nl, m, nl >= RRT_SC_PAR_MIN, xh_row, &x, max_nnz, ptr, &col, &val, &cap)
+          : RRT_ERR_OUT_OF_MEMORY;
+  if (st != RRT_SUCCESS) {
     free(ptr), free(col), free(val);
-    return RRT_ERR_OUT_OF_MEMORY;
+    return st;
   }
   *ptr_out = ptr, *col_out = col, *val_out = val;
   return RRT_SUCCESS;

@@ -5,6 +5,7 @@
 #define RRT_KERNELS_CPU_SEACELLS_H
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "kernels/seacells_table.h"
 #include "ringrt/status.h"
@@ -17,6 +18,27 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+static inline int rrt_sc_i32_cmp(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/** Sort a list of archetype or cell indices ascending: insertion sort for
+ *  the short lists most rows have, qsort for long ones. */
+static inline void rrt_sc_sort_i32(int32_t *v, int64_t n) {
+  if (n > 24) {
+    qsort(v, (size_t)n, sizeof(int32_t), rrt_sc_i32_cmp);
+    return;
+  }
+  for (int64_t a = 1; a < n; a++) {
+    int32_t x = v[a];
+    int64_t b = a;
+    while (b > 0 && v[b - 1] > x)
+      v[b] = v[b - 1], b--;
+    v[b] = x;
+  }
+}
 
 /** Fold one block of reference cells into every query's k nearest
  *  (excluding the query itself), kept ascending by (exact d2, index) in
@@ -79,6 +101,22 @@ rrt_status rrt_sc_cpu_b_argmin_signs(int64_t nl, int64_t c0, int m, const int64_
 rrt_status rrt_sc_cpu_kat_cells(int64_t nl, int m, const int64_t *katptr, const int32_t *katcol,
                                 const double *katval, int64_t **sptr, int32_t **scell,
                                 double **sval);
+
+/** One sparse row r for rrt_sc_cpu_rows: its columns in list (count
+ *  returned, in output order), their values in acc, each flagged in mark
+ *  (all zero on entry; rrt_sc_cpu_rows clears them). */
+typedef int (*rrt_sc_row_fn)(const void *arg, int64_t r, unsigned char *mark, double *acc,
+                             int32_t *list);
+
+/** Rows 0 .. nrows-1 of a sparse product, each formed once by row(), as
+ *  CSR: ptr (nrows + 1, the caller's) and col/val, grown (realloc) past
+ *  *cap when needed. With parallel, threads take contiguous ranges of
+ *  rows; the values do not depend on them. RRT_ERR_OUT_OF_MEMORY when memory runs out or the
+ *  rows hold more than max_nnz entries (the caller's budget; the work stops
+ *  soon after it is passed). */
+rrt_status rrt_sc_cpu_rows(int64_t nrows, int m, int parallel, rrt_sc_row_fn row, const void *arg,
+                           int64_t max_nnz, int64_t *ptr, int32_t **col, double **val,
+                           int64_t *cap);
 
 /** Rows of X H (the K A^T rows above) for nl cells, in the order and with
  *  the bits rrt_sc_cpu_b_argmin forms them: passed back to it as

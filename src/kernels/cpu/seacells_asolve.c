@@ -52,11 +52,6 @@ static void a_add_row(a_scratch *w, int *ns, const rrt_sc_kk *r, int32_t l) {
     a_add(w, ns, r->col[q]);
 }
 
-static int i32_asc(const void *x, const void *y) {
-  int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-  return a < b ? -1 : a > b;
-}
-
 /* t2 = row i of K B, summed over the K row in column order; its archetypes
  * (T) are the first entries of the set. */
 static int a_t2(const a_cell *c, a_scratch *w, int64_t i) {
@@ -71,19 +66,23 @@ static int a_t2(const a_cell *c, a_scratch *w, int64_t i) {
   return ns;
 }
 
-/* The column of cell i from the set's nonzero weights (ascending), and the
- * scratch reset over the set. */
+/* The column of cell i from the set's nonzero weights (ascending; the
+ * first capa of them), and the scratch reset over the set. Only the
+ * nonzeros are sorted (the vertices: the set also holds every archetype
+ * the T1a rows reached). vtx is free by now and holds them. */
 static void a_store(const a_cell *c, a_scratch *w, int ns, int64_t i, int32_t *a_idx, double *a_w,
                     int *a_nnz) {
-  qsort(w->set, (size_t)ns, sizeof(int32_t), i32_asc);
   int nz = 0;
+  for (int q = 0; q < ns; q++)
+    if (w->a[w->set[q]] != 0.0) w->vtx[nz++] = w->set[q];
+  rrt_sc_sort_i32(w->vtx, nz);
+  nz = nz < c->capa ? nz : c->capa;
+  for (int q = 0; q < nz; q++) {
+    a_idx[i * c->capa + q] = w->vtx[q];
+    a_w[i * c->capa + q] = w->a[w->vtx[q]];
+  }
   for (int q = 0; q < ns; q++) {
     int32_t j = w->set[q];
-    if (w->a[j] != 0.0 && nz < c->capa) {
-      a_idx[i * c->capa + nz] = j;
-      a_w[i * c->capa + nz] = w->a[j];
-      nz++;
-    }
     w->t2[j] = 0.0, w->u[j] = 0.0, w->a[j] = 0.0, w->in[j] = 0, w->row_in[j] = 0;
   }
   a_nnz[i] = nz;
