@@ -7,7 +7,19 @@
  * block; positions with strides 1 and 3, items with q_begin/k_begin offsets
  * over two step calls (rows merged from several items), GQA/MQA, head_dim
  * 1, 40, 72, f32/bf16/f16; NaN/Inf in K. One rank: no ring, only the
- * kernels. */
+ * kernels.
+ *
+ * With the argument `tc`: only the emu table, forced onto the tensor-core
+ * forward kernel (RINGRT_ATTN_KERNEL=tc, kernels/cuda/attn_fwd_tc.cu), bf16
+ * and f16, head_dim 48, 64, 128 and 256, every mask kind, lengths that are
+ * not multiples of its tiles (64 query rows, 64 keys; 32 for head_dim 256).
+ * Its tolerance is the same ref_tol_o as the SIMT kernel's: the output is
+ * stored in the storage type (half an ulp: 2^-9 bf16, 2^-11 f16, of |O| <=
+ * max|V| = 1 here), and the kernel rounds P to that type before P V, one
+ * more relative rounding of each weight (l sums the unrounded ones), so at
+ * most 2^-9 (bf16) or 2^-11 (f16) times max|V| more: 2^-8 = 3.9e-3 < 8e-3
+ * and 2^-10 = 9.8e-4 < 1e-3 (f16 products and f32 sums add ~1e-6). The LSE
+ * uses no rounded value (f32 scores from exact products): REF_TOL_LSE. */
 #include <stdio.h>
 #include <string.h>
 
@@ -42,6 +54,14 @@ static const kcase emu_cases[] = {
     {1, 2, 1, 40, RRT_DTYPE_F32, 45, 150, 1, 3},
     {1, 2, 2, 72, RRT_DTYPE_BF16, 40, 100, 3, 1},
     {1, 1, 1, 1, RRT_DTYPE_F16, 40, 140, 1, 1},
+};
+
+/* emu, tensor-core kernel: two query tiles (64 rows) in the longest items
+ * of the first case, several key tiles per item, GQA, strides */
+static const kcase tc_cases[] = {
+    {1, 2, 1, 64, RRT_DTYPE_BF16, 130, 200, 1, 3}, {1, 2, 2, 128, RRT_DTYPE_F16, 70, 150, 3, 1},
+    {1, 1, 1, 128, RRT_DTYPE_BF16, 50, 140, 1, 1}, {2, 2, 1, 64, RRT_DTYPE_F16, 60, 130, 1, 1},
+    {1, 1, 1, 256, RRT_DTYPE_BF16, 40, 90, 1, 1},  {1, 1, 1, 48, RRT_DTYPE_F16, 45, 100, 1, 2},
 };
 
 static uint64_t rng_next(uint64_t *s) {
@@ -301,12 +321,14 @@ static void run_case(rrt_ctx_t ctx, const kcase *c, uint64_t seed) {
   free(kd.hi);
 }
 
-static void run_backend(rrt_backend be, const kcase *cs, int n) {
+static void run_backend(rrt_backend be, const kcase *cs, int n, int tc) {
   rrt_ctx_config cfg = RRT_CTX_CONFIG_INITIALIZER;
   cfg.backend = be;
   rrt_ctx_t ctx = NULL;
   CHECK_OK(rrt_ctx_create(MPI_COMM_WORLD, &cfg, &ctx));
   if (!ctx) return;
+  /* read from RINGRT_ATTN_KERNEL at context creation; the test sets the copy */
+  if (tc) ctx->env.attn_kernel = RRT_ATTN_KERNEL_TC;
   for (int i = 0; i < n; i++)
     run_case(ctx, &cs[i], 7u + (unsigned)i);
   rrt_ctx_destroy(ctx);
@@ -314,8 +336,12 @@ static void run_backend(rrt_backend be, const kcase *cs, int n) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  run_backend(RRT_BACKEND_CPU, cpu_cases, (int)(sizeof cpu_cases / sizeof *cpu_cases));
-  run_backend(RRT_BACKEND_EMU, emu_cases, (int)(sizeof emu_cases / sizeof *emu_cases));
+  if (argc > 1 && strcmp(argv[1], "tc") == 0) {
+    run_backend(RRT_BACKEND_EMU, tc_cases, (int)(sizeof tc_cases / sizeof *tc_cases), 1);
+  } else {
+    run_backend(RRT_BACKEND_CPU, cpu_cases, (int)(sizeof cpu_cases / sizeof *cpu_cases), 0);
+    run_backend(RRT_BACKEND_EMU, emu_cases, (int)(sizeof emu_cases / sizeof *emu_cases), 0);
+  }
   int rc = test_result();
   MPI_Finalize();
   return rc;
