@@ -45,6 +45,12 @@ static inline int rrt_attn_tc_supported(const rrt_attn_kargs *a) {
 RRT_DECLARE_KERNEL(rrt_k_attn_fwd_tc, (rrt_stream stream, const rrt_attn_kargs *a,
                                        const rrt_attn_item *item, float *o_part, float *lse_part))
 
+/* rrt_k_attn_fwd_tc and then rrt_k_attn_merge of its partial into the
+ * running o [batch, a->q_rows, heads_q, head_dim] and lse [batch, heads_q,
+ * a->q_rows], in one launch (the merge in the epilogue, no o_part). */
+RRT_DECLARE_KERNEL(rrt_k_attn_fwd_tc_merge, (rrt_stream stream, const rrt_attn_kargs *a,
+                                             const rrt_attn_item *item, float *o, float *lse))
+
 /* Fold a partial result of rows [q_begin, q_begin + q_len) into the running
  * o [batch, q_rows, heads_q, head_dim] and lse [batch, heads_q, q_rows]. */
 RRT_DECLARE_KERNEL(rrt_k_attn_merge,

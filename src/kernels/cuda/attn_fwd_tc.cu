@@ -27,9 +27,15 @@
  * Tiles outside the block's keys are never loaded; a warp skips the tiles
  * outside its own rows' keys (fully masked for it).
  *
+ * With MERGE the epilogue also does rrt_k_attn_merge's work: it reads the
+ * running f32 (o, lse) of its rows and writes the merged result in place
+ * of the partial, with the same operations in the same order (bitwise the
+ * merge kernel's result where contraction is off, as in the emulator build;
+ * nvcc contracts this file, -fmad=true, so on a GPU up to an ulp apart).
+ *
  * Template parameters: DMAX = head_dim bound of the register arrays (64, 128,
  * 256; head_dim is any multiple of 16 up to it), BK = keys per tile, BF16 =
- * the storage type (bf16, else f16). */
+ * the storage type (bf16, else f16), MERGE as above. */
 #include "kernels/simt.h"
 
 #include "kernels/attn_math.h"
@@ -92,9 +98,12 @@ __device__ float tc_quad_sum(float x) {
   return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
-template <int DMAX, int BK, bool BF16>
+/* Without MERGE out/lse_out are o_part [batch, q_len, heads_q, D] and
+ * lse_part [batch, heads_q, q_len]; with MERGE the running o [batch,
+ * q_rows, heads_q, D] and lse [batch, heads_q, q_rows]. */
+template <int DMAX, int BK, bool BF16, bool MERGE>
 __global__ void rrt_attn_fwd_tc_kernel(rrt_attn_kargs a, rrt_attn_item it, int64_t n_qtiles,
-                                       float *o_part, float *lse_part) {
+                                       float *out, float *lse_out) {
   constexpr int NB = BK / 8;   /* key columns of 8 in S */
   constexpr int ND = DMAX / 8; /* head-dim columns of 8 in O */
   RRT_DYN_SHARED(uint16_t, smem);
@@ -249,17 +258,33 @@ __global__ void rrt_attn_fwd_tc_kernel(rrt_attn_kargs a, rrt_attn_item it, int64
   RRT_UNROLL
   for (int r = 0; r < 2; r++) {
     const int64_t i = w0 + g + 8 * r;
-    if (i >= it.q_len) continue;
+    const bool valid = i < it.q_len;
     float inv_l;
-    const float lse = rrt_attn_finish(m[r], l[r], &inv_l);
-    float *orow = o_part + ((b * it.q_len + i) * a.heads_q + h) * (int64_t)D;
+    float lse = rrt_attn_finish(m[r], l[r], &inv_l);
+    /* rows of the item (partial) or of the running state (merged) */
+    const int64_t orow_i = MERGE ? (b * a.q_rows + it.q_begin + i) : (b * it.q_len + i);
+    const int64_t lse_i =
+        (b * a.heads_q + h) * (MERGE ? a.q_rows : it.q_len) + (MERGE ? it.q_begin : 0) + i;
+    float ca = 0.0f, cb = 1.0f;
+    if (MERGE) {
+      /* every lane of the quad reads the running lse before lane 0 writes it */
+      const float old = valid ? lse_out[lse_i] : 0.0f;
+      __syncwarp();
+      if (valid) lse = rrt_attn_merge_coef(old, lse, &ca, &cb);
+    }
+    if (!valid) continue;
+    float *orow = out + (orow_i * a.heads_q + h) * (int64_t)D;
     RRT_UNROLL
     for (int nd = 0; nd < ND; nd++) {
       if (8 * nd >= D) break;
-      orow[8 * nd + 2 * t] = o[nd][2 * r] * inv_l;
-      orow[8 * nd + 2 * t + 1] = o[nd][2 * r + 1] * inv_l;
+      RRT_UNROLL
+      for (int c = 0; c < 2; c++) {
+        const float x = o[nd][2 * r + c] * inv_l; /* the partial, as o_part holds it */
+        float *y = &orow[8 * nd + 2 * t + c];
+        *y = MERGE ? *y * ca + x * cb : x;
+      }
     }
-    if (t == 0) lse_part[(b * a.heads_q + h) * it.q_len + i] = lse;
+    if (t == 0) lse_out[lse_i] = lse;
   }
 }
 
@@ -268,35 +293,36 @@ constexpr size_t tc_smem_bytes(int bk, int head_dim) {
   return (size_t)(kBQ + 4 * bk) * (size_t)(head_dim + kPad) * sizeof(uint16_t);
 }
 
-template <int DMAX, int BK, bool BF16>
+template <int DMAX, int BK, bool BF16, bool MERGE>
 rrt_status tc_launch(rrt_stream stream, const rrt_attn_kargs &ka, const rrt_attn_item &it,
-                     int64_t nqt, unsigned grid, float *o_part, float *lse_part) {
+                     int64_t nqt, unsigned grid, float *out, float *lse_out) {
   const size_t smem = tc_smem_bytes(BK, ka.head_dim);
   /* above 48 KiB the opt-in (kept per kernel for the process, as on a GPU) */
   if (smem > 48 * 1024 &&
-      cudaFuncSetAttribute(rrt_attn_fwd_tc_kernel<DMAX, BK, BF16>,
+      cudaFuncSetAttribute(rrt_attn_fwd_tc_kernel<DMAX, BK, BF16, MERGE>,
                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess)
     return RRT_ERR_CUDA;
-  RRT_LAUNCH((rrt_attn_fwd_tc_kernel<DMAX, BK, BF16>), grid, kThreads, smem, stream, ka, it, nqt,
-             o_part, lse_part);
+  RRT_LAUNCH((rrt_attn_fwd_tc_kernel<DMAX, BK, BF16, MERGE>), grid, kThreads, smem, stream, ka, it,
+             nqt, out, lse_out);
 }
 
-template <bool BF16>
+template <bool BF16, bool MERGE>
 rrt_status tc_dispatch(rrt_stream stream, const rrt_attn_kargs &ka, const rrt_attn_item &it,
-                       int64_t nqt, unsigned grid, float *o_part, float *lse_part) {
+                       int64_t nqt, unsigned grid, float *out, float *lse_out) {
   /* shared memory: 45 KiB (64), 85 KiB (128), 99 KiB (256); below sm_80's 163 */
   if (ka.head_dim <= 64)
-    return tc_launch<64, 64, BF16>(stream, ka, it, nqt, grid, o_part, lse_part);
+    return tc_launch<64, 64, BF16, MERGE>(stream, ka, it, nqt, grid, out, lse_out);
   if (ka.head_dim <= 128)
-    return tc_launch<128, 64, BF16>(stream, ka, it, nqt, grid, o_part, lse_part);
-  return tc_launch<256, 32, BF16>(stream, ka, it, nqt, grid, o_part, lse_part);
+    return tc_launch<128, 64, BF16, MERGE>(stream, ka, it, nqt, grid, out, lse_out);
+  return tc_launch<256, 32, BF16, MERGE>(stream, ka, it, nqt, grid, out, lse_out);
 }
 
 } // namespace
 
-RRT_KERNEL_API(rrt_k_attn_fwd_tc)
-(rrt_stream stream, const rrt_attn_kargs *a, const rrt_attn_item *item, float *o_part,
- float *lse_part) {
+/* Both wrappers: one launch of the kernel with or without the merge. */
+template <bool MERGE>
+static rrt_status tc_run(rrt_stream stream, const rrt_attn_kargs *a, const rrt_attn_item *item,
+                         float *out, float *lse_out) {
   const rrt_attn_kargs ka = *a;
   const rrt_attn_item it = *item;
   if (!rrt_attn_tc_supported(&ka)) return RRT_ERR_INVALID_ARG;
@@ -305,6 +331,17 @@ RRT_KERNEL_API(rrt_k_attn_fwd_tc)
   const int64_t nblocks = ka.batch * ka.heads_q * nqt;
   if (nblocks >= ((int64_t)1 << 31)) return RRT_ERR_INVALID_ARG;
   if (ka.dtype == RRT_AM_BF16)
-    return tc_dispatch<true>(stream, ka, it, nqt, (unsigned)nblocks, o_part, lse_part);
-  return tc_dispatch<false>(stream, ka, it, nqt, (unsigned)nblocks, o_part, lse_part);
+    return tc_dispatch<true, MERGE>(stream, ka, it, nqt, (unsigned)nblocks, out, lse_out);
+  return tc_dispatch<false, MERGE>(stream, ka, it, nqt, (unsigned)nblocks, out, lse_out);
+}
+
+RRT_KERNEL_API(rrt_k_attn_fwd_tc)
+(rrt_stream stream, const rrt_attn_kargs *a, const rrt_attn_item *item, float *o_part,
+ float *lse_part) {
+  return tc_run<false>(stream, a, item, o_part, lse_part);
+}
+
+RRT_KERNEL_API(rrt_k_attn_fwd_tc_merge)
+(rrt_stream stream, const rrt_attn_kargs *a, const rrt_attn_item *item, float *o, float *lse) {
+  return tc_run<true>(stream, a, item, o, lse);
 }
