@@ -65,6 +65,7 @@ rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
   env->omp_threads = omp_threads_of(getenv("OMP_NUM_THREADS"));
   env->verbose = 0;
   env->cpu_isa = RRT_CPU_ISA_AUTO;
+  env->attn_kernel = RRT_ATTN_KERNEL_AUTO;
   env->test_stall_phase[0] = 0;
   env->test_stall_rank = -1;
   env->nccl_library[0] = 0;
@@ -86,6 +87,18 @@ rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
       return RRT_ERR_INVALID_ARG;
     }
     env->cpu_isa = found;
+  }
+  const char *ak = getenv("RINGRT_ATTN_KERNEL");
+  if (ak && *ak) {
+    static const char *const names[] = {"auto", "simt", "tc"};
+    int found = -1;
+    for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
+      if (strcmp(ak, names[i]) == 0) found = i;
+    if (found < 0) {
+      snprintf(err, errlen, "RINGRT_ATTN_KERNEL='%s' is not one of auto, simt, tc", ak);
+      return RRT_ERR_INVALID_ARG;
+    }
+    env->attn_kernel = found;
   }
   const char *lib = getenv("RINGRT_NCCL_LIBRARY");
   if (lib && *lib) {

@@ -20,6 +20,7 @@ typedef struct rrt_env {
   int omp_threads; /* OMP_NUM_THREADS' first value (caps the bound cores' threads); 0 unset */
   int verbose;     /* RINGRT_VERBOSE (0/1) */
   int cpu_isa;     /* RINGRT_CPU_ISA: rrt_cpu_isa, for tests and benchmarks */
+  int attn_kernel; /* RINGRT_ATTN_KERNEL: rrt_attn_kernel_choice (cuda/emu forward) */
   /* RINGRT_TEST_STALL=PHASE:RANK, fault tests only (comm/test_stall.h): the
    * phase where that rank stalls forever; "" and -1 when unset. */
   char test_stall_phase[32];
@@ -41,6 +42,19 @@ typedef enum rrt_cpu_isa {
   RRT_CPU_ISA_BASE,
   RRT_CPU_ISA_AVX512BF16 /* AVX512 for f32 work, plus the bf16 kernel for bf16 storage */
 } rrt_cpu_isa;
+
+/** Forward kernel of the cuda and emu attention tables: AUTO takes the
+ *  tensor-core kernel (kernels/cuda/attn_fwd_tc.cu) where it supports the
+ *  operands (bf16/f16, head_dim a multiple of 16 up to 256) and the SIMT one
+ *  otherwise; SIMT always the SIMT one; TC the tensor-core one, and an
+ *  RRT_ERR_INVALID_ARG where it does not support them (for tests and
+ *  benchmarks that must know which ran). Values index the RINGRT_ATTN_KERNEL
+ *  names auto, simt, tc. */
+typedef enum rrt_attn_kernel_choice {
+  RRT_ATTN_KERNEL_AUTO = 0,
+  RRT_ATTN_KERNEL_SIMT,
+  RRT_ATTN_KERNEL_TC
+} rrt_attn_kernel_choice;
 
 /** Read the environment. Returns RRT_ERR_INVALID_ARG with `err` filled
  *  (naming the variable and its value) when a variable is malformed. */

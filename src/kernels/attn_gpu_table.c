@@ -14,6 +14,9 @@
 typedef struct gpu_build {
   rrt_status (*fwd)(rrt_stream stream, const rrt_attn_kargs *a, const rrt_attn_item *item,
                     float *o_part, float *lse_part);
+  /* the tensor-core forward with the merge in its epilogue (attn_fwd_tc.cu) */
+  rrt_status (*fwd_tc_merge)(rrt_stream stream, const rrt_attn_kargs *a, const rrt_attn_item *item,
+                             float *o, float *lse);
   rrt_status (*merge)(rrt_stream stream, int64_t batch, int heads_q, int head_dim, int64_t q_rows,
                       int64_t q_begin, int64_t q_len, const float *o_part, const float *lse_part,
                       float *o, float *lse);
@@ -104,17 +107,43 @@ static rrt_status gpu_start(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_ks
   return RRT_SUCCESS;
 }
 
+/* The forward kernel for these operands (RINGRT_ATTN_KERNEL, comm/env.h):
+ * *tc = 1 for the tensor-core one (bf16/f16 where rrt_attn_tc_supported),
+ * unless the SIMT kernel is forced; forced tc on operands it does not take
+ * is an error. */
+static rrt_status gpu_pick_fwd(rrt_ctx_t ctx, const rrt_attn_kargs *ka, int *tc) {
+  const int choice = ctx->env.attn_kernel;
+  *tc = 0;
+  if (choice == RRT_ATTN_KERNEL_SIMT) return RRT_SUCCESS;
+  if (rrt_attn_tc_supported(ka)) {
+    *tc = 1;
+    return RRT_SUCCESS;
+  }
+  if (choice != RRT_ATTN_KERNEL_TC) return RRT_SUCCESS;
+  return rrt_error(ctx, RRT_ERR_INVALID_ARG, "attention forward",
+                   "RINGRT_ATTN_KERNEL=tc: the tensor-core kernel takes bf16/f16 storage, "
+                   "head_dim a multiple of 16 up to 256 and 16-byte aligned q, k, v "
+                   "(dtype %d, head_dim %d)",
+                   ka->dtype, ka->head_dim);
+}
+
 static rrt_status gpu_step(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_kshape *sh,
                            rrt_attn_work *w, const void *k, const void *v,
                            const rrt_attn_item *items, int nitems, float *o, float *lse,
                            const rrt_attn_progress *progress) {
   rrt_stream cs = ctx->compute_stream;
   const rrt_attn_kargs ka = kargs_of(sh, w->q, k, v);
+  int tc;
+  RRT_CHECK(gpu_pick_fwd(ctx, &ka, &tc));
   for (int n = 0; n < nitems; n++) {
     const rrt_attn_item *it = &items[n];
-    RRT_CHECK(b->fwd(cs, &ka, it, w->o_part, w->lse_part));
-    RRT_CHECK(b->merge(cs, sh->batch, sh->heads_q, sh->head_dim, sh->q_rows, it->q_begin, it->q_len,
-                       w->o_part, w->lse_part, o, lse));
+    if (tc) { /* the merge fused into the kernel's epilogue */
+      RRT_CHECK(b->fwd_tc_merge(cs, &ka, it, o, lse));
+    } else {
+      RRT_CHECK(b->fwd(cs, &ka, it, w->o_part, w->lse_part));
+      RRT_CHECK(b->merge(cs, sh->batch, sh->heads_q, sh->head_dim, sh->q_rows, it->q_begin,
+                         it->q_len, w->o_part, w->lse_part, o, lse));
+    }
     /* emu: kernels are synchronous, so the shift progresses between them */
     if (progress->poll) progress->poll(progress->arg);
   }
@@ -183,10 +212,11 @@ static rrt_status gpu_bwd_finish(const gpu_build *b, rrt_ctx_t ctx, const rrt_at
 /* ---- emu: the emulator build on host memory ------------------------------- */
 
 static const gpu_build emu_build = {rrt_k_attn_fwd_emu,
+                                    rrt_k_attn_fwd_tc_merge_emu,
                                     rrt_k_attn_merge_emu,
                                     rrt_k_attn_init_emu,
                                     rrt_k_attn_store_emu,
-                                     rrt_k_attn_final_rows_emu,
+                                    rrt_k_attn_final_rows_emu,
                                     RRT_COPY_H2H,
                                     rrt_k_attn_bwd_dkv_emu,
                                     rrt_k_attn_bwd_dq_emu,
@@ -244,10 +274,11 @@ const rrt_attn_kernels rrt_attn_kernels_emu = {"emu",           0,
 
 #if RINGRT_HAVE_CUDA
 static const gpu_build cuda_build = {rrt_k_attn_fwd_cuda,
+                                     rrt_k_attn_fwd_tc_merge_cuda,
                                      rrt_k_attn_merge_cuda,
                                      rrt_k_attn_init_cuda,
                                      rrt_k_attn_store_cuda,
-                                      rrt_k_attn_final_rows_cuda,
+                                     rrt_k_attn_final_rows_cuda,
                                      RRT_COPY_D2D,
                                      rrt_k_attn_bwd_dkv_cuda,
                                      rrt_k_attn_bwd_dq_cuda,

@@ -7,13 +7,29 @@
  * block; positions with strides 1 and 3, items with q_begin/k_begin offsets
  * over two step calls (rows merged from several items), GQA/MQA, head_dim
  * 1, 40, 72, f32/bf16/f16; NaN/Inf in K. One rank: no ring, only the
- * kernels. */
+ * kernels.
+ *
+ * With the argument `tc`: only the emu table, forced onto the tensor-core
+ * forward kernel (RINGRT_ATTN_KERNEL=tc, kernels/cuda/attn_fwd_tc.cu), bf16
+ * and f16, head_dim 48, 64, 128 and 256, every mask kind, lengths that are
+ * not multiples of its tiles (64 query rows, 64 keys; 32 for head_dim 256).
+ * Its tolerance is the same ref_tol_o as the SIMT kernel's: the output is
+ * stored in the storage type (half an ulp: 2^-9 bf16, 2^-11 f16, of |O| <=
+ * max|V| = 1 here), and the kernel rounds P to that type before P V, one
+ * more relative rounding of each weight (l sums the unrounded ones), so at
+ * most 2^-9 (bf16) or 2^-11 (f16) times max|V| more: 2^-8 = 3.9e-3 < 8e-3
+ * and 2^-10 = 9.8e-4 < 1e-3 (f16 products and f32 sums add ~1e-6). The LSE
+ * uses no rounded value (f32 scores from exact products): REF_TOL_LSE.
+ * The table runs the kernel with the merge fused (rrt_k_attn_fwd_tc_merge);
+ * tc mode also checks that rrt_k_attn_fwd_tc (the partial, as
+ * rrt_k_attn_fwd) followed by the merge kernel gives bitwise the same. */
 #include <stdio.h>
 #include <string.h>
 
 #include "attn_ref.h"
 #include "comm/ctx.h"
 #include "kernels/attn_table.h"
+#include "kernels/cuda/attn_fwd.h"
 #include "ringrt/ringrt.h"
 #include "test_util.h"
 
@@ -42,6 +58,14 @@ static const kcase emu_cases[] = {
     {1, 2, 1, 40, RRT_DTYPE_F32, 45, 150, 1, 3},
     {1, 2, 2, 72, RRT_DTYPE_BF16, 40, 100, 3, 1},
     {1, 1, 1, 1, RRT_DTYPE_F16, 40, 140, 1, 1},
+};
+
+/* emu, tensor-core kernel: two query tiles (64 rows) in the longest items
+ * of the first case, several key tiles per item, GQA, strides */
+static const kcase tc_cases[] = {
+    {1, 2, 1, 64, RRT_DTYPE_BF16, 100, 170, 1, 3}, {1, 2, 2, 128, RRT_DTYPE_F16, 70, 150, 3, 1},
+    {1, 1, 1, 128, RRT_DTYPE_BF16, 50, 140, 1, 1}, {2, 2, 1, 64, RRT_DTYPE_F16, 60, 130, 1, 1},
+    {1, 1, 1, 256, RRT_DTYPE_BF16, 40, 90, 1, 1},  {1, 1, 1, 48, RRT_DTYPE_F16, 45, 100, 1, 2},
 };
 
 static uint64_t rng_next(uint64_t *s) {
@@ -229,6 +253,84 @@ static double run_table(rrt_ctx_t ctx, const kcase *c, const kdata *kd, const rr
   return worst_o;
 }
 
+/* tc mode: rrt_k_attn_fwd_tc then rrt_k_attn_merge over the items, against
+ * rrt_k_attn_fwd_tc_merge (the table's path), bitwise (the emulator build
+ * does not contract: the same operations give the same bits). */
+static void check_tc_unfused(rrt_ctx_t ctx, const kcase *c, const kdata *kd,
+                             const rrt_attn_item *items, int nitems, const char *what) {
+  const size_t es = ref_es(c->dt), mb = (size_t)c->q_rows * sizeof(int64_t);
+  const size_t no = kd->nq * sizeof(float), nl = kd->nl * sizeof(float);
+  void *q, *k, *v;
+  int64_t *lo, *hi;
+  float *o[2], *lse[2], *op, *lp;
+  CHECK_OK(rrt_malloc(ctx, kd->nq * es, &q));
+  CHECK_OK(rrt_malloc(ctx, kd->nkv * es, &k));
+  CHECK_OK(rrt_malloc(ctx, kd->nkv * es, &v));
+  CHECK_OK(rrt_malloc(ctx, mb, (void **)&lo));
+  CHECK_OK(rrt_malloc(ctx, mb, (void **)&hi));
+  CHECK_OK(rrt_malloc(ctx, no, (void **)&op));
+  CHECK_OK(rrt_malloc(ctx, nl, (void **)&lp));
+  for (int p = 0; p < 2; p++) {
+    CHECK_OK(rrt_malloc(ctx, no, (void **)&o[p]));
+    CHECK_OK(rrt_malloc(ctx, nl, (void **)&lse[p]));
+  }
+  CHECK_OK(rrt_memcpy_to_backend(ctx, q, kd->q, kd->nq * es));
+  CHECK_OK(rrt_memcpy_to_backend(ctx, k, kd->k, kd->nkv * es));
+  CHECK_OK(rrt_memcpy_to_backend(ctx, v, kd->v, kd->nkv * es));
+  CHECK_OK(rrt_memcpy_to_backend(ctx, lo, kd->lo, mb));
+  CHECK_OK(rrt_memcpy_to_backend(ctx, hi, kd->hi, mb));
+  const rrt_attn_kargs ka = {.q = q,
+                             .k = k,
+                             .v = v,
+                             .batch = c->batch,
+                             .q_rows = c->q_rows,
+                             .kv_rows = c->kv_rows,
+                             .heads_q = c->hq,
+                             .heads_kv = c->hkv,
+                             .head_dim = c->dim,
+                             .dtype = (int)c->dt,
+                             .scale = (float)(1.0 / sqrt((double)c->dim)),
+                             .mask = {lo, hi}};
+  rrt_stream cs = ctx->compute_stream;
+  for (int p = 0; p < 2; p++)
+    CHECK_OK(rrt_k_attn_init_emu(cs, o[p], (int64_t)kd->nq, lse[p], (int64_t)kd->nl));
+  for (int n = 0; n < nitems; n++) {
+    CHECK_OK(rrt_k_attn_fwd_tc_emu(cs, &ka, &items[n], op, lp));
+    CHECK_OK(rrt_k_attn_merge_emu(cs, c->batch, c->hq, c->dim, c->q_rows, items[n].q_begin,
+                                  items[n].q_len, op, lp, o[0], lse[0]));
+    CHECK_OK(rrt_k_attn_fwd_tc_merge_emu(cs, &ka, &items[n], o[1], lse[1]));
+  }
+  float *h[4] = {malloc(no), malloc(no), malloc(nl), malloc(nl)};
+  for (int p = 0; p < 2; p++) {
+    CHECK_OK(rrt_memcpy_to_host(ctx, h[p], o[p], no));
+    CHECK_OK(rrt_memcpy_to_host(ctx, h[2 + p], lse[p], nl));
+  }
+  /* the same bits, or NaN in both (the payload of a NaN may differ) */
+  int64_t differ = 0;
+  for (size_t i = 0; i < kd->nq + kd->nl; i++) {
+    const float a = i < kd->nq ? h[0][i] : h[2][i - kd->nq];
+    const float b = i < kd->nq ? h[1][i] : h[3][i - kd->nq];
+    differ += memcmp(&a, &b, sizeof a) != 0 && !(isnan(a) && isnan(b));
+  }
+  CHECK_MSG(differ == 0,
+            "%s D=%d %s: rrt_k_attn_fwd_tc + merge and rrt_k_attn_fwd_tc_merge differ in %lld "
+            "values",
+            what, c->dim, rrt_dtype_name(c->dt), (long long)differ);
+  for (int i = 0; i < 4; i++)
+    free(h[i]);
+  for (int p = 0; p < 2; p++) {
+    rrt_free(ctx, o[p]);
+    rrt_free(ctx, lse[p]);
+  }
+  rrt_free(ctx, op);
+  rrt_free(ctx, lp);
+  rrt_free(ctx, q);
+  rrt_free(ctx, k);
+  rrt_free(ctx, v);
+  rrt_free(ctx, lo);
+  rrt_free(ctx, hi);
+}
+
 static void fill(void *x, size_t n, int dt, float amp, uint64_t *rs) {
   for (size_t i = 0; i < n; i++)
     rrt_am_store(x, (int64_t)i, dt, amp * rng_unit(rs));
@@ -290,6 +392,9 @@ static void run_case(rrt_ctx_t ctx, const kcase *c, uint64_t seed) {
       if (cpu) ctx->env.cpu_isa = isas[v];
       snprintf(what, sizeof what, "%s mask %s", cpu ? isa_names[v] : "emu", mask_names[kind]);
       double e = run_table(ctx, c, &kd, items, nitems, &pm, what);
+      /* once a case (two more runs): the mask with empty and NaN rows */
+      if (ctx->env.attn_kernel == RRT_ATTN_KERNEL_TC && kind == MASK_NONFINITE)
+        check_tc_unfused(ctx, c, &kd, items, nitems, what);
       if (getenv("RRT_TEST_VERBOSE"))
         printf("%-24s D=%2d %-4s |dO| %.2e\n", what, c->dim, rrt_dtype_name(c->dt), e);
     }
@@ -301,12 +406,14 @@ static void run_case(rrt_ctx_t ctx, const kcase *c, uint64_t seed) {
   free(kd.hi);
 }
 
-static void run_backend(rrt_backend be, const kcase *cs, int n) {
+static void run_backend(rrt_backend be, const kcase *cs, int n, int tc) {
   rrt_ctx_config cfg = RRT_CTX_CONFIG_INITIALIZER;
   cfg.backend = be;
   rrt_ctx_t ctx = NULL;
   CHECK_OK(rrt_ctx_create(MPI_COMM_WORLD, &cfg, &ctx));
   if (!ctx) return;
+  /* read from RINGRT_ATTN_KERNEL at context creation; the test sets the copy */
+  if (tc) ctx->env.attn_kernel = RRT_ATTN_KERNEL_TC;
   for (int i = 0; i < n; i++)
     run_case(ctx, &cs[i], 7u + (unsigned)i);
   rrt_ctx_destroy(ctx);
@@ -314,8 +421,12 @@ static void run_backend(rrt_backend be, const kcase *cs, int n) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  run_backend(RRT_BACKEND_CPU, cpu_cases, (int)(sizeof cpu_cases / sizeof *cpu_cases));
-  run_backend(RRT_BACKEND_EMU, emu_cases, (int)(sizeof emu_cases / sizeof *emu_cases));
+  if (argc > 1 && strcmp(argv[1], "tc") == 0) {
+    run_backend(RRT_BACKEND_EMU, tc_cases, (int)(sizeof tc_cases / sizeof *tc_cases), 1);
+  } else {
+    run_backend(RRT_BACKEND_CPU, cpu_cases, (int)(sizeof cpu_cases / sizeof *cpu_cases), 0);
+    run_backend(RRT_BACKEND_EMU, emu_cases, (int)(sizeof emu_cases / sizeof *emu_cases), 0);
+  }
   int rc = test_result();
   MPI_Finalize();
   return rc;

@@ -32,6 +32,9 @@ static const mcase cases[] = {
     {"window (3,5)", 13, 1, 0, 3, 5, 0, RRT_DTYPE_F32, 1},
     {"documents causal", 0, 1, 1, -1, -1, 1, RRT_DTYPE_F32, 1},
     {"documents window (2,1)", 0, 1, 0, 2, 1, 1, RRT_DTYPE_F32, 0},
+    /* bf16/f16 with head_dim 16: the tensor-core forward kernel on emu */
+    {"window (3,5) bf16", 13, 1, 0, 3, 5, 0, RRT_DTYPE_BF16, 1},
+    {"documents causal f16", 0, 1, 1, -1, -1, 1, RRT_DTYPE_F16, 1},
 };
 
 /* Documents of lengths 1, 3, `big` and 17 (seq 17P + 1): `big` covers

@@ -16,10 +16,10 @@ static rrt_status read_with(const char *var, const char *value, rrt_env *env, ch
 int main(void) {
   rrt_env env;
   char err[256] = "";
-  const char *vars[] = {"RINGRT_BACKEND",     "RINGRT_DEVICE",  "RINGRT_TIMEOUT",
-                        "RINGRT_BIND",        "RINGRT_NCCL",    "RINGRT_EMU_THREADS",
-                        "RINGRT_VERBOSE",     "RINGRT_CPU_ISA", "RINGRT_TEST_STALL",
-                        "RINGRT_NCCL_LIBRARY"};
+  const char *vars[] = {"RINGRT_BACKEND",      "RINGRT_DEVICE",     "RINGRT_TIMEOUT",
+                        "RINGRT_BIND",         "RINGRT_NCCL",       "RINGRT_EMU_THREADS",
+                        "RINGRT_VERBOSE",      "RINGRT_CPU_ISA",    "RINGRT_TEST_STALL",
+                        "RINGRT_NCCL_LIBRARY", "RINGRT_ATTN_KERNEL"};
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
     unsetenv(vars[i]);
 
@@ -49,6 +49,14 @@ int main(void) {
   CHECK(env.cpu_isa == RRT_CPU_ISA_AVX512BF16);
   CHECK(read_with("RINGRT_CPU_ISA", "sse", &env, err) == RRT_ERR_INVALID_ARG);
   CHECK(strstr(err, "RINGRT_CPU_ISA") && strstr(err, "sse"));
+  CHECK_OK(rrt_env_read(&env, err, sizeof err));
+  CHECK(env.attn_kernel == RRT_ATTN_KERNEL_AUTO);
+  CHECK_OK(read_with("RINGRT_ATTN_KERNEL", "simt", &env, err));
+  CHECK(env.attn_kernel == RRT_ATTN_KERNEL_SIMT);
+  CHECK_OK(read_with("RINGRT_ATTN_KERNEL", "tc", &env, err));
+  CHECK(env.attn_kernel == RRT_ATTN_KERNEL_TC);
+  CHECK(read_with("RINGRT_ATTN_KERNEL", "wmma", &env, err) == RRT_ERR_INVALID_ARG);
+  CHECK(strstr(err, "RINGRT_ATTN_KERNEL") && strstr(err, "wmma"));
 
   /* The fault tests' stall point: unset by default, PHASE:RANK with a known
    * phase, anything else an error listing the phases. */

@@ -30,6 +30,27 @@ typedef struct rrt_attn_kargs {
 RRT_DECLARE_KERNEL(rrt_k_attn_fwd, (rrt_stream stream, const rrt_attn_kargs *a,
                                     const rrt_attn_item *item, float *o_part, float *lse_part))
 
+/* Whether the tensor-core kernel (attn_fwd_tc.cu) takes these operands:
+ * bf16 or f16 storage, head_dim a multiple of 16 up to 256, q, k and v
+ * 16-byte aligned (its cp.async copies 16 bytes). The dtype codes are
+ * rrt_dtype's (RRT_AM_BF16 and RRT_AM_F16 of attn_math.h; ringrt/transport.h
+ * is not included here: it brings mpi.h into the C++ emulator build). */
+static inline int rrt_attn_tc_supported(const rrt_attn_kargs *a) {
+  return (a->dtype == 5 || a->dtype == 6) && a->head_dim >= 16 && a->head_dim <= 256 &&
+         a->head_dim % 16 == 0 && ((uintptr_t)a->q | (uintptr_t)a->k | (uintptr_t)a->v) % 16 == 0;
+}
+
+/* rrt_k_attn_fwd on tensor cores (mma.sync, FlashAttention-2 style), the
+ * same contract; RRT_ERR_INVALID_ARG unless rrt_attn_tc_supported. */
+RRT_DECLARE_KERNEL(rrt_k_attn_fwd_tc, (rrt_stream stream, const rrt_attn_kargs *a,
+                                       const rrt_attn_item *item, float *o_part, float *lse_part))
+
+/* rrt_k_attn_fwd_tc and then rrt_k_attn_merge of its partial into the
+ * running o [batch, a->q_rows, heads_q, head_dim] and lse [batch, heads_q,
+ * a->q_rows], in one launch (the merge in the epilogue, no o_part). */
+RRT_DECLARE_KERNEL(rrt_k_attn_fwd_tc_merge, (rrt_stream stream, const rrt_attn_kargs *a,
+                                             const rrt_attn_item *item, float *o, float *lse))
+
 /* Fold a partial result of rows [q_begin, q_begin + q_len) into the running
  * o [batch, q_rows, heads_q, head_dim] and lse [batch, heads_q, q_rows]. */
 RRT_DECLARE_KERNEL(rrt_k_attn_merge,
