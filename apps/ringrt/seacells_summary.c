@@ -197,14 +197,25 @@ static rrt_status run_slots(rrt_seacells_t s, const rrt_app_sc_outs *o, const rr
   return st;
 }
 
+/* What the library may free once it has copied the rows (rows_done). */
+typedef struct rows_in {
+  rrt_h5ad_rows x;
+  int64_t *j;
+  double *w;
+} rows_in;
+
+static void rows_in_free(void *arg) {
+  rows_in *in = arg;
+  rrt_h5ad_rows_free(&in->x);
+  free(in->j), free(in->w), in->j = NULL, in->w = NULL;
+}
+
 int rrt_app_sc_summary(rrt_ctx_t ctx, rrt_app_common *c, rrt_seacells_t s, const rrt_app_sc_outs *o,
                        const rrt_app_sc_cells *cl) {
   if (!o->summary_out) return 0;
   char err[1400] = "";
-  rrt_h5ad_rows x;
-  memset(&x, 0, sizeof x);
-  int64_t *j = NULL;
-  double *w = NULL;
+  rows_in in;
+  memset(&in, 0, sizeof in);
   int top = 1;
   rrt_seacells_summary_t sum = NULL;
   packed mine = {NULL, 0};
@@ -215,20 +226,20 @@ int rrt_app_sc_summary(rrt_ctx_t ctx, rrt_app_common *c, rrt_seacells_t s, const
              cl->input, (long long)cl->n);
     st = RRT_ERR_INVALID_ARG;
   }
-  if (st == RRT_SUCCESS) st = read_rows(o, cl, &x, err, sizeof err);
-  if (st == RRT_SUCCESS) st = run_slots(s, o, cl, &top, &j, &w);
+  if (st == RRT_SUCCESS) st = read_rows(o, cl, &in.x, err, sizeof err);
+  if (st == RRT_SUCCESS) st = run_slots(s, o, cl, &top, &in.j, &in.w);
   if (st == RRT_ERR_OUT_OF_MEMORY && !err[0]) snprintf(err, sizeof err, "out of memory");
   if (st != RRT_SUCCESS && !err[0]) snprintf(err, sizeof err, "%s", rrt_ctx_last_error(ctx));
   if (rrt_app_any_rank_error(ctx, c, err[0] ? err : NULL)) goto done;
   rrt_seacells_summary_options so = RRT_SEACELLS_SUMMARY_OPTIONS_INITIALIZER;
   so.soft = o->soft, so.min_weight = o->min_weight;
   so.n_labels = cl->codes ? (int32_t)cl->cats->count : 0;
-  rrt_seacells_matrix xm = {x.rows, x.cols, x.sparse ? x.ptr : NULL, x.col, x.val};
+  so.rows_done = rows_in_free, so.rows_done_arg = &in; /* the rows travel as shares */
+  rrt_h5ad_rows *x = &in.x;
+  rrt_seacells_matrix xm = {x->rows, x->cols, x->sparse ? x->ptr : NULL, x->col, x->val};
   /* collective, agreed: a failure is a failure on every rank, with the message */
-  st = rrt_seacells_summarize(ctx, rrt_seacells_n_metacells(s), &xm, top, j, w,
+  st = rrt_seacells_summarize(ctx, rrt_seacells_n_metacells(s), &xm, top, in.j, in.w,
                               cl->codes ? cl->codes + cl->first : NULL, &so, &sum);
-  rrt_h5ad_rows_free(&x);
-  free(j), free(w), j = NULL, w = NULL;
   /* agreed: every rank has the same message, rank 0 says it */
   if (st != RRT_SUCCESS) {
     rrt_app_any_rank_error(ctx, c, rrt_ctx_rank(ctx) == 0 ? rrt_ctx_last_error(ctx) : NULL);
@@ -243,8 +254,8 @@ int rrt_app_sc_summary(rrt_ctx_t ctx, rrt_app_common *c, rrt_seacells_t s, const
   st = write_summary(ctx, s, o, cl, &ms, rows.sparse, rows.cols, &mine, err, sizeof err);
   if (!rrt_app_any_rank_error(ctx, c, st != RRT_SUCCESS ? (err[0] ? err : "failed") : NULL)) rc = 0;
 done:
-  rrt_h5ad_rows_free(&x);
+  rows_in_free(&in);
   rrt_seacells_summary_destroy(sum);
-  free(j), free(w), free(mine.buf);
+  free(mine.buf);
   return rc;
 }

@@ -137,10 +137,19 @@ typedef struct rrt_seacells_summary_options {
                           its weights >= min(min_weight, the 95th percentile of its nonzero
                           weights, numpy's linear interpolation), renormalised to sum 1 */
   int32_t n_labels;  /**< label categories (codes 0..n_labels - 1); 0 (default): no labels */
+  void (*rows_done)(void *arg); /**< NULL (default), or called once on this rank, before the call
+                                     returns (unless opt itself is refused), as soon as it no
+                                     longer reads x, metacell, weight and label (they are copied
+                                     before the exchange): a caller may free them there to keep
+                                     them out of the exchange's peak memory */
+  void *rows_done_arg;          /**< its argument */
 } rrt_seacells_summary_options;
 
 #define RRT_SEACELLS_SUMMARY_OPTIONS_INITIALIZER                                                   \
-  { sizeof(rrt_seacells_summary_options), RRT_SEACELLS_SUMMARY_OPTIONS_MAGIC, 0, 0.05, 0 }
+  {                                                                                                \
+    sizeof(rrt_seacells_summary_options), RRT_SEACELLS_SUMMARY_OPTIONS_MAGIC, 0, 0.05, 0, NULL,    \
+        NULL                                                                                       \
+  }
 
 /** This rank's rows of a cells x genes matrix (float64): CSR when ptr is
  *  not NULL (row i is entries [ptr[i], ptr[i + 1]) of col/val, ptr[0] = 0,
@@ -174,7 +183,8 @@ typedef struct rrt_seacells_summary *rrt_seacells_summary_t;
  *  metacells or labels out of range, negative or non-finite weights,
  *  ranks that disagree on cols, n_metacells, the layout or the options
  *  are errors on every rank); the caller's arrays may be freed after the
- *  call. Free the result with rrt_seacells_summary_destroy. */
+ *  call (or in opt->rows_done). Free the result with
+ *  rrt_seacells_summary_destroy. */
 RRT_API rrt_status rrt_seacells_summarize(rrt_ctx_t ctx, int64_t n_metacells,
                                           const rrt_seacells_matrix *x, int top,
                                           const int64_t *metacell, const double *weight,

@@ -31,7 +31,8 @@ _OPTIONS_MAGIC = 0x53454153
 class _Options(ctypes.Structure):
     """rrt_seacells_summary_options (include/ringrt/seacells.h)."""
     _fields_ = [("size", c_size_t), ("magic", ctypes.c_uint), ("soft", c_int),
-                ("min_weight", c_double), ("n_labels", ctypes.c_int32)]
+                ("min_weight", c_double), ("n_labels", ctypes.c_int32),
+                ("rows_done", c_void_p), ("rows_done_arg", c_void_p)]
 
 
 class _Matrix(ctypes.Structure):

@@ -414,6 +414,7 @@ rrt_status rrt_seacells_summarize(rrt_ctx_t ctx, int64_t m, const rrt_seacells_m
   if (st == RRT_SUCCESS) st = pack_shares(x, codes, &sh, m, P, &send, bytes, displs);
   if (st != RRT_SUCCESS)
     st = rrt_error(ctx, st, OP, "packing %lld cells' shares (out of memory)", (long long)x->rows);
+  if (o.rows_done) o.rows_done(o.rows_done_arg), o.rows_done = NULL; /* x is in send now */
   RRT_CHECK_GOTO(rrt_agree(ctx, st), st, out);
   free(sh.j), free(sh.w), sh.j = NULL, sh.w = NULL;
   RRT_CHECK_GOTO(rrt_host_alltoallv_alloc(ctx, send, bytes, displs, (void **)&recv, rbytes), st,
@@ -439,6 +440,7 @@ rrt_status rrt_seacells_summarize(rrt_ctx_t ctx, int64_t m, const rrt_seacells_m
   r->val = s->val;
   *result = s, s = NULL;
 out:
+  if (o.rows_done) o.rows_done(o.rows_done_arg);
   rrt_seacells_summary_destroy(s);
   free(sh.j), free(sh.w), free(bytes), free(displs), free(rbytes), free(send), free(recv);
   free(stats);

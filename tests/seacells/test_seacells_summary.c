@@ -3,7 +3,8 @@
  * summed in cell order) and soft weighted means (the library sums in the
  * same cell order; 1e-14 relative), CSR and dense input, the per-metacell
  * sizes, majority labels and purities on every rank, and the sparsify rule
- * on cells whose smallest weight falls below min_weight. Then the errors:
+ * on cells whose smallest weight falls below min_weight; rows_done is
+ * called once and the rows are not read after it. Then the errors:
  * a metacell out of range on the last rank (INVALID_ARG there, REMOTE on
  * the others) and ranks that disagree on the number of columns
  * (INVALID_ARG on every rank) fail on every rank, with the message. */
@@ -76,6 +77,20 @@ static void serial(int soft, double rows[M][G], double *size, int32_t *major, do
   }
 }
 
+/* rows_done: counts its calls (once per call, success or failure) and
+ * spoils the rows it is given, so a read after it would change the sums. */
+static int done_calls = 0;
+typedef struct spoil {
+  double *a, *b;
+  size_t n;
+} spoil;
+static void count_done(void *arg) {
+  done_calls++;
+  spoil *sp = arg;
+  for (size_t k = 0; sp && k < sp->n; k++)
+    sp->a[k] = sp->b[k] = NAN;
+}
+
 #define CLOSE(a, b) (fabs((a) - (b)) <= 1e-14 * (fabs(b) > 1.0 ? fabs(b) : 1.0))
 
 static void check_case(rrt_ctx_t ctx, int64_t first, int64_t count, int soft, int sparse) {
@@ -109,9 +124,12 @@ static void check_case(rrt_ctx_t ctx, int64_t first, int64_t count, int soft, in
   rrt_seacells_matrix x = {count, G, sparse ? ptr : NULL, sparse ? col : NULL,
                            sparse ? val : dense};
   rrt_seacells_summary_options o = RRT_SEACELLS_SUMMARY_OPTIONS_INITIALIZER;
-  o.soft = soft, o.n_labels = NCAT;
+  spoil sp = {dense, val, (size_t)(count * G)};
+  o.soft = soft, o.n_labels = NCAT, o.rows_done = count_done, o.rows_done_arg = &sp;
+  done_calls = 0;
   rrt_seacells_summary_t s = NULL;
   CHECK_OK(rrt_seacells_summarize(ctx, M, &x, soft ? TOP : 1, mj, soft ? mw : NULL, lab, &o, &s));
+  CHECK_MSG(done_calls == 1, "rows_done called %d times", done_calls);
   double rows[M][G], size[M], purity[M];
   int32_t major[M];
   serial(soft, rows, size, major, purity);
@@ -171,7 +189,9 @@ int main(int argc, char **argv) {
   rrt_seacells_matrix x = {1, G, NULL, NULL, one};
   rrt_seacells_summary_options o = RRT_SEACELLS_SUMMARY_OPTIONS_INITIALIZER;
   rrt_seacells_summary_t s = NULL;
+  o.rows_done = count_done, o.rows_done_arg = NULL, done_calls = 0;
   rrt_status st = rrt_seacells_summarize(ctx, M, &x, 1, &j, NULL, NULL, &o, &s);
+  CHECK_MSG(done_calls == 1, "rows_done called %d times on an error", done_calls);
   rrt_status want = rank == P - 1 ? RRT_ERR_INVALID_ARG : RRT_ERR_REMOTE;
   CHECK_MSG(st == want && !s, "metacell out of range: %s", rrt_status_string(st));
   CHECK_MSG(strstr(rrt_ctx_last_error(ctx), "metacell 5 is outside -1..4") != NULL, "message: %s",
