@@ -122,6 +122,106 @@ RRT_API rrt_status rrt_seacells_metrics_diffusion(rrt_ctx_t ctx, rrt_seacells_t 
  *  "rss" on this rank (0 for an unknown name). */
 RRT_API double rrt_seacells_seconds(rrt_seacells_t s, const char *phase);
 
+/* ---- Metacell x gene summaries (the reference's summarize_by_SEACell and
+ * summarize_by_soft_SEACell) ------------------------------------------------ */
+
+#define RRT_SEACELLS_SUMMARY_OPTIONS_MAGIC 0x53454153u /* "SEAS" */
+
+typedef struct rrt_seacells_summary_options {
+  size_t size;       /**< sizeof(rrt_seacells_summary_options), set by the initializer */
+  unsigned magic;    /**< RRT_SEACELLS_SUMMARY_OPTIONS_MAGIC */
+  int soft;          /**< 0 (default): summarize_by_SEACell, the sum of each metacell's
+                          cells' rows; 1: summarize_by_soft_SEACell, the weighted mean
+                          sum_i w_ij x_i / sum_i w_ij after sparsifying each cell's weights */
+  double min_weight; /**< soft: the reference's minimum_weight (default 0.05): a cell keeps
+                          its weights >= min(min_weight, the 95th percentile of its nonzero
+                          weights, numpy's linear interpolation), renormalised to sum 1 */
+  int32_t n_labels;  /**< label categories (codes 0..n_labels - 1); 0 (default): no labels */
+  void (*rows_done)(void *arg); /**< NULL (default), or called once on this rank, before the call
+                                     returns (unless opt itself is refused), as soon as it no
+                                     longer reads x, metacell, weight and label (they are copied
+                                     before the exchange): a caller may free them there to keep
+                                     them out of the exchange's peak memory */
+  void *rows_done_arg;          /**< its argument */
+} rrt_seacells_summary_options;
+
+#define RRT_SEACELLS_SUMMARY_OPTIONS_INITIALIZER                                                   \
+  {                                                                                                \
+    sizeof(rrt_seacells_summary_options), RRT_SEACELLS_SUMMARY_OPTIONS_MAGIC, 0, 0.05, 0, NULL,    \
+        NULL                                                                                       \
+  }
+
+/** This rank's rows of a cells x genes matrix (float64): CSR when ptr is
+ *  not NULL (row i is entries [ptr[i], ptr[i + 1]) of col/val, ptr[0] = 0,
+ *  columns in 0..cols - 1), otherwise dense row-major (rows * cols values). */
+typedef struct rrt_seacells_matrix {
+  int64_t rows, cols;
+  const int64_t *ptr;
+  const int32_t *col;
+  const double *val;
+} rrt_seacells_matrix;
+
+typedef struct rrt_seacells_summary *rrt_seacells_summary_t;
+
+/** The metacell x gene summary (collective). Every rank passes a contiguous
+ *  block of cells, the blocks in rank order (as rrt_seacells_partition
+ *  gives them; any block sizes, empty ones included): `x` their rows,
+ *  `metacell`/`weight` (rows * top each) up to `top` (metacell, weight)
+ *  per cell, metacells in 0..n_metacells - 1, -1 for an unused slot.
+ *  Hard: only metacell[i * top] counts (-1: the cell is in no metacell)
+ *  and `weight` may be NULL. Soft: the slots with a positive weight
+ *  are the cell's weights, in any order (ties are ordered heaviest first,
+ *  lowest metacell first). `label` (rows codes, -1: none) may be NULL
+ *  when opt->n_labels is 0.
+ *
+ *  Each metacell's row is summed by one rank (metacells dealt in
+ *  contiguous ranges) in ascending cell order, so the result is the same
+ *  bits for any number of ranks. The output is CSR (float64, int32
+ *  columns, explicit zeros dropped) where `x` is CSR, dense where it is
+ *  dense; a metacell with no cell (soft: no kept weight) has no row.
+ *  Inputs are validated and agreed on every rank first (malformed rows,
+ *  metacells or labels out of range, negative or non-finite weights,
+ *  ranks that disagree on cols, n_metacells, the layout or the options
+ *  are errors on every rank); the caller's arrays may be freed after the
+ *  call (or in opt->rows_done). Free the result with
+ *  rrt_seacells_summary_destroy. */
+RRT_API rrt_status rrt_seacells_summarize(rrt_ctx_t ctx, int64_t n_metacells,
+                                          const rrt_seacells_matrix *x, int top,
+                                          const int64_t *metacell, const double *weight,
+                                          const int32_t *label,
+                                          const rrt_seacells_summary_options *opt,
+                                          rrt_seacells_summary_t *result);
+
+/** Free a summary (NULL is fine). */
+RRT_API void rrt_seacells_summary_destroy(rrt_seacells_summary_t s);
+
+/** Per metacell (n_metacells values, the same on every rank; valid until
+ *  destroy): `size` is the number of cells (soft: the sum of the kept
+ *  weights, the reference's Pseudo-sizes); with labels, `majority` the
+ *  label code with the largest (soft: weighted) share of the metacell's
+ *  labelled cells, lowest code on ties (-1: none), and `purity` that
+ *  share (NaN without labels or labelled cells); NULL arguments are
+ *  skipped. */
+RRT_API rrt_status rrt_seacells_summary_metacells(rrt_seacells_summary_t s, const double **size,
+                                                  const int32_t **majority, const double **purity);
+
+/** This rank's rows of the summary: the non-empty metacells of
+ *  [first, last), in metacell order. CSR when sparse (ptr has rows + 1
+ *  offsets from 0, nnz entries), otherwise dense (rows * cols values). */
+typedef struct rrt_seacells_summary_rows {
+  int sparse;
+  int64_t first, last;     /**< the metacells this rank summed */
+  int64_t rows, cols, nnz; /**< dense: nnz = rows * cols */
+  const int64_t *metacell; /**< rows values: each row's metacell */
+  const int64_t *ptr;      /**< CSR offsets (NULL when dense) */
+  const int32_t *col;      /**< CSR columns (NULL when dense) */
+  const double *val;
+} rrt_seacells_summary_rows;
+
+/** Fill `rows` with this rank's rows (local; pointers valid until destroy). */
+RRT_API rrt_status rrt_seacells_summary_local_rows(rrt_seacells_summary_t s,
+                                                   rrt_seacells_summary_rows *rows);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,6 +5,8 @@
 - ``ringrt.torch`` -- :func:`ringrt.torch.ring_attention` (autograd), shard/unshard;
 - :func:`ringrt.seacells` -- metacells of an AnnData object; :func:`ringrt.plot_seacells`
   and ``ringrt.seacells_plot`` -- their plots (matplotlib);
+  :func:`ringrt.summarize_by_SEACell`, :func:`ringrt.summarize_by_soft_SEACell` -- their
+  metacell x gene AnnData;
 - :func:`ringrt.ilu0`, :func:`ringrt.krylov_solve` -- SciPy matrices;
   ``ringrt.petsc`` -- a petsc4py preconditioner.
 
@@ -32,6 +34,7 @@ def library_version() -> str:
 # (None: the name is the module itself).
 _LAZY = {
     "seacells": "metacells", "SEACellsModel": "metacells", "plot_seacells": "seacells_plot",
+    "summarize_by_SEACell": "summary", "summarize_by_soft_SEACell": "summary",
     "SparseMatrix": "sparse", "ILU0": "ilu", "KrylovResult": "ilu", "ilu0": "ilu",
     "krylov_solve": "ilu", "petsc": None, "torch": None,
 }
@@ -48,5 +51,6 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = ["Context", "default_context", "errors", "RingrtError", "library_version", "streams",
-           "seacells", "SEACellsModel", "plot_seacells", "SparseMatrix", "ILU0", "KrylovResult",
+           "seacells", "SEACellsModel", "plot_seacells", "summarize_by_SEACell",
+           "summarize_by_soft_SEACell", "SparseMatrix", "ILU0", "KrylovResult",
            "ilu0", "krylov_solve"]
