@@ -44,12 +44,25 @@ static rrt_status oom(rrt_ctx_t ctx, const char *what) {
   return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: %s", what);
 }
 
-/* (Re)place a backend copy of `bytes` of host memory h (NULL: uninitialised). */
-static rrt_status up(rrt_ctx_t ctx, void **d, const void *h, size_t bytes) {
-  if (*d) rrt_free(ctx, *d);
-  *d = NULL;
-  RRT_CHECK(rrt_malloc(ctx, bytes ? bytes : 8, d));
+/* A backend copy of `bytes` of host memory h (NULL: uninitialised) in *d.
+ * With cap, a buffer that holds *cap bytes is kept when they suffice and
+ * otherwise replaced with some headroom (the B update uploads M Bg at every
+ * Frank-Wolfe step: no allocation per step once it has grown); without,
+ * the buffer is replaced at the exact size. */
+static rrt_status up_into(rrt_ctx_t ctx, void **d, size_t *cap, const void *h, size_t bytes) {
+  if (!*d || !cap || bytes > *cap) {
+    size_t want = cap ? bytes + bytes / 4 + 64 : (bytes ? bytes : 8);
+    if (*d) rrt_free(ctx, *d);
+    *d = NULL;
+    if (cap) *cap = 0;
+    RRT_CHECK(rrt_malloc(ctx, want, d));
+    if (cap) *cap = want;
+  }
   return h && bytes ? rrt_memcpy_to_backend(ctx, *d, h, bytes) : RRT_SUCCESS;
+}
+
+static rrt_status up(rrt_ctx_t ctx, void **d, const void *h, size_t bytes) {
+  return up_into(ctx, d, NULL, h, bytes);
 }
 
 /* Free the n backend pointers that start a work struct. */
@@ -76,12 +89,13 @@ static rrt_status up_rows(rrt_ctx_t ctx, dev_rows *d, const rrt_sc_mrows *x) {
   return up(ctx, &d->val, x->val, nz * sizeof(double));
 }
 
-static rrt_status up_bycell(rrt_ctx_t ctx, dev_bycell *d, const rrt_sc_bycell *y) {
+/* cap: the four buffers' capacities, kept across calls (NULL: exact size) */
+static rrt_status up_bycell(rrt_ctx_t ctx, dev_bycell *d, size_t cap[4], const rrt_sc_bycell *y) {
   size_t n = (size_t)y->n, ne = (size_t)y->nent;
-  RRT_CHECK(up(ctx, &d->first, y->first, n * sizeof(int32_t)));
-  RRT_CHECK(up(ctx, &d->cnt, y->cnt, n * sizeof(int32_t)));
-  RRT_CHECK(up(ctx, &d->j, y->j, ne * sizeof(int32_t)));
-  return up(ctx, &d->w, y->w, ne * sizeof(double));
+  RRT_CHECK(up_into(ctx, &d->first, cap ? &cap[0] : NULL, y->first, n * sizeof(int32_t)));
+  RRT_CHECK(up_into(ctx, &d->cnt, cap ? &cap[1] : NULL, y->cnt, n * sizeof(int32_t)));
+  RRT_CHECK(up_into(ctx, &d->j, cap ? &cap[2] : NULL, y->j, ne * sizeof(int32_t)));
+  return up_into(ctx, &d->w, cap ? &cap[3] : NULL, y->w, ne * sizeof(double));
 }
 
 static rrt_status up_kk(rrt_ctx_t ctx, dev_kk *d, const rrt_sc_kk *t) {
@@ -152,7 +166,7 @@ static rrt_status gpu_a_update(const gpu_build *b, rrt_ctx_t ctx, const rrt_sc_a
   const int64_t grid = nl < 4096 ? nl : 4096;
   rrt_status st = RRT_SUCCESS;
   RRT_CHECK_GOTO(up_rows(ctx, &d.x, &a->x), st, out);
-  RRT_CHECK_GOTO(up_bycell(ctx, &d.y, &a->y), st, out);
+  RRT_CHECK_GOTO(up_bycell(ctx, &d.y, NULL, &a->y), st, out);
   RRT_CHECK_GOTO(up_kk(ctx, &d.t1, &a->t1a), st, out);
   RRT_CHECK_GOTO(up(ctx, &d.aidx, a->a_idx, na * sizeof(int32_t)), st, out);
   RRT_CHECK_GOTO(up(ctx, &d.aw, a->a_w, na * sizeof(double)), st, out);
@@ -186,6 +200,7 @@ typedef struct gpu_b_work {
   const gpu_build *b;
   rrt_sc_b_args a;
   int nparts;
+  size_t ycap[4]; /* bytes held by the M Bg buffers in y */
 } gpu_b_work;
 
 enum { GPU_B_BUFFERS = 3 + 4 + 4 + 3 + 6 };
@@ -207,7 +222,7 @@ static rrt_status gpu_b_begin(const gpu_build *b, rrt_ctx_t ctx, const rrt_sc_b_
   const size_t m = (size_t)a->m, np = (size_t)rrt_sc_b_argmin_blocks(a->x.nl);
   w->nparts = (int)np;
   RRT_CHECK(up_rows(ctx, &w->x, &a->x));
-  RRT_CHECK(up_bycell(ctx, &w->h, &a->h));
+  RRT_CHECK(up_bycell(ctx, &w->h, NULL, &a->h));
   RRT_CHECK(up_kk(ctx, &w->t1, &a->t1b));
   RRT_CHECK(up(ctx, &w->scratch, NULL, np * 3 * m * sizeof(double)));
   RRT_CHECK(up(ctx, &w->iscratch, NULL, np * 2 * m * sizeof(int)));
@@ -222,7 +237,7 @@ static rrt_status gpu_b_argmin(rrt_ctx_t ctx, void *work, const rrt_sc_bycell *y
   gpu_b_work *w = work;
   const rrt_sc_b_args *a = &w->a;
   rrt_stream cs = ctx->compute_stream;
-  RRT_CHECK(up_bycell(ctx, &w->y, y));
+  RRT_CHECK(up_bycell(ctx, &w->y, w->ycap, y));
   RRT_CHECK(w->b->b_argmin(cs, a->x.nl, a->c0, a->m, w->x.ptr, w->x.col, w->x.val, w->y.first,
                            w->y.cnt, w->y.j, w->y.w, w->h.first, w->h.cnt, w->h.j, w->h.w,
                            w->t1.ptr, w->t1.col, w->t1.val, w->pv, w->pi, w->scratch, w->iscratch));
