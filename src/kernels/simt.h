@@ -20,6 +20,14 @@
 #include "comm/device.h"
 #include "ringrt/status.h"
 
+/* Full unrolling of a loop under nvcc (a loop over a compile-time bound
+ * then keeps its arrays in registers); nothing in the emulator's build. */
+#if defined(__CUDACC__)
+#define RRT_UNROLL _Pragma("unroll")
+#else
+#define RRT_UNROLL
+#endif
+
 #if defined(__CUDACC__)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

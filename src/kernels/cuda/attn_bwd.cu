@@ -28,12 +28,6 @@
 #include "kernels/attn_math.h"
 #include "kernels/cuda/attn_bwd.h"
 
-#if defined(__CUDACC__)
-#define RRT_UNROLL _Pragma("unroll")
-#else
-#define RRT_UNROLL
-#endif
-
 namespace {
 
 constexpr int kRows = 32; /* rows (keys for dkv, queries for dq) per block */

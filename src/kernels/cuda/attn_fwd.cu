@@ -21,12 +21,6 @@
 #include "kernels/attn_math.h"
 #include "kernels/cuda/attn_fwd.h"
 
-#if defined(__CUDACC__)
-#define RRT_UNROLL _Pragma("unroll")
-#else
-#define RRT_UNROLL
-#endif
-
 namespace {
 
 constexpr int kThreads = 128;

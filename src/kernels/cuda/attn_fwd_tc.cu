@@ -42,12 +42,6 @@
 #include "kernels/cuda/attn_fwd.h"
 #include "kernels/cuda/tc_prims.h"
 
-#if defined(__CUDACC__)
-#define RRT_UNROLL _Pragma("unroll")
-#else
-#define RRT_UNROLL
-#endif
-
 namespace {
 
 constexpr int kWarps = 4;
