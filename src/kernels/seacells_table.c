@@ -88,9 +88,9 @@ static rrt_status cpu_b_argmin(rrt_ctx_t ctx, void *work, const rrt_sc_bycell *y
   const cpu_b_work *w = work;
   const rrt_sc_b_args *a = &w->a;
   if (w->sptr) {
-    rrt_status st = rrt_sc_cpu_b_argmin_signs(a->x.nl, a->c0, a->m, a->x.ptr, a->x.col, a->x.val,
-                                              y->first, y->cnt, y->j, y->w, w->sptr, w->scell,
-                                              w->sval, &a->t1b, best_v, best_i);
+    rrt_status st = rrt_sc_cpu_b_argmin_signs(
+        a->x.nl, a->c0, a->m, a->x.ptr, a->x.col, a->x.val, y->first, y->cnt, y->j, y->w, w->katptr,
+        w->katcol, w->katval, w->sptr, w->scell, w->sval, &a->t1b, best_v, best_i);
     return st == RRT_SUCCESS ? st : oom(ctx, "K Bg rows");
   }
   rrt_sc_cpu_b_argmin(a->x.nl, a->c0, a->m, a->x.ptr, a->x.col, a->x.val, y->first, y->cnt, y->j,

@@ -111,7 +111,8 @@ static int b_case(const char *name, const double *x, const double *y, const doub
                            &katp, &katc, &katv) == RRT_SUCCESS);
   CHECK(rrt_sc_cpu_kat_cells(N, M, katp, katc, katv, &sptr, &scell, &sval) == RRT_SUCCESS);
   CHECK(rrt_sc_cpu_b_argmin_signs(N, 100, M, X.ptr, X.col, X.val, Y.first, Y.cnt, Y.col, Y.val,
-                                  sptr, scell, sval, &kk, v_sig, i_sig) == RRT_SUCCESS);
+                                  katp, katc, katv, sptr, scell, sval, &kk, v_sig,
+                                  i_sig) == RRT_SUCCESS);
   rrt_sc_cpu_b_argmin(N, 100, M, X.ptr, X.col, X.val, Y.first, Y.cnt, Y.col, Y.val, H.first, H.cnt,
                       H.col, H.val, NULL, NULL, NULL, &kk, v_walk, i_walk);
   int bad = 0, nonneg = 0;
@@ -150,6 +151,13 @@ static void test_b(void) {
   make_kk(t1b, 1);
   nonneg = b_case("dense T1b row", x, y, h, t1b);
   CHECK_MSG(nonneg >= 4, "only %d archetypes with a non-negative minimum (dense row)", nonneg);
+  /* archetypes 1 and 2 in every cell's H (as the zero-gradient archetypes
+   * are in every A column): K A^T columns over all cells, evaluated
+   * cell-major; 2's weights are tiny, so its minimum is not negative */
+  for (int i = 0; i < N; i++)
+    h[i * M + 1] = 0.3 + urand(), h[i * M + 2] = 1e-3 * urand();
+  make_kk(t1b, 0);
+  b_case("wide K A^T columns", x, y, h, t1b);
 }
 
 /* The A solve from a (first = 0) or from 0, against the dense loop. */

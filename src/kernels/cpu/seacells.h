@@ -86,15 +86,19 @@ void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, con
  *  is evaluated at the cells of each archetype's K A^T column, the only
  *  places it can be negative, and elsewhere only for the archetypes whose
  *  minimum there is not negative, in ascending cell order up to the first
- *  exact zero. Takes the K A^T rows by archetype (sptr/scell/sval,
- *  rrt_sc_cpu_kat_cells) and T1b, whose row j it scatters once per
- *  archetype (T1b is symmetric bit for bit). */
+ *  exact zero. Takes the K A^T rows by cell (katptr/katcol/katval) and by
+ *  archetype (sptr/scell/sval, rrt_sc_cpu_kat_cells) and T1b, whose row j
+ *  it scatters once per archetype (T1b is symmetric bit for bit). The
+ *  archetypes whose column holds more than half the cells (up to 64) are
+ *  evaluated cell-major, in one pass over the K Bg rows, with the same
+ *  bits. */
 rrt_status rrt_sc_cpu_b_argmin_signs(int64_t nl, int64_t c0, int m, const int64_t *kptr,
                                      const int32_t *kcol, const double *kval, const int32_t *bfirst,
                                      const int32_t *bcnt, const int32_t *bent_j,
-                                     const double *bent_w, const int64_t *sptr,
-                                     const int32_t *scell, const double *sval, const rrt_sc_kk *t1b,
-                                     double *best_v, int64_t *best_i);
+                                     const double *bent_w, const int64_t *katptr,
+                                     const int32_t *katcol, const double *katval,
+                                     const int64_t *sptr, const int32_t *scell, const double *sval,
+                                     const rrt_sc_kk *t1b, double *best_v, int64_t *best_i);
 
 /** The local cells of each archetype's K A^T column (ascending) and the
  *  values there: archetype j's are scell/sval[sptr[j] .. sptr[j+1]). */

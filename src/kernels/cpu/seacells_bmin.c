@@ -12,6 +12,7 @@
  * its order, the entries T1b lacks being +0), so the minimum and its
  * lowest index are the dense argmin's bits. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 
 #include "kernels/cpu/seacells.h"
@@ -28,38 +29,150 @@ static inline double s_entry(const int64_t *kgp, const int32_t *kgc, const doubl
   return s;
 }
 
-/* Archetype j's minimum over the local cells: first the cells of its K A^T
- * column (sptr/scell/sval, ascending), then, unless that minimum is
- * negative, the other cells in ascending order up to the first zero. */
-static void argmin_one(int64_t nl, int64_t c0, int32_t j, const int64_t *kgp, const int32_t *kgc,
-                       const double *kgv, const int64_t *sptr, const int32_t *scell,
-                       const double *sval, const double *d, double *bv, int64_t *bi) {
+/* Archetype j's minimum over the cells of its K A^T column (sptr/scell/
+ * sval, ascending) into (*bv, *bi). */
+static void min_over_column(int64_t c0, int32_t j, const int64_t *kgp, const int32_t *kgc,
+                            const double *kgv, const int64_t *sptr, const int32_t *scell,
+                            const double *sval, const double *d, double *bv, int64_t *bi) {
   double v = INFINITY;
   int64_t at = INT64_MAX;
-  int64_t p0 = sptr[j], p1 = sptr[j + 1];
-  for (int64_t p = p0; p < p1; p++) {
+  for (int64_t p = sptr[j]; p < sptr[j + 1]; p++) {
     double g = rrt_sc_grad(s_entry(kgp, kgc, kgv, scell[p], d), sval[p]);
     if (rrt_sc_argmin_better(g, c0 + scell[p], v, at)) v = g, at = c0 + scell[p];
   }
-  if (!(v < 0.0))
-    for (int64_t i = 0, p = p0; i < nl; i++) {
-      if (v == 0.0 && at < c0 + i) break; /* nothing later beats (0, a lower cell) */
-      if (p < p1 && scell[p] == i) {
-        p++;
-        continue;
-      }
-      double g = rrt_sc_grad(s_entry(kgp, kgc, kgv, i, d), 0.0);
-      if (rrt_sc_argmin_better(g, c0 + i, v, at)) v = g, at = c0 + i;
-    }
   *bv = v, *bi = at;
+}
+
+/* Unless archetype j's minimum (*bv, *bi) is negative, the other local cells
+ * in ascending order, up to the first zero. */
+static void scan_rest(int64_t nl, int64_t c0, int32_t j, const int64_t *kgp, const int32_t *kgc,
+                      const double *kgv, const int64_t *sptr, const int32_t *scell, const double *d,
+                      double *bv, int64_t *bi) {
+  double v = *bv;
+  int64_t at = *bi;
+  if (v < 0.0) return;
+  for (int64_t i = 0, p = sptr[j]; i < nl; i++) {
+    if (v == 0.0 && at < c0 + i) break; /* nothing later beats (0, a lower cell) */
+    if (p < sptr[j + 1] && scell[p] == i) {
+      p++;
+      continue;
+    }
+    double g = rrt_sc_grad(s_entry(kgp, kgc, kgv, i, d), 0.0);
+    if (rrt_sc_argmin_better(g, c0 + i, v, at)) v = g, at = c0 + i;
+  }
+  *bv = v, *bi = at;
+}
+
+/* The wide archetypes (a K A^T column over more than half the cells: the
+ * zero-gradient archetypes that every cell's A picks up, a few dozen of
+ * them) cell-major: one pass over the K Bg rows for all of them, instead of
+ * one pass each, which at 100k cells streams the rows from memory dozens
+ * of times a step. s_ij is summed over the K Bg row of i in its order,
+ * skipping the entries T1b lacks, as s_entry does; the cells of each
+ * archetype's column come in ascending order, and the threads' minima
+ * (contiguous ranges of cells) are folded with the same order: the same
+ * bits as min_over_column. dw: the wide archetypes' T1b rows, dw[l * nw +
+ * w] = T1b[l][wide[w]]; widx[j]: j's position in wide, or -1. */
+typedef struct wide_set {
+  int nw;
+  const int32_t *wide, *widx;
+  const double *dw;
+} wide_set;
+
+static void wide_range(int64_t i0, int64_t i1, int64_t c0, const wide_set *ws, const int64_t *kgp,
+                       const int32_t *kgc, const double *kgv, const int64_t *katptr,
+                       const int32_t *katcol, const double *katval, double *s, double *v,
+                       int64_t *at) {
+  const int nw = ws->nw;
+  for (int w = 0; w < nw; w++)
+    v[w] = INFINITY, at[w] = INT64_MAX;
+  for (int64_t i = i0; i < i1; i++) {
+    for (int w = 0; w < nw; w++)
+      s[w] = 0.0;
+    for (int64_t q = kgp[i]; q < kgp[i + 1]; q++) {
+      const double *row = ws->dw + (size_t)kgc[q] * nw;
+      for (int w = 0; w < nw; w++)
+        if (row[w] != 0.0) s[w] = s[w] + kgv[q] * row[w];
+    }
+    for (int64_t e = katptr[i]; e < katptr[i + 1]; e++) {
+      int w = ws->widx[katcol[e]];
+      if (w < 0) continue;
+      double g = rrt_sc_grad(s[w], katval[e]);
+      if (rrt_sc_argmin_better(g, c0 + i, v[w], at[w])) v[w] = g, at[w] = c0 + i;
+    }
+  }
+}
+
+/* The wide archetypes' minima over their columns into best_v/best_i;
+ * 1 when out of memory. */
+static int wide_minima(int64_t nl, int64_t c0, const wide_set *ws, const int64_t *kgp,
+                       const int32_t *kgc, const double *kgv, const int64_t *katptr,
+                       const int32_t *katcol, const double *katval, double *best_v,
+                       int64_t *best_i) {
+  const int nw = ws->nw;
+  int nth = nl >= RRT_SC_PAR_MIN ? omp_get_max_threads() : 1, used = 1;
+  double *sv = malloc((size_t)nth * nw * 2 * sizeof(double) + 1); /* per thread: s, v */
+  int64_t *ats = malloc((size_t)nth * nw * sizeof(int64_t) + 1);
+  if (!sv || !ats) {
+    free(sv), free(ats);
+    return 1;
+  }
+#pragma omp parallel num_threads(nth) if (nth > 1)
+  {
+    int t = omp_get_thread_num(), nt = omp_get_num_threads();
+#pragma omp single
+    used = nt;
+    double *s = sv + (size_t)t * 2 * nw;
+    wide_range(nl * t / nt, nl * (t + 1) / nt, c0, ws, kgp, kgc, kgv, katptr, katcol, katval, s,
+               s + nw, ats + (size_t)t * nw);
+  }
+  for (int w = 0; w < nw; w++) {
+    double v = INFINITY;
+    int64_t at = INT64_MAX;
+    for (int t = 0; t < used; t++) { /* the ranges in cell order */
+      double tv = sv[(size_t)t * 2 * nw + nw + w];
+      int64_t ta = ats[(size_t)t * nw + w];
+      if (rrt_sc_argmin_better(tv, ta, v, at)) v = tv, at = ta;
+    }
+    best_v[ws->wide[w]] = v, best_i[ws->wide[w]] = at;
+  }
+  free(sv), free(ats);
+  return 0;
+}
+
+/* At most this many archetypes go cell-major (their T1b rows are held as
+ * an m x nw array). */
+#define RRT_SC_WIDE_MAX 64
+
+/* The wide archetypes of this K A^T (columns over more than half the
+ * cells) and their T1b rows; nw = 0 when there are none or memory is short
+ * (then every archetype goes the archetype-major way: the same bits). */
+static void wide_make(int64_t nl, int m, const int64_t *sptr, const rrt_sc_kk *t1b, wide_set *ws,
+                      int32_t **wide, int32_t **widx, double **dw) {
+  ws->nw = 0;
+  *wide = malloc(RRT_SC_WIDE_MAX * sizeof(int32_t));
+  *widx = malloc((size_t)m * sizeof(int32_t));
+  if (!*wide || !*widx) return;
+  int nw = 0;
+  for (int j = 0; j < m; j++) {
+    (*widx)[j] = -1;
+    if (nw < RRT_SC_WIDE_MAX && 2 * (sptr[j + 1] - sptr[j]) > nl)
+      (*widx)[j] = nw, (*wide)[nw++] = j;
+  }
+  if (nw == 0 || !(*dw = calloc((size_t)m * nw, sizeof(double)))) return;
+  for (int w = 0; w < nw; w++)
+    for (int64_t q = t1b->ptr[(*wide)[w]]; q < t1b->ptr[(*wide)[w] + 1]; q++)
+      (*dw)[(size_t)t1b->col[q] * nw + w] = t1b->val[q];
+  *ws = (wide_set){nw, *wide, *widx, *dw};
 }
 
 rrt_status rrt_sc_cpu_b_argmin_signs(int64_t nl, int64_t c0, int m, const int64_t *kptr,
                                      const int32_t *kcol, const double *kval, const int32_t *bfirst,
                                      const int32_t *bcnt, const int32_t *bent_j,
-                                     const double *bent_w, const int64_t *sptr,
-                                     const int32_t *scell, const double *sval, const rrt_sc_kk *t1b,
-                                     double *best_v, int64_t *best_i) {
+                                     const double *bent_w, const int64_t *katptr,
+                                     const int32_t *katcol, const double *katval,
+                                     const int64_t *sptr, const int32_t *scell, const double *sval,
+                                     const rrt_sc_kk *t1b, double *best_v, int64_t *best_i) {
   int64_t *kgp = NULL;
   int32_t *kgc = NULL;
   double *kgv = NULL;
@@ -67,7 +180,12 @@ rrt_status rrt_sc_cpu_b_argmin_signs(int64_t nl, int64_t c0, int m, const int64_
   rrt_status st = rrt_sc_cpu_xh_rows(nl, m, kptr, kcol, kval, bfirst, bcnt, bent_j, bent_w,
                                      INT64_MAX, &kgp, &kgc, &kgv);
   if (st != RRT_SUCCESS) return st;
-  int fail = 0;
+  wide_set ws = {0, NULL, NULL, NULL};
+  int32_t *wide = NULL, *widx = NULL;
+  double *dw = NULL;
+  wide_make(nl, m, sptr, t1b, &ws, &wide, &widx, &dw);
+  int fail =
+      ws.nw > 0 && wide_minima(nl, c0, &ws, kgp, kgc, kgv, katptr, katcol, katval, best_v, best_i);
 #pragma omp parallel if (nl >= RRT_SC_PAR_MIN)
   {
     double *d = calloc((size_t)m, sizeof(double));
@@ -77,16 +195,19 @@ rrt_status rrt_sc_cpu_b_argmin_signs(int64_t nl, int64_t c0, int m, const int64_
     }
 #pragma omp for schedule(dynamic, 4)
     for (int32_t j = 0; j < m; j++) {
-      if (!d) continue;
+      if (!d || fail) continue;
       for (int64_t q = t1b->ptr[j]; q < t1b->ptr[j + 1]; q++)
         d[t1b->col[q]] = t1b->val[q];
-      argmin_one(nl, c0, j, kgp, kgc, kgv, sptr, scell, sval, d, &best_v[j], &best_i[j]);
+      if (ws.nw == 0 || ws.widx[j] < 0)
+        min_over_column(c0, j, kgp, kgc, kgv, sptr, scell, sval, d, &best_v[j], &best_i[j]);
+      scan_rest(nl, c0, j, kgp, kgc, kgv, sptr, scell, d, &best_v[j], &best_i[j]);
       for (int64_t q = t1b->ptr[j]; q < t1b->ptr[j + 1]; q++)
         d[t1b->col[q]] = 0.0;
     }
     free(d);
   }
   free(kgp), free(kgc), free(kgv);
+  free(wide), free(widx), free(dw);
   return fail ? RRT_ERR_OUT_OF_MEMORY : RRT_SUCCESS;
 }
 
