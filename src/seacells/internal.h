@@ -59,6 +59,7 @@ typedef struct rrt_sc_yidx {
   int64_t nent, cap;
   int32_t *rows; /* rows set last time (to reset cheaply) */
   int64_t nrows;
+  int64_t *ptr; /* nrows + 1: where rows[r] starts (rrt_sc_cpu_rows' output) */
 } rrt_sc_yidx;
 
 typedef struct rrt_sc_ghosts {

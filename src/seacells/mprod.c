@@ -62,7 +62,7 @@ void rrt_sc_csr_free(rrt_sc_csr *a) {
 }
 
 void rrt_sc_yidx_free(rrt_sc_yidx *y) {
-  free(y->first), free(y->cnt), free(y->ent_j), free(y->ent_w), free(y->rows);
+  free(y->first), free(y->cnt), free(y->ent_j), free(y->ent_w), free(y->rows), free(y->ptr);
   memset(y, 0, sizeof *y);
 }
 
@@ -103,7 +103,8 @@ rrt_status rrt_sc_mprod(rrt_sc_run *s, const int32_t *yfirst, const int32_t *ycn
     y->first = calloc((size_t)s->n + 1, sizeof(int32_t));
     y->cnt = calloc((size_t)s->n + 1, sizeof(int32_t));
     y->rows = malloc((size_t)(nrows + 1) * sizeof(int32_t));
-    if (!y->first || !y->cnt || !y->rows) {
+    y->ptr = malloc((size_t)(nrows + 1) * sizeof(int64_t));
+    if (!y->first || !y->cnt || !y->rows || !y->ptr) {
       rrt_sc_yidx_free(y);
       return rrt_error(s->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: M Y index");
     }
@@ -113,9 +114,7 @@ rrt_status rrt_sc_mprod(rrt_sc_run *s, const int32_t *yfirst, const int32_t *ycn
   for (int64_t r = 0; r < nrows; r++)
     y->rows[r] = r < s->nl ? (int32_t)(s->c0 + r) : s->ghost.cell[r - s->nl];
   y->nrows = nrows;
-  int64_t *ptr = malloc((size_t)(nrows + 1) * sizeof(int64_t));
-  if (!ptr)
-    return rrt_error(s->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: M Y entries");
+  int64_t *ptr = y->ptr;
   const mprod_arg a = {s, y->rows, yfirst, ycnt, yj, yw};
   rrt_status st = rrt_sc_cpu_rows(nrows, s->m, nrows >= RRT_SC_PAR_MIN, mprod_row, &a, INT32_MAX,
                                   ptr, &y->ent_j, &y->ent_w, &y->cap);
@@ -128,6 +127,5 @@ rrt_status rrt_sc_mprod(rrt_sc_run *s, const int32_t *yfirst, const int32_t *ycn
     st = rrt_error(s->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells",
                    "out of memory: M Y entries (or more than 2^31 of them)");
   }
-  free(ptr);
   return st;
 }

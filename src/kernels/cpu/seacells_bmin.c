@@ -184,18 +184,19 @@ rrt_status rrt_sc_cpu_b_argmin_signs(int64_t nl, int64_t c0, int m, const int64_
   int32_t *wide = NULL, *widx = NULL;
   double *dw = NULL;
   wide_make(nl, m, sptr, t1b, &ws, &wide, &widx, &dw);
-  int fail =
+  const int wide_failed =
       ws.nw > 0 && wide_minima(nl, c0, &ws, kgp, kgc, kgv, katptr, katcol, katval, best_v, best_i);
-#pragma omp parallel if (nl >= RRT_SC_PAR_MIN)
+  int fail = wide_failed;
+#pragma omp parallel if (nl >= RRT_SC_PAR_MIN && !wide_failed)
   {
-    double *d = calloc((size_t)m, sizeof(double));
+    double *d = wide_failed ? NULL : calloc((size_t)m, sizeof(double));
     if (!d) {
 #pragma omp atomic write
       fail = 1;
     }
 #pragma omp for schedule(dynamic, 4)
     for (int32_t j = 0; j < m; j++) {
-      if (!d || fail) continue;
+      if (!d) continue;
       for (int64_t q = t1b->ptr[j]; q < t1b->ptr[j + 1]; q++)
         d[t1b->col[q]] = t1b->val[q];
       if (ws.nw == 0 || ws.widx[j] < 0)

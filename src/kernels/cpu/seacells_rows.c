@@ -33,6 +33,10 @@ static int seg_reserve(int32_t **col, double **val, int64_t *cap, int64_t need) 
   return 0;
 }
 
+/* Rows between two looks at the shared entry count (the budget check;
+ * one atomic a row was measurable on the per-step products). */
+#define RRT_SC_ROWS_TALLY 256
+
 /* Rows [r0, r1) into s (appended); ptr[r + 1] gets each row's length. Stops
  * with 2 once the entries of all threads pass max_nnz, 1 when out of memory. */
 static int form_range(int64_t r0, int64_t r1, int m, rrt_sc_row_fn row, const void *arg,
@@ -41,6 +45,7 @@ static int form_range(int64_t r0, int64_t r1, int m, rrt_sc_row_fn row, const vo
   double *acc = malloc((size_t)m * sizeof(double));
   int32_t *list = malloc((size_t)m * sizeof(int32_t));
   int rc = !mark || !acc || !list;
+  int64_t untallied = 0;
   for (int64_t r = r0; r < r1 && !rc; r++) {
     int nt = row(arg, r, mark, acc, list);
     ptr[r + 1] = nt;
@@ -50,9 +55,12 @@ static int form_range(int64_t r0, int64_t r1, int m, rrt_sc_row_fn row, const vo
       mark[list[u]] = 0;
     }
     s->n += nt;
+    untallied += nt;
+    if (max_nnz == INT64_MAX || ((r - r0 + 1) % RRT_SC_ROWS_TALLY && r + 1 < r1)) continue;
     int64_t now;
 #pragma omp atomic capture
-    now = *total += nt;
+    now = *total += untallied;
+    untallied = 0;
     if (!rc && now > max_nnz) rc = 2;
   }
   free(mark), free(acc), free(list);
@@ -86,7 +94,8 @@ rrt_status rrt_sc_cpu_rows(int64_t nrows, int m, int parallel, rrt_sc_row_fn row
   ptr[0] = 0;
   for (int64_t r = 0; !rc && r < nrows; r++)
     ptr[r + 1] += ptr[r];
-  if (!rc && seg_reserve(col, val, cap, total + 1)) rc = 1;
+  if (!rc && ptr[nrows] > max_nnz) rc = 2;
+  if (!rc && seg_reserve(col, val, cap, ptr[nrows] + 1)) rc = 1;
   for (int t = 1; !rc && t < nth; t++) {
     int64_t at = ptr[bound[t]];
     if (segs[t].n == 0) continue;
