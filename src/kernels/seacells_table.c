@@ -40,8 +40,9 @@ static void cpu_knn_free(rrt_ctx_t ctx, void *work) {
 
 static rrt_status cpu_a_update(rrt_ctx_t ctx, const rrt_sc_a_args *a) {
   (void)ctx;
-  rrt_sc_cpu_a_solve(a->x.nl, a->m, a->fw_iter, a->capa, a->x.ptr, a->x.col, a->x.val, a->y.first,
-                     a->y.cnt, a->y.j, a->y.w, &a->t1a, a->first, a->a_idx, a->a_w, a->a_nnz);
+  rrt_sc_cpu_a_solve(a->x.nl, a->order, a->m, a->fw_iter, a->capa, a->x.ptr, a->x.col, a->x.val,
+                     a->y.first, a->y.cnt, a->y.j, a->y.w, &a->t1a, a->first, a->a_idx, a->a_w,
+                     a->a_nnz);
   return RRT_SUCCESS;
 }
 
@@ -49,20 +50,19 @@ static rrt_status cpu_a_update(rrt_ctx_t ctx, const rrt_sc_a_args *a) {
 
 typedef struct cpu_b_work {
   rrt_sc_b_args a;
-  int64_t *katptr; /* NULL: the K A^T rows are formed per cell at each step */
-  int32_t *katcol;
-  double *katval;
-  int64_t *sptr; /* with the K A^T rows: their cells by archetype (signs argmin) */
+  rrt_sc_rowset kat; /* beg NULL: the K A^T rows are formed per cell at each step */
+  int64_t *sptr;     /* with the K A^T rows: their cells by archetype (signs argmin) */
   int32_t *scell;
   double *sval;
+  int32_t *jorder; /* the archetypes in the order the argmin takes them */
 } cpu_b_work;
 
 static void cpu_b_free(rrt_ctx_t ctx, void *work) {
   (void)ctx;
   cpu_b_work *w = work;
   if (!w) return;
-  free(w->katptr), free(w->katcol), free(w->katval);
-  free(w->sptr), free(w->scell), free(w->sval);
+  rrt_sc_rowset_free(&w->kat);
+  free(w->sptr), free(w->scell), free(w->sval), free(w->jorder);
   free(w);
 }
 
@@ -74,11 +74,12 @@ static rrt_status cpu_b_begin(rrt_ctx_t ctx, const rrt_sc_b_args *a, void **work
   /* the K A^T rows are the same at every step: kept when they fit the
    * budget (a bound linear in n), else formed per cell at each step (the
    * same bits: a hub-heavy graph has rows of up to m entries) */
-  (void)rrt_sc_cpu_xh_rows(a->x.nl, a->m, a->x.ptr, a->x.col, a->x.val, a->h.first, a->h.cnt,
-                           a->h.j, a->h.w, a->kat_budget, &w->katptr, &w->katcol, &w->katval);
-  if (w->katptr && !getenv("RRT_SC_DENSE_ARGMIN"))
-    (void)rrt_sc_cpu_kat_cells(a->x.nl, a->m, w->katptr, w->katcol, w->katval, &w->sptr, &w->scell,
-                               &w->sval);
+  (void)rrt_sc_cpu_xh_rows(a->x.nl, a->m, a->order, a->x.ptr, a->x.col, a->x.val, a->h.first,
+                           a->h.cnt, a->h.j, a->h.w, a->kat_budget, &w->kat);
+  if (w->kat.beg && !getenv("RRT_SC_DENSE_ARGMIN"))
+    (void)rrt_sc_cpu_kat_cells(a->x.nl, a->m, &w->kat, &w->sptr, &w->scell, &w->sval);
+  if (w->sptr) /* else ascending */
+    (void)rrt_sc_cpu_kat_order(a->x.nl, a->m, a->order, w->sptr, w->scell, &w->jorder);
   return RRT_SUCCESS;
 }
 
@@ -89,12 +90,12 @@ static rrt_status cpu_b_argmin(rrt_ctx_t ctx, void *work, const rrt_sc_bycell *y
   const rrt_sc_b_args *a = &w->a;
   if (w->sptr) {
     rrt_status st = rrt_sc_cpu_b_argmin_signs(
-        a->x.nl, a->c0, a->m, a->x.ptr, a->x.col, a->x.val, y->first, y->cnt, y->j, y->w, w->katptr,
-        w->katcol, w->katval, w->sptr, w->scell, w->sval, &a->t1b, best_v, best_i);
+        a->x.nl, a->c0, a->m, a->order, w->jorder, a->x.ptr, a->x.col, a->x.val, y->first, y->cnt,
+        y->j, y->w, &w->kat, w->sptr, w->scell, w->sval, &a->t1b, best_v, best_i);
     return st == RRT_SUCCESS ? st : oom(ctx, "K Bg rows");
   }
   rrt_sc_cpu_b_argmin(a->x.nl, a->c0, a->m, a->x.ptr, a->x.col, a->x.val, y->first, y->cnt, y->j,
-                      y->w, a->h.first, a->h.cnt, a->h.j, a->h.w, w->katptr, w->katcol, w->katval,
+                      y->w, a->h.first, a->h.cnt, a->h.j, a->h.w, w->kat.beg ? &w->kat : NULL,
                       &a->t1b, best_v, best_i);
   return RRT_SUCCESS;
 }

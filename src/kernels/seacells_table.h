@@ -78,7 +78,8 @@ typedef struct rrt_sc_knn_args {
 /** Frank-Wolfe update of the A columns of the local cells: row i of K B is
  *  X_i Y with X = M rows and Y = M B by cell; t1a = B^T K B;
  *  first: start from a = 0. a_idx/a_w (nl x capa) and a_nnz (nl) are
- *  read (unless first) and written. */
+ *  read (unless first) and written. order: the local cells in a locality
+ *  order (NULL: ascending), in which a kernel may take them. */
 typedef struct rrt_sc_a_args {
   rrt_sc_mrows x;
   rrt_sc_bycell y;
@@ -87,12 +88,16 @@ typedef struct rrt_sc_a_args {
   int32_t *a_idx;
   double *a_w;
   int *a_nnz;
+  const int32_t *order;
 } rrt_sc_a_args;
 
 /** What stays fixed over the steps of one B update: X = M rows, H = M A^T
  *  by cell, t1b = A A^T, for local cells from global c0;
  *  kat_budget: entries of K A^T rows (all local cells together) the
- *  kernels may keep between steps instead of forming them at each. */
+ *  kernels may keep between steps instead of forming them at each;
+ *  order: the local cells in a locality order (NULL: ascending), in which
+ *  a kernel may form and store per-cell rows (the values do not depend on
+ *  it). */
 typedef struct rrt_sc_b_args {
   rrt_sc_mrows x;
   rrt_sc_bycell h;
@@ -100,6 +105,7 @@ typedef struct rrt_sc_b_args {
   int m;
   rrt_sc_kk t1b;
   int64_t kat_budget;
+  const int32_t *order;
 } rrt_sc_b_args;
 
 typedef struct rrt_sc_kernels {

@@ -129,7 +129,8 @@ static rrt_sc_bycell bycell(const rrt_sc_run *s, const rrt_sc_yidx *y) {
 rrt_status rrt_sc_update_a(rrt_sc_run *s, int first) {
   double t0 = rrt_time_now();
   const rrt_sc_a_args a = {m_rows(s), bycell(s, &s->mb),        s->m,     s->opt.fw_iter, s->capa,
-                           first,     rrt_sc_kk_of(s, &s->t1a), s->a_idx, s->a_w,         s->a_nnz};
+                           first,     rrt_sc_kk_of(s, &s->t1a), s->a_idx, s->a_w,         s->a_nnz,
+                           s->order};
   rrt_status st = s->kern->a_update(s->ctx, &a);
   s->sec[RRT_SC_PHASE_UPDATE_A] += rrt_time_now() - t0;
   return rrt_agree(s->ctx, st);
@@ -273,7 +274,8 @@ rrt_status rrt_sc_update_b(rrt_sc_run *s) {
   if (st == RRT_SUCCESS) st = prepare_b(s, &h);
   if (st == RRT_SUCCESS) {
     const rrt_sc_b_args a = {
-        m_rows(s), bycell(s, &h), s->c0, m, rrt_sc_kk_of(s, &s->t1b), s->kat_budget * s->nl};
+        m_rows(s), bycell(s, &h), s->c0, m, rrt_sc_kk_of(s, &s->t1b), s->kat_budget * s->nl,
+        s->order};
     st = s->kern->b_begin(s->ctx, &a, &work);
   }
   st = rrt_agree(s->ctx, st);
@@ -304,7 +306,8 @@ rrt_status rrt_sc_compute_rss(rrt_sc_run *s, double *rss) {
   }
   const rrt_sc_yidx *g = &s->mb; /* M B for the current B */
   const rrt_sc_kk t1a = rrt_sc_kk_of(s, &s->t1a);
-  for (int64_t i = 0; i < s->nl; i++) {
+  for (int64_t r = 0; r < s->nl; r++) {
+    int64_t i = s->order ? s->order[r] : r; /* rows read together lie together; summed below */
     double kii = s->kdiag[i];
     const int32_t *ai = s->a_idx + i * s->capa;
     const double *aw = s->a_w + i * s->capa;

@@ -329,6 +329,7 @@ rrt_status rrt_sc_build_graph(rrt_sc_run *s) {
   if (st == RRT_SUCCESS) st = fetch_ghosts(s, &s->ghost);
   free(sigma_all);
   if (st == RRT_SUCCESS) st = build_kdiag(s);
+  if (st == RRT_SUCCESS) st = rrt_sc_locality_order(s);
   s->sec[RRT_SC_PHASE_KERNEL] += rrt_time_now() - t1;
   st = rrt_agree(s->ctx, st);
   if (st == RRT_SUCCESS && s->opt.verbose) { /* graph sizes: what the memory scales with */

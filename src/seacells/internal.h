@@ -84,6 +84,8 @@ typedef struct rrt_sc_run {
   double *sigma; /* nl bandwidths */
   rrt_sc_csr mrow;
   rrt_sc_ghosts ghost;
+  int32_t *order;     /* nl local rows in a locality order (locality.c); NULL: ascending */
+  int32_t *row_order; /* the local and ghost cells (global) in that order, for M Y */
   double *kdiag;      /* nl: K_ii */
   rrt_sc_yidx mb;     /* M B for the current B (rrt_sc_update_t1a builds it) */
   int64_t kat_budget; /* K A^T entries per local cell kept by the B update (cpu) */
@@ -141,6 +143,12 @@ rrt_status rrt_sc_build_graph(rrt_sc_run *s);
 /* Exact kNN of the local cells (k other cells each, (d2, index) order) by
  * the ring: *nbr and *nbr_d2 are malloc'd nl x k (graph.c). */
 rrt_status rrt_sc_knn(rrt_sc_run *s, int k, int32_t **nbr, double **nbr_d2);
+
+/* Breadth-first order over the kNN graph of the local cells (s->order),
+ * each ghost row placed after its first local reader (s->row_order): the
+ * order in which per-cell rows are formed and stored, so that rows read
+ * together lie together. Changes no value (locality.c). */
+rrt_status rrt_sc_locality_order(rrt_sc_run *s);
 
 /* Row l (global) of M, local or ghost: l must be local or referenced by a
  * local row. */

@@ -112,7 +112,9 @@ rrt_status rrt_sc_mprod(rrt_sc_run *s, const int32_t *yfirst, const int32_t *ycn
   for (int64_t r = 0; r < y->nrows; r++)
     y->first[y->rows[r]] = 0, y->cnt[y->rows[r]] = 0;
   for (int64_t r = 0; r < nrows; r++)
-    y->rows[r] = r < s->nl ? (int32_t)(s->c0 + r) : s->ghost.cell[r - s->nl];
+    y->rows[r] = s->row_order ? s->row_order[r]
+                 : r < s->nl  ? (int32_t)(s->c0 + r)
+                              : s->ghost.cell[r - s->nl];
   y->nrows = nrows;
   int64_t *ptr = y->ptr;
   const mprod_arg a = {s, y->rows, yfirst, ycnt, yj, yw};

@@ -139,6 +139,7 @@ void rrt_sc_run_free(rrt_sc_run *s) {
   free(s->nbr), free(s->nbr_d2), free(s->sigma);
   rrt_sc_csr_free(&s->mrow);
   free(s->ghost.cell);
+  free(s->order), free(s->row_order);
   rrt_sc_csr_free(&s->ghost.rows);
   free(s->kdiag);
   rrt_sc_yidx_free(&s->mb);

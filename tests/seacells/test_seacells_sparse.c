@@ -87,6 +87,16 @@ static void make_kk(double *t, int dense_row) {
 }
 
 /* One B argmin case: Y = M Bg and H = M A^T by cell (dense N x M here). */
+/* The kernels may form, store and visit per-cell rows in a locality order
+ * (rrt_sc_locality_order): any order must give the same bits. Here a
+ * stride through the cells (7 is prime to N). */
+static const int32_t *stride_order(void) {
+  static int32_t order[N];
+  for (int r = 0; r < N; r++)
+    order[r] = (int32_t)((r * 7) % N);
+  return order;
+}
+
 static int b_case(const char *name, const double *x, const double *y, const double *h,
                   const double *t1b) {
   static sp X, Y, H, T;
@@ -104,26 +114,39 @@ static int b_case(const char *name, const double *x, const double *y, const doub
       if (g < want_v[j]) want_v[j] = g, want_i[j] = 100 + i;
     }
   }
-  int64_t *katp = NULL, *sptr = NULL;
-  int32_t *katc = NULL, *scell = NULL;
-  double *katv = NULL, *sval = NULL;
-  CHECK(rrt_sc_cpu_xh_rows(N, M, X.ptr, X.col, X.val, H.first, H.cnt, H.col, H.val, INT64_MAX,
-                           &katp, &katc, &katv) == RRT_SUCCESS);
-  CHECK(rrt_sc_cpu_kat_cells(N, M, katp, katc, katv, &sptr, &scell, &sval) == RRT_SUCCESS);
-  CHECK(rrt_sc_cpu_b_argmin_signs(N, 100, M, X.ptr, X.col, X.val, Y.first, Y.cnt, Y.col, Y.val,
-                                  katp, katc, katv, sptr, scell, sval, &kk, v_sig,
+  const int32_t *order = stride_order();
+  double v_ord[M];
+  int64_t i_ord[M];
+  rrt_sc_rowset kat_rows = {0}, kat_ord = {0};
+  int64_t *sptr = NULL;
+  int32_t *scell = NULL;
+  double *sval = NULL;
+  CHECK(rrt_sc_cpu_xh_rows(N, M, NULL, X.ptr, X.col, X.val, H.first, H.cnt, H.col, H.val, INT64_MAX,
+                           &kat_rows) == RRT_SUCCESS);
+  CHECK(rrt_sc_cpu_xh_rows(N, M, order, X.ptr, X.col, X.val, H.first, H.cnt, H.col, H.val,
+                           INT64_MAX, &kat_ord) == RRT_SUCCESS);
+  CHECK(rrt_sc_cpu_kat_cells(N, M, &kat_rows, &sptr, &scell, &sval) == RRT_SUCCESS);
+  CHECK(rrt_sc_cpu_b_argmin_signs(N, 100, M, NULL, NULL, X.ptr, X.col, X.val, Y.first, Y.cnt, Y.col,
+                                  Y.val, &kat_rows, sptr, scell, sval, &kk, v_sig,
                                   i_sig) == RRT_SUCCESS);
+  int32_t *jorder = NULL;
+  CHECK(rrt_sc_cpu_kat_order(N, M, order, sptr, scell, &jorder) == RRT_SUCCESS);
+  CHECK(rrt_sc_cpu_b_argmin_signs(N, 100, M, order, jorder, X.ptr, X.col, X.val, Y.first, Y.cnt,
+                                  Y.col, Y.val, &kat_ord, sptr, scell, sval, &kk, v_ord,
+                                  i_ord) == RRT_SUCCESS);
   rrt_sc_cpu_b_argmin(N, 100, M, X.ptr, X.col, X.val, Y.first, Y.cnt, Y.col, Y.val, H.first, H.cnt,
-                      H.col, H.val, NULL, NULL, NULL, &kk, v_walk, i_walk);
+                      H.col, H.val, NULL, &kk, v_walk, i_walk);
   int bad = 0, nonneg = 0;
   for (int j = 0; j < M; j++) {
     bad += i_sig[j] != want_i[j] || !REL(v_sig[j], want_v[j]);
     bad += i_sig[j] != i_walk[j] || memcmp(&v_sig[j], &v_walk[j], sizeof(double)) != 0;
+    bad += i_ord[j] != i_walk[j] || memcmp(&v_ord[j], &v_walk[j], sizeof(double)) != 0;
     nonneg += want_v[j] >= 0.0;
   }
   CHECK_MSG(bad == 0, "%s: %d B argmin entries differ", name, bad);
-  free(kbg), free(kat), free(s), free(katp), free(katc), free(katv), free(sptr), free(scell);
-  free(sval);
+  free(kbg), free(kat), free(s), free(sptr), free(scell), free(sval);
+  rrt_sc_rowset_free(&kat_rows), rrt_sc_rowset_free(&kat_ord);
+  free(jorder);
   return nonneg;
 }
 
@@ -160,7 +183,8 @@ static void test_b(void) {
   b_case("wide K A^T columns", x, y, h, t1b);
 }
 
-/* The A solve from a (first = 0) or from 0, against the dense loop. */
+/* The A solve from a (first = 0) or from 0, against the dense loop; the
+ * cells taken in a locality order (any order must give the same bits). */
 static void a_case(const char *name, const double *x, const double *y, const double *t1a,
                    const double *a0, int first, int fw) {
   static sp X, Y, T;
@@ -175,8 +199,8 @@ static void a_case(const char *name, const double *x, const double *y, const dou
       if (a0[i * M + j] != 0.0 && annz[i] < capa)
         aidx[i * capa + annz[i]] = j, aw[i * capa + annz[i]++] = a0[i * M + j];
   double *t2 = dmul(x, y, N, N, M);
-  rrt_sc_cpu_a_solve(N, M, fw, capa, X.ptr, X.col, X.val, Y.first, Y.cnt, Y.col, Y.val, &kk, first,
-                     aidx, aw, annz);
+  rrt_sc_cpu_a_solve(N, stride_order(), M, fw, capa, X.ptr, X.col, X.val, Y.first, Y.cnt, Y.col,
+                     Y.val, &kk, first, aidx, aw, annz);
   int bad = 0;
   for (int i = 0; i < N; i++) {
     double a[M] = {0}, u[M] = {0};

@@ -80,8 +80,8 @@ void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, con
                          const double *kval, const int32_t *bfirst, const int32_t *bcnt,
                          const int32_t *bent_j, const double *bent_w, const int32_t *hfirst,
                          const int32_t *hcnt, const int32_t *hent_j, const double *hent_w,
-                         const int64_t *katptr, const int32_t *katcol, const double *katval,
-                         const rrt_sc_kk *t1b_rows, double *best_v, int64_t *best_i) {
+                         const rrt_sc_rowset *kat_rows, const rrt_sc_kk *t1b_rows, double *best_v,
+                         int64_t *best_i) {
   for (int j = 0; j < m; j++)
     best_v[j] = INFINITY, best_i[j] = INT64_MAX;
 #pragma omp parallel if (nl >= RRT_SC_PAR_MIN)
@@ -123,10 +123,12 @@ void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, con
       }
       /* K A^T row i = X_i H, in X-column order as in the CUDA kernel */
       int nk = 0;
-      if (katptr)
-        for (int64_t p = katptr[i]; p < katptr[i + 1]; p++)
-          kmark[katcol[p]] = 1, kat[katcol[p]] = katval[p], klist[nk++] = katcol[p];
-      for (int64_t p = katptr ? kptr[i + 1] : kptr[i]; p < kptr[i + 1]; p++) {
+      if (kat_rows)
+        for (int64_t p = kat_rows->beg[i]; p < kat_rows->end[i]; p++) {
+          int32_t j = kat_rows->col[p];
+          kmark[j] = 1, kat[j] = kat_rows->val[p], klist[nk++] = j;
+        }
+      for (int64_t p = kat_rows ? kptr[i + 1] : kptr[i]; p < kptr[i + 1]; p++) {
         int32_t c = kcol[p];
         for (int32_t e = hfirst[c]; e < hfirst[c] + hcnt[c]; e++) {
           int32_t j = hent_j[e];
@@ -173,8 +175,9 @@ void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, con
   }
 }
 
-/* Row i of X H (rrt_sc_sparse_row's order and bits). */
+/* Row r of X H, that of cell order[r] (rrt_sc_sparse_row's order and bits). */
 typedef struct xh_arg {
+  const int32_t *order;
   const int64_t *kptr;
   const int32_t *kcol;
   const double *kval;
@@ -182,27 +185,33 @@ typedef struct xh_arg {
   const double *hent_w;
 } xh_arg;
 
-static int xh_row(const void *arg, int64_t i, unsigned char *mark, double *acc, int32_t *list) {
+static int xh_row(const void *arg, int64_t r, unsigned char *mark, double *acc, int32_t *list) {
   const xh_arg *x = arg;
+  int64_t i = x->order ? x->order[r] : r;
   return rrt_sc_sparse_row(x->kptr[i], x->kptr[i + 1], x->kcol, x->kval, x->hfirst, x->hcnt,
                            x->hent_j, x->hent_w, mark, acc, list);
 }
 
-rrt_status rrt_sc_cpu_xh_rows(int64_t nl, int m, const int64_t *kptr, const int32_t *kcol,
-                              const double *kval, const int32_t *hfirst, const int32_t *hcnt,
-                              const int32_t *hent_j, const double *hent_w, int64_t max_nnz,
-                              int64_t **ptr_out, int32_t **col_out, double **val_out) {
-  const xh_arg x = {kptr, kcol, kval, hfirst, hcnt, hent_j, hent_w};
+rrt_status rrt_sc_cpu_xh_rows(int64_t nl, int m, const int32_t *order, const int64_t *kptr,
+                              const int32_t *kcol, const double *kval, const int32_t *hfirst,
+                              const int32_t *hcnt, const int32_t *hent_j, const double *hent_w,
+                              int64_t max_nnz, rrt_sc_rowset *out) {
+  const xh_arg x = {order, kptr, kcol, kval, hfirst, hcnt, hent_j, hent_w};
+  rrt_sc_rowset r = {malloc(((size_t)nl + 1) * sizeof(int64_t)),
+                     malloc(((size_t)nl + 1) * sizeof(int64_t)), NULL, NULL};
   int64_t *ptr = malloc(((size_t)nl + 1) * sizeof(int64_t)), cap = 0;
-  int32_t *col = NULL;
-  double *val = NULL;
-  rrt_status st =
-      ptr ? rrt_sc_cpu_rows(nl, m, nl >= RRT_SC_PAR_MIN, xh_row, &x, max_nnz, ptr, &col, &val, &cap)
-          : RRT_ERR_OUT_OF_MEMORY;
+  rrt_status st = ptr && r.beg && r.end ? rrt_sc_cpu_rows(nl, m, nl >= RRT_SC_PAR_MIN, xh_row, &x,
+                                                          max_nnz, ptr, &r.col, &r.val, &cap)
+                                        : RRT_ERR_OUT_OF_MEMORY;
+  for (int64_t q = 0; st == RRT_SUCCESS && q < nl; q++) {
+    int64_t i = order ? order[q] : q;
+    r.beg[i] = ptr[q], r.end[i] = ptr[q + 1];
+  }
+  free(ptr);
   if (st != RRT_SUCCESS) {
-    free(ptr), free(col), free(val);
+    rrt_sc_rowset_free(&r);
     return st;
   }
-  *ptr_out = ptr, *col_out = col, *val_out = val;
+  *out = r;
   return RRT_SUCCESS;
 }

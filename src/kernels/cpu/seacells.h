@@ -40,6 +40,19 @@ static inline void rrt_sc_sort_i32(int32_t *v, int64_t n) {
   }
 }
 
+/** Sparse rows of nl local cells stored in any order (a locality order):
+ *  row i is entries [beg[i], end[i]) of col/val. */
+typedef struct rrt_sc_rowset {
+  int64_t *beg, *end;
+  int32_t *col;
+  double *val;
+} rrt_sc_rowset;
+
+static inline void rrt_sc_rowset_free(rrt_sc_rowset *r) {
+  free(r->beg), free(r->end), free(r->col), free(r->val);
+  r->beg = r->end = NULL, r->col = NULL, r->val = NULL;
+}
+
 /** Fold one block of reference cells into every query's k nearest
  *  (excluding the query itself), kept ascending by (exact d2, index) in
  *  best_d/best_i (nq x k, start with +inf / -1). Distances are screened by
@@ -49,17 +62,18 @@ rrt_status rrt_sc_cpu_knn_tile(const double *q, int64_t nq, int64_t q0, const do
                                int64_t r0, int d, int k, double *best_d, int32_t *best_i);
 
 /** Frank-Wolfe update of the A columns of nl cells (one independent solve
- *  per cell): t2 = (K B) row, gradient 2 (T1a a - t2), fw_iter steps.
+ *  per cell, taken in order, NULL: ascending): t2 = (K B) row, gradient
+ *  2 (T1a a - t2), fw_iter steps.
  *  first: start from a = 0 instead of the current columns. t1a_rows:
  *  T1a by sparse rows. Only the archetypes reachable through the nonzeros
  *  are visited; the others have gradient exactly 0 and enter the argmin as
  *  the lowest such index, so the result is bit for bit the dense loop's
  *  (the one in src/kernels/cuda/seacells.cu). */
-void rrt_sc_cpu_a_solve(int64_t nl, int m, int fw_iter, int capa, const int64_t *kptr,
-                        const int32_t *kcol, const double *kval, const int32_t *bfirst,
-                        const int32_t *bcnt, const int32_t *bent_j, const double *bent_w,
-                        const rrt_sc_kk *t1a_rows, int first, int32_t *a_idx, double *a_w,
-                        int *a_nnz);
+void rrt_sc_cpu_a_solve(int64_t nl, const int32_t *order, int m, int fw_iter, int capa,
+                        const int64_t *kptr, const int32_t *kcol, const double *kval,
+                        const int32_t *bfirst, const int32_t *bcnt, const int32_t *bent_j,
+                        const double *bent_w, const rrt_sc_kk *t1a_rows, int first, int32_t *a_idx,
+                        double *a_w, int *a_nnz);
 
 /** B-update gradient 2 ((K Bg) T1b - K A^T) for nl cells (global c0 + i),
  *  fused with the argmin over these cells per archetype: best_v/best_i (m)
@@ -67,9 +81,9 @@ void rrt_sc_cpu_a_solve(int64_t nl, int m, int fw_iter, int capa, const int64_t 
  *  kptr/kcol/kval the rows of X and the by-cell indices Y (bfirst..) and H
  *  (hfirst..), row i of K Bg is X_i Y and row i of K A^T is X_i H (the
  *  caller passes X = M, Y = M Bg, H = M A^T). The K A^T rows come from
- *  katptr/katcol/katval when given (rrt_sc_cpu_xh_rows), else are formed
- *  per cell: stored, they cost up to m entries per cell (the archetypes of
- *  a 2-hop neighbourhood).
+ *  kat when not NULL (rrt_sc_cpu_xh_rows), else are formed per cell:
+ *  stored, they cost up to m entries per cell (the archetypes of a 2-hop
+ *  neighbourhood).
  *  Only the nonzeros of T1b (t1b_rows) and of those rows are visited; an
  *  archetype with no term at a cell has gradient exactly 0 there, and only
  *  the lowest such cell of each 64-cell chunk (visited in ascending order)
@@ -78,33 +92,42 @@ void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, con
                          const double *kval, const int32_t *bfirst, const int32_t *bcnt,
                          const int32_t *bent_j, const double *bent_w, const int32_t *hfirst,
                          const int32_t *hcnt, const int32_t *hent_j, const double *hent_w,
-                         const int64_t *katptr, const int32_t *katcol, const double *katval,
-                         const rrt_sc_kk *t1b_rows, double *best_v, int64_t *best_i);
+                         const rrt_sc_rowset *kat, const rrt_sc_kk *t1b_rows, double *best_v,
+                         int64_t *best_i);
 
 /** The same argmin as rrt_sc_cpu_b_argmin, bit for bit, at a cost per cell
  *  that does not grow with m (kernels/cpu/seacells_bmin.c): the gradient
  *  is evaluated at the cells of each archetype's K A^T column, the only
  *  places it can be negative, and elsewhere only for the archetypes whose
  *  minimum there is not negative, in ascending cell order up to the first
- *  exact zero. Takes the K A^T rows by cell (katptr/katcol/katval) and by
- *  archetype (sptr/scell/sval, rrt_sc_cpu_kat_cells) and T1b, whose row j
- *  it scatters once per archetype (T1b is symmetric bit for bit). The
+ *  exact zero. Takes the K A^T rows by cell (kat) and by archetype
+ *  (sptr/scell/sval, rrt_sc_cpu_kat_cells) and T1b, whose row j it
+ *  scatters once per archetype (T1b is symmetric bit for bit). The
  *  archetypes whose column holds more than half the cells (up to 64) are
  *  evaluated cell-major, in one pass over the K Bg rows, with the same
- *  bits. */
-rrt_status rrt_sc_cpu_b_argmin_signs(int64_t nl, int64_t c0, int m, const int64_t *kptr,
+ *  bits. order (NULL: ascending) is the order in which the step's K Bg
+ *  rows are formed and stored, as rrt_sc_cpu_xh_rows takes it; jorder
+ *  (NULL: ascending) the order in which the archetypes are taken
+ *  (rrt_sc_cpu_kat_order). */
+rrt_status rrt_sc_cpu_b_argmin_signs(int64_t nl, int64_t c0, int m, const int32_t *order,
+                                     const int32_t *jorder, const int64_t *kptr,
                                      const int32_t *kcol, const double *kval, const int32_t *bfirst,
                                      const int32_t *bcnt, const int32_t *bent_j,
-                                     const double *bent_w, const int64_t *katptr,
-                                     const int32_t *katcol, const double *katval,
+                                     const double *bent_w, const rrt_sc_rowset *kat,
                                      const int64_t *sptr, const int32_t *scell, const double *sval,
                                      const rrt_sc_kk *t1b, double *best_v, int64_t *best_i);
 
 /** The local cells of each archetype's K A^T column (ascending) and the
  *  values there: archetype j's are scell/sval[sptr[j] .. sptr[j+1]). */
-rrt_status rrt_sc_cpu_kat_cells(int64_t nl, int m, const int64_t *katptr, const int32_t *katcol,
-                                const double *katval, int64_t **sptr, int32_t **scell,
-                                double **sval);
+rrt_status rrt_sc_cpu_kat_cells(int64_t nl, int m, const rrt_sc_rowset *kat, int64_t **sptr,
+                                int32_t **scell, double **sval);
+
+/** The archetypes in the order of their K A^T columns' first cell in the
+ *  storage order of the rows (order, NULL: ascending), so that archetypes
+ *  taken one after another read neighbouring K Bg rows; archetypes with an
+ *  empty column last. *jorder: m entries, malloc'd. */
+rrt_status rrt_sc_cpu_kat_order(int64_t nl, int m, const int32_t *order, const int64_t *sptr,
+                                const int32_t *scell, int32_t **jorder);
 
 /** One sparse row r for rrt_sc_cpu_rows: its columns in list (count
  *  returned, in output order), their values in acc, each flagged in mark
@@ -122,15 +145,17 @@ rrt_status rrt_sc_cpu_rows(int64_t nrows, int m, int parallel, rrt_sc_row_fn row
                            int64_t max_nnz, int64_t *ptr, int32_t **col, double **val,
                            int64_t *cap);
 
-/** Rows of X H (the K A^T rows above) for nl cells, in the order and with
- *  the bits rrt_sc_cpu_b_argmin forms them: passed back to it as
- *  katptr/katcol/katval (else NULL) they save forming them at every step.
+/** Rows of X H (the K A^T rows above) for nl cells, with the bits
+ *  rrt_sc_cpu_b_argmin forms them: passed back to it as kat they save
+ *  forming them at every step. Formed and stored in order (order[r]: the
+ *  cell of the r-th row; NULL: ascending), so that rows whose cells share
+ *  neighbours lie together in memory; the values do not depend on it.
  *  Returns RRT_ERR_OUT_OF_MEMORY (nothing allocated) when there are more
  *  than max_nnz entries: the caller's memory budget. */
-rrt_status rrt_sc_cpu_xh_rows(int64_t nl, int m, const int64_t *kptr, const int32_t *kcol,
-                              const double *kval, const int32_t *hfirst, const int32_t *hcnt,
-                              const int32_t *hent_j, const double *hent_w, int64_t max_nnz,
-                              int64_t **ptr, int32_t **col, double **val);
+rrt_status rrt_sc_cpu_xh_rows(int64_t nl, int m, const int32_t *order, const int64_t *kptr,
+                              const int32_t *kcol, const double *kval, const int32_t *hfirst,
+                              const int32_t *hcnt, const int32_t *hent_j, const double *hent_w,
+                              int64_t max_nnz, rrt_sc_rowset *out);
 
 #ifdef __cplusplus
 }
