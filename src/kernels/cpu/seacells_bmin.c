@@ -95,9 +95,11 @@ static void wide_range(int64_t r0, int64_t r1, int64_t c0, const wide_set *ws, c
     for (int w = 0; w < nw; w++)
       s[w] = 0.0;
     for (int64_t q = kg->beg[i]; q < kg->end[i]; q++) {
-      const double *row = ws->dw + (size_t)kg->col[q] * nw;
+      const double *row = ws->dw + (size_t)kg->col[q] * nw, kv = kg->val[q];
+      /* a select, not a branch, so that the loop vectorises over w
+       * (with -fno-trapping-math, src/CMakeLists.txt) */
       for (int w = 0; w < nw; w++)
-        if (row[w] != 0.0) s[w] = s[w] + kg->val[q] * row[w];
+        s[w] = row[w] != 0.0 ? s[w] + kv * row[w] : s[w];
     }
     for (int64_t e = kat->beg[i]; e < kat->end[i]; e++) {
       int w = ws->widx[kat->col[e]];
