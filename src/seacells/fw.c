@@ -292,6 +292,48 @@ rrt_status rrt_sc_update_b(rrt_sc_run *s) {
   return st;
 }
 
+/* First position in [p, end) of the ascending cols whose entry is >= j:
+ * a galloping search from p (the targets of one row come ascending). */
+static int64_t seek_col(const int32_t *col, int64_t p, int64_t end, int32_t j) {
+  int64_t step = 1, hi = p;
+  while (hi < end && col[hi] < j)
+    p = hi + 1, hi += step, step *= 2;
+  if (hi > end) hi = end;
+  while (p < hi) {
+    int64_t mid = p + (hi - p) / 2;
+    if (col[mid] < j)
+      p = mid + 1;
+    else
+      hi = mid;
+  }
+  return p;
+}
+
+/* a^T T1a a over a cell's nz entries (archetypes ai ascending, weights aw),
+ * as the dense sum takes it: quad = sum_e aw_e r_e, r_e = sum_f T1a_ef aw_f
+ * in f order, the entries T1a lacks (+0 in the dense sum) skipped. The
+ * entries are looked up once per pair (T1a is symmetric bit for bit) into
+ * v (nz x nz scratch). */
+static double quad_form(const rrt_sc_kk *t1a, const int32_t *ai, const double *aw, int nz,
+                        double *v) {
+  for (int e = 0; e < nz; e++) {
+    int64_t p = t1a->ptr[ai[e]], end = t1a->ptr[ai[e] + 1];
+    for (int f = e; f < nz; f++) {
+      p = seek_col(t1a->col, p, end, ai[f]);
+      double x = p < end && t1a->col[p] == ai[f] ? t1a->val[p] : 0.0;
+      v[e * nz + f] = x, v[f * nz + e] = x;
+    }
+  }
+  double quad = 0.0;
+  for (int e = 0; e < nz; e++) {
+    double r = 0.0;
+    for (int f = 0; f < nz; f++)
+      if (v[e * nz + f] != 0.0) r = r + v[e * nz + f] * aw[f];
+    quad = quad + aw[e] * r;
+  }
+  return quad;
+}
+
 /* RSS^2 = sum_i K_ii - 2 (K B)_i . a_i + a_i^T T1a a_i (T1a and M B for the
  * current B, from rrt_sc_update_t1a). */
 rrt_status rrt_sc_compute_rss(rrt_sc_run *s, double *rss) {
@@ -299,9 +341,9 @@ rrt_status rrt_sc_compute_rss(rrt_sc_run *s, double *rss) {
   int m = s->m;
   double *vals = malloc((size_t)(s->nl + 1) * sizeof(double));
   double *kb = calloc((size_t)m, sizeof(double));
-  if (!vals || !kb) {
-    free(vals);
-    free(kb);
+  double *v = malloc((size_t)s->capa * s->capa * sizeof(double));
+  if (!vals || !kb || !v) {
+    free(vals), free(kb), free(v);
     return rrt_agree(s->ctx, OOM(s, "RSS"));
   }
   const rrt_sc_yidx *g = &s->mb; /* M B for the current B */
@@ -316,19 +358,10 @@ rrt_status rrt_sc_compute_rss(rrt_sc_run *s, double *rss) {
       for (int32_t e = g->first[c]; e < g->first[c] + g->cnt[c]; e++)
         kb[g->ent_j[e]] = kb[g->ent_j[e]] + s->mrow.val[p] * g->ent_w[e];
     }
-    double cross = 0.0, quad = 0.0;
-    for (int e = 0; e < s->a_nnz[i]; e++) {
+    double cross = 0.0;
+    for (int e = 0; e < s->a_nnz[i]; e++)
       cross = cross + kb[ai[e]] * aw[e];
-      /* T1a entries at the column's archetypes (binary search in row
-       * ai[e]): the entries T1a lacks are zeros the dense sum added as +0 */
-      double r = 0.0;
-      for (int f = 0; f < s->a_nnz[i]; f++) {
-        double v = rrt_sc_kk_at(&t1a, ai[e], ai[f]);
-        if (v != 0.0) r = r + v * aw[f];
-      }
-      quad = quad + aw[e] * r;
-    }
-    vals[i] = kii - 2.0 * cross + quad;
+    vals[i] = kii - 2.0 * cross + quad_form(&t1a, ai, aw, s->a_nnz[i], v);
     for (int64_t p = s->mrow.ptr[i]; p < s->mrow.ptr[i + 1]; p++) {
       int32_t c = s->mrow.col[p];
       for (int32_t e = g->first[c]; e < g->first[c] + g->cnt[c]; e++)
@@ -338,8 +371,7 @@ rrt_status rrt_sc_compute_rss(rrt_sc_run *s, double *rss) {
   double sum = 0.0;
   rrt_status st = rrt_sc_block_sum(s, vals, &sum);
   *rss = sqrt(sum > 0.0 ? sum : 0.0);
-  free(vals);
-  free(kb);
+  free(vals), free(kb), free(v);
   s->sec[RRT_SC_PHASE_RSS] += rrt_time_now() - t0;
   return st;
 }
