@@ -150,6 +150,9 @@ rrt_status rrt_sc_knn(rrt_sc_run *s, int k, int32_t **nbr, double **nbr_d2);
  * together lie together. Changes no value (locality.c). */
 rrt_status rrt_sc_locality_order(rrt_sc_run *s);
 
+/* Index of global cell c among the ghost cells (ascending), or -1 (mprod.c). */
+int64_t rrt_sc_ghost_index(const rrt_sc_ghosts *g, int32_t c);
+
 /* Row l (global) of M, local or ghost: l must be local or referenced by a
  * local row. */
 void rrt_sc_m_row(const rrt_sc_run *s, int32_t l, const int32_t **col, const double **val,

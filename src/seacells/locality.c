@@ -15,19 +15,6 @@
 #include "seacells/internal.h"
 #include "comm/error.h"
 
-/* Index of global cell c among the ghost cells (ascending), or -1. */
-static int64_t ghost_index(const rrt_sc_ghosts *g, int32_t c) {
-  int64_t lo = 0, hi = g->count;
-  while (lo < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (g->cell[mid] < c)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < g->count && g->cell[lo] == c ? lo : -1;
-}
-
 rrt_status rrt_sc_locality_order(rrt_sc_run *s) {
   int64_t nl = s->nl, ng = s->ghost.count;
   s->order = malloc((size_t)(nl + 1) * sizeof(int32_t));
@@ -52,7 +39,7 @@ rrt_status rrt_sc_locality_order(rrt_sc_run *s) {
         if (!seen[c - s->c0]) seen[c - s->c0] = 1, s->order[tail++] = (int32_t)(c - s->c0);
         continue;
       }
-      int64_t g = ghost_index(&s->ghost, c); /* a ghost row: stored after its first reader */
+      int64_t g = rrt_sc_ghost_index(&s->ghost, c); /* a ghost row: stored after its first reader */
       if (g >= 0 && !seen[nl + g]) seen[nl + g] = 1, s->row_order[rows++] = c;
     }
   }

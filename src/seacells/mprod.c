@@ -9,6 +9,18 @@
 #include "comm/error.h"
 #include "kernels/cpu/seacells.h"
 
+int64_t rrt_sc_ghost_index(const rrt_sc_ghosts *g, int32_t c) {
+  int64_t lo = 0, hi = g->count;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (g->cell[mid] < c)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < g->count && g->cell[lo] == c ? lo : -1;
+}
+
 void rrt_sc_m_row(const rrt_sc_run *s, int32_t l, const int32_t **col, const double **val,
                   int64_t *len) {
   const rrt_sc_csr *a = &s->mrow;
@@ -16,17 +28,8 @@ void rrt_sc_m_row(const rrt_sc_run *s, int32_t l, const int32_t **col, const dou
   if (l >= s->c0 && l < s->c0 + s->nl) {
     i = l - s->c0;
   } else {
-    const rrt_sc_ghosts *g = &s->ghost;
-    int64_t lo = 0, hi = g->count - 1;
-    while (lo < hi) {
-      int64_t mid = (lo + hi) / 2;
-      if (g->cell[mid] < l)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    i = lo;
-    a = &g->rows;
+    i = rrt_sc_ghost_index(&s->ghost, l);
+    a = &s->ghost.rows;
   }
   *col = a->col + a->ptr[i];
   *val = a->val + a->ptr[i];
