@@ -49,7 +49,7 @@ static rrt_status resolve_backend(rrt_ctx_t ctx, rrt_backend requested) {
   }
   ctx->backend = requested;
   ctx->dev = requested == RRT_BACKEND_EMU ? &rrt_device_emu : &rrt_device_host;
-  ctx->tx = &rrt_transport_mpi;
+  ctx->tx = requested == RRT_BACKEND_EMU ? &rrt_transport_emu : &rrt_transport_mpi;
 #if RINGRT_HAVE_CUDA
   if (requested == RRT_BACKEND_CUDA) {
     ctx->dev = &rrt_device_cuda;

@@ -96,6 +96,12 @@ rrt_status rrt_request_poll(rrt_request_t req, int *done);
 /** Wait with the context timeout (aborting the job on expiry), run the
  *  completion work, and keep the request. */
 rrt_status rrt_request_wait_keep(rrt_request_t req);
+/** A request that completes on the comm stream (its event; no MPI requests,
+ *  no staged copies: NCCL, the emu engine's ring shift): make `stream` wait
+ *  for it on the device and set *ordered = 1; the request must still be
+ *  waited for (errors, release) but the host need not wait before queueing
+ *  the work that reads its buffers. *ordered = 0: the host must wait. */
+rrt_status rrt_request_order_stream(rrt_request_t req, rrt_stream stream, int *ordered);
 /* ---- the roll call of a timeout (comm/roll_call.c) ---------------------- */
 
 /** While waiting: answer any roll call of a rank that timed out with what

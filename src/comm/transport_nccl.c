@@ -319,6 +319,7 @@ static rrt_status nccl_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root) {
 const rrt_transport_ops rrt_transport_nccl = {
     .name = "nccl",
     .kind = RRT_TRANSPORT_NCCL,
+    .shift_on_stream = 1,
     .ring_shift = nccl_ring_shift,
     .p2p_group = nccl_p2p_group,
     .allreduce = nccl_allreduce,

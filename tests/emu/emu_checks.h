@@ -366,6 +366,15 @@ static void emu_check_convert16(const emu_target *t) {
   free(x), free(hb), free(bb);
 }
 
+/* A kernel fault (emulator only): the launch returns it where the grid runs
+ * at once (the NULL stream, the cpu layer's streams); on a stream that
+ * queues work (emu) the next synchronisation does, as CUDA reports a
+ * kernel's error at the next synchronising call. */
+static rrt_status emu_fault_status(const emu_target *t, rrt_status launched) {
+  if (launched != RRT_SUCCESS) return launched;
+  return t->dev->stream_sync(t->stream);
+}
+
 /* Bad launches return an error, like CUDA; the emulator also reports a
  * barrier in divergent code instead of hanging (emulator only: on a GPU that
  * kernel is undefined behaviour). */
@@ -375,7 +384,8 @@ static void emu_check_errors(const emu_target *t) {
   CHECK(RRT_KCALL(t->dev, emu_axpy, t->stream, 16, 1.0f, d, d, 0, 32) != RRT_SUCCESS);
   CHECK(RRT_KCALL(t->dev, emu_index3d, t->stream, (unsigned *)d, 1, 1, 1, 1, 1, 65) != RRT_SUCCESS);
   if (!t->dev->is_cuda)
-    CHECK(RRT_KCALL(t->dev, emu_divergent, t->stream, (int *)d, 64) == RRT_ERR_INTERNAL);
+    CHECK(emu_fault_status(t, RRT_KCALL(t->dev, emu_divergent, t->stream, (int *)d, 64)) ==
+          RRT_ERR_INTERNAL);
   /* The executor is usable again after the errors. */
   CHECK_OK(RRT_KCALL(t->dev, emu_axpy, t->stream, 16, 1.0f, d, d, 1, 32));
   t->dev->free(d);

@@ -259,13 +259,15 @@ static void tc_check_orders(const emu_target *t) {
   t->dev->free(dx), t->dev->free(dout);
 }
 
-/* Planted misuse is a launch error in the emulator (on a GPU: undefined). */
+/* Planted misuse is a launch error in the emulator (on a GPU: undefined),
+ * reported by the launch or the next synchronisation (emu_fault_status). */
 static void tc_check_faults(const emu_target *t) {
   if (t->dev->is_cuda) return;
   uint16_t *src = emu_put(t, NULL, 64 * 8 * sizeof *src);
   float *out = emu_put(t, NULL, 32 * 4 * sizeof *out); /* also the ldmatrix output below */
   for (int which = 0; which < 3; which++)
-    CHECK_MSG(RRT_KCALL(t->dev, emu_tc_fault, t->stream, which, src, out) == RRT_ERR_INTERNAL,
+    CHECK_MSG(emu_fault_status(t, RRT_KCALL(t->dev, emu_tc_fault, t->stream, which, src, out)) ==
+                  RRT_ERR_INTERNAL,
               "%s: planted fault %d not reported", t->label, which);
   CHECK_OK(RRT_KCALL(t->dev, emu_tc_ldmatrix, t->stream, src, 4, 0, (uint32_t *)out));
   t->dev->free(src), t->dev->free(out);
