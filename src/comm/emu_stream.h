@@ -19,7 +19,12 @@
  *     a later enqueue finds the event done.
  * So transfers on the comm stream land as late as the rules allow, and
  * compute runs as early as they allow: a kernel that reads a buffer without
- * waiting for the transfer into it reads the old contents. Copies from
+ * waiting for the transfer into it reads the old contents. With
+ * RINGRT_EMU_STREAMS=defer the context's compute stream is deferred too
+ * (comm/context.c): then a host read of a result without its
+ * synchronisation sees the old bytes, while a missing event wait may go
+ * unseen (the host's synchronisations run the streams in a benign order);
+ * the tests run both. Copies from
  * device memory into host memory land when the stream runs them too, so a
  * host read without a synchronisation sees the old bytes on a deferred
  * stream. A copy from host memory reads its source when queued (as CUDA does
