@@ -37,6 +37,7 @@ struct rrt_request {
   int step;       /* reported on timeout; -1 when not meaningful */
   double t0;      /* post time (rrt_time_now), for the comm track of the trace */
   int finished;   /* completion work (copy back, trace) done */
+  int untraced;   /* part of another request (the emu engine's queued shift), which is traced */
   int coll;       /* a collective: every rank of the context takes part */
   uint64_t seq;   /* with coll: its number among the context's collectives (1, 2, ...) */
 

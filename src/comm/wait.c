@@ -50,7 +50,7 @@ static rrt_status finish(rrt_request_t req) {
    * communication. Names drop the "rrt_" prefix ("ring_shift"). */
   const char *name = req->op;
   if (name[0] == 'r' && name[1] == 'r' && name[2] == 't' && name[3] == '_') name += 4;
-  (void)rrt_trace_add(ctx, RRT_TRACK_COMM, name, req->t0, rrt_time_now());
+  if (!req->untraced) (void)rrt_trace_add(ctx, RRT_TRACK_COMM, name, req->t0, rrt_time_now());
   return RRT_SUCCESS;
 }
 
