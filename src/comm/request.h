@@ -87,6 +87,14 @@ MPI_Request *rrt_request_add_mpi(rrt_request_t req, int peer, int dir);
 rrt_status rrt_request_add_copy(rrt_request_t req, void *dev, const void *host, size_t bytes);
 /** Keep a derived datatype alive until release. */
 rrt_status rrt_request_keep_type(rrt_request_t req, MPI_Datatype type);
+/** Engines that run on the comm stream (NCCL; the emu engine's ring
+ *  shift), before posting: order the comm stream after everything queued on
+ *  the compute stream (the send buffer's writer, the receive buffer's last
+ *  reader). */
+rrt_status rrt_request_after_compute(rrt_request_t req);
+/** ... and after posting: the completion event (req->event), recorded on the
+ *  comm stream; the request completes when it fires. */
+rrt_status rrt_request_record_done(rrt_request_t req);
 /** Release everything the request holds (no waiting) and free it. */
 void rrt_request_release(rrt_request_t req);
 

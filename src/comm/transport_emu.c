@@ -41,18 +41,6 @@ static rrt_status dev_check(rrt_request_t req, rrt_status st, const char *what) 
   return rrt_error(req->ctx, st, req->op, "%s failed", what);
 }
 
-/* The comm stream waits for everything queued on the compute stream (the
- * send buffer's writer, the receive buffer's last reader). */
-static rrt_status after_compute(rrt_request_t req) {
-  rrt_ctx_t ctx = req->ctx;
-  rrt_event ev = NULL;
-  RRT_CHECK(dev_check(req, ctx->dev->event_create(&ev), "creating an ordering event"));
-  rrt_status st = ctx->dev->event_record(ev, ctx->compute_stream);
-  if (st == RRT_SUCCESS) st = ctx->dev->stream_wait_event(ctx->comm_stream, ev);
-  ctx->dev->event_destroy(ev); /* the queued wait keeps what it needs */
-  return dev_check(req, st, "ordering the comm stream after the compute stream");
-}
-
 static rrt_status queue_shift(rrt_request_t req, const void *send, void *recv, size_t bytes,
                               int step) {
   rrt_ctx_t ctx = req->ctx;
@@ -64,23 +52,15 @@ static rrt_status queue_shift(rrt_request_t req, const void *send, void *recv, s
   return dev_check(req, st, "queueing the shift on the comm stream");
 }
 
-/* The completion event: recorded after the shift on the comm stream. */
-static rrt_status record_done(rrt_request_t req) {
-  rrt_ctx_t ctx = req->ctx;
-  RRT_CHECK(dev_check(req, ctx->dev->event_create(&req->event), "creating the completion event"));
-  return dev_check(req, ctx->dev->event_record(req->event, ctx->comm_stream),
-                   "recording the completion event");
-}
-
 static rrt_status emu_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes,
                                  int step, rrt_request_t *out) {
   *out = NULL;
   rrt_request_t req;
   int prev = (ctx->rank - 1 + ctx->size) % ctx->size;
   RRT_CHECK(rrt_request_create(ctx, "rrt_ring_shift", prev, step, &req));
-  rrt_status st = after_compute(req);
+  rrt_status st = rrt_request_after_compute(req); /* then the shift, then its event */
   if (st == RRT_SUCCESS) st = queue_shift(req, send, recv, bytes, step);
-  if (st == RRT_SUCCESS) st = record_done(req);
+  if (st == RRT_SUCCESS) st = rrt_request_record_done(req);
   if (st != RRT_SUCCESS) {
     rrt_request_release(req);
     return st;
