@@ -13,6 +13,7 @@
 #include "attn/plan_impl.h"
 #include "comm/ctx.h"
 #include "comm/error.h"
+#include "comm/transport_ops.h"
 #include "ringrt/memory.h"
 
 const char rrt_attn_op_create[] = "rrt_attn_plan_create";
@@ -50,8 +51,8 @@ static rrt_status plan_init(rrt_attn_plan_t p, rrt_ctx_t ctx, const rrt_attn_des
   p->dev = ctx->dev;
   p->compute_stream = ctx->compute_stream;
   p->comm_stream = ctx->comm_stream;
-  p->async = ctx->dev->is_cuda;
-  p->shift_on_stream = ctx->transport == RRT_TRANSPORT_NCCL;
+  p->async = ctx->dev->queues;
+  p->shift_on_stream = ctx->tx->shift_on_stream;
   p->kern = rrt_attn_kernels_for(ctx->backend);
   if (!p->kern)
     return rrt_error(ctx, RRT_ERR_UNSUPPORTED, rrt_attn_op_create,

@@ -87,6 +87,9 @@ void rrt_attn_bwd_free(rrt_attn_plan_t p);
 /* stats.c: p->stats and the trace from the step times of the run that
  * began at t0 (host clock) and ended at t1. */
 void rrt_attn_stats_collect(rrt_attn_plan_t p, double t0, double t1);
+/* End of a run with queued work: wait for the streams (step times come from
+ * their events; a kernel fault surfaces here, recorded under `op`). */
+rrt_status rrt_attn_run_done(rrt_attn_plan_t p, const char *op);
 /* The same for a backward run: backward FLOPs, and the dK/dV hand-off
  * (step times hb/he and p->bwd.home_b/home_e) counted in the comm figures. */
 void rrt_attn_stats_collect_bwd(rrt_attn_plan_t p, double t0, double t1);
@@ -101,6 +104,23 @@ typedef struct rrt_attn_shift_progress {
 } rrt_attn_shift_progress;
 
 void rrt_attn_shift_poll(void *arg); /* arg: rrt_attn_shift_progress */
+
+/* The progress callback of a step's kernels: none where the transfers run
+ * on the comm stream (they move by themselves; a poll there would only
+ * make the host wait). */
+rrt_attn_progress rrt_attn_progress_for(rrt_attn_plan_t p, void (*poll)(void *), void *arg);
+
+/* After the compute of a step is queued: the transfer in `ps` must land
+ * before the next step's compute reads its buffer. Where it completes on
+ * the comm stream (shift_on_stream) the compute stream waits for it on the
+ * device, and its request goes to *held, for the host to retire after the
+ * next step's compute is queued (retiring the previous one now); else the
+ * host waits for it here. `st`: the step's status so far; returns the
+ * first failure. */
+rrt_status rrt_attn_land(rrt_attn_plan_t p, rrt_attn_shift_progress *ps, rrt_status st,
+                         rrt_request_t *held);
+/* Wait for a held request and release it (end of a run, or an error). */
+rrt_status rrt_attn_retire(rrt_request_t *held, rrt_status st);
 
 /* ring_fwd.c: post the K/V shift that brings step s+1's block (ev: the
  * step's events when async, else NULL). */

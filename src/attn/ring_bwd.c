@@ -30,11 +30,12 @@ const char rrt_attn_op_run_bwd[] = "rrt_attn_plan_run_bwd";
 
 /* What one backward run works on. */
 typedef struct bwd_run {
-  const void *k, *v; /* this rank's K and V (read in place when direct) */
-  const float *lse;  /* the forward's LSE */
-  float *dq_acc;     /* f32 dQ: the caller's dq for f32 storage */
-  int direct;        /* no ring buffer: one rank and kernels that read K/V in place */
-  double t0;         /* start of the run, host clock */
+  const void *k, *v;     /* this rank's K and V (read in place when direct) */
+  const float *lse;      /* the forward's LSE */
+  float *dq_acc;         /* f32 dQ: the caller's dq for f32 storage */
+  int direct;            /* no ring buffer: one rank and kernels that read K/V in place */
+  double t0;             /* start of the run, host clock */
+  rrt_request_t held[2]; /* K/V shift, hand-off: waited for on the device (rrt_attn_land) */
 } bwd_run;
 
 /* ---- the steps ------------------------------------------------------------- */
@@ -56,7 +57,7 @@ static rrt_status run_begin(rrt_attn_plan_t p, bwd_run *rr, const void *q, const
   return p->kern->bwd_start(p->ctx, &p->shape, &p->work, q, o, dout, p->bwd.delta, rr->dq_acc);
 }
 
-/* With queued work (cuda) a hand-off goes on the comm stream, after the
+/* With queued work (cuda, emu) a hand-off goes on the comm stream, after the
  * compute stream's accumulate that wrote its buffer. (The K/V shift orders
  * the comm stream the same way, but it is not posted on the last step.) */
 static rrt_status comm_after_compute(rrt_attn_plan_t p) {
@@ -101,7 +102,7 @@ static rrt_status compute_step(rrt_attn_plan_t p, const bwd_run *rr, int s, two_
   const size_t half = p->kv_elems * rrt_dtype_size(p->d.dtype);
   const void *kc = rr->direct ? rr->k : p->kvbuf[s & 1];
   const void *vc = rr->direct ? rr->v : (const char *)p->kvbuf[s & 1] + half;
-  const rrt_attn_progress progress = {poll_both, tp};
+  const rrt_attn_progress progress = rrt_attn_progress_for(p, poll_both, tp);
   rrt_status st = p->kern->bwd_step(p->ctx, &p->shape, &p->work, kc, vc, step->items, step->nitems,
                                     rr->lse, b->delta, rr->dq_acc, dst, &progress);
   if (st != RRT_SUCCESS)
@@ -110,20 +111,19 @@ static rrt_status compute_step(rrt_attn_plan_t p, const bwd_run *rr, int s, two_
   return RRT_SUCCESS;
 }
 
-/* Wait for a posted transfer (never leave one behind, even after an error)
- * and note when it finished. */
-static rrt_status finish_transfer(rrt_attn_shift_progress *ps, rrt_status st, double *t_end) {
-  if (st == RRT_SUCCESS) st = ps->st;
-  if (!ps->req) return st;
-  rrt_status ws = rrt_request_wait(ps->req);
-  if (st == RRT_SUCCESS) st = ws;
-  *t_end = ps->done ? ps->t_done : rrt_time_now();
+/* Land a posted transfer (never leave one behind, even after an error:
+ * rrt_attn_land) and note when it finished. */
+static rrt_status finish_transfer(rrt_attn_plan_t p, rrt_attn_shift_progress *ps, rrt_status st,
+                                  rrt_request_t *held, double *t_end) {
+  const int posted = ps->req != NULL;
+  st = rrt_attn_land(p, ps, st, held);
+  if (posted) *t_end = ps->done ? ps->t_done : rrt_time_now();
   return st;
 }
 
-/* One step: post the K/V shift and the hand-off, compute, wait for both,
- * then add this rank's part to the accumulator that arrived. */
-static rrt_status ring_step(rrt_attn_plan_t p, const bwd_run *rr, int s) {
+/* One step: post the K/V shift and the hand-off, compute, land both, then
+ * add this rank's part to the accumulator that arrived. */
+static rrt_status ring_step(rrt_attn_plan_t p, bwd_run *rr, int s) {
   rrt_attn_step_time *tm = &p->times[s];
   rrt_event *ev = p->async ? &p->ev[RRT_ATTN_STEP_EVENTS * s] : NULL;
   rrt_attn_shift_progress kv = {NULL, 1, 0.0, RRT_SUCCESS}, ho = {NULL, 1, 0.0, RRT_SUCCESS};
@@ -136,9 +136,11 @@ static rrt_status ring_step(rrt_attn_plan_t p, const bwd_run *rr, int s) {
   if (st == RRT_SUCCESS) st = compute_step(p, rr, s, &tp);
   if (ev) RRT_CHECK(p->dev->event_record(ev[3], p->compute_stream));
   tm->ke = rrt_time_now();
-  st = finish_transfer(&kv, st, &tm->ce);
-  if (ev && kv.req && !p->shift_on_stream) RRT_CHECK(p->dev->event_record(ev[1], p->comm_stream));
-  st = finish_transfer(&ho, st, &tm->he);
+  const int kv_posted = kv.req != NULL;
+  st = finish_transfer(p, &kv, st, &rr->held[0], &tm->ce);
+  if (ev && kv_posted && !p->shift_on_stream)
+    RRT_CHECK(p->dev->event_record(ev[1], p->comm_stream));
+  st = finish_transfer(p, &ho, st, &rr->held[1], &tm->he);
   if (st != RRT_SUCCESS) return st;
   if (s == 0 || p->steps[s].nitems == 0) return RRT_SUCCESS;
   return p->kern->accumulate(p->ctx, p->bwd.dkv_acc[s & 1], p->bwd.dkv_part, p->bwd.dkv_elems);
@@ -174,11 +176,15 @@ static rrt_status bring_home(rrt_attn_plan_t p, float **home) {
 static rrt_status ring_bwd(rrt_attn_plan_t p, bwd_run *rr, const void *q, const void *o,
                            const void *dout, void *dq, void *dk, void *dv) {
   RRT_CHECK(run_begin(p, rr, q, o, dout, dq));
-  for (int s = 0; s < p->nsteps; s++)
-    RRT_CHECK(ring_step(p, rr, s));
+  rrt_status st = RRT_SUCCESS;
+  for (int s = 0; s < p->nsteps && st == RRT_SUCCESS; s++)
+    st = ring_step(p, rr, s);
+  st = rrt_attn_retire(&rr->held[0], st);
+  RRT_CHECK(rrt_attn_retire(&rr->held[1], st));
   float *home = NULL;
   RRT_CHECK(bring_home(p, &home));
   RRT_CHECK(p->kern->bwd_finish(p->ctx, &p->shape, rr->dq_acc, home, dq, dk, dv));
+  RRT_CHECK(rrt_attn_run_done(p, rrt_attn_op_run_bwd));
   rrt_attn_stats_collect_bwd(p, rr->t0, rrt_time_now());
   return RRT_SUCCESS;
 }
@@ -214,7 +220,7 @@ rrt_status rrt_attn_plan_run_bwd(rrt_attn_plan_t p, const void *q, const void *k
   }
   /* a bad argument or a failed allocation on one rank is an error on all */
   RRT_CHECK(rrt_agree(p->ctx, st));
-  bwd_run rr = {k, v, lse, NULL, 0, 0.0};
+  bwd_run rr = {k, v, lse, NULL, 0, 0.0, {NULL, NULL}};
   RRT_CHECK(rrt_user_stream_enter(p->ctx, rrt_attn_op_run_bwd));
   return rrt_user_stream_leave(p->ctx, rrt_attn_op_run_bwd,
                                ring_bwd(p, &rr, q, o, dout, dq, dk, dv));

@@ -11,9 +11,13 @@
  * documents shorter than a shard, end the work early) nothing is computed
  * or sent, and the last step that runs posts no shift.
  *
- * Streams: when the device layer queues work (cuda), the kernels run on the
- * compute stream and the comm stream is ordered after the compute that last
- * read the receive buffer; events on both give the step times. */
+ * Streams: when the device layer queues work (cuda, emu), the kernels run on
+ * the compute stream and the comm stream is ordered after the compute that
+ * last read the receive buffer; events on both give the step times. Where
+ * the shift itself runs on the comm stream (NCCL; the emu engine), the
+ * compute stream waits for it on the device and the host retires its
+ * request a step later (rrt_attn_land); elsewhere the host waits for the
+ * shift after each step's compute. */
 #include "attn/plan_impl.h"
 #include "comm/error.h"
 #include "comm/user_stream.h"
@@ -21,11 +25,12 @@
 
 /* What one run works on. */
 typedef struct ring_run {
-  const void *k, *v; /* this rank's K and V (read in place when direct) */
-  float *o_acc;      /* f32 running output: the caller's o for f32 storage */
-  float *lse_acc;    /* f32 running LSE: the caller's lse when given */
-  int direct;        /* no ring buffer: one rank and kernels that read K/V in place */
-  double t0;         /* start of the run, host clock */
+  const void *k, *v;  /* this rank's K and V (read in place when direct) */
+  float *o_acc;       /* f32 running output: the caller's o for f32 storage */
+  float *lse_acc;     /* f32 running LSE: the caller's lse when given */
+  int direct;         /* no ring buffer: one rank and kernels that read K/V in place */
+  double t0;          /* start of the run, host clock */
+  rrt_request_t held; /* the shift the compute stream waits for on the device */
 } ring_run;
 
 /* Running state and the first ring buffer. */
@@ -68,7 +73,7 @@ static rrt_status compute_step(rrt_attn_plan_t p, const ring_run *rr, int s,
   const size_t half = p->kv_elems * rrt_dtype_size(p->d.dtype);
   const void *kc = rr->direct ? rr->k : p->kvbuf[s & 1];
   const void *vc = rr->direct ? rr->v : (const char *)p->kvbuf[s & 1] + half;
-  const rrt_attn_progress progress = {rrt_attn_shift_poll, ps};
+  const rrt_attn_progress progress = rrt_attn_progress_for(p, rrt_attn_shift_poll, ps);
   rrt_status st = p->kern->step(p->ctx, &p->shape, &p->work, kc, vc, step->items, step->nitems,
                                 rr->o_acc, rr->lse_acc, &progress);
   if (st != RRT_SUCCESS)
@@ -77,8 +82,8 @@ static rrt_status compute_step(rrt_attn_plan_t p, const ring_run *rr, int s,
   return RRT_SUCCESS;
 }
 
-/* One step: post the next shift, compute, then wait for the shift. */
-static rrt_status ring_step(rrt_attn_plan_t p, const ring_run *rr, int s) {
+/* One step: post the next shift, compute, then land the shift. */
+static rrt_status ring_step(rrt_attn_plan_t p, ring_run *rr, int s) {
   rrt_attn_step_time *tm = &p->times[s];
   rrt_event *ev = p->async ? &p->ev[RRT_ATTN_STEP_EVENTS * s] : NULL;
   rrt_attn_shift_progress ps = {NULL, 1, 0.0, RRT_SUCCESS};
@@ -89,11 +94,9 @@ static rrt_status ring_step(rrt_attn_plan_t p, const ring_run *rr, int s) {
   rrt_status st = compute_step(p, rr, s, &ps);
   if (ev) RRT_CHECK(p->dev->event_record(ev[3], p->compute_stream));
   tm->ke = rrt_time_now();
-  if (st == RRT_SUCCESS) st = ps.st;
-  if (ps.req) {
-    /* never leave a posted shift behind, even after a compute error */
-    rrt_status ws = rrt_request_wait(ps.req);
-    if (st == RRT_SUCCESS) st = ws;
+  const int posted = ps.req != NULL;
+  st = rrt_attn_land(p, &ps, st, &rr->held); /* even after a compute error */
+  if (posted) {
     tm->ce = ps.done ? ps.t_done : rrt_time_now();
     if (ev && !p->shift_on_stream) RRT_CHECK(p->dev->event_record(ev[1], p->comm_stream));
   }
@@ -102,11 +105,14 @@ static rrt_status ring_step(rrt_attn_plan_t p, const ring_run *rr, int s) {
 
 rrt_status rrt_attn_ring_fwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
                              void *o, float *lse) {
-  ring_run rr = {k, v, NULL, NULL, 0, 0.0};
+  ring_run rr = {k, v, NULL, NULL, 0, 0.0, NULL};
   RRT_CHECK(run_begin(p, &rr, q, o, lse));
-  for (int s = 0; s < p->nsteps; s++)
-    RRT_CHECK(ring_step(p, &rr, s));
+  rrt_status st = RRT_SUCCESS;
+  for (int s = 0; s < p->nsteps && st == RRT_SUCCESS; s++)
+    st = ring_step(p, &rr, s);
+  RRT_CHECK(rrt_attn_retire(&rr.held, st));
   RRT_CHECK(p->kern->finish(p->ctx, &p->shape, rr.o_acc, rr.lse_acc, o));
+  RRT_CHECK(rrt_attn_run_done(p, rrt_attn_op_run));
   rrt_attn_stats_collect(p, rr.t0, rrt_time_now());
   return RRT_SUCCESS;
 }

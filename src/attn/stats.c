@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "attn/plan_impl.h"
+#include "comm/error.h"
 #include "ringrt/trace.h"
 
 static double ev_time(rrt_attn_plan_t p, double t_base, rrt_event e) {
@@ -63,6 +64,19 @@ static void collect(rrt_attn_plan_t p, double t0, double t1, const char *what,
 
 static void finish_share(rrt_attn_stats *S) {
   S->hidden_share = S->comm_s > 0 ? 1.0 - S->comm_exposed_s / S->comm_s : 1.0;
+}
+
+/* An event's time can be read once its work is done (cudaEventElapsedTime
+ * answers cudaErrorNotReady before), and a kernel fault of the run shows
+ * at this synchronisation. */
+rrt_status rrt_attn_run_done(rrt_attn_plan_t p, const char *op) {
+  if (!p->async) return RRT_SUCCESS;
+  rrt_status st = p->dev->stream_sync(p->compute_stream);
+  if (st == RRT_SUCCESS) st = p->dev->stream_sync(p->comm_stream);
+  if (st != RRT_SUCCESS)
+    return rrt_error(p->ctx, st, op, "%s attention kernels: the run's device work failed: %s",
+                     p->kern->name, rrt_status_string(st));
+  return RRT_SUCCESS;
 }
 
 void rrt_attn_stats_collect(rrt_attn_plan_t p, double t0, double t1) {

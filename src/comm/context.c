@@ -9,6 +9,7 @@
 
 #include "comm/boot.h"
 #include "comm/ctx.h"
+#include "comm/emu_stream.h"
 #include "comm/error.h"
 #include "comm/host_coll.h"
 #include "comm/options.h"
@@ -49,7 +50,7 @@ static rrt_status resolve_backend(rrt_ctx_t ctx, rrt_backend requested) {
   }
   ctx->backend = requested;
   ctx->dev = requested == RRT_BACKEND_EMU ? &rrt_device_emu : &rrt_device_host;
-  ctx->tx = &rrt_transport_mpi;
+  ctx->tx = requested == RRT_BACKEND_EMU ? &rrt_transport_emu : &rrt_transport_mpi;
 #if RINGRT_HAVE_CUDA
   if (requested == RRT_BACKEND_CUDA) {
     ctx->dev = &rrt_device_cuda;
@@ -112,6 +113,8 @@ static rrt_status create_local(rrt_ctx_t ctx, const rrt_ctx_config *cfg) {
     RRT_CHECK(ctx->dev->stream_set_threads(ctx->compute_stream, ctx->env.emu_threads));
     RRT_CHECK(ctx->dev->stream_set_threads(ctx->comm_stream, ctx->env.emu_threads));
   }
+  if (ctx->backend == RRT_BACKEND_EMU && ctx->env.emu_defer)
+    RRT_CHECK(rrt_emu_stream_set_eager(ctx->compute_stream, 0));
   return RRT_SUCCESS;
 }
 

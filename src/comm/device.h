@@ -1,6 +1,8 @@
-/* Internal: the device layer. One small interface, two implementations:
- * host memory (cpu and emu backends; synchronous, streams and events are
- * trivial) and the CUDA runtime (device_cuda.c). Host orchestration of GPU
+/* Internal: the device layer. One small interface, three implementations:
+ * host memory for the cpu backend (synchronous, streams and events are
+ * trivial), host memory for the emu backend with streams that queue their
+ * work and run it later, events being real dependencies (comm/emu_stream.h),
+ * and the CUDA runtime (device_cuda.c). Host orchestration of GPU
  * work is written once against this interface; kernels are launched through
  * the wrappers of src/kernels/cuda/ *.cu files (RRT_KCALL below picks the nvcc or
  * the emulator build of a wrapper). */
@@ -28,6 +30,10 @@ typedef enum rrt_copy_kind {
 typedef struct rrt_device_ops {
   const char *name; /* "host", "cuda" */
   int is_cuda;      /* kernels go to the nvcc build, memory is device memory */
+  /* Streams queue work: a call that enqueues returns before the work is
+   * done, so results need a stream or event synchronisation, and streams
+   * are ordered only by events (cuda, emu). 0: work is done on return. */
+  int queues;
   rrt_status (*alloc)(void **ptr, size_t bytes);
   rrt_status (*free)(void *ptr);
   rrt_status (*alloc_host_pinned)(void **ptr, size_t bytes); /* staging buffers */
@@ -63,6 +69,18 @@ extern const rrt_device_ops rrt_device_cuda; /* comm/device_cuda.c */
 
 /** Emulator OS threads of a host-layer stream (1 for a NULL stream). */
 int rrt_host_stream_threads(rrt_stream stream);
+
+/** 1 when `stream` is a host-layer stream that queues its work (emu). */
+int rrt_host_stream_queues(rrt_stream stream);
+
+/** Queue `run(arg)` on a stream for which rrt_host_stream_queues is 1: it
+ *  runs when the stream reaches it (comm/emu_stream.h says when), a failure
+ *  becoming the stream's error, and `drop(arg)` follows it (or replaces it
+ *  when the stream is destroyed first). How a kernel launch and the emu
+ *  backend's queued ring shift go on a stream. On failure (no memory) the
+ *  work is not queued and `drop` is not called. */
+rrt_status rrt_host_stream_enqueue(rrt_stream stream, rrt_status (*run)(void *arg),
+                                   void (*drop)(void *arg), void *arg);
 
 /** Number of usable CUDA devices: 0 when built without CUDA, or when the
  *  runtime reports no device or an insufficient driver (that means "no GPU",

@@ -123,6 +123,7 @@ static rrt_status cu_event_elapsed_ms(rrt_event start, rrt_event end, float *ms)
 const rrt_device_ops rrt_device_cuda = {
     .name = "cuda",
     .is_cuda = 1,
+    .queues = 1,
     .alloc = cu_alloc,
     .free = cu_free,
     .alloc_host_pinned = cu_alloc_pinned,

@@ -1,9 +1,11 @@
 /* Device layer on host memory, for the cpu and emu backends.
  *
- * Everything is synchronous: a copy or memset is done when the call returns,
- * so stream and event synchronisation have nothing to wait for. A stream is a
- * small struct that carries the number of OS threads the SIMT emulator spreads
- * the blocks of a launch over; events are timestamps.
+ * cpu: everything is synchronous: a copy or memset is done when the call
+ * returns, so stream and event synchronisation have nothing to wait for. A
+ * stream is a small struct that carries the number of OS threads the SIMT
+ * emulator spreads the blocks of a launch over; events are timestamps.
+ * emu: the same memory, entered in the emulated GPU's memory map, and
+ * streams that queue their work (comm/emu_stream.h).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <omp.h>
@@ -13,17 +15,13 @@
 
 #include "comm/device.h"
 #include "comm/emu_mem.h"
+#include "comm/emu_stream.h"
+#include "comm/host_stream.h"
 
 #define RRT_HOST_ALIGN 64 /* a cache line, and enough for any vector load */
 #define RRT_HOST_HUGE_BYTES ((size_t)4 << 20)
 #define RRT_HOST_HUGE_ALIGN ((size_t)2 << 20)
-#define RRT_HOST_STREAM_MAGIC 0x53545231u
 #define RRT_HOST_EVENT_MAGIC 0x45565431u
-
-typedef struct rrt_host_stream {
-  unsigned magic;
-  int threads; /* emulator OS threads */
-} rrt_host_stream;
 
 typedef struct rrt_host_event {
   unsigned magic;
@@ -78,6 +76,7 @@ static rrt_status host_stream_create(rrt_stream *stream, int high_priority) {
   rrt_host_stream *s = malloc(sizeof *s);
   if (!s) return RRT_ERR_OUT_OF_MEMORY;
   s->magic = RRT_HOST_STREAM_MAGIC;
+  s->queue = NULL;
   /* The context has set the OpenMP thread count to the rank's bound cores. */
   s->threads = omp_get_max_threads();
   if (s->threads < 1) s->threads = 1;
@@ -88,7 +87,7 @@ static rrt_status host_stream_create(rrt_stream *stream, int high_priority) {
 static rrt_status host_stream_destroy(rrt_stream stream) {
   rrt_host_stream *s = stream;
   if (s) {
-    if (s->magic != RRT_HOST_STREAM_MAGIC) return RRT_ERR_INVALID_ARG;
+    if (s->magic != RRT_HOST_STREAM_MAGIC || s->queue) return RRT_ERR_INVALID_ARG;
     s->magic = 0;
     free(s);
   }
@@ -97,7 +96,7 @@ static rrt_status host_stream_destroy(rrt_stream stream) {
 
 static rrt_status host_stream_sync(rrt_stream stream) {
   const rrt_host_stream *s = stream;
-  return (s && s->magic != RRT_HOST_STREAM_MAGIC) ? RRT_ERR_INVALID_ARG : RRT_SUCCESS;
+  return (s && (s->magic != RRT_HOST_STREAM_MAGIC || s->queue)) ? RRT_ERR_INVALID_ARG : RRT_SUCCESS;
 }
 
 static rrt_status host_stream_set_threads(rrt_stream stream, int threads) {
@@ -192,30 +191,50 @@ static rrt_status emu_free(void *ptr) {
 
 static int emu_owns(const void *ptr, size_t bytes) { return rrt_emu_mem_contains(ptr, bytes); }
 
-/* Everything but device memory is the host's in both tables below. */
-#define RRT_HOST_STREAM_OPS                                                                        \
-  .alloc_host_pinned = host_alloc, .free_host_pinned = host_free, .memcpy_async = host_memcpy,     \
-  .memset_async = host_memset, .stream_create = host_stream_create,                                \
-  .stream_destroy = host_stream_destroy, .stream_sync = host_stream_sync,                          \
-  .event_create = host_event_create, .event_destroy = host_event_destroy,                          \
-  .event_record = host_event_record, .event_query = host_event_query,                              \
-  .event_sync = host_event_sync, .stream_wait_event = host_stream_wait_event,                      \
-  .event_elapsed_ms = host_event_elapsed_ms, .stream_set_threads = host_stream_set_threads
-
 const rrt_device_ops rrt_device_host = {
     .name = "host",
     .is_cuda = 0,
+    .queues = 0,
     .alloc = host_alloc,
     .free = host_free,
-    RRT_HOST_STREAM_OPS,
+    .alloc_host_pinned = host_alloc,
+    .free_host_pinned = host_free,
+    .memcpy_async = host_memcpy,
+    .memset_async = host_memset,
+    .stream_create = host_stream_create,
+    .stream_destroy = host_stream_destroy,
+    .stream_sync = host_stream_sync,
+    .event_create = host_event_create,
+    .event_destroy = host_event_destroy,
+    .event_record = host_event_record,
+    .event_query = host_event_query,
+    .event_sync = host_event_sync,
+    .stream_wait_event = host_stream_wait_event,
+    .event_elapsed_ms = host_event_elapsed_ms,
+    .stream_set_threads = host_stream_set_threads,
 };
 
 const rrt_device_ops rrt_device_emu = {
     .name = "emu",
     .is_cuda = 0,
+    .queues = 1,
     .alloc = emu_alloc,
     .free = emu_free,
-    RRT_HOST_STREAM_OPS,
+    .alloc_host_pinned = host_alloc,
+    .free_host_pinned = host_free,
+    .memcpy_async = rrt_emu_memcpy,
+    .memset_async = rrt_emu_memset,
+    .stream_create = rrt_emu_stream_create,
+    .stream_destroy = rrt_emu_stream_destroy,
+    .stream_sync = rrt_emu_stream_sync,
+    .event_create = rrt_emu_event_create,
+    .event_destroy = rrt_emu_event_destroy,
+    .event_record = rrt_emu_event_record,
+    .event_query = rrt_emu_event_query,
+    .event_sync = rrt_emu_event_sync,
+    .stream_wait_event = rrt_emu_stream_wait_event,
+    .event_elapsed_ms = rrt_emu_event_elapsed_ms,
+    .stream_set_threads = host_stream_set_threads,
     .owns = emu_owns,
 };
 

@@ -55,6 +55,18 @@ static int omp_threads_of(const char *s) {
   return (int)v;
 }
 
+/* RINGRT_EMU_STREAMS: eager (the default) or defer. */
+static int parse_emu_streams(rrt_env *env, char *err, size_t errlen) {
+  const char *v = getenv("RINGRT_EMU_STREAMS");
+  if (!v || !*v || strcmp(v, "eager") == 0) return 0;
+  if (strcmp(v, "defer") == 0) {
+    env->emu_defer = 1;
+    return 0;
+  }
+  snprintf(err, errlen, "RINGRT_EMU_STREAMS='%s' is not one of eager, defer", v);
+  return 1;
+}
+
 rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
   env->backend = RRT_BACKEND_AUTO;
   env->device = -1;
@@ -62,6 +74,7 @@ rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
   env->bind = 1;
   env->use_nccl = 1;
   env->emu_threads = 0;
+  env->emu_defer = 0;
   env->omp_threads = omp_threads_of(getenv("OMP_NUM_THREADS"));
   env->verbose = 0;
   env->cpu_isa = RRT_CPU_ISA_AUTO;
@@ -124,7 +137,7 @@ rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
       parse_int("RINGRT_NCCL", 0, 1, &env->use_nccl, err, errlen) ||
       parse_int("RINGRT_EMU_THREADS", 0, 4096, &env->emu_threads, err, errlen) ||
       parse_int("RINGRT_VERBOSE", 0, 1, &env->verbose, err, errlen) ||
-      parse_test_stall(env, err, errlen))
+      parse_emu_streams(env, err, errlen) || parse_test_stall(env, err, errlen))
     return RRT_ERR_INVALID_ARG;
   return RRT_SUCCESS;
 }

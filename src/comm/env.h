@@ -17,6 +17,10 @@ typedef struct rrt_env {
   /* RINGRT_NCCL_LIBRARY: the NCCL to open when none is loaded yet ("" if unset) */
   char nccl_library[512];
   int emu_threads; /* RINGRT_EMU_THREADS: OS threads of the SIMT emulator; 0 = bound cores */
+  /* RINGRT_EMU_STREAMS=defer (1): the emu compute stream defers its work as
+   * the comm stream does (comm/emu_stream.h), so a host read of a result
+   * without a synchronisation sees old bytes; eager (0) by default */
+  int emu_defer;
   int omp_threads; /* OMP_NUM_THREADS' first value (caps the bound cores' threads); 0 unset */
   int verbose;     /* RINGRT_VERBOSE (0/1) */
   int cpu_isa;     /* RINGRT_CPU_ISA: rrt_cpu_isa, for tests and benchmarks */

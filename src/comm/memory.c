@@ -24,7 +24,13 @@ rrt_status rrt_malloc(rrt_ctx_t ctx, size_t bytes, void **ptr) {
 rrt_status rrt_free(rrt_ctx_t ctx, void *ptr) {
   RRT_CHECK(check_ctx(ctx, "rrt_free"));
   if (!ptr) return RRT_SUCCESS;
-  rrt_status st = ctx->dev->free(ptr);
+  /* cudaFree waits for the device; on the emu layer the queued work that
+   * may still use the buffer runs first (the context's streams are the only
+   * streams there). */
+  rrt_status st = RRT_SUCCESS;
+  if (ctx->dev->queues && !ctx->dev->is_cuda) st = rrt_synchronize(ctx);
+  if (st != RRT_SUCCESS) return st;
+  st = ctx->dev->free(ptr);
   if (st != RRT_SUCCESS)
     return rrt_error(ctx, st, "rrt_free", "%p: %s", ptr, rrt_status_string(st));
   return RRT_SUCCESS;

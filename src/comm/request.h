@@ -37,6 +37,7 @@ struct rrt_request {
   int step;       /* reported on timeout; -1 when not meaningful */
   double t0;      /* post time (rrt_time_now), for the comm track of the trace */
   int finished;   /* completion work (copy back, trace) done */
+  int untraced;   /* part of another request (the emu engine's queued shift), which is traced */
   int coll;       /* a collective: every rank of the context takes part */
   uint64_t seq;   /* with coll: its number among the context's collectives (1, 2, ...) */
 
@@ -86,6 +87,14 @@ MPI_Request *rrt_request_add_mpi(rrt_request_t req, int peer, int dir);
 rrt_status rrt_request_add_copy(rrt_request_t req, void *dev, const void *host, size_t bytes);
 /** Keep a derived datatype alive until release. */
 rrt_status rrt_request_keep_type(rrt_request_t req, MPI_Datatype type);
+/** Engines that run on the comm stream (NCCL; the emu engine's ring
+ *  shift), before posting: order the comm stream after everything queued on
+ *  the compute stream (the send buffer's writer, the receive buffer's last
+ *  reader). */
+rrt_status rrt_request_after_compute(rrt_request_t req);
+/** ... and after posting: the completion event (req->event), recorded on the
+ *  comm stream; the request completes when it fires. */
+rrt_status rrt_request_record_done(rrt_request_t req);
 /** Release everything the request holds (no waiting) and free it. */
 void rrt_request_release(rrt_request_t req);
 
@@ -96,6 +105,12 @@ rrt_status rrt_request_poll(rrt_request_t req, int *done);
 /** Wait with the context timeout (aborting the job on expiry), run the
  *  completion work, and keep the request. */
 rrt_status rrt_request_wait_keep(rrt_request_t req);
+/** A request that completes on the comm stream (its event; no MPI requests,
+ *  no staged copies: NCCL, the emu engine's ring shift): make `stream` wait
+ *  for it on the device and set *ordered = 1; the request must still be
+ *  waited for (errors, release) but the host need not wait before queueing
+ *  the work that reads its buffers. *ordered = 0: the host must wait. */
+rrt_status rrt_request_order_stream(rrt_request_t req, rrt_stream stream, int *ordered);
 /* ---- the roll call of a timeout (comm/roll_call.c) ---------------------- */
 
 /** While waiting: answer any roll call of a rank that timed out with what

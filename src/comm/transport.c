@@ -31,6 +31,20 @@ static rrt_status backend_buf(rrt_ctx_t ctx, const char *op, const char *what, c
                    what, p, bytes, ctx->dev->name);
 }
 
+/* An engine that hands the buffers to MPI from the host, on a device layer
+ * whose streams queue work (emu): the work queued so far runs first, since
+ * it may still write a send buffer or read a receive buffer (a device
+ * engine orders itself after the compute stream on the device instead). */
+static rrt_status host_after_streams(rrt_ctx_t ctx, const char *op) {
+  if (!ctx->tx->host_buffers || !ctx->dev->queues) return RRT_SUCCESS;
+  rrt_status st = ctx->dev->stream_sync(ctx->compute_stream);
+  if (st == RRT_SUCCESS) st = ctx->dev->stream_sync(ctx->comm_stream);
+  if (st != RRT_SUCCESS)
+    return rrt_error(ctx, st, op, "the device work queued before it failed: %s",
+                     rrt_status_string(st));
+  return RRT_SUCCESS;
+}
+
 rrt_status rrt_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes, int step,
                           rrt_request_t *req) {
   const char *op = "rrt_ring_shift";
@@ -42,6 +56,7 @@ rrt_status rrt_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t by
                      !send ? "send" : "recv", bytes, step);
   RRT_CHECK(backend_buf(ctx, op, "send", send, bytes));
   RRT_CHECK(backend_buf(ctx, op, "recv", recv, bytes));
+  if (!ctx->tx->shift_on_stream) RRT_CHECK(host_after_streams(ctx, op));
   return ctx->tx->ring_shift(ctx, send, recv, bytes, step, req);
 }
 
@@ -71,6 +86,7 @@ rrt_status rrt_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends, const 
   *req = NULL;
   RRT_CHECK(check_list(ctx, op, "sends", sends, nsends));
   RRT_CHECK(check_list(ctx, op, "recvs", recvs, nrecvs));
+  RRT_CHECK(host_after_streams(ctx, op));
   return ctx->tx->p2p_group(ctx, sends, nsends, recvs, nrecvs, req);
 }
 
@@ -92,6 +108,7 @@ rrt_status rrt_allreduce(rrt_ctx_t ctx, const void *send, void *recv, size_t cou
                      !send ? "send" : "recv", count);
   RRT_CHECK(backend_buf(ctx, name, "send", send, count * rrt_dtype_size(dtype)));
   RRT_CHECK(backend_buf(ctx, name, "recv", recv, count * rrt_dtype_size(dtype)));
+  RRT_CHECK(host_after_streams(ctx, name));
   return ctx->tx->allreduce(ctx, send, recv, count, dtype, op);
 }
 
@@ -106,6 +123,7 @@ rrt_status rrt_allgather(rrt_ctx_t ctx, const void *send, void *recv, size_t byt
                      ctx->size);
   RRT_CHECK(backend_buf(ctx, op, "send", send, bytes));
   RRT_CHECK(backend_buf(ctx, op, "recv", recv, bytes * (size_t)ctx->size));
+  RRT_CHECK(host_after_streams(ctx, op));
   if (ctx->tx->allgather) return ctx->tx->allgather(ctx, send, recv, bytes);
   /* No equal-block path in this engine: allgatherv with the equal layout. */
   size_t *layout = malloc(2 * (size_t)ctx->size * sizeof(size_t));
@@ -142,6 +160,7 @@ rrt_status rrt_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, void *r
   }
   RRT_CHECK(backend_buf(ctx, op, "send", send, bytes));
   RRT_CHECK(backend_buf(ctx, op, "recv", recv, extent));
+  RRT_CHECK(host_after_streams(ctx, op));
   return ctx->tx->allgatherv(ctx, send, bytes, recv, recv_bytes, displs);
 }
 
@@ -154,5 +173,6 @@ rrt_status rrt_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root) {
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "buffer is NULL with %zu bytes (root %d)", bytes,
                      root);
   RRT_CHECK(backend_buf(ctx, op, "the", buf, bytes));
+  RRT_CHECK(host_after_streams(ctx, op));
   return ctx->tx->bcast(ctx, buf, bytes, root);
 }

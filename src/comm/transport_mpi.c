@@ -322,6 +322,7 @@ rrt_status rrt_mpi_barrier(rrt_ctx_t ctx) {
 const rrt_transport_ops rrt_transport_mpi = {
     .name = "mpi",
     .kind = RRT_TRANSPORT_MPI,
+    .host_buffers = 1,
     .ring_shift = mpi_ring_shift,
     .p2p_group = rrt_mpi_p2p_group,
     .allreduce = rrt_mpi_allreduce,

@@ -90,25 +90,11 @@ static rrt_status dev_check(rrt_request_t req, rrt_status st, const char *what) 
   return rrt_error(req->ctx, st, req->op, "%s failed", what);
 }
 
-/* Make the comm stream wait for everything queued on the compute stream. */
-static rrt_status after_compute(rrt_request_t req) {
-  rrt_ctx_t ctx = req->ctx;
-  if (ctx->compute_stream == ctx->comm_stream) return RRT_SUCCESS;
-  rrt_event ev = NULL;
-  RRT_CHECK(dev_check(req, ctx->dev->event_create(&ev), "creating an ordering event"));
-  rrt_status st = ctx->dev->event_record(ev, ctx->compute_stream);
-  if (st == RRT_SUCCESS) st = ctx->dev->stream_wait_event(ctx->comm_stream, ev);
-  ctx->dev->event_destroy(ev); /* the enqueued wait keeps what it needs */
-  return dev_check(req, st, "ordering the comm stream after the compute stream");
-}
-
-/* The completion event: recorded after the operation on the comm stream. */
+/* The completion event, recorded after the operation on the comm stream;
+ * waiting on it also polls the communicator's asynchronous error. */
 static rrt_status record_done(rrt_request_t req) {
-  rrt_ctx_t ctx = req->ctx;
-  RRT_CHECK(dev_check(req, ctx->dev->event_create(&req->event), "creating the completion event"));
   req->poll_error = nccl_poll_error;
-  return dev_check(req, ctx->dev->event_record(req->event, ctx->comm_stream),
-                   "recording the completion event");
+  return rrt_request_record_done(req);
 }
 
 static rrt_status local_copy(rrt_request_t req, void *dst, const void *src, size_t bytes) {
@@ -125,7 +111,7 @@ static rrt_status run(rrt_ctx_t ctx, const char *op, int peer, int step, post_fn
                       const void *args, rrt_request_t *out) {
   rrt_request_t req;
   RRT_CHECK(rrt_request_create(ctx, op, peer, step, &req));
-  rrt_status st = after_compute(req);
+  rrt_status st = rrt_request_after_compute(req);
   if (st == RRT_SUCCESS) st = body(req, args);
   if (st == RRT_SUCCESS) st = record_done(req);
   if (st != RRT_SUCCESS) {
@@ -319,6 +305,7 @@ static rrt_status nccl_bcast(rrt_ctx_t ctx, void *buf, size_t bytes, int root) {
 const rrt_transport_ops rrt_transport_nccl = {
     .name = "nccl",
     .kind = RRT_TRANSPORT_NCCL,
+    .shift_on_stream = 1,
     .ring_shift = nccl_ring_shift,
     .p2p_group = nccl_p2p_group,
     .allreduce = nccl_allreduce,

@@ -21,6 +21,14 @@ extern "C" {
 typedef struct rrt_transport_ops {
   const char *name;   /* "mpi", "mpi-staged", "nccl" (as rrt_transport_name) */
   rrt_transport kind; /* what rrt_ctx_transport() reports */
+  /* MPI touches the buffers from the host: on a device layer whose streams
+   * queue work (emu), the front (transport.c) first runs what is queued on
+   * the context's streams, as the staged engine copies after them. */
+  int host_buffers;
+  /* ring_shift runs on the comm stream: its request's event fires once the
+   * data has landed, so a consumer stream can wait for it on the device
+   * (rrt_request_order_stream) instead of the host (NCCL; emu's engine). */
+  int shift_on_stream;
   rrt_status (*ring_shift)(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes, int step,
                            rrt_request_t *req);
   rrt_status (*p2p_group)(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends, const rrt_p2p *recvs,
@@ -35,8 +43,11 @@ typedef struct rrt_transport_ops {
   rrt_status (*bcast)(rrt_ctx_t ctx, void *buf, size_t bytes, int root);
 } rrt_transport_ops;
 
-/** MPI on host memory (cpu and emu backends). */
+/** MPI on host memory (cpu backend). */
 extern const rrt_transport_ops rrt_transport_mpi;
+/** The emu backend's: MPI, the ring shift queued on the comm stream as NCCL
+ *  queues it on a GPU (transport_emu.c). */
+extern const rrt_transport_ops rrt_transport_emu;
 /** MPI with host staging of device memory (cuda without NCCL). */
 extern const rrt_transport_ops rrt_transport_staged;
 #if RINGRT_HAVE_NCCL

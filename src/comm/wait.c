@@ -8,7 +8,10 @@
  * call (roll_call.c) finds out which ranks did not arrive, so the message
  * names them. Between polls
  * the thread yields and then sleeps (up to 100 us) so that oversubscribed
- * ranks on few cores still let their peers run.
+ * ranks on few cores still let their peers run. A consumer of a transfer
+ * that completes on the comm stream need not wait here first:
+ * rrt_request_order_stream orders its stream after the transfer on the
+ * device, and the host waits later, off the critical path.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <sched.h>
@@ -47,7 +50,7 @@ static rrt_status finish(rrt_request_t req) {
    * communication. Names drop the "rrt_" prefix ("ring_shift"). */
   const char *name = req->op;
   if (name[0] == 'r' && name[1] == 'r' && name[2] == 't' && name[3] == '_') name += 4;
-  (void)rrt_trace_add(ctx, RRT_TRACK_COMM, name, req->t0, rrt_time_now());
+  if (!req->untraced) (void)rrt_trace_add(ctx, RRT_TRACK_COMM, name, req->t0, rrt_time_now());
   return RRT_SUCCESS;
 }
 
@@ -158,6 +161,18 @@ rrt_status rrt_request_wait_keep(rrt_request_t req) {
       if (sleep_ns > 100000) sleep_ns = 100000;
     }
   }
+}
+
+rrt_status rrt_request_order_stream(rrt_request_t req, rrt_stream stream, int *ordered) {
+  *ordered = 0;
+  if (!req || req->finished || !req->event || req->nmpi > 0 || req->ncopies > 0) return RRT_SUCCESS;
+  rrt_ctx_t ctx = req->ctx;
+  rrt_status st = ctx->dev->stream_wait_event(stream, req->event);
+  if (st != RRT_SUCCESS)
+    return rrt_error(ctx, st, req->op, "ordering a stream after the transfer failed (step %d)",
+                     req->step);
+  *ordered = 1;
+  return RRT_SUCCESS;
 }
 
 rrt_status rrt_request_wait_release(rrt_request_t req) {

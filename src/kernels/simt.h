@@ -40,20 +40,36 @@
   type *name = reinterpret_cast<type *>(rrt_dyn_smem_)
 
 /* The launch's status; a failure is noted with the runtime's words for it
- * (comm/device.h: rrt_launch_note), which the error message then carries. */
-static inline rrt_status rrt_cuda_launch_status(const char *kernel) {
+ * (comm/device.h: rrt_launch_note), which the error message then carries.
+ * Registers x threads over the register file fail a launch with
+ * cudaErrorLaunchOutOfResources: the note then also gives the kernel's
+ * registers a thread and the most threads a block it allows
+ * (cudaFuncGetAttributes; asked only on that failure, never on the success
+ * path), since the block size is what the caller can change. */
+static inline rrt_status rrt_cuda_launch_status(const char *kernel, const void *fn,
+                                                unsigned threads) {
   cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) return rrt_launch_note_take(NULL, 0), RRT_SUCCESS; /* none pending */
-  char why[192];
-  snprintf(why, sizeof why, "%s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
+  char why[320];
+  int n = snprintf(why, sizeof why, "%s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
+  cudaFuncAttributes a;
+  if (e == cudaErrorLaunchOutOfResources && n > 0 && (size_t)n < sizeof why &&
+      cudaFuncGetAttributes(&a, fn) == cudaSuccess)
+    snprintf(why + n, sizeof why - (size_t)n,
+             " (%d registers a thread x %u threads a block; this kernel allows at most %d "
+             "threads a block)",
+             a.numRegs, threads, a.maxThreadsPerBlock);
+  (void)cudaGetLastError(); /* the attribute query must leave no error behind */
   rrt_launch_note(kernel, why);
   return RRT_ERR_CUDA;
 }
 
 #define RRT_LAUNCH(kernel, grid, block, shmem, stream, ...)                                        \
   do {                                                                                             \
-    kernel<<<(grid), (block), (shmem), (cudaStream_t)(stream)>>>(__VA_ARGS__);                     \
-    return rrt_cuda_launch_status(#kernel);                                                        \
+    const dim3 rrt_block_ = (block);                                                               \
+    kernel<<<(grid), rrt_block_, (shmem), (cudaStream_t)(stream)>>>(__VA_ARGS__);                  \
+    return rrt_cuda_launch_status(#kernel, (const void *)(kernel),                                 \
+                                  rrt_block_.x * rrt_block_.y * rrt_block_.z);                     \
   } while (0)
 
 #else

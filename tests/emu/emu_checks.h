@@ -30,6 +30,14 @@ static void *emu_put(const emu_target *t, const void *host, size_t bytes) {
   return d;
 }
 
+/* cudaFree waits for the device; the device layers' free does not (the
+ * context's rrt_free does it for the library), so the stream first: a
+ * deferred emu stream may still hold a launch that writes the buffer. */
+static void emu_release(const emu_target *t, void *dev) {
+  (void)t->dev->stream_sync(t->stream);
+  t->dev->free(dev);
+}
+
 static void emu_get(const emu_target *t, void *host, const void *dev, size_t bytes) {
   CHECK_OK(t->dev->memcpy_async(host, dev, bytes, RRT_COPY_D2H, t->stream));
   CHECK_OK(t->dev->stream_sync(t->stream));
@@ -59,7 +67,7 @@ static void emu_check_block_sums(const emu_target *t) {
     CHECK_MSG(memcmp(&out[b], &s[0], sizeof s[0]) == 0, "%s: static block %d: %.9g vs %.9g",
               t->label, b, out[b], s[0]);
   }
-  t->dev->free(dx), t->dev->free(dout), free(x);
+  emu_release(t, dx), emu_release(t, dout), free(x);
 
   /* Dynamic shared memory, doubles, two block sizes. */
   const int threads_list[2] = {128, 1024};
@@ -80,7 +88,7 @@ static void emu_check_block_sums(const emu_target *t) {
       CHECK_MSG(memcmp(&outd[b], &sd[0], sizeof sd[0]) == 0, "%s: dyn %d block %d: %.17g vs %.17g",
                 t->label, threads, b, outd[b], sd[0]);
     }
-    t->dev->free(dxd), t->dev->free(doutd), free(xd), free(sd);
+    emu_release(t, dxd), emu_release(t, doutd), free(xd), free(sd);
   }
 }
 
@@ -170,9 +178,9 @@ static void emu_check_warps(const emu_target *t) {
     }
     CHECK_MSG(xs[i] == want, "%s: masked warp op lane %d: %d vs %d", t->label, i, xs[i], want);
   }
-  t->dev->free(dout);
-  t->dev->free(dx), t->dev->free(dxs), t->dev->free(ddn), t->dev->free(dsc);
-  t->dev->free(dsg), t->dev->free(dbc), t->dev->free(dds), t->dev->free(dbal);
+  emu_release(t, dout);
+  emu_release(t, dx), emu_release(t, dxs), emu_release(t, ddn), emu_release(t, dsc);
+  emu_release(t, dsg), emu_release(t, dbc), emu_release(t, dds), emu_release(t, dbal);
 }
 
 static void emu_check_atomics(const emu_target *t) {
@@ -226,9 +234,10 @@ static void emu_check_atomics(const emu_target *t) {
     if (tickets[i] < 0 || tickets[i] >= N || seen[tickets[i]]++) perm = 0;
   }
   CHECK_MSG(perm, "%s: atomicAdd old values are not a permutation", t->label);
-  t->dev->free(dx), t->dev->free(dh), t->dev->free(dfh), t->dev->free(dfm), t->dev->free(ddh);
-  t->dev->free(dimax), t->dev->free(dtk), t->dev->free(dlast), t->dev->free(dumin);
-  t->dev->free(dctr), t->dev->free(dcas);
+  emu_release(t, dx), emu_release(t, dh), emu_release(t, dfh), emu_release(t, dfm),
+      emu_release(t, ddh);
+  emu_release(t, dimax), emu_release(t, dtk), emu_release(t, dlast), emu_release(t, dumin);
+  emu_release(t, dctr), emu_release(t, dcas);
   free(x), free(tickets), free(seen);
 }
 
@@ -251,7 +260,7 @@ static void emu_check_axpy(const emu_target *t) {
       fprintf(stderr, "%s: axpy[%d] %.9g vs %.9g\n", t->label, i, out[i], want);
   }
   CHECK_MSG(bad == 0, "%s: %d axpy mismatches", t->label, bad);
-  t->dev->free(dx), t->dev->free(dy), free(x), free(y), free(out);
+  emu_release(t, dx), emu_release(t, dy), free(x), free(y), free(out);
 }
 
 static void emu_check_index3d(const emu_target *t) {
@@ -276,7 +285,7 @@ static void emu_check_index3d(const emu_target *t) {
                      o[3] != (g[0] | g[1] << 8 | g[2] << 16) || o[4] != even;
             }
   CHECK_MSG(bad == 0, "%s: %d threads with wrong 3D indices", t->label, bad);
-  t->dev->free(dout), free(out);
+  emu_release(t, dout), free(out);
 }
 
 /* Reference 16-bit formats, independent of the header under test: decode a
@@ -362,8 +371,18 @@ static void emu_check_convert16(const emu_target *t) {
       fprintf(stderr, "%s: bits %04x -> f16 %.9g bf16 %.9g\n", t->label, v, hb[v], bb[v]);
   }
   CHECK_MSG(bad == 0, "%s: %d 16-bit conversion mismatches", t->label, bad);
-  t->dev->free(dx), t->dev->free(dhb), t->dev->free(dbb), t->dev->free(dh), t->dev->free(dbf);
+  emu_release(t, dx), emu_release(t, dhb), emu_release(t, dbb), emu_release(t, dh),
+      emu_release(t, dbf);
   free(x), free(hb), free(bb);
+}
+
+/* A kernel fault (emulator only): the launch returns it where the grid runs
+ * at once (the NULL stream, the cpu layer's streams); on a stream that
+ * queues work (emu) the next synchronisation does, as CUDA reports a
+ * kernel's error at the next synchronising call. */
+static rrt_status emu_fault_status(const emu_target *t, rrt_status launched) {
+  if (launched != RRT_SUCCESS) return launched;
+  return t->dev->stream_sync(t->stream);
 }
 
 /* Bad launches return an error, like CUDA; the emulator also reports a
@@ -375,10 +394,11 @@ static void emu_check_errors(const emu_target *t) {
   CHECK(RRT_KCALL(t->dev, emu_axpy, t->stream, 16, 1.0f, d, d, 0, 32) != RRT_SUCCESS);
   CHECK(RRT_KCALL(t->dev, emu_index3d, t->stream, (unsigned *)d, 1, 1, 1, 1, 1, 65) != RRT_SUCCESS);
   if (!t->dev->is_cuda)
-    CHECK(RRT_KCALL(t->dev, emu_divergent, t->stream, (int *)d, 64) == RRT_ERR_INTERNAL);
+    CHECK(emu_fault_status(t, RRT_KCALL(t->dev, emu_divergent, t->stream, (int *)d, 64)) ==
+          RRT_ERR_INTERNAL);
   /* The executor is usable again after the errors. */
   CHECK_OK(RRT_KCALL(t->dev, emu_axpy, t->stream, 16, 1.0f, d, d, 1, 32));
-  t->dev->free(d);
+  emu_release(t, d);
 }
 
 #include "tc_checks.h"

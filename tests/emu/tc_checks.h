@@ -98,7 +98,7 @@ static void tc_check_mma(const emu_target *t, int k, int type) {
         tc_check_d(t, what, d[(p * 32 + lane) * 4 + i], ref, sum_abs, &bad);
       }
   CHECK_MSG(bad == 0, "%s: %s: %d of %d elements off", t->label, what, bad, TILES * 128);
-  t->dev->free(da), t->dev->free(db), t->dev->free(dc), t->dev->free(dd);
+  emu_release(t, da), emu_release(t, db), emu_release(t, dc), emu_release(t, dd);
   free(a), free(b), free(c), free(d), free(A), free(B), free(Ab), free(Bb), free(C);
 }
 
@@ -129,7 +129,7 @@ static void tc_check_ldmatrix(const emu_target *t) {
       CHECK_MSG(bad == 0, "%s: ldmatrix x%d%s: %d registers wrong", t->label, num,
                 trans ? ".trans" : "", bad);
     }
-  t->dev->free(dm), t->dev->free(dout);
+  emu_release(t, dm), emu_release(t, dout);
 }
 
 /* cp.async + ldmatrix + mma on one tile, against a double matrix product. */
@@ -162,7 +162,7 @@ static void tc_check_tile(const emu_target *t, int k, int type) {
       tc_check_d(t, what, d[r][n], ref, sum_abs, &bad);
     }
   CHECK_MSG(bad == 0, "%s: %s: %d elements off", t->label, what, bad);
-  t->dev->free(da), t->dev->free(db), t->dev->free(dc), t->dev->free(dd);
+  emu_release(t, da), emu_release(t, db), emu_release(t, dc), emu_release(t, dd);
 }
 
 /* The copies land at the wait that covers their group; without one the
@@ -193,7 +193,7 @@ static void tc_check_cp_async(const emu_target *t) {
     }
     CHECK_MSG(bad == 0, "%s: cp.async mode %d: %d wrong", t->label, mode, bad);
   }
-  t->dev->free(dsrc), t->dev->free(dout);
+  emu_release(t, dsrc), emu_release(t, dout);
 }
 
 /* Above 48 KiB of dynamic shared memory a kernel must opt in, on a GPU and
@@ -209,7 +209,7 @@ static void tc_check_big_smem(const emu_target *t) {
   CHECK_OK(RRT_KCALL(t->dev, emu_tc_big_smem, t->stream, 40 * 1024, 0, dout));
   emu_get(t, &out, dout, sizeof out);
   CHECK_MSG(out == 10 * 1024, "%s: 40 KiB dynamic shared sum %d", t->label, out);
-  t->dev->free(dout);
+  emu_release(t, dout);
 }
 
 /* RINGRT_EMU_ORDER (emulator only): a missing __syncthreads hides in the
@@ -256,19 +256,21 @@ static void tc_check_orders(const emu_target *t) {
       unsetenv("RINGRT_EMU_ORDER");
     free(saved);
   }
-  t->dev->free(dx), t->dev->free(dout);
+  emu_release(t, dx), emu_release(t, dout);
 }
 
-/* Planted misuse is a launch error in the emulator (on a GPU: undefined). */
+/* Planted misuse is a launch error in the emulator (on a GPU: undefined),
+ * reported by the launch or the next synchronisation (emu_fault_status). */
 static void tc_check_faults(const emu_target *t) {
   if (t->dev->is_cuda) return;
   uint16_t *src = emu_put(t, NULL, 64 * 8 * sizeof *src);
   float *out = emu_put(t, NULL, 32 * 4 * sizeof *out); /* also the ldmatrix output below */
   for (int which = 0; which < 3; which++)
-    CHECK_MSG(RRT_KCALL(t->dev, emu_tc_fault, t->stream, which, src, out) == RRT_ERR_INTERNAL,
+    CHECK_MSG(emu_fault_status(t, RRT_KCALL(t->dev, emu_tc_fault, t->stream, which, src, out)) ==
+                  RRT_ERR_INTERNAL,
               "%s: planted fault %d not reported", t->label, which);
   CHECK_OK(RRT_KCALL(t->dev, emu_tc_ldmatrix, t->stream, src, 4, 0, (uint32_t *)out));
-  t->dev->free(src), t->dev->free(out);
+  emu_release(t, src), emu_release(t, out);
 }
 
 static void tc_run_checks(const emu_target *t) {

@@ -1,6 +1,7 @@
-/* The SIMT executor and the host device layer on their own (no MPI, no
- * context): every test kernel on the NULL stream (one OS thread) and on a
- * stream with several emulator threads, plus the host layer's contract. */
+/* The SIMT executor and the host device layers on their own (no MPI, no
+ * context): every test kernel on the NULL stream (one OS thread), on a
+ * stream with several emulator threads and on a deferred emu stream, plus
+ * the host layer's contract. */
 #include <stdint.h>
 
 #include "test_util.h"
@@ -47,5 +48,13 @@ int main(void) {
   emu_target four = {&rrt_device_host, s, "emu, 4 threads"};
   emu_run_checks(&four);
   rrt_device_host.stream_destroy(s);
+  /* The emu layer's streams queue every launch: a deferred stream runs them
+   * only at the checks' synchronisations (faults come back from those). */
+  rrt_stream q = NULL;
+  CHECK_OK(rrt_device_emu.stream_create(&q, 1));
+  CHECK_OK(rrt_device_emu.stream_set_threads(q, 2));
+  emu_target queued = {&rrt_device_emu, q, "emu, deferred stream (2 threads)"};
+  emu_run_checks(&queued);
+  CHECK_OK(rrt_device_emu.stream_destroy(q));
   return test_result();
 }

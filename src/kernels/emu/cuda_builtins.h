@@ -11,9 +11,12 @@
  *
  * Supported:
  *   - __global__ kernels launched with RRT_LAUNCH from an RRT_KERNEL_API
- *     wrapper; the launch is synchronous (the stream is only used for its
- *     thread count); template kernels must be parenthesised:
- *     RRT_LAUNCH((k<float, 64>), ...);
+ *     wrapper; the configuration is checked at the launch, and on an emu
+ *     stream the grid runs when the stream reaches it (comm/emu_stream.h:
+ *     a fault is then returned by the next synchronisation), on the NULL
+ *     stream at once; the arguments are copied at the launch, as on a GPU
+ *     (a pointer to a local of the wrapper would dangle); template kernels
+ *     must be parenthesised: RRT_LAUNCH((k<float, 64>), ...);
  *   - threadIdx, blockIdx, blockDim, gridDim, warpSize (32), 1D/2D/3D grids and
  *     blocks; block <= 1024 threads (x, y <= 1024, z <= 64), grid x < 2^31,
  *     y, z <= 65535, all dims > 0: violations return RRT_ERR_INVALID_ARG;
@@ -53,8 +56,8 @@
  * Not supported: dynamic parallelism, cooperative groups, textures/surfaces,
  * __constant__ symbols copied with cudaMemcpyToSymbol, inline PTX (other than
  * through tc_prims.h), register limits (a GPU may refuse a launch the emulator
- * runs), streams as
- * concurrency (launches are synchronous), and warp-synchronous code that relies
+ * runs), streams running at the same time (they interleave only at stream
+ * operations, see comm/emu_stream.h), and warp-synchronous code that relies
  * on lock-step execution without __syncwarp or shuffles: a fiber runs until it
  * reaches a barrier or exits. Barriers and warp collectives must be reached by
  * all live threads of the block / warp; a block where that cannot happen (a
@@ -78,6 +81,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <new>
 #include <type_traits>
 
 #include "comm/device.h"
@@ -148,10 +152,16 @@ enum warp_op {
 };
 enum block_op { B_SYNC = 0, B_COUNT, B_AND, B_OR };
 
-/** Run fn(arg) as every thread of a grid; returns when all blocks are done.
- *  Errors (bad configuration, deadlock) are printed to stderr naming `name`. */
+/** Run fn(arg) as every thread of a grid, then drop(arg). The configuration
+ *  is checked now; on a stream that queues work (emu: comm/emu_stream.h)
+ *  the grid then runs when the stream reaches it, and a fault in it is the
+ *  stream's error (the next synchronisation returns it); elsewhere (the
+ *  NULL stream, the cpu layer's streams) it runs before this returns.
+ *  Errors (bad configuration, deadlock) are printed to stderr naming
+ *  `name`. */
 rrt_status launch(const char *name, const void *kernel, dim3 grid, dim3 block, size_t shmem_bytes,
-                  rrt_stream stream, size_t stack_bytes, void (*fn)(void *), void *arg);
+                  rrt_stream stream, size_t stack_bytes, void (*fn)(void *), void *arg,
+                  void (*drop)(void *));
 /* The identity of a kernel for its attributes: its address. */
 template <class F> static inline const void *kernel_id(F *f) { return (const void *)f; }
 /** cudaFuncAttributeMaxDynamicSharedMemorySize of `kernel`: 0, or 1 (a value
@@ -183,6 +193,7 @@ void cp_async_commit();
 void cp_async_wait(int pending);
 
 template <class F> void trampoline(void *f) { (*static_cast<F *>(f))(); }
+template <class F> void destroy(void *f) { delete static_cast<F *>(f); }
 
 template <class T> static inline uint64_t to_bits(T v) {
   static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value,
@@ -213,14 +224,20 @@ template <class To, class From> static inline To bit_cast(From v) {
 /* ---- the kernel contract of simt.h ------------------------------------------- */
 #define RRT_KERNEL_API(name) extern "C" rrt_status name##_emu
 #define RRT_DYN_SHARED(type, name) type *name = reinterpret_cast<type *>(::rrt_emu::dyn_smem())
-/* The lambda captures the wrapper's arguments by reference (the launch is
- * synchronous) and every fiber calls the kernel with its own by-value copies. */
+/* The lambda copies the wrapper's arguments (the launch may run after the
+ * wrapper returns, when its stream reaches it: kernel arguments are values,
+ * as on a GPU) and every fiber calls the kernel with its own by-value
+ * copies of those. */
 #define RRT_LAUNCH(kernel, grid, block, shmem, stream, ...)                                        \
   do {                                                                                             \
-    auto rrt_emu_body_ = [&]() { kernel(__VA_ARGS__); };                                           \
+    auto rrt_emu_body_ = [=]() { kernel(__VA_ARGS__); };                                           \
+    using rrt_emu_body_t_ = decltype(rrt_emu_body_);                                               \
+    rrt_emu_body_t_ *rrt_emu_copy_ = new (std::nothrow) rrt_emu_body_t_(rrt_emu_body_);            \
+    if (!rrt_emu_copy_) return RRT_ERR_OUT_OF_MEMORY;                                              \
     return ::rrt_emu::launch(#kernel, ::rrt_emu::kernel_id(kernel), dim3(grid), dim3(block),       \
                              (size_t)(shmem), (rrt_stream)(stream), (size_t)(RRT_EMU_STACK_BYTES), \
-                             &::rrt_emu::trampoline<decltype(rrt_emu_body_)>, &rrt_emu_body_);     \
+                             &::rrt_emu::trampoline<rrt_emu_body_t_>, rrt_emu_copy_,               \
+                             &::rrt_emu::destroy<rrt_emu_body_t_>);                                \
   } while (0)
 
 /* ---- the CUDA runtime's kernel attributes (the opt-in to > 48 KiB) -------------- */

@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -178,7 +179,7 @@ struct Launch {
   size_t shmem;
   void (*fn)(void *);
   void *arg;
-  Order order;
+  Order order = {O_FORWARD, 1};
 };
 
 struct Worker {
@@ -595,23 +596,12 @@ rrt_status check_config(const char *name, const void *kernel, dim3 g, dim3 b, si
 
 } // namespace
 
-rrt_status launch(const char *name, const void *kernel, dim3 grid, dim3 block, size_t shmem,
-                  rrt_stream stream, size_t stack_bytes, void (*fn)(void *), void *arg) {
-  if (t_current) {
-    fprintf(stderr,
-            "ringrt emu: kernel %s launched from a kernel: dynamic parallelism is not "
-            "supported\n",
-            name);
-    return RRT_ERR_UNSUPPORTED;
-  }
-  (void)rrt_launch_note_take(NULL, 0); /* the note is about the last launch only */
-  rrt_status st = check_config(name, kernel, grid, block, shmem);
-  Order order;
-  if (st == RRT_SUCCESS) st = parse_order(name, &order);
-  if (st != RRT_SUCCESS) return st;
-  const Launch l = {name, grid, block, shmem, fn, arg, order};
-  const uint64_t nblocks = (uint64_t)grid.x * grid.y * grid.z;
-  const int nthreads = (int)(block.x * block.y * block.z);
+namespace {
+
+/* Run the blocks of a checked launch over the OS threads of its stream. */
+rrt_status run_grid(const Launch &l, rrt_stream stream, size_t stack_bytes) {
+  const uint64_t nblocks = (uint64_t)l.grid.x * l.grid.y * l.grid.z;
+  const int nthreads = (int)(l.block.x * l.block.y * l.block.z);
   int threads = rrt_host_stream_threads(stream);
   if (threads < 1) threads = 1;
   if ((uint64_t)threads > nblocks) threads = (int)nblocks;
@@ -638,6 +628,58 @@ rrt_status launch(const char *name, const void *kernel, dim3 grid, dim3 block, s
     work();
   }
   return (rrt_status)status.load();
+}
+
+/* A launch queued on a stream, run when the stream reaches it. */
+struct Queued {
+  Launch l;
+  rrt_stream stream;
+  size_t stack_bytes;
+  void (*drop)(void *);
+};
+
+rrt_status run_queued(void *p) {
+  const Queued *q = static_cast<const Queued *>(p);
+  return run_grid(q->l, q->stream, q->stack_bytes);
+}
+
+void drop_queued(void *p) {
+  Queued *q = static_cast<Queued *>(p);
+  if (q->drop) q->drop(q->l.arg);
+  delete q;
+}
+
+} // namespace
+
+rrt_status launch(const char *name, const void *kernel, dim3 grid, dim3 block, size_t shmem,
+                  rrt_stream stream, size_t stack_bytes, void (*fn)(void *), void *arg,
+                  void (*drop)(void *)) {
+  rrt_status st = RRT_SUCCESS;
+  if (t_current) {
+    fprintf(stderr,
+            "ringrt emu: kernel %s launched from a kernel: dynamic parallelism is not "
+            "supported\n",
+            name);
+    st = RRT_ERR_UNSUPPORTED;
+  }
+  Order order = {O_FORWARD, 1};
+  if (st == RRT_SUCCESS) {
+    (void)rrt_launch_note_take(NULL, 0); /* the note is about the last launch only */
+    st = check_config(name, kernel, grid, block, shmem);
+  }
+  if (st == RRT_SUCCESS) st = parse_order(name, &order);
+  const Launch l = {name, grid, block, shmem, fn, arg, order};
+  if (st == RRT_SUCCESS && rrt_host_stream_queues(stream)) {
+    Queued *q = new (std::nothrow) Queued{l, stream, stack_bytes, drop};
+    if (q && (st = rrt_host_stream_enqueue(stream, run_queued, drop_queued, q)) == RRT_SUCCESS)
+      return RRT_SUCCESS;
+    delete q;
+    if (!q) st = RRT_ERR_OUT_OF_MEMORY;
+  } else if (st == RRT_SUCCESS) {
+    st = run_grid(l, stream, stack_bytes);
+  }
+  if (drop) drop(arg);
+  return st;
 }
 
 uint3 thread_idx() {
