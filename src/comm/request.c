@@ -80,7 +80,7 @@ rrt_status rrt_request_keep_type(rrt_request_t req, MPI_Datatype type) {
   return RRT_SUCCESS;
 }
 
-static rrt_status dev_check(rrt_request_t req, rrt_status st, const char *what) {
+rrt_status rrt_request_dev_check(rrt_request_t req, rrt_status st, const char *what) {
   if (st == RRT_SUCCESS) return st;
   return rrt_error(req->ctx, st, req->op, "%s failed", what);
 }
@@ -89,18 +89,19 @@ rrt_status rrt_request_after_compute(rrt_request_t req) {
   rrt_ctx_t ctx = req->ctx;
   if (ctx->compute_stream == ctx->comm_stream) return RRT_SUCCESS;
   rrt_event ev = NULL;
-  RRT_CHECK(dev_check(req, ctx->dev->event_create(&ev), "creating an ordering event"));
+  RRT_CHECK(rrt_request_dev_check(req, ctx->dev->event_create(&ev), "creating an ordering event"));
   rrt_status st = ctx->dev->event_record(ev, ctx->compute_stream);
   if (st == RRT_SUCCESS) st = ctx->dev->stream_wait_event(ctx->comm_stream, ev);
   ctx->dev->event_destroy(ev); /* the enqueued wait keeps what it needs */
-  return dev_check(req, st, "ordering the comm stream after the compute stream");
+  return rrt_request_dev_check(req, st, "ordering the comm stream after the compute stream");
 }
 
 rrt_status rrt_request_record_done(rrt_request_t req) {
   rrt_ctx_t ctx = req->ctx;
-  RRT_CHECK(dev_check(req, ctx->dev->event_create(&req->event), "creating the completion event"));
-  return dev_check(req, ctx->dev->event_record(req->event, ctx->comm_stream),
-                   "recording the completion event");
+  RRT_CHECK(rrt_request_dev_check(req, ctx->dev->event_create(&req->event),
+                                  "creating the completion event"));
+  return rrt_request_dev_check(req, ctx->dev->event_record(req->event, ctx->comm_stream),
+                               "recording the completion event");
 }
 
 void rrt_request_release(rrt_request_t req) {

@@ -87,6 +87,9 @@ MPI_Request *rrt_request_add_mpi(rrt_request_t req, int peer, int dir);
 rrt_status rrt_request_add_copy(rrt_request_t req, void *dev, const void *host, size_t bytes);
 /** Keep a derived datatype alive until release. */
 rrt_status rrt_request_keep_type(rrt_request_t req, MPI_Datatype type);
+/** A device-layer status st of req's operation: RRT_SUCCESS passes; else
+ *  the error, recorded as "<what> failed" under req's op. */
+rrt_status rrt_request_dev_check(rrt_request_t req, rrt_status st, const char *what);
 /** Engines that run on the comm stream (NCCL; the emu engine's ring
  *  shift), before posting: order the comm stream after everything queued on
  *  the compute stream (the send buffer's writer, the receive buffer's last

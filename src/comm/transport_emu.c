@@ -36,11 +36,6 @@ static rrt_status run_shift(void *arg) {
   return rrt_request_wait_release(req);
 }
 
-static rrt_status dev_check(rrt_request_t req, rrt_status st, const char *what) {
-  if (st == RRT_SUCCESS) return st;
-  return rrt_error(req->ctx, st, req->op, "%s failed", what);
-}
-
 static rrt_status queue_shift(rrt_request_t req, const void *send, void *recv, size_t bytes,
                               int step) {
   rrt_ctx_t ctx = req->ctx;
@@ -49,7 +44,7 @@ static rrt_status queue_shift(rrt_request_t req, const void *send, void *recv, s
   *q = (queued_shift){ctx, send, recv, bytes, step};
   rrt_status st = rrt_host_stream_enqueue(ctx->comm_stream, run_shift, free, q);
   if (st != RRT_SUCCESS) free(q);
-  return dev_check(req, st, "queueing the shift on the comm stream");
+  return rrt_request_dev_check(req, st, "queueing the shift on the comm stream");
 }
 
 static rrt_status emu_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes,

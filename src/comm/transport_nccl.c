@@ -85,11 +85,6 @@ static rrt_status nccl_poll_error(rrt_request_t req) {
   return RRT_SUCCESS;
 }
 
-static rrt_status dev_check(rrt_request_t req, rrt_status st, const char *what) {
-  if (st == RRT_SUCCESS) return st;
-  return rrt_error(req->ctx, st, req->op, "%s failed", what);
-}
-
 /* The completion event, recorded after the operation on the comm stream;
  * waiting on it also polls the communicator's asynchronous error. */
 static rrt_status record_done(rrt_request_t req) {
@@ -99,7 +94,7 @@ static rrt_status record_done(rrt_request_t req) {
 
 static rrt_status local_copy(rrt_request_t req, void *dst, const void *src, size_t bytes) {
   if (bytes == 0 || dst == src) return RRT_SUCCESS;
-  return dev_check(
+  return rrt_request_dev_check(
       req, req->ctx->dev->memcpy_async(dst, src, bytes, RRT_COPY_D2D, req->ctx->comm_stream),
       "the local device copy");
 }
