@@ -7,6 +7,7 @@
 #include "seacells/internal.h"
 #include "comm/error.h"
 #include "comm/host_coll.h"
+#include "kernels/cpu/seacells.h"
 #include "kernels/seacells_math.h"
 #include "ringrt/trace.h"
 #include "ringrt/transport.h"
@@ -334,44 +335,62 @@ static double quad_form(const rrt_sc_kk *t1a, const int32_t *ai, const double *a
   return quad;
 }
 
+/* Cell i's term K_ii - 2 (K B)_i . a_i + a_i^T T1a a_i; kb (m, zero on
+ * entry and exit) and v (capa x capa) are scratch. */
+static double rss_term(const rrt_sc_run *s, const rrt_sc_kk *t1a, int64_t i, double *kb,
+                       double *v) {
+  const rrt_sc_yidx *g = &s->mb; /* M B for the current B */
+  const int32_t *ai = s->a_idx + i * s->capa;
+  const double *aw = s->a_w + i * s->capa;
+  for (int64_t p = s->mrow.ptr[i]; p < s->mrow.ptr[i + 1]; p++) {
+    int32_t c = s->mrow.col[p];
+    for (int32_t e = g->first[c]; e < g->first[c] + g->cnt[c]; e++)
+      kb[g->ent_j[e]] = kb[g->ent_j[e]] + s->mrow.val[p] * g->ent_w[e];
+  }
+  double cross = 0.0;
+  for (int e = 0; e < s->a_nnz[i]; e++)
+    cross = cross + kb[ai[e]] * aw[e];
+  double term = s->kdiag[i] - 2.0 * cross + quad_form(t1a, ai, aw, s->a_nnz[i], v);
+  for (int64_t p = s->mrow.ptr[i]; p < s->mrow.ptr[i + 1]; p++) {
+    int32_t c = s->mrow.col[p];
+    for (int32_t e = g->first[c]; e < g->first[c] + g->cnt[c]; e++)
+      kb[g->ent_j[e]] = 0.0;
+  }
+  return term;
+}
+
 /* RSS^2 = sum_i K_ii - 2 (K B)_i . a_i + a_i^T T1a a_i (T1a and M B for the
- * current B, from rrt_sc_update_t1a). */
+ * current B, from rrt_sc_update_t1a). The terms are formed in parallel
+ * (each one's bits do not depend on the thread) and summed in cell order
+ * by rrt_sc_block_sum. */
 rrt_status rrt_sc_compute_rss(rrt_sc_run *s, double *rss) {
   double t0 = rrt_time_now();
-  int m = s->m;
   double *vals = malloc((size_t)(s->nl + 1) * sizeof(double));
-  double *kb = calloc((size_t)m, sizeof(double));
-  double *v = malloc((size_t)s->capa * s->capa * sizeof(double));
-  if (!vals || !kb || !v) {
-    free(vals), free(kb), free(v);
-    return rrt_agree(s->ctx, OOM(s, "RSS"));
-  }
-  const rrt_sc_yidx *g = &s->mb; /* M B for the current B */
+  int fail = !vals;
   const rrt_sc_kk t1a = rrt_sc_kk_of(s, &s->t1a);
-  for (int64_t r = 0; r < s->nl; r++) {
-    int64_t i = s->order ? s->order[r] : r; /* rows read together lie together; summed below */
-    double kii = s->kdiag[i];
-    const int32_t *ai = s->a_idx + i * s->capa;
-    const double *aw = s->a_w + i * s->capa;
-    for (int64_t p = s->mrow.ptr[i]; p < s->mrow.ptr[i + 1]; p++) {
-      int32_t c = s->mrow.col[p];
-      for (int32_t e = g->first[c]; e < g->first[c] + g->cnt[c]; e++)
-        kb[g->ent_j[e]] = kb[g->ent_j[e]] + s->mrow.val[p] * g->ent_w[e];
+#pragma omp parallel if (s->nl >= RRT_SC_PAR_MIN && !fail)
+  {
+    double *kb = calloc((size_t)s->m, sizeof(double));
+    double *v = malloc((size_t)s->capa * s->capa * sizeof(double) + 1);
+    if (!kb || !v) {
+#pragma omp atomic write
+      fail = 1;
     }
-    double cross = 0.0;
-    for (int e = 0; e < s->a_nnz[i]; e++)
-      cross = cross + kb[ai[e]] * aw[e];
-    vals[i] = kii - 2.0 * cross + quad_form(&t1a, ai, aw, s->a_nnz[i], v);
-    for (int64_t p = s->mrow.ptr[i]; p < s->mrow.ptr[i + 1]; p++) {
-      int32_t c = s->mrow.col[p];
-      for (int32_t e = g->first[c]; e < g->first[c] + g->cnt[c]; e++)
-        kb[g->ent_j[e]] = 0.0;
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < s->nl; r++) { /* rows read together lie together */
+      int64_t i = s->order ? s->order[r] : r;
+      if (kb && v && vals) vals[i] = rss_term(s, &t1a, i, kb, v);
     }
+    free(kb), free(v);
+  }
+  if (fail) {
+    free(vals);
+    return rrt_agree(s->ctx, OOM(s, "RSS"));
   }
   double sum = 0.0;
   rrt_status st = rrt_sc_block_sum(s, vals, &sum);
   *rss = sqrt(sum > 0.0 ? sum : 0.0);
-  free(vals), free(kb), free(v);
+  free(vals);
   s->sec[RRT_SC_PHASE_RSS] += rrt_time_now() - t0;
   return st;
 }

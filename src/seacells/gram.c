@@ -74,7 +74,10 @@ rrt_status rrt_sc_gram(rrt_sc_run *s, int64_t ncells, const int64_t *cptr, const
   rrt_status st = RRT_ERR_OUT_OF_MEMORY;
   if (g->ptr && !transpose(ncells, m, cptr, col, &ct, &tcell, &tpos)) {
     const gram_arg a = {cptr, ct, tpos, col, tcell, val};
-    st = rrt_sc_cpu_rows(m, m, m >= 256, gram_row, &a, INT64_MAX, g->ptr, &g->col, &g->val, &cap);
+    /* in parallel once there is work for it (a row's bits do not depend
+     * on the threads) */
+    st = rrt_sc_cpu_rows(m, m, cptr[ncells] >= RRT_SC_PAR_MIN, gram_row, &a, INT64_MAX, g->ptr,
+                         &g->col, &g->val, &cap);
   }
   free(ct), free(tcell), free(tpos);
   if (st != RRT_SUCCESS) {

@@ -16,6 +16,7 @@ typedef struct seg {
   int32_t *col;
   double *val;
   int64_t n, cap;
+  int64_t at; /* where its entries go in the output */
 } seg;
 
 static int seg_reserve(int32_t **col, double **val, int64_t *cap, int64_t need) {
@@ -67,6 +68,20 @@ static int form_range(int64_t r0, int64_t r1, int m, rrt_sc_row_fn row, const vo
   return rc;
 }
 
+/* Thread t's rows into place: ptr over [r0, r1) from their lengths to
+ * offsets (its entries start at seg t's `at`), and its entries copied
+ * behind the threads before it (thread 0's already are in place). */
+static void place_range(int64_t r0, int64_t r1, int t, const seg *segs, int64_t *ptr) {
+  int64_t at = segs[t].at;
+  for (int64_t r = r0; r < r1; r++)
+    ptr[r + 1] = at += ptr[r + 1];
+  if (t == 0 || segs[t].n == 0) return;
+  memcpy(segs[0].col + segs[t].at, segs[t].col, (size_t)segs[t].n * sizeof(int32_t));
+  memcpy(segs[0].val + segs[t].at, segs[t].val, (size_t)segs[t].n * sizeof(double));
+}
+
+/* Each thread forms a contiguous range of rows, then (once all are formed
+ * and the output has room) places its own: no serial pass over the rows. */
 rrt_status rrt_sc_cpu_rows(int64_t nrows, int m, int parallel, rrt_sc_row_fn row, const void *arg,
                            int64_t max_nnz, int64_t *ptr, int32_t **col, double **val,
                            int64_t *cap) {
@@ -76,7 +91,7 @@ rrt_status rrt_sc_cpu_rows(int64_t nrows, int m, int parallel, rrt_sc_row_fn row
   int64_t total = 0;
   int rc = !segs || !bound;
   if (!rc) {
-    segs[0] = (seg){*col, *val, 0, *cap};
+    segs[0] = (seg){*col, *val, 0, *cap, 0};
 #pragma omp parallel num_threads(nth) if (nth > 1)
     {
       int t = omp_get_thread_num(), nt = omp_get_num_threads();
@@ -88,20 +103,20 @@ rrt_status rrt_sc_cpu_rows(int64_t nrows, int m, int parallel, rrt_sc_row_fn row
 #pragma omp critical
         rc = rc > trc ? rc : trc;
       }
+#pragma omp barrier
+#pragma omp single
+      {
+        int64_t at = 0;
+        for (int u = 0; u < nth; u++)
+          segs[u].at = at, at += segs[u].n;
+        if (!rc && at > max_nnz) rc = 2;
+        if (!rc && seg_reserve(&segs[0].col, &segs[0].val, &segs[0].cap, at + 1)) rc = 1;
+      }
+      if (!rc) place_range(bound[t], bound[t + 1], t, segs, ptr);
     }
     *col = segs[0].col, *val = segs[0].val, *cap = segs[0].cap; /* possibly moved */
   }
   ptr[0] = 0;
-  for (int64_t r = 0; !rc && r < nrows; r++)
-    ptr[r + 1] += ptr[r];
-  if (!rc && ptr[nrows] > max_nnz) rc = 2;
-  if (!rc && seg_reserve(col, val, cap, ptr[nrows] + 1)) rc = 1;
-  for (int t = 1; !rc && t < nth; t++) {
-    int64_t at = ptr[bound[t]];
-    if (segs[t].n == 0) continue;
-    memcpy(*col + at, segs[t].col, (size_t)segs[t].n * sizeof(int32_t));
-    memcpy(*val + at, segs[t].val, (size_t)segs[t].n * sizeof(double));
-  }
   for (int t = 1; segs && t < nth; t++)
     free(segs[t].col), free(segs[t].val);
   free(segs), free(bound);
