@@ -55,6 +55,14 @@ static inline RRT_HD int rrt_sc_argmin_better(double g, int64_t i, double h, int
   return g < h || (g == h && i < j);
 }
 
+/** rrt_sc_argmin_better for a running minimum h that is never NaN, without
+ *  a branch and with the indices as doubles (exact below 2^53), so that a
+ *  loop of them vectorises with any x86-64's SSE2: a NaN g fails both
+ *  comparisons, so it never wins, as there. */
+static inline RRT_HD int rrt_sc_argmin_better_num(double g, double i, double h, double j) {
+  return (g < h) | ((g == h) & (i < j));
+}
+
 /** One sparse row of a product X W, where row i of X is (kcol, kval)[p0, p1)
  *  and row c of W is the run (ent_j, ent_w)[first[c], first[c] + cnt[c]):
  *  acc[j] += kval[p] * w in X-column order, the order both backends promise.

@@ -54,7 +54,8 @@ typedef struct cpu_b_work {
   int64_t *sptr;     /* with the K A^T rows: their cells by archetype (signs argmin) */
   int32_t *scell;
   double *sval;
-  int32_t *jorder; /* the archetypes in the order the argmin takes them */
+  int32_t *jorder;  /* the archetypes in the order the argmin takes them */
+  rrt_sc_wide wide; /* the archetypes it takes cell-major */
 } cpu_b_work;
 
 static void cpu_b_free(rrt_ctx_t ctx, void *work) {
@@ -63,6 +64,7 @@ static void cpu_b_free(rrt_ctx_t ctx, void *work) {
   if (!w) return;
   rrt_sc_rowset_free(&w->kat);
   free(w->sptr), free(w->scell), free(w->sval), free(w->jorder);
+  rrt_sc_wide_free(&w->wide);
   free(w);
 }
 
@@ -78,8 +80,10 @@ static rrt_status cpu_b_begin(rrt_ctx_t ctx, const rrt_sc_b_args *a, void **work
                            a->h.cnt, a->h.j, a->h.w, a->kat_budget, &w->kat);
   if (w->kat.beg && !getenv("RRT_SC_DENSE_ARGMIN"))
     (void)rrt_sc_cpu_kat_cells(a->x.nl, a->m, &w->kat, &w->sptr, &w->scell, &w->sval);
-  if (w->sptr) /* else ascending */
+  if (w->sptr) { /* else ascending, none cell-major */
     (void)rrt_sc_cpu_kat_order(a->x.nl, a->m, a->order, w->sptr, w->scell, &w->jorder);
+    rrt_sc_cpu_wide_make(a->x.nl, a->m, a->order, &w->kat, w->sptr, &a->t1b, &w->wide);
+  }
   return RRT_SUCCESS;
 }
 
@@ -91,7 +95,7 @@ static rrt_status cpu_b_argmin(rrt_ctx_t ctx, void *work, const rrt_sc_bycell *y
   if (w->sptr) {
     rrt_status st = rrt_sc_cpu_b_argmin_signs(
         a->x.nl, a->c0, a->m, a->order, w->jorder, a->x.ptr, a->x.col, a->x.val, y->first, y->cnt,
-        y->j, y->w, &w->kat, w->sptr, w->scell, w->sval, &a->t1b, best_v, best_i);
+        y->j, y->w, &w->wide, w->sptr, w->scell, w->sval, &a->t1b, best_v, best_i);
     return st == RRT_SUCCESS ? st : oom(ctx, "K Bg rows");
   }
   rrt_sc_cpu_b_argmin(a->x.nl, a->c0, a->m, a->x.ptr, a->x.col, a->x.val, y->first, y->cnt, y->j,

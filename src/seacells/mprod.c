@@ -86,11 +86,13 @@ static int mprod_row(const void *arg, int64_t r, unsigned char *mark, double *ac
   int nt = 0;
   rrt_sc_m_row(a->s, a->rows[r], &lc, &lv, &len);
   for (int64_t q = 0; q < len; q++) {
-    int32_t c = lc[q];
-    for (int32_t e = a->yfirst[c]; e < a->yfirst[c] + a->ycnt[c]; e++) {
+    int32_t c = lc[q], cnt = a->ycnt[c]; /* Y = B: most cells have no entries */
+    if (cnt == 0) continue;
+    double mq = lv[q];
+    for (int32_t e = a->yfirst[c], end = e + cnt; e < end; e++) {
       int32_t j = a->yj[e];
       if (!mark[j]) mark[j] = 1, acc[j] = 0.0, list[nt++] = j;
-      acc[j] = acc[j] + lv[q] * a->yw[e];
+      acc[j] = acc[j] + mq * a->yw[e];
     }
   }
   rrt_sc_sort_i32(list, nt);

@@ -126,13 +126,20 @@ static int b_case(const char *name, const double *x, const double *y, const doub
   CHECK(rrt_sc_cpu_xh_rows(N, M, order, X.ptr, X.col, X.val, H.first, H.cnt, H.col, H.val,
                            INT64_MAX, &kat_ord) == RRT_SUCCESS);
   CHECK(rrt_sc_cpu_kat_cells(N, M, &kat_rows, &sptr, &scell, &sval) == RRT_SUCCESS);
+  rrt_sc_wide wide, wide_ord;
+  rrt_sc_cpu_wide_make(N, M, NULL, &kat_rows, sptr, &kk, &wide);
+  rrt_sc_cpu_wide_make(N, M, order, &kat_ord, sptr, &kk, &wide_ord);
+  if (strstr(name, "wide"))
+    CHECK_MSG(wide.nw >= 2 && wide_ord.nw == wide.nw,
+              "%s: %d and %d archetypes cell-major: that pass is not tested", name, wide.nw,
+              wide_ord.nw);
   CHECK(rrt_sc_cpu_b_argmin_signs(N, 100, M, NULL, NULL, X.ptr, X.col, X.val, Y.first, Y.cnt, Y.col,
-                                  Y.val, &kat_rows, sptr, scell, sval, &kk, v_sig,
+                                  Y.val, &wide, sptr, scell, sval, &kk, v_sig,
                                   i_sig) == RRT_SUCCESS);
   int32_t *jorder = NULL;
   CHECK(rrt_sc_cpu_kat_order(N, M, order, sptr, scell, &jorder) == RRT_SUCCESS);
   CHECK(rrt_sc_cpu_b_argmin_signs(N, 100, M, order, jorder, X.ptr, X.col, X.val, Y.first, Y.cnt,
-                                  Y.col, Y.val, &kat_ord, sptr, scell, sval, &kk, v_ord,
+                                  Y.col, Y.val, &wide_ord, sptr, scell, sval, &kk, v_ord,
                                   i_ord) == RRT_SUCCESS);
   rrt_sc_cpu_b_argmin(N, 100, M, X.ptr, X.col, X.val, Y.first, Y.cnt, Y.col, Y.val, H.first, H.cnt,
                       H.col, H.val, NULL, &kk, v_walk, i_walk);
@@ -146,6 +153,7 @@ static int b_case(const char *name, const double *x, const double *y, const doub
   CHECK_MSG(bad == 0, "%s: %d B argmin entries differ", name, bad);
   free(kbg), free(kat), free(s), free(sptr), free(scell), free(sval);
   rrt_sc_rowset_free(&kat_rows), rrt_sc_rowset_free(&kat_ord);
+  rrt_sc_wide_free(&wide), rrt_sc_wide_free(&wide_ord);
   free(jorder);
   return nonneg;
 }

@@ -95,6 +95,28 @@ void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, con
                          const rrt_sc_rowset *kat, const rrt_sc_kk *t1b_rows, double *best_v,
                          int64_t *best_i);
 
+/** The archetypes that rrt_sc_cpu_b_argmin_signs evaluates cell-major in
+ *  one pass over the K Bg rows: those whose K A^T column holds more than
+ *  half the cells (at most RRT_SC_WIDE_MAX), with their T1b rows (dw[l *
+ *  nw + w] = T1b[l][wide[w]]) and every cell's K A^T values for them (kw,
+ *  row r for the cell of storage position r, NaN where its K A^T row has
+ *  none); widx[j] is j's position in wide or -1. All of it is the same at
+ *  every step of a B update, so it is made once per update. */
+#define RRT_SC_WIDE_MAX 64
+typedef struct rrt_sc_wide {
+  int nw;
+  int32_t *wide, *widx;
+  double *dw, *kw;
+} rrt_sc_wide;
+
+/** The wide set of a B update from its K A^T rows (kat, and by archetype
+ *  sptr: rrt_sc_cpu_kat_cells) and T1b; order as rrt_sc_cpu_xh_rows takes
+ *  it. nw = 0 (nothing held) when there are none or memory is short: then
+ *  every archetype goes archetype-major, with the same bits. */
+void rrt_sc_cpu_wide_make(int64_t nl, int m, const int32_t *order, const rrt_sc_rowset *kat,
+                          const int64_t *sptr, const rrt_sc_kk *t1b, rrt_sc_wide *ws);
+void rrt_sc_wide_free(rrt_sc_wide *ws);
+
 /** The same argmin as rrt_sc_cpu_b_argmin, bit for bit, at a cost per cell
  *  that does not grow with m (kernels/cpu/seacells_bmin.c): the gradient
  *  is evaluated at the cells of each archetype's K A^T column, the only
@@ -103,7 +125,7 @@ void rrt_sc_cpu_b_argmin(int64_t nl, int64_t c0, int m, const int64_t *kptr, con
  *  exact zero. Takes the K A^T rows by cell (kat) and by archetype
  *  (sptr/scell/sval, rrt_sc_cpu_kat_cells) and T1b, whose row j it
  *  scatters once per archetype (T1b is symmetric bit for bit). The
- *  archetypes whose column holds more than half the cells (up to 64) are
+ *  archetypes of wide (rrt_sc_cpu_wide_make; NULL or nw = 0: none) are
  *  evaluated cell-major, in one pass over the K Bg rows, with the same
  *  bits. order (NULL: ascending) is the order in which the step's K Bg
  *  rows are formed and stored, as rrt_sc_cpu_xh_rows takes it; jorder
@@ -113,7 +135,7 @@ rrt_status rrt_sc_cpu_b_argmin_signs(int64_t nl, int64_t c0, int m, const int32_
                                      const int32_t *jorder, const int64_t *kptr,
                                      const int32_t *kcol, const double *kval, const int32_t *bfirst,
                                      const int32_t *bcnt, const int32_t *bent_j,
-                                     const double *bent_w, const rrt_sc_rowset *kat,
+                                     const double *bent_w, const rrt_sc_wide *wide,
                                      const int64_t *sptr, const int32_t *scell, const double *sval,
                                      const rrt_sc_kk *t1b, double *best_v, int64_t *best_i);
 

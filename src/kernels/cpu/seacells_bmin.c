@@ -14,6 +14,7 @@
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernels/cpu/seacells.h"
 #include "kernels/seacells_math.h"
@@ -62,36 +63,51 @@ static void scan_rest(int64_t nl, int64_t c0, int32_t j, const rrt_sc_rowset *kg
   *bv = v, *bi = at;
 }
 
-/* The wide archetypes (a K A^T column over more than half the cells: the
- * zero-gradient archetypes that every cell's A picks up, a few dozen of
- * them) cell-major: one pass over the K Bg rows for all of them, instead of
- * one pass each, which at 100k cells streams the rows from memory dozens
- * of times a step. The cells are visited in the order their rows are
- * stored (order), so the pass streams them; s_ij is summed over the K Bg
- * row of i in its order, skipping the entries T1b lacks, as s_entry does.
+/* The wide archetypes (rrt_sc_wide in kernels/cpu/seacells.h: a K A^T
+ * column over more than half the cells, the zero-gradient archetypes that
+ * every cell's A picks up, a few dozen of them) cell-major: one pass over
+ * the K Bg rows for all of them, instead of one pass each, which at 100k
+ * cells streams the rows from memory dozens of times a step. The cells
+ * are visited in the order their rows are stored (order), so the pass
+ * streams them; s_ij is summed over the K Bg row of i in its order,
+ * skipping the entries T1b lacks, as s_entry does. Each cell's K A^T
+ * values for the wide archetypes lie in one row of kw (NaN where its row
+ * has none: the gradient is NaN there and never wins), so the minima are
+ * updated by selects over w, with no branch and no walk of its K A^T row.
  * rrt_sc_argmin_better is a total order on (value, cell), so neither the
  * visiting order nor the threads' ranges change the minimum: the same bits
- * as min_over_column. dw: the wide archetypes' T1b rows, dw[l * nw + w] =
- * T1b[l][wide[w]]; widx[j]: j's position in wide, or -1. */
-typedef struct wide_set {
-  int nw;
-  const int32_t *wide, *widx;
-  const double *dw;
-} wide_set;
+ * as min_over_column. */
+/* One cell's gradients for the wide archetypes into their running minima
+ * (v, at): selects over w, which vectorise (restrict: the stores cannot
+ * change s or kat). */
+static inline void wide_update(int nw, const double *restrict s, const double *restrict kat,
+                               double cell, double *restrict v, double *restrict at) {
+  for (int w = 0; w < nw; w++) {
+    double g = rrt_sc_grad(s[w], kat[w]), vw = v[w], aw = at[w];
+    int better = rrt_sc_argmin_better_num(g, cell, vw, aw);
+    v[w] = better ? g : vw;
+    at[w] = better ? cell : aw;
+  }
+}
 
-typedef struct wide_rows {
-  const int32_t *order;
-  const rrt_sc_rowset *kg, *kat;
-} wide_rows;
+/* AVX2 doubles the width of both select loops where the CPU has it (no FMA
+ * in the target, -ffp-contract=off: the same operations, so the same
+ * bits); the loader picks the clone. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define RRT_SC_WIDE_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define RRT_SC_WIDE_CLONES
+#endif
 
-static void wide_range(int64_t r0, int64_t r1, int64_t c0, const wide_set *ws, const wide_rows *wr,
-                       double *s, double *v, int64_t *at) {
-  const rrt_sc_rowset *kg = wr->kg, *kat = wr->kat;
+RRT_SC_WIDE_CLONES static void wide_range(int64_t r0, int64_t r1, int64_t c0, const rrt_sc_wide *ws,
+                                          const int32_t *order, const rrt_sc_rowset *kg, double *s,
+                                          double *v, double *at) {
   const int nw = ws->nw;
   for (int w = 0; w < nw; w++)
-    v[w] = INFINITY, at[w] = INT64_MAX;
+    v[w] = INFINITY, at[w] = INFINITY;
   for (int64_t r = r0; r < r1; r++) {
-    int64_t i = wr->order ? wr->order[r] : r;
+    int64_t i = order ? order[r] : r;
+    double cell = (double)(c0 + i);
     for (int w = 0; w < nw; w++)
       s[w] = 0.0;
     for (int64_t q = kg->beg[i]; q < kg->end[i]; q++) {
@@ -101,80 +117,87 @@ static void wide_range(int64_t r0, int64_t r1, int64_t c0, const wide_set *ws, c
       for (int w = 0; w < nw; w++)
         s[w] = row[w] != 0.0 ? s[w] + kv * row[w] : s[w];
     }
-    for (int64_t e = kat->beg[i]; e < kat->end[i]; e++) {
-      int w = ws->widx[kat->col[e]];
-      if (w < 0) continue;
-      double g = rrt_sc_grad(s[w], kat->val[e]);
-      if (rrt_sc_argmin_better(g, c0 + i, v[w], at[w])) v[w] = g, at[w] = c0 + i;
-    }
+    wide_update(nw, s, ws->kw + (size_t)r * nw, cell, v, at);
   }
 }
 
 /* The wide archetypes' minima over their columns into best_v/best_i;
  * 1 when out of memory. */
-static int wide_minima(int64_t nl, int64_t c0, const wide_set *ws, const wide_rows *wr,
-                       double *best_v, int64_t *best_i) {
+static int wide_minima(int64_t nl, int64_t c0, const rrt_sc_wide *ws, const int32_t *order,
+                       const rrt_sc_rowset *kg, double *best_v, int64_t *best_i) {
   const int nw = ws->nw;
   int nth = nl >= RRT_SC_PAR_MIN ? omp_get_max_threads() : 1, used = 1;
-  double *sv = malloc((size_t)nth * nw * 2 * sizeof(double) + 1); /* per thread: s, v */
-  int64_t *ats = malloc((size_t)nth * nw * sizeof(int64_t) + 1);
-  if (!sv || !ats) {
-    free(sv), free(ats);
-    return 1;
-  }
+  double *sva = malloc((size_t)nth * nw * 3 * sizeof(double) + 1); /* per thread: s, v, at */
+  if (!sva) return 1;
 #pragma omp parallel num_threads(nth) if (nth > 1)
   {
     int t = omp_get_thread_num(), nt = omp_get_num_threads();
 #pragma omp single
     used = nt;
-    double *s = sv + (size_t)t * 2 * nw;
-    wide_range(nl * t / nt, nl * (t + 1) / nt, c0, ws, wr, s, s + nw, ats + (size_t)t * nw);
+    double *s = sva + (size_t)t * 3 * nw;
+    wide_range(nl * t / nt, nl * (t + 1) / nt, c0, ws, order, kg, s, s + nw, s + 2 * nw);
   }
   for (int w = 0; w < nw; w++) {
     double v = INFINITY;
     int64_t at = INT64_MAX;
     for (int t = 0; t < used; t++) {
-      double tv = sv[(size_t)t * 2 * nw + nw + w];
-      int64_t ta = ats[(size_t)t * nw + w];
-      if (rrt_sc_argmin_better(tv, ta, v, at)) v = tv, at = ta;
+      const double *tva = sva + (size_t)t * 3 * nw + nw;
+      int64_t ta = tva[nw + w] == INFINITY ? INT64_MAX : (int64_t)tva[nw + w];
+      if (rrt_sc_argmin_better(tva[w], ta, v, at)) v = tva[w], at = ta;
     }
     best_v[ws->wide[w]] = v, best_i[ws->wide[w]] = at;
   }
-  free(sv), free(ats);
+  free(sva);
   return 0;
 }
 
-/* At most this many archetypes go cell-major (their T1b rows are held as
- * an m x nw array). */
-#define RRT_SC_WIDE_MAX 64
+void rrt_sc_wide_free(rrt_sc_wide *ws) {
+  free(ws->wide), free(ws->widx), free(ws->dw), free(ws->kw);
+  memset(ws, 0, sizeof *ws);
+}
 
-/* The wide archetypes of this K A^T (columns over more than half the
- * cells) and their T1b rows; nw = 0 when there are none or memory is short
- * (then every archetype goes the archetype-major way: the same bits). */
-static void wide_make(int64_t nl, int m, const int64_t *sptr, const rrt_sc_kk *t1b, wide_set *ws,
-                      int32_t **wide, int32_t **widx, double **dw) {
-  ws->nw = 0;
-  *wide = malloc(RRT_SC_WIDE_MAX * sizeof(int32_t));
-  *widx = malloc((size_t)m * sizeof(int32_t));
-  if (!*wide || !*widx) return;
+/* Row r of kw: cell order[r]'s K A^T values for the wide archetypes. */
+static void wide_kat_row(const rrt_sc_wide *ws, const rrt_sc_rowset *kat, int64_t i, double *kw) {
+  for (int w = 0; w < ws->nw; w++)
+    kw[w] = NAN;
+  for (int64_t e = kat->beg[i]; e < kat->end[i]; e++)
+    if (ws->widx[kat->col[e]] >= 0) kw[ws->widx[kat->col[e]]] = kat->val[e];
+}
+
+void rrt_sc_cpu_wide_make(int64_t nl, int m, const int32_t *order, const rrt_sc_rowset *kat,
+                          const int64_t *sptr, const rrt_sc_kk *t1b, rrt_sc_wide *ws) {
+  memset(ws, 0, sizeof *ws);
+  ws->wide = malloc(RRT_SC_WIDE_MAX * sizeof(int32_t));
+  ws->widx = malloc((size_t)m * sizeof(int32_t));
+  if (!ws->wide || !ws->widx) {
+    rrt_sc_wide_free(ws);
+    return;
+  }
   int nw = 0;
   for (int j = 0; j < m; j++) {
-    (*widx)[j] = -1;
+    ws->widx[j] = -1;
     if (nw < RRT_SC_WIDE_MAX && 2 * (sptr[j + 1] - sptr[j]) > nl)
-      (*widx)[j] = nw, (*wide)[nw++] = j;
+      ws->widx[j] = nw, ws->wide[nw++] = j;
   }
-  if (nw == 0 || !(*dw = calloc((size_t)m * nw, sizeof(double)))) return;
+  ws->nw = nw;
+  if (nw > 0) ws->dw = calloc((size_t)m * nw, sizeof(double));
+  if (nw > 0) ws->kw = malloc((size_t)nl * nw * sizeof(double));
+  if (nw == 0 || !ws->dw || !ws->kw) { /* every archetype goes archetype-major: the same bits */
+    rrt_sc_wide_free(ws);
+    return;
+  }
   for (int w = 0; w < nw; w++)
-    for (int64_t q = t1b->ptr[(*wide)[w]]; q < t1b->ptr[(*wide)[w] + 1]; q++)
-      (*dw)[(size_t)t1b->col[q] * nw + w] = t1b->val[q];
-  *ws = (wide_set){nw, *wide, *widx, *dw};
+    for (int64_t q = t1b->ptr[ws->wide[w]]; q < t1b->ptr[ws->wide[w] + 1]; q++)
+      ws->dw[(size_t)t1b->col[q] * nw + w] = t1b->val[q];
+  for (int64_t r = 0; r < nl; r++)
+    wide_kat_row(ws, kat, order ? order[r] : r, ws->kw + (size_t)r * nw);
 }
 
 rrt_status rrt_sc_cpu_b_argmin_signs(int64_t nl, int64_t c0, int m, const int32_t *order,
                                      const int32_t *jorder, const int64_t *kptr,
                                      const int32_t *kcol, const double *kval, const int32_t *bfirst,
                                      const int32_t *bcnt, const int32_t *bent_j,
-                                     const double *bent_w, const rrt_sc_rowset *kat,
+                                     const double *bent_w, const rrt_sc_wide *wide,
                                      const int64_t *sptr, const int32_t *scell, const double *sval,
                                      const rrt_sc_kk *t1b, double *best_v, int64_t *best_i) {
   rrt_sc_rowset kg = {NULL, NULL, NULL, NULL};
@@ -182,12 +205,8 @@ rrt_status rrt_sc_cpu_b_argmin_signs(int64_t nl, int64_t c0, int m, const int32_
   rrt_status st = rrt_sc_cpu_xh_rows(nl, m, order, kptr, kcol, kval, bfirst, bcnt, bent_j, bent_w,
                                      INT64_MAX, &kg);
   if (st != RRT_SUCCESS) return st;
-  wide_set ws = {0, NULL, NULL, NULL};
-  int32_t *wide = NULL, *widx = NULL;
-  double *dw = NULL;
-  wide_make(nl, m, sptr, t1b, &ws, &wide, &widx, &dw);
-  const wide_rows wr = {order, &kg, kat};
-  const int wide_failed = ws.nw > 0 && wide_minima(nl, c0, &ws, &wr, best_v, best_i);
+  const int nw = wide ? wide->nw : 0;
+  const int wide_failed = nw > 0 && wide_minima(nl, c0, wide, order, &kg, best_v, best_i);
   int fail = wide_failed;
 #pragma omp parallel if (nl >= RRT_SC_PAR_MIN && !wide_failed)
   {
@@ -202,7 +221,7 @@ rrt_status rrt_sc_cpu_b_argmin_signs(int64_t nl, int64_t c0, int m, const int32_
       if (!d) continue;
       for (int64_t q = t1b->ptr[j]; q < t1b->ptr[j + 1]; q++)
         d[t1b->col[q]] = t1b->val[q];
-      if (ws.nw == 0 || ws.widx[j] < 0)
+      if (nw == 0 || wide->widx[j] < 0)
         min_over_column(c0, j, &kg, sptr, scell, sval, d, &best_v[j], &best_i[j]);
       scan_rest(nl, c0, j, &kg, sptr, scell, d, &best_v[j], &best_i[j]);
       for (int64_t q = t1b->ptr[j]; q < t1b->ptr[j + 1]; q++)
@@ -211,7 +230,6 @@ rrt_status rrt_sc_cpu_b_argmin_signs(int64_t nl, int64_t c0, int m, const int32_
     free(d);
   }
   rrt_sc_rowset_free(&kg);
-  free(wide), free(widx), free(dw);
   return fail ? RRT_ERR_OUT_OF_MEMORY : RRT_SUCCESS;
 }
 
