@@ -76,11 +76,13 @@ static inline RRT_HD int rrt_sc_sparse_row(int64_t p0, int64_t p1, const int32_t
                                            int32_t *touched) {
   int nt = 0;
   for (int64_t p = p0; p < p1; p++) {
-    int32_t c = kcol[p];
-    for (int32_t e = first[c]; e < first[c] + cnt[c]; e++) {
+    /* in locals: the stores to acc and touched could alias them */
+    const int32_t c = kcol[p], e1 = first[c] + cnt[c];
+    const double kv = kval[p];
+    for (int32_t e = first[c]; e < e1; e++) {
       int32_t j = ent_j[e];
       if (!mark[j]) mark[j] = 1, acc[j] = 0.0, touched[nt++] = j;
-      acc[j] = acc[j] + kval[p] * ent_w[e];
+      acc[j] = acc[j] + kv * ent_w[e];
     }
   }
   return nt;
