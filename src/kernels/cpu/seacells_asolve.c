@@ -26,7 +26,8 @@
  * lists (reset after each cell). */
 typedef struct a_scratch {
   double *t2, *u, *a, *row;
-  int32_t *set, *vtx;
+  double *av;                /* the fast path's weights by vertex slot (vtx[q]'s is av[q]) */
+  int32_t *set, *vtx, *slot; /* slot[j]: j's place in vtx, valid where in_v[j] */
   char *in, *row_in, *in_v;
 } a_scratch;
 
@@ -157,6 +158,13 @@ static void a_unmark_r(a_scratch *w, int nt, int *ns, int nv) {
   *ns = nt;
 }
 
+/* One Frank-Wolfe move of the vertices' weights (slot `at` is the
+ * vertex): contiguous, so it vectorises. */
+static void fw_move_slots(double *restrict av, int nv, double f, int at) {
+  for (int q = 0; q < nv; q++)
+    av[q] = rrt_sc_fw_move(av[q], f, q == at);
+}
+
 /* The fast path; returns 0 (scratch clean, nothing written) when the cell
  * needs the full path. */
 static int a_fast(const a_cell *c, a_scratch *w, int64_t i, int32_t *a_idx, double *a_w,
@@ -168,7 +176,7 @@ static int a_fast(const a_cell *c, a_scratch *w, int64_t i, int32_t *a_idx, doub
     for (int e = 0; e < a_nnz[i]; e++) {
       int32_t l = a_idx[i * c->capa + e];
       double al = a_w[i * c->capa + e];
-      w->a[l] = al, w->in_v[l] = 1, w->vtx[nv++] = l;
+      w->in_v[l] = 1, w->slot[l] = nv, w->av[nv] = al, w->vtx[nv++] = l;
       a_add_row(w, &ns, t1a, l);
       for (int q = 0; q < nt; q++) {
         double v = rrt_sc_kk_at(t1a, l, w->set[q]);
@@ -186,9 +194,8 @@ static int a_fast(const a_cell *c, a_scratch *w, int64_t i, int32_t *a_idx, doub
     double f = rrt_sc_fw_step(t);
     if (f == 1.0) a_unmark_r(w, nt, &ns, nv), z = 0; /* a = e_amin: u is row amin from here */
     a_add_row(w, &ns, t1a, amin);
-    if (!w->in_v[amin]) w->in_v[amin] = 1, w->vtx[nv++] = amin;
-    for (int q = 0; q < nv; q++)
-      w->a[w->vtx[q]] = rrt_sc_fw_move(w->a[w->vtx[q]], f, w->vtx[q] == amin);
+    if (!w->in_v[amin]) w->in_v[amin] = 1, w->slot[amin] = nv, w->av[nv] = 0.0, w->vtx[nv++] = amin;
+    fw_move_slots(w->av, nv, f, w->slot[amin]);
     for (int q = 0; q < nt; q++) {
       int32_t j = w->set[q];
       double r = rrt_sc_kk_at(t1a, amin, j);
@@ -198,6 +205,7 @@ static int a_fast(const a_cell *c, a_scratch *w, int64_t i, int32_t *a_idx, doub
   /* the vertices join the set (their weights are the only nonzero ones) */
   for (int q = 0; q < nv; q++) {
     a_add(w, &ns, w->vtx[q]);
+    w->a[w->vtx[q]] = w->av[q];
     w->in_v[w->vtx[q]] = 0;
   }
   if (!ok) {
@@ -235,10 +243,10 @@ void rrt_sc_cpu_a_solve(int64_t nl, const int32_t *order, int m, int fw_iter, in
 #pragma omp parallel if (nl >= RRT_SC_PAR_MIN)
   {
     a_scratch w;
-    w.t2 = calloc((size_t)m * 4, sizeof(double));
-    w.u = w.t2 + m, w.a = w.t2 + 2 * m, w.row = w.t2 + 3 * m;
-    w.set = malloc((size_t)m * 2 * sizeof(int32_t));
-    w.vtx = w.set + m;
+    w.t2 = calloc((size_t)m * 5, sizeof(double));
+    w.u = w.t2 + m, w.a = w.t2 + 2 * m, w.row = w.t2 + 3 * m, w.av = w.t2 + 4 * m;
+    w.set = malloc((size_t)m * 3 * sizeof(int32_t));
+    w.vtx = w.set + m, w.slot = w.set + 2 * m;
     w.in = calloc((size_t)m * 3, 1);
     w.row_in = w.in + m, w.in_v = w.in + 2 * m;
 #pragma omp for schedule(dynamic, 64)
