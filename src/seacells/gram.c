@@ -17,6 +17,7 @@
  * are cells[ct[j] .. ct[j+1]), each with the position of its j entry
  * (at[..]), so y_cj is val[at]. */
 typedef struct gram_arg {
+  int m;
   const int64_t *cptr, *ct, *tpos;
   const int32_t *col, *tcell;
   const double *val;
@@ -34,7 +35,7 @@ static int gram_row(const void *arg, int64_t j, unsigned char *mark, double *acc
       acc[l] = acc[l] + v * g->val[e];
     }
   }
-  rrt_sc_sort_i32(list, nt);
+  rrt_sc_sort_marked(list, nt, mark, g->m);
   return nt;
 }
 
@@ -73,7 +74,7 @@ rrt_status rrt_sc_gram(rrt_sc_run *s, int64_t ncells, const int64_t *cptr, const
   g->ptr = malloc(((size_t)m + 1) * sizeof(int64_t));
   rrt_status st = RRT_ERR_OUT_OF_MEMORY;
   if (g->ptr && !transpose(ncells, m, cptr, col, &ct, &tcell, &tpos)) {
-    const gram_arg a = {cptr, ct, tpos, col, tcell, val};
+    const gram_arg a = {m, cptr, ct, tpos, col, tcell, val};
     /* in parallel once there is work for it (a row's bits do not depend
      * on the threads) */
     st = rrt_sc_cpu_rows(m, m, cptr[ncells] >= RRT_SC_PAR_MIN, gram_row, &a, INT64_MAX, g->ptr,

@@ -95,7 +95,7 @@ static int mprod_row(const void *arg, int64_t r, unsigned char *mark, double *ac
       acc[j] = acc[j] + mq * a->yw[e];
     }
   }
-  rrt_sc_sort_i32(list, nt);
+  rrt_sc_sort_marked(list, nt, mark, a->s->m);
   return nt;
 }
 

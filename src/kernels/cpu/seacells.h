@@ -40,6 +40,19 @@ static inline void rrt_sc_sort_i32(int32_t *v, int64_t n) {
   }
 }
 
+/** Sort the n distinct columns of a row being formed (list, each flagged
+ *  in mark over [0, m)): by a scan of the flags when they are dense
+ *  enough to be cheaper than a comparison sort. */
+static inline void rrt_sc_sort_marked(int32_t *list, int64_t n, const unsigned char *mark, int m) {
+  if (n <= 24 || 16 * n < m) {
+    rrt_sc_sort_i32(list, n);
+    return;
+  }
+  int64_t k = 0;
+  for (int32_t j = 0; j < m; j++)
+    if (mark[j]) list[k++] = j;
+}
+
 /** Sparse rows of nl local cells stored in any order (a locality order):
  *  row i is entries [beg[i], end[i]) of col/val. */
 typedef struct rrt_sc_rowset {
