@@ -50,7 +50,7 @@ static rrt_status cpu_a_update(rrt_ctx_t ctx, const rrt_sc_a_args *a) {
 
 typedef struct cpu_b_work {
   rrt_sc_b_args a;
-  rrt_sc_rowset kat; /* beg NULL: the K A^T rows are formed per cell at each step */
+  rrt_sc_rowset kat; /* beg NULL: formed per cell at each step (or held as sptr..) */
   int64_t *sptr;     /* with the K A^T rows: their cells by archetype (signs argmin) */
   int32_t *scell;
   double *sval;
@@ -80,9 +80,10 @@ static rrt_status cpu_b_begin(rrt_ctx_t ctx, const rrt_sc_b_args *a, void **work
                            a->h.cnt, a->h.j, a->h.w, a->kat_budget, &w->kat);
   if (w->kat.beg && !getenv("RRT_SC_DENSE_ARGMIN"))
     (void)rrt_sc_cpu_kat_cells(a->x.nl, a->m, &w->kat, &w->sptr, &w->scell, &w->sval);
-  if (w->sptr) { /* else ascending, none cell-major */
+  if (w->sptr) { /* the signs argmin reads them by archetype only (and wide) */
+    rrt_sc_rowset_free(&w->kat);
     (void)rrt_sc_cpu_kat_order(a->x.nl, a->m, a->order, w->sptr, w->scell, &w->jorder);
-    rrt_sc_cpu_wide_make(a->x.nl, a->m, a->order, &w->kat, w->sptr, &a->t1b, &w->wide);
+    rrt_sc_cpu_wide_make(a->x.nl, a->m, a->order, w->sptr, w->scell, w->sval, &a->t1b, &w->wide);
   }
   return RRT_SUCCESS;
 }

@@ -127,8 +127,8 @@ static int b_case(const char *name, const double *x, const double *y, const doub
                            INT64_MAX, &kat_ord) == RRT_SUCCESS);
   CHECK(rrt_sc_cpu_kat_cells(N, M, &kat_rows, &sptr, &scell, &sval) == RRT_SUCCESS);
   rrt_sc_wide wide, wide_ord;
-  rrt_sc_cpu_wide_make(N, M, NULL, &kat_rows, sptr, &kk, &wide);
-  rrt_sc_cpu_wide_make(N, M, order, &kat_ord, sptr, &kk, &wide_ord);
+  rrt_sc_cpu_wide_make(N, M, NULL, sptr, scell, sval, &kk, &wide);
+  rrt_sc_cpu_wide_make(N, M, order, sptr, scell, sval, &kk, &wide_ord);
   if (strstr(name, "wide"))
     CHECK_MSG(wide.nw >= 2 && wide_ord.nw == wide.nw,
               "%s: %d and %d archetypes cell-major: that pass is not tested", name, wide.nw,

@@ -122,12 +122,13 @@ typedef struct rrt_sc_wide {
   double *dw, *kw;
 } rrt_sc_wide;
 
-/** The wide set of a B update from its K A^T rows (kat, and by archetype
- *  sptr: rrt_sc_cpu_kat_cells) and T1b; order as rrt_sc_cpu_xh_rows takes
- *  it. nw = 0 (nothing held) when there are none or memory is short: then
+/** The wide set of a B update from its K A^T columns (sptr/scell/sval:
+ *  rrt_sc_cpu_kat_cells) and T1b; order as rrt_sc_cpu_xh_rows takes it.
+ *  nw = 0 (nothing held) when there are none or memory is short: then
  *  every archetype goes archetype-major, with the same bits. */
-void rrt_sc_cpu_wide_make(int64_t nl, int m, const int32_t *order, const rrt_sc_rowset *kat,
-                          const int64_t *sptr, const rrt_sc_kk *t1b, rrt_sc_wide *ws);
+void rrt_sc_cpu_wide_make(int64_t nl, int m, const int32_t *order, const int64_t *sptr,
+                          const int32_t *scell, const double *sval, const rrt_sc_kk *t1b,
+                          rrt_sc_wide *ws);
 void rrt_sc_wide_free(rrt_sc_wide *ws);
 
 /** The same argmin as rrt_sc_cpu_b_argmin, bit for bit, at a cost per cell

@@ -156,16 +156,23 @@ void rrt_sc_wide_free(rrt_sc_wide *ws) {
   memset(ws, 0, sizeof *ws);
 }
 
-/* Row r of kw: cell order[r]'s K A^T values for the wide archetypes. */
-static void wide_kat_row(const rrt_sc_wide *ws, const rrt_sc_rowset *kat, int64_t i, double *kw) {
-  for (int w = 0; w < ws->nw; w++)
-    kw[w] = NAN;
-  for (int64_t e = kat->beg[i]; e < kat->end[i]; e++)
-    if (ws->widx[kat->col[e]] >= 0) kw[ws->widx[kat->col[e]]] = kat->val[e];
+/* kw from the wide columns of K A^T by archetype (sptr/scell/sval): row r
+ * for the cell at storage position r (pos: nl scratch), NaN elsewhere. */
+static void wide_kat_rows(int64_t nl, const int32_t *order, const int64_t *sptr,
+                          const int32_t *scell, const double *sval, int64_t *pos, rrt_sc_wide *ws) {
+  const int nw = ws->nw;
+  for (int64_t r = 0; r < nl; r++)
+    pos[order ? order[r] : r] = r;
+  for (int64_t q = 0; q < nl * nw; q++)
+    ws->kw[q] = NAN;
+  for (int w = 0; w < nw; w++)
+    for (int64_t p = sptr[ws->wide[w]]; p < sptr[ws->wide[w] + 1]; p++)
+      ws->kw[pos[scell[p]] * nw + w] = sval[p];
 }
 
-void rrt_sc_cpu_wide_make(int64_t nl, int m, const int32_t *order, const rrt_sc_rowset *kat,
-                          const int64_t *sptr, const rrt_sc_kk *t1b, rrt_sc_wide *ws) {
+void rrt_sc_cpu_wide_make(int64_t nl, int m, const int32_t *order, const int64_t *sptr,
+                          const int32_t *scell, const double *sval, const rrt_sc_kk *t1b,
+                          rrt_sc_wide *ws) {
   memset(ws, 0, sizeof *ws);
   ws->wide = malloc(RRT_SC_WIDE_MAX * sizeof(int32_t));
   ws->widx = malloc((size_t)m * sizeof(int32_t));
@@ -180,17 +187,19 @@ void rrt_sc_cpu_wide_make(int64_t nl, int m, const int32_t *order, const rrt_sc_
       ws->widx[j] = nw, ws->wide[nw++] = j;
   }
   ws->nw = nw;
+  int64_t *pos = nw > 0 ? malloc(((size_t)nl + 1) * sizeof(int64_t)) : NULL;
   if (nw > 0) ws->dw = calloc((size_t)m * nw, sizeof(double));
   if (nw > 0) ws->kw = malloc((size_t)nl * nw * sizeof(double));
-  if (nw == 0 || !ws->dw || !ws->kw) { /* every archetype goes archetype-major: the same bits */
+  if (nw == 0 || !pos || !ws->dw || !ws->kw) { /* all archetype-major: the same bits */
+    free(pos);
     rrt_sc_wide_free(ws);
     return;
   }
   for (int w = 0; w < nw; w++)
     for (int64_t q = t1b->ptr[ws->wide[w]]; q < t1b->ptr[ws->wide[w] + 1]; q++)
       ws->dw[(size_t)t1b->col[q] * nw + w] = t1b->val[q];
-  for (int64_t r = 0; r < nl; r++)
-    wide_kat_row(ws, kat, order ? order[r] : r, ws->kw + (size_t)r * nw);
+  wide_kat_rows(nl, order, sptr, scell, sval, pos, ws);
+  free(pos);
 }
 
 rrt_status rrt_sc_cpu_b_argmin_signs(int64_t nl, int64_t c0, int m, const int32_t *order,
