@@ -254,8 +254,10 @@ rrt_status rrt_ilu0_ghost_urows(rrt_ilu0_t M, rrt_ilu0_setup *S) {
     goto done;
   }
   RRT_CHECK_GOTO(exchange_ucols(M, S, ulen_send, cnt, lay, gcol), st, done);
-  for (int64_t q = 0; q < M->gofs[ng]; q++)
-    S->gcol_ext[q] = (int32_t)rrt_sparse_ext_index(A, gcol[q]);
+  for (int64_t q = 0; q < M->gofs[ng]; q++) { /* absent: next (see row_pairs) */
+    int64_t e = rrt_sparse_ext_index(A, gcol[q]);
+    S->gcol_ext[q] = (int32_t)(e < 0 ? M->next : e);
+  }
   M->nval = M->nnz + M->gofs[ng];
   if (M->nval > INT32_MAX / 2)
     st = rrt_error(ctx, RRT_ERR_UNSUPPORTED, OPC, "too many local values");
@@ -264,7 +266,7 @@ done:
   return st;
 }
 
-/* Room for `more` update pairs (the arrays double when full). */
+/* Room for `more` update pairs after np (the arrays double when full). */
 static int grow_pairs(rrt_ilu0_t M, int64_t np, int64_t more, int64_t *cap) {
   if (np + more <= *cap) return 1;
   while (*cap < np + more)
@@ -276,52 +278,56 @@ static int grow_pairs(rrt_ilu0_t M, int64_t np, int64_t more, int64_t *cap) {
   return a && b;
 }
 
+/* slot[fcol[v]] = val for the value indices v0 .. v1 of one row part. */
+static void set_slots(const int32_t *fcol, int64_t v0, int64_t v1, int32_t *slot, int use_v) {
+  for (int64_t v = v0; v < v1; v++)
+    slot[fcol[v]] = use_v ? (int32_t)v : -1;
+}
+
+/* The U entries of row k (local or ghost): value indices *s0 .. *s1 (the
+ * diagonal at *s0 - 1) and their columns, ucol[0 .. *s1 - *s0). */
+static const int32_t *urow(rrt_ilu0_t M, const rrt_ilu0_setup *S, int32_t k, int64_t *s0,
+                           int64_t *s1) {
+  if (k < M->nloc) {
+    *s0 = M->ur[2 * k] + 1, *s1 = M->ur[2 * k + 1];
+    return M->fcol + *s0;
+  }
+  int64_t g = k - M->nloc, b = M->gofs[g];
+  *s0 = M->nnz + b + 1, *s1 = M->nnz + M->gofs[g + 1];
+  return S->gcol_ext + b + 1;
+}
+
 /* Pivot and update pairs of the L entries of local row i: for the L entry
  * e = l_ik, the U entries u_kj of row k (local or ghost) whose column j row
  * i also holds, in the order of row k's U entries (the serial IKJ order).
- * slot[j] is the value index of row i's entry in column j (-1: none): set
- * for the row, read once per U entry of row k, reset after. A matched j
- * lies after e in position order (pos(j) > pos(k)), so no position is
- * compared. Returns 0 when out of memory. */
-static int row_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S, int64_t i, int32_t *slot, int64_t *np,
-                     int64_t *cap, double *fl) {
-  int64_t nloc = M->nloc, nnz = M->nnz;
+ * slot[j] is the value index of row i's entry in column j (-1: none; a
+ * ghost column nobody here holds reads slot[next], always -1): set for the
+ * row, read once per U entry of row k, reset after. A matched j lies after
+ * e in position order (pos(j) > pos(k)), so no position is compared. The
+ * store of a pair is unconditional and kept only on a match (no branch to
+ * mispredict). Returns the new pair count, or -1 when out of memory. */
+static int64_t row_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S, int64_t i, int32_t *slot,
+                         int64_t np, int64_t *cap) {
   int64_t l0 = M->lr[2 * i], l1 = M->lr[2 * i + 1], u0 = M->ur[2 * i], u1 = M->ur[2 * i + 1];
-  for (int64_t v = l0; v < l1; v++)
-    slot[M->fcol[v]] = (int32_t)v;
-  for (int64_t v = u0; v < u1; v++)
-    slot[M->fcol[v]] = (int32_t)v;
-  int ok = 1;
-  for (int64_t e = l0; e < l1 && ok; e++) {
-    int32_t k = M->fcol[e];
-    int64_t s0, s1, dk;  /* U entries of row k: value indices s0 .. s1, diagonal dk */
-    const int32_t *ucol; /* column of value index s: ucol[s - ubase] */
-    int64_t ubase;
-    if (k < nloc) {
-      dk = M->ur[2 * k], s0 = dk + 1, s1 = M->ur[2 * k + 1];
-      ucol = M->fcol, ubase = 0;
-    } else {
-      int64_t g = k - nloc;
-      dk = nnz + M->gofs[g], s0 = dk + 1, s1 = nnz + M->gofs[g + 1];
-      ucol = S->gcol_ext, ubase = nnz;
+  set_slots(M->fcol, l0, l1, slot, 1), set_slots(M->fcol, u0, u1, slot, 1);
+  for (int64_t e = l0; e < l1 && np >= 0; e++) {
+    int64_t s0, s1;
+    const int32_t *ucol = urow(M, S, M->fcol[e], &s0, &s1);
+    M->piv[e] = (int32_t)(s0 - 1);
+    if (!grow_pairs(M, np, s1 - s0 + 1, cap)) {
+      np = -1;
+      break;
     }
-    M->piv[e] = (int32_t)dk;
-    ok = grow_pairs(M, *np, s1 - s0, cap);
-    int64_t w = *np;
-    for (int64_t s = s0; s < s1 && ok; s++) {
-      int32_t j = ucol[s - ubase];
-      int32_t d = j < 0 ? -1 : slot[j];
-      if (d >= 0) M->pair_dst[w] = d, M->pair_src[w] = (int32_t)s, w++;
+    int32_t *dst = M->pair_dst, *src = M->pair_src;
+    for (int64_t s = s0; s < s1; s++) {
+      int32_t d = slot[ucol[s - s0]];
+      dst[np] = d, src[np] = (int32_t)s;
+      np += d >= 0;
     }
-    *fl += 1.0 + 2.0 * (double)(w - *np);
-    *np = w;
-    M->pair_ptr[e + 1] = w;
+    M->pair_ptr[e + 1] = np;
   }
-  for (int64_t v = l0; v < l1; v++)
-    slot[M->fcol[v]] = -1;
-  for (int64_t v = u0; v < u1; v++)
-    slot[M->fcol[v]] = -1;
-  return ok;
+  set_slots(M->fcol, l0, l1, slot, 0), set_slots(M->fcol, u0, u1, slot, 0);
+  return np;
 }
 
 rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S) {
@@ -339,14 +345,15 @@ rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S) {
   }
   memset(slot, 0xff, ((size_t)M->next + 1) * sizeof(int32_t)); /* -1 */
   M->pair_ptr[0] = 0;
-  double fl = 0.0;
-  int ok = 1;
-  for (int64_t t = 0; t < nloc && ok; t++) /* elimination order: L entries ascend */
-    ok = row_pairs(M, S, M->porder[t], slot, &np, &cap, &fl);
+  for (int64_t t = 0; t < nloc && np >= 0; t++) /* elimination order: L entries ascend */
+    np = row_pairs(M, S, M->porder[t], slot, np, &cap);
   free(slot);
-  if (!ok) return rrt_ilu0_nomem(ctx, OPC);
-  /* apply: 2 flops per off-diagonal entry, 1 per row (a multiply by 1/u_ii) */
-  double loc[2] = {fl, 2.0 * (double)(M->nnz - nloc) + (double)nloc}, glob[2];
+  if (np < 0) return rrt_ilu0_nomem(ctx, OPC);
+  /* factor: 1 flop per L entry (the multiplier), 2 per update pair; apply:
+   * 2 per off-diagonal entry, 1 per row (a multiply by 1/u_ii). Integers,
+   * so the sums are exact in any order. */
+  double loc[2] = {(double)nlv + 2.0 * (double)np, 2.0 * (double)(M->nnz - nloc) + (double)nloc},
+         glob[2];
   RRT_CHECK(rrt_host_allreduce_named(ctx, RRT_ILU0_OP_ANALYSIS("update pairs"), loc, glob, 2,
                                      RRT_DTYPE_F64, RRT_OP_SUM));
   M->fflops = glob[0], M->aflops = glob[1];

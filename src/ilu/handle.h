@@ -97,7 +97,7 @@ typedef struct rrt_ilu0_setup {
   int32_t *lev[2];   /* L, U: schedule level of every extended row (0 unknown) */
   int32_t *gneed[2]; /* per ghost: earliest local schedule level reading it */
   int64_t *glen;     /* per ghost: length of its U row (diagonal included) */
-  int32_t *gcol_ext; /* the ghost U rows' columns as extended indices (-1: absent) */
+  int32_t *gcol_ext; /* the ghost U rows' columns as extended indices (next: absent) */
 } rrt_ilu0_setup;
 
 /* setup.c */
