@@ -49,54 +49,88 @@ static void elimination_order(rrt_ilu0_t M) {
     M->rorder[nloc - 1 - t] = M->porder[t];
 }
 
-/* L entries of every row (counted into lr[2i + 1] for place_entries) and
- * their total. */
+/* L entries of every row (counted into lr[2i + 1] for place_entries, and
+ * lr[2i] = 1 where the row's columns are already in position order, as in
+ * natural order) and their total. */
 static int64_t count_lower(rrt_ilu0_t M) {
-  rrt_sparse_t A = M->A;
+  const int64_t *rowptr = M->A->rowptr, *pos = M->pos_ext;
+  const int32_t *col = M->A->col_ext;
   int64_t nlv = 0;
   for (int64_t i = 0; i < M->nloc; i++) {
-    int64_t pi = M->pos_ext[i], nl = 0;
-    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
-      nl += M->pos_ext[A->col_ext[p]] < pi;
-    M->lr[2 * i + 1] = nl;
+    int64_t pi = pos[i], nl = 0, last = -1, sorted = 1;
+    for (int64_t p = rowptr[i]; p < rowptr[i + 1]; p++) {
+      int64_t pp = pos[col[p]];
+      nl += pp < pi;
+      sorted &= pp > last;
+      last = pp;
+    }
+    M->lr[2 * i] = sorted, M->lr[2 * i + 1] = nl;
     nlv += nl;
   }
   return nlv;
 }
 
-/* Row i's entries sorted by position into tmp (A's entry indices): an
- * insertion sort on the positions kept in tpos, stable, and one comparison
- * per entry when the row is already in position order (natural order). */
-static void sort_row(rrt_ilu0_t M, int64_t i, int64_t *tmp, int64_t *tpos) {
-  rrt_sparse_t A = M->A;
-  int64_t b = A->rowptr[i], len = A->rowptr[i + 1] - b;
-  for (int64_t p = 0; p < len; p++) {
-    int64_t q = p, pp = M->pos_ext[A->col_ext[b + p]];
-    while (q > 0 && tpos[q - 1] > pp) {
-      tmp[q] = tmp[q - 1], tpos[q] = tpos[q - 1];
-      q--;
-    }
-    tmp[q] = b + p, tpos[q] = pp;
+/* Insert A's entry p (extended column e, position pp) into the row part
+ * being written at fcol/fperm[b .. *w), kept sorted by position. */
+static void insert_entry(rrt_ilu0_t M, int64_t b, int64_t *w, int32_t e, int64_t pp, int64_t p) {
+  int32_t *fcol = M->fcol, *fperm = M->fperm;
+  int64_t q = (*w)++;
+  while (q > b && M->pos_ext[fcol[q - 1]] > pp) {
+    fcol[q] = fcol[q - 1], fperm[q] = fperm[q - 1];
+    q--;
   }
+  fcol[q] = e, fperm[q] = (int32_t)p;
+}
+
+/* Row i's entries by position straight into their value indices: L from
+ * lw, diagonal and U from uw, by an insertion sort (rows are short) that
+ * appends after one comparison an entry placed after the part's last. */
+static void sort_row(rrt_ilu0_t M, int64_t i, int64_t lw, int64_t uw) {
+  const int32_t *col = M->A->col_ext;
+  const int64_t *pos = M->pos_ext;
+  int32_t *fcol = M->fcol, *fperm = M->fperm;
+  int64_t pi = pos[i], lb = lw, ub = uw, llast = -1, ulast = -1;
+  for (int64_t p = M->A->rowptr[i]; p < M->A->rowptr[i + 1]; p++) {
+    int32_t e = col[p];
+    int64_t pp = pos[e];
+    if (pp < pi && pp > llast)
+      fcol[lw] = e, fperm[lw++] = (int32_t)p, llast = pp;
+    else if (pp < pi)
+      insert_entry(M, lb, &lw, e, pp, p);
+    else if (pp > ulast)
+      fcol[uw] = e, fperm[uw++] = (int32_t)p, ulast = pp;
+    else
+      insert_entry(M, ub, &uw, e, pp, p);
+  }
+}
+
+/* A row already in position order: its first nl entries are the L part,
+ * the rest the diagonal and U part, copied as they are. */
+static void copy_row(rrt_ilu0_t M, int64_t i, int64_t nl, int64_t lw, int64_t uw) {
+  const int32_t *col = M->A->col_ext;
+  int32_t *fcol = M->fcol, *fperm = M->fperm;
+  int64_t b = M->A->rowptr[i], len = M->A->rowptr[i + 1] - b;
+  for (int64_t q = 0; q < nl; q++)
+    fcol[lw + q] = col[b + q], fperm[lw + q] = (int32_t)(b + q);
+  for (int64_t q = nl; q < len; q++)
+    fcol[uw + q - nl] = col[b + q], fperm[uw + q - nl] = (int32_t)(b + q);
 }
 
 /* Both parts laid out row by row in elimination order (L from 0, U from
  * nlv), every row's entries by position into their value indices; the
  * lowest global row without a diagonal entry, or INT64_MAX. One sweep in
- * elimination order writes fcol and fperm front to back. tmp, tpos: max
- * row length. */
-static int64_t place_entries(rrt_ilu0_t M, int64_t *tmp, int64_t *tpos) {
+ * elimination order writes fcol and fperm front to back. */
+static int64_t place_entries(rrt_ilu0_t M) {
   rrt_sparse_t A = M->A;
   int64_t missing = INT64_MAX, lcur = 0, ucur = M->nlv;
   for (int64_t t = 0; t < M->nloc; t++) {
     int64_t i = M->porder[t], len = A->rowptr[i + 1] - A->rowptr[i], nl = M->lr[2 * i + 1];
+    if (M->lr[2 * i])
+      copy_row(M, i, nl, lcur, ucur);
+    else
+      sort_row(M, i, lcur, ucur);
     M->lr[2 * i] = lcur, M->lr[2 * i + 1] = lcur + nl;
     M->ur[2 * i] = ucur, M->ur[2 * i + 1] = ucur + (len - nl);
-    sort_row(M, i, tmp, tpos);
-    for (int64_t p = 0; p < nl; p++)
-      M->fcol[lcur + p] = A->col_ext[tmp[p]], M->fperm[lcur + p] = (int32_t)tmp[p];
-    for (int64_t p = nl; p < len; p++)
-      M->fcol[ucur + p - nl] = A->col_ext[tmp[p]], M->fperm[ucur + p - nl] = (int32_t)tmp[p];
     if (len == nl || M->fcol[ucur] != i)
       if (A->row_begin + i < missing) missing = A->row_begin + i;
     lcur += nl, ucur += len - nl;
@@ -118,7 +152,6 @@ static rrt_status agree_missing(rrt_ilu0_t M, int64_t missing) {
 }
 
 rrt_status rrt_ilu0_factor_order(rrt_ilu0_t M) {
-  rrt_sparse_t A = M->A;
   int64_t nloc = M->nloc;
   M->lr = rrt_ilu0_alloc((2 * (size_t)nloc + 1) * sizeof(int64_t));
   M->ur = rrt_ilu0_alloc((2 * (size_t)nloc + 1) * sizeof(int64_t));
@@ -126,19 +159,11 @@ rrt_status rrt_ilu0_factor_order(rrt_ilu0_t M) {
   M->fperm = rrt_ilu0_alloc(((size_t)M->nnz + 1) * sizeof(int32_t));
   M->porder = rrt_ilu0_alloc(((size_t)nloc + 1) * sizeof(int32_t));
   M->rorder = rrt_ilu0_alloc(((size_t)nloc + 1) * sizeof(int32_t));
-  int64_t maxlen = 0;
-  for (int64_t i = 0; i < nloc; i++)
-    if (A->rowptr[i + 1] - A->rowptr[i] > maxlen) maxlen = A->rowptr[i + 1] - A->rowptr[i];
-  int64_t *tmp = malloc(2 * ((size_t)maxlen + 1) * sizeof(int64_t));
-  if (!M->lr || !M->ur || !M->fcol || !M->fperm || !M->porder || !M->rorder || !tmp) {
-    free(tmp);
+  if (!M->lr || !M->ur || !M->fcol || !M->fperm || !M->porder || !M->rorder)
     return rrt_ilu0_nomem(M->ctx, OPC);
-  }
   elimination_order(M);
   M->nlv = count_lower(M);
-  int64_t missing = place_entries(M, tmp, tmp + maxlen + 1);
-  free(tmp);
-  return agree_missing(M, missing);
+  return agree_missing(M, place_entries(M));
 }
 
 /* Which ghosts the L part (bit 0) and the U part (bit 1) of the local rows
