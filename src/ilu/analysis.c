@@ -170,6 +170,7 @@ rrt_status rrt_ilu0_factor_order(rrt_ilu0_t M) {
  * read: the factor storage holds each part's columns together. */
 static void ghost_flags(rrt_ilu0_t M, int32_t *gflag) {
   int64_t nloc = M->nloc;
+  if (M->A->nghost == 0) return; /* one rank: no pass over the entries */
   for (int64_t v = 0; v < M->nnz; v++) {
     int32_t e = M->fcol[v];
     if (e >= nloc) gflag[e - nloc] |= v < M->nlv ? 1 : 2;
