@@ -356,7 +356,7 @@ static int64_t row_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S, int64_t i, int32
   return np;
 }
 
-rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S) {
+rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   rrt_ctx_t ctx = M->ctx;
   int64_t nloc = M->nloc, nlv = M->nlv;
   M->piv = rrt_ilu0_alloc(((size_t)nlv + 1) * sizeof(int32_t));
@@ -364,16 +364,14 @@ rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S) {
   int64_t cap = M->nnz + 16, np = 0;
   M->pair_dst = rrt_ilu0_alloc((size_t)cap * sizeof(int32_t));
   M->pair_src = rrt_ilu0_alloc((size_t)cap * sizeof(int32_t));
-  int32_t *slot = rrt_ilu0_alloc(((size_t)M->next + 1) * sizeof(int32_t));
-  if (!M->piv || !M->pair_ptr || !M->pair_dst || !M->pair_src || !slot) {
-    free(slot);
-    return rrt_ilu0_nomem(ctx, OPC);
-  }
+  if (!M->piv || !M->pair_ptr || !M->pair_dst || !M->pair_src) return rrt_ilu0_nomem(ctx, OPC);
+  /* slot: next + 1 int32, the size of the L levels, whose pages are
+   * already mapped (a fresh array would cost a page fault every 4 KiB) */
+  int32_t *slot = S->lev[0];
   memset(slot, 0xff, ((size_t)M->next + 1) * sizeof(int32_t)); /* -1 */
   M->pair_ptr[0] = 0;
   for (int64_t t = 0; t < nloc && np >= 0; t++) /* elimination order: L entries ascend */
     np = row_pairs(M, S, M->porder[t], slot, np, &cap);
-  free(slot);
   if (np < 0) return rrt_ilu0_nomem(ctx, OPC);
   /* factor: 1 flop per L entry (the multiplier), 2 per update pair; apply:
    * 2 per off-diagonal entry, 1 per row (a multiply by 1/u_ii). Integers,

@@ -149,8 +149,9 @@ rrt_status rrt_ilu0_ghost_requests(rrt_ilu0_t M, rrt_ilu0_setup *S);
  *  S->gcol_ext, M->gofs, M->nval). Collective. */
 rrt_status rrt_ilu0_ghost_urows(rrt_ilu0_t M, rrt_ilu0_setup *S);
 /** Pivots and update pairs of every L entry (the IKJ schedule) and the
- *  global flop counts. Collective. */
-rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S);
+ *  global flop counts. Uses S->lev[0] as scratch (run it after the last
+ *  reader of the levels, rrt_ilu0_halos). Collective. */
+rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, rrt_ilu0_setup *S);
 
 /* levels.c */
 /** Level sets of L and U across ranks, the schedule (coarse levels where
