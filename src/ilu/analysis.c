@@ -329,9 +329,8 @@ static const int32_t *urow(rrt_ilu0_t M, const rrt_ilu0_setup *S, int32_t k, int
  * slot[j] is the value index of row i's entry in column j (-1: none; a
  * ghost column nobody here holds reads slot[next], always -1): set for the
  * row, read once per U entry of row k, reset after. A matched j lies after
- * e in position order (pos(j) > pos(k)), so no position is compared. The
- * store of a pair is unconditional and kept only on a match (no branch to
- * mispredict). Returns the new pair count, or -1 when out of memory. */
+ * e in position order (pos(j) > pos(k)), so no position is compared.
+ * Returns the new pair count, or -1 when out of memory. */
 static int64_t row_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S, int64_t i, int32_t *slot,
                          int64_t np, int64_t *cap) {
   int64_t l0 = M->lr[2 * i], l1 = M->lr[2 * i + 1], u0 = M->ur[2 * i], u1 = M->ur[2 * i + 1];
@@ -340,15 +339,14 @@ static int64_t row_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S, int64_t i, int32
     int64_t s0, s1;
     const int32_t *ucol = urow(M, S, M->fcol[e], &s0, &s1);
     M->piv[e] = (int32_t)(s0 - 1);
-    if (!grow_pairs(M, np, s1 - s0 + 1, cap)) {
+    if (!grow_pairs(M, np, s1 - s0, cap)) {
       np = -1;
       break;
     }
     int32_t *dst = M->pair_dst, *src = M->pair_src;
-    for (int64_t s = s0; s < s1; s++) {
-      int32_t d = slot[ucol[s - s0]];
-      dst[np] = d, src[np] = (int32_t)s;
-      np += d >= 0;
+    for (int64_t q = 0; q < s1 - s0; q++) {
+      int32_t d = slot[ucol[q]];
+      if (d >= 0) dst[np] = d, src[np++] = (int32_t)(s0 + q);
     }
     M->pair_ptr[e + 1] = np;
   }
