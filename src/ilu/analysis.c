@@ -49,22 +49,47 @@ static void elimination_order(rrt_ilu0_t M) {
     M->rorder[nloc - 1 - t] = M->porder[t];
 }
 
-/* L entries of every row (counted into lr[2i + 1] for place_entries, and
- * lr[2i] = 1 where the row's columns are already in position order, as in
- * natural order) and their total. */
-static int64_t count_lower(rrt_ilu0_t M) {
+/* Whether x[0 .. n) keeps increasing after *last (updated). */
+static int ascending(const int64_t *x, int64_t n, int64_t *last) {
+  for (int64_t t = 0; t < n; t++) {
+    if (x[t] <= *last) return 0;
+    *last = x[t];
+  }
+  return 1;
+}
+
+/* Whether positions increase with the global index (natural order, a dd
+ * ordering with one subdomain): then every row, its columns sorted by
+ * global index, is already in position order. In global order the
+ * extended rows are the ghosts below the row block, the local rows, and
+ * the ghosts above it. */
+static int rows_in_position_order(rrt_ilu0_t M) {
+  rrt_sparse_t A = M->A;
+  int64_t below = 0, last = -1;
+  while (below < A->nghost && A->ghost[below] < A->row_begin)
+    below++;
+  return ascending(M->pos_ext + M->nloc, below, &last) && ascending(M->pos_ext, M->nloc, &last) &&
+         ascending(M->pos_ext + M->nloc + below, A->nghost - below, &last);
+}
+
+/* L entries of every row (counted into lr[2i + 1] for place_entries) and
+ * their total. Rows in position order: the entries before the first one
+ * at or after the diagonal's position. */
+static int64_t count_lower(rrt_ilu0_t M, int in_order) {
   const int64_t *rowptr = M->A->rowptr, *pos = M->pos_ext;
   const int32_t *col = M->A->col_ext;
   int64_t nlv = 0;
   for (int64_t i = 0; i < M->nloc; i++) {
-    int64_t pi = pos[i], nl = 0, last = -1, sorted = 1;
-    for (int64_t p = rowptr[i]; p < rowptr[i + 1]; p++) {
-      int64_t pp = pos[col[p]];
-      nl += pp < pi;
-      sorted &= pp > last;
-      last = pp;
+    int64_t pi = pos[i], nl = 0, p = rowptr[i];
+    if (in_order) {
+      while (p < rowptr[i + 1] && pos[col[p]] < pi)
+        p++;
+      nl = p - rowptr[i];
+    } else {
+      for (; p < rowptr[i + 1]; p++)
+        nl += pos[col[p]] < pi;
     }
-    M->lr[2 * i] = sorted, M->lr[2 * i + 1] = nl;
+    M->lr[2 * i + 1] = nl;
     nlv += nl;
   }
   return nlv;
@@ -104,7 +129,7 @@ static void sort_row(rrt_ilu0_t M, int64_t i, int64_t lw, int64_t uw) {
   }
 }
 
-/* A row already in position order: its first nl entries are the L part,
+/* A row in position order: its first nl entries are the L part,
  * the rest the diagonal and U part, copied as they are. */
 static void copy_row(rrt_ilu0_t M, int64_t i, int64_t nl, int64_t lw, int64_t uw) {
   const int32_t *col = M->A->col_ext;
@@ -119,13 +144,14 @@ static void copy_row(rrt_ilu0_t M, int64_t i, int64_t nl, int64_t lw, int64_t uw
 /* Both parts laid out row by row in elimination order (L from 0, U from
  * nlv), every row's entries by position into their value indices; the
  * lowest global row without a diagonal entry, or INT64_MAX. One sweep in
- * elimination order writes fcol and fperm front to back. */
-static int64_t place_entries(rrt_ilu0_t M) {
+ * elimination order writes fcol and fperm front to back; in_order: every
+ * row is in position order (rows_in_position_order), so copied. */
+static int64_t place_entries(rrt_ilu0_t M, int in_order) {
   rrt_sparse_t A = M->A;
   int64_t missing = INT64_MAX, lcur = 0, ucur = M->nlv;
   for (int64_t t = 0; t < M->nloc; t++) {
     int64_t i = M->porder[t], len = A->rowptr[i + 1] - A->rowptr[i], nl = M->lr[2 * i + 1];
-    if (M->lr[2 * i])
+    if (in_order)
       copy_row(M, i, nl, lcur, ucur);
     else
       sort_row(M, i, lcur, ucur);
@@ -162,8 +188,9 @@ rrt_status rrt_ilu0_factor_order(rrt_ilu0_t M) {
   if (!M->lr || !M->ur || !M->fcol || !M->fperm || !M->porder || !M->rorder)
     return rrt_ilu0_nomem(M->ctx, OPC);
   elimination_order(M);
-  M->nlv = count_lower(M);
-  return agree_missing(M, place_entries(M));
+  int in_order = rows_in_position_order(M);
+  M->nlv = count_lower(M, in_order);
+  return agree_missing(M, place_entries(M, in_order));
 }
 
 /* Which ghosts the L part (bit 0) and the U part (bit 1) of the local rows
