@@ -132,7 +132,8 @@ rrt_status rrt_ilu0_destroy(rrt_ilu0_t M) {
     rrt_ilu0_unshare(ctx, M->d_lev[s], M->levrows[s]);
     free(M->hist[s]), free(M->levptr[s]), free(M->levrows[s]);
   }
-  free(M->pos_ext), free(M->phase_start), free(M->lr), free(M->ur), free(M->fcol), free(M->fperm), free(M->gofs);
+  free(M->pos_ext), free(M->phase_start), free(M->lr), free(M->ur), free(M->fcol), free(M->fperm),
+      free(M->gofs);
   free(M->piv), free(M->pair_dst), free(M->pair_src), free(M->pair_ptr), free(M->h_v);
   free(M->h_diag);
   rrt_free(ctx, M->d_didx), rrt_free(ctx, M->d_diag);

@@ -90,10 +90,10 @@ static rrt_status ghost_positions(rrt_ilu0_t M, const char *op) {
  * (j, c), sent to c's owner when c lives elsewhere. Duplicates (both (i, c)
  * and (c, i) stored) are harmless to the colouring. */
 typedef struct lower_graph {
-  int64_t *ptr;      /* nloc + 1 offsets */
-  int32_t *nb;       /* neighbours: local rows, then nloc + t for remote row rem[t] */
-  int64_t nrem;      /* remote lower neighbours */
-  int64_t *rem;      /* their global ids, ascending */
+  int64_t *ptr; /* nloc + 1 offsets */
+  int32_t *nb;  /* neighbours: local rows, then nloc + t for remote row rem[t] */
+  int64_t nrem; /* remote lower neighbours */
+  int64_t *rem; /* their global ids, ascending */
   int32_t *rem_owner;
 } lower_graph;
 
