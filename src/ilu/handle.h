@@ -104,10 +104,11 @@ typedef struct rrt_ilu0_setup {
 void rrt_ilu0_setup_free(rrt_ilu0_setup *s);
 
 rrt_status rrt_ilu0_nomem(rrt_ctx_t ctx, const char *op);
-/* Arrays from this size on are 2 MiB aligned and marked for transparent
- * huge pages: the analysis writes every array it allocates once, and with
- * 4 KiB pages the page faults were most of its time (measured: 80 MB
- * written in 70-110 ms with 4 KiB pages, 13-27 ms with huge pages). */
+/* Arrays from this size on are 2 MiB aligned, so that where transparent
+ * huge pages are `always` they map whole: the analysis writes every array
+ * it allocates once, and with 4 KiB pages the page faults were most of its
+ * time (measured: 80 MB written in 70-110 ms with 4 KiB pages, 13-27 ms
+ * with huge pages). No MADV_HUGEPAGE: see rrt_ilu0_alloc. */
 #define RRT_ILU0_HUGE_BYTES ((size_t)4 << 20)
 #define RRT_ILU0_HUGE_ALIGN ((size_t)2 << 20)
 /** Uninitialised host memory for the analysis' large arrays (free()
