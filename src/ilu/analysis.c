@@ -49,54 +49,114 @@ static void elimination_order(rrt_ilu0_t M) {
     M->rorder[nloc - 1 - t] = M->porder[t];
 }
 
-/* L entries of every row (counted into lr[2i + 1] for place_entries) and
- * their total. */
-static int64_t count_lower(rrt_ilu0_t M) {
+/* Whether x[0 .. n) keeps increasing after *last (updated). */
+static int ascending(const int64_t *x, int64_t n, int64_t *last) {
+  for (int64_t t = 0; t < n; t++) {
+    if (x[t] <= *last) return 0;
+    *last = x[t];
+  }
+  return 1;
+}
+
+/* Whether positions increase with the global index (natural order, a dd
+ * ordering with one subdomain): then every row, its columns sorted by
+ * global index, is already in position order. In global order the
+ * extended rows are the ghosts below the row block, the local rows, and
+ * the ghosts above it. */
+static int rows_in_position_order(rrt_ilu0_t M) {
   rrt_sparse_t A = M->A;
+  int64_t below = 0, last = -1;
+  while (below < A->nghost && A->ghost[below] < A->row_begin)
+    below++;
+  return ascending(M->pos_ext + M->nloc, below, &last) && ascending(M->pos_ext, M->nloc, &last) &&
+         ascending(M->pos_ext + M->nloc + below, A->nghost - below, &last);
+}
+
+/* L entries of every row (counted into lr[2i + 1] for place_entries) and
+ * their total. Rows in position order: the entries before the first one
+ * at or after the diagonal's position. */
+static int64_t count_lower(rrt_ilu0_t M, int in_order) {
+  const int64_t *rowptr = M->A->rowptr, *pos = M->pos_ext;
+  const int32_t *col = M->A->col_ext;
   int64_t nlv = 0;
   for (int64_t i = 0; i < M->nloc; i++) {
-    int64_t pi = M->pos_ext[i], nl = 0;
-    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
-      nl += M->pos_ext[A->col_ext[p]] < pi;
+    int64_t pi = pos[i], nl = 0, p = rowptr[i];
+    if (in_order) {
+      while (p < rowptr[i + 1] && pos[col[p]] < pi)
+        p++;
+      nl = p - rowptr[i];
+    } else {
+      for (; p < rowptr[i + 1]; p++)
+        nl += pos[col[p]] < pi;
+    }
     M->lr[2 * i + 1] = nl;
     nlv += nl;
   }
   return nlv;
 }
 
-/* Row i's entries sorted by position into tmp (A's entry indices): an
- * insertion sort on the positions kept in tpos, stable, and one comparison
- * per entry when the row is already in position order (natural order). */
-static void sort_row(rrt_ilu0_t M, int64_t i, int64_t *tmp, int64_t *tpos) {
-  rrt_sparse_t A = M->A;
-  int64_t b = A->rowptr[i], len = A->rowptr[i + 1] - b;
-  for (int64_t p = 0; p < len; p++) {
-    int64_t q = p, pp = M->pos_ext[A->col_ext[b + p]];
-    while (q > 0 && tpos[q - 1] > pp) {
-      tmp[q] = tmp[q - 1], tpos[q] = tpos[q - 1];
-      q--;
-    }
-    tmp[q] = b + p, tpos[q] = pp;
+/* Insert A's entry p (extended column e, position pp) into the row part
+ * being written at fcol/fperm[b .. *w), kept sorted by position. */
+static void insert_entry(rrt_ilu0_t M, int64_t b, int64_t *w, int32_t e, int64_t pp, int64_t p) {
+  int32_t *fcol = M->fcol, *fperm = M->fperm;
+  int64_t q = (*w)++;
+  while (q > b && M->pos_ext[fcol[q - 1]] > pp) {
+    fcol[q] = fcol[q - 1], fperm[q] = fperm[q - 1];
+    q--;
   }
+  fcol[q] = e, fperm[q] = (int32_t)p;
+}
+
+/* Row i's entries by position straight into their value indices: L from
+ * lw, diagonal and U from uw, by an insertion sort (rows are short) that
+ * appends after one comparison an entry placed after the part's last. */
+static void sort_row(rrt_ilu0_t M, int64_t i, int64_t lw, int64_t uw) {
+  const int32_t *col = M->A->col_ext;
+  const int64_t *pos = M->pos_ext;
+  int32_t *fcol = M->fcol, *fperm = M->fperm;
+  int64_t pi = pos[i], lb = lw, ub = uw, llast = -1, ulast = -1;
+  for (int64_t p = M->A->rowptr[i]; p < M->A->rowptr[i + 1]; p++) {
+    int32_t e = col[p];
+    int64_t pp = pos[e];
+    if (pp < pi && pp > llast)
+      fcol[lw] = e, fperm[lw++] = (int32_t)p, llast = pp;
+    else if (pp < pi)
+      insert_entry(M, lb, &lw, e, pp, p);
+    else if (pp > ulast)
+      fcol[uw] = e, fperm[uw++] = (int32_t)p, ulast = pp;
+    else
+      insert_entry(M, ub, &uw, e, pp, p);
+  }
+}
+
+/* A row in position order: its first nl entries are the L part,
+ * the rest the diagonal and U part, copied as they are. */
+static void copy_row(rrt_ilu0_t M, int64_t i, int64_t nl, int64_t lw, int64_t uw) {
+  const int32_t *col = M->A->col_ext;
+  int32_t *fcol = M->fcol, *fperm = M->fperm;
+  int64_t b = M->A->rowptr[i], len = M->A->rowptr[i + 1] - b;
+  for (int64_t q = 0; q < nl; q++)
+    fcol[lw + q] = col[b + q], fperm[lw + q] = (int32_t)(b + q);
+  for (int64_t q = nl; q < len; q++)
+    fcol[uw + q - nl] = col[b + q], fperm[uw + q - nl] = (int32_t)(b + q);
 }
 
 /* Both parts laid out row by row in elimination order (L from 0, U from
  * nlv), every row's entries by position into their value indices; the
  * lowest global row without a diagonal entry, or INT64_MAX. One sweep in
- * elimination order writes fcol and fperm front to back. tmp, tpos: max
- * row length. */
-static int64_t place_entries(rrt_ilu0_t M, int64_t *tmp, int64_t *tpos) {
+ * elimination order writes fcol and fperm front to back; in_order: every
+ * row is in position order (rows_in_position_order), so copied. */
+static int64_t place_entries(rrt_ilu0_t M, int in_order) {
   rrt_sparse_t A = M->A;
   int64_t missing = INT64_MAX, lcur = 0, ucur = M->nlv;
   for (int64_t t = 0; t < M->nloc; t++) {
     int64_t i = M->porder[t], len = A->rowptr[i + 1] - A->rowptr[i], nl = M->lr[2 * i + 1];
+    if (in_order)
+      copy_row(M, i, nl, lcur, ucur);
+    else
+      sort_row(M, i, lcur, ucur);
     M->lr[2 * i] = lcur, M->lr[2 * i + 1] = lcur + nl;
     M->ur[2 * i] = ucur, M->ur[2 * i + 1] = ucur + (len - nl);
-    sort_row(M, i, tmp, tpos);
-    for (int64_t p = 0; p < nl; p++)
-      M->fcol[lcur + p] = A->col_ext[tmp[p]], M->fperm[lcur + p] = (int32_t)tmp[p];
-    for (int64_t p = nl; p < len; p++)
-      M->fcol[ucur + p - nl] = A->col_ext[tmp[p]], M->fperm[ucur + p - nl] = (int32_t)tmp[p];
     if (len == nl || M->fcol[ucur] != i)
       if (A->row_begin + i < missing) missing = A->row_begin + i;
     lcur += nl, ucur += len - nl;
@@ -118,7 +178,6 @@ static rrt_status agree_missing(rrt_ilu0_t M, int64_t missing) {
 }
 
 rrt_status rrt_ilu0_factor_order(rrt_ilu0_t M) {
-  rrt_sparse_t A = M->A;
   int64_t nloc = M->nloc;
   M->lr = rrt_ilu0_alloc((2 * (size_t)nloc + 1) * sizeof(int64_t));
   M->ur = rrt_ilu0_alloc((2 * (size_t)nloc + 1) * sizeof(int64_t));
@@ -126,25 +185,19 @@ rrt_status rrt_ilu0_factor_order(rrt_ilu0_t M) {
   M->fperm = rrt_ilu0_alloc(((size_t)M->nnz + 1) * sizeof(int32_t));
   M->porder = rrt_ilu0_alloc(((size_t)nloc + 1) * sizeof(int32_t));
   M->rorder = rrt_ilu0_alloc(((size_t)nloc + 1) * sizeof(int32_t));
-  int64_t maxlen = 0;
-  for (int64_t i = 0; i < nloc; i++)
-    if (A->rowptr[i + 1] - A->rowptr[i] > maxlen) maxlen = A->rowptr[i + 1] - A->rowptr[i];
-  int64_t *tmp = malloc(2 * ((size_t)maxlen + 1) * sizeof(int64_t));
-  if (!M->lr || !M->ur || !M->fcol || !M->fperm || !M->porder || !M->rorder || !tmp) {
-    free(tmp);
+  if (!M->lr || !M->ur || !M->fcol || !M->fperm || !M->porder || !M->rorder)
     return rrt_ilu0_nomem(M->ctx, OPC);
-  }
   elimination_order(M);
-  M->nlv = count_lower(M);
-  int64_t missing = place_entries(M, tmp, tmp + maxlen + 1);
-  free(tmp);
-  return agree_missing(M, missing);
+  int in_order = rows_in_position_order(M);
+  M->nlv = count_lower(M, in_order);
+  return agree_missing(M, place_entries(M, in_order));
 }
 
 /* Which ghosts the L part (bit 0) and the U part (bit 1) of the local rows
  * read: the factor storage holds each part's columns together. */
 static void ghost_flags(rrt_ilu0_t M, int32_t *gflag) {
   int64_t nloc = M->nloc;
+  if (M->A->nghost == 0) return; /* one rank: no pass over the entries */
   for (int64_t v = 0; v < M->nnz; v++) {
     int32_t e = M->fcol[v];
     if (e >= nloc) gflag[e - nloc] |= v < M->nlv ? 1 : 2;
@@ -254,8 +307,10 @@ rrt_status rrt_ilu0_ghost_urows(rrt_ilu0_t M, rrt_ilu0_setup *S) {
     goto done;
   }
   RRT_CHECK_GOTO(exchange_ucols(M, S, ulen_send, cnt, lay, gcol), st, done);
-  for (int64_t q = 0; q < M->gofs[ng]; q++)
-    S->gcol_ext[q] = (int32_t)rrt_sparse_ext_index(A, gcol[q]);
+  for (int64_t q = 0; q < M->gofs[ng]; q++) { /* absent: next (see row_pairs) */
+    int64_t e = rrt_sparse_ext_index(A, gcol[q]);
+    S->gcol_ext[q] = (int32_t)(e < 0 ? M->next : e);
+  }
   M->nval = M->nnz + M->gofs[ng];
   if (M->nval > INT32_MAX / 2)
     st = rrt_error(ctx, RRT_ERR_UNSUPPORTED, OPC, "too many local values");
@@ -264,7 +319,7 @@ done:
   return st;
 }
 
-/* Room for `more` update pairs (the arrays double when full). */
+/* Room for `more` update pairs after np (the arrays double when full). */
 static int grow_pairs(rrt_ilu0_t M, int64_t np, int64_t more, int64_t *cap) {
   if (np + more <= *cap) return 1;
   while (*cap < np + more)
@@ -276,55 +331,57 @@ static int grow_pairs(rrt_ilu0_t M, int64_t np, int64_t more, int64_t *cap) {
   return a && b;
 }
 
+/* slot[fcol[v]] = val for the value indices v0 .. v1 of one row part. */
+static void set_slots(const int32_t *fcol, int64_t v0, int64_t v1, int32_t *slot, int use_v) {
+  for (int64_t v = v0; v < v1; v++)
+    slot[fcol[v]] = use_v ? (int32_t)v : -1;
+}
+
+/* The U entries of row k (local or ghost): value indices *s0 .. *s1 (the
+ * diagonal at *s0 - 1) and their columns, ucol[0 .. *s1 - *s0). */
+static const int32_t *urow(rrt_ilu0_t M, const rrt_ilu0_setup *S, int32_t k, int64_t *s0,
+                           int64_t *s1) {
+  if (k < M->nloc) {
+    *s0 = M->ur[2 * k] + 1, *s1 = M->ur[2 * k + 1];
+    return M->fcol + *s0;
+  }
+  int64_t g = k - M->nloc, b = M->gofs[g];
+  *s0 = M->nnz + b + 1, *s1 = M->nnz + M->gofs[g + 1];
+  return S->gcol_ext + b + 1;
+}
+
 /* Pivot and update pairs of the L entries of local row i: for the L entry
  * e = l_ik, the U entries u_kj of row k (local or ghost) whose column j row
  * i also holds, in the order of row k's U entries (the serial IKJ order).
- * slot[j] is the value index of row i's entry in column j (-1: none): set
- * for the row, read once per U entry of row k, reset after. A matched j
- * lies after e in position order (pos(j) > pos(k)), so no position is
- * compared. Returns 0 when out of memory. */
-static int row_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S, int64_t i, int32_t *slot, int64_t *np,
-                     int64_t *cap, double *fl) {
-  int64_t nloc = M->nloc, nnz = M->nnz;
+ * slot[j] is the value index of row i's entry in column j (-1: none; a
+ * ghost column nobody here holds reads slot[next], always -1): set for the
+ * row, read once per U entry of row k, reset after. A matched j lies after
+ * e in position order (pos(j) > pos(k)), so no position is compared.
+ * Returns the new pair count, or -1 when out of memory. */
+static int64_t row_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S, int64_t i, int32_t *slot,
+                         int64_t np, int64_t *cap) {
   int64_t l0 = M->lr[2 * i], l1 = M->lr[2 * i + 1], u0 = M->ur[2 * i], u1 = M->ur[2 * i + 1];
-  for (int64_t v = l0; v < l1; v++)
-    slot[M->fcol[v]] = (int32_t)v;
-  for (int64_t v = u0; v < u1; v++)
-    slot[M->fcol[v]] = (int32_t)v;
-  int ok = 1;
-  for (int64_t e = l0; e < l1 && ok; e++) {
-    int32_t k = M->fcol[e];
-    int64_t s0, s1, dk;  /* U entries of row k: value indices s0 .. s1, diagonal dk */
-    const int32_t *ucol; /* column of value index s: ucol[s - ubase] */
-    int64_t ubase;
-    if (k < nloc) {
-      dk = M->ur[2 * k], s0 = dk + 1, s1 = M->ur[2 * k + 1];
-      ucol = M->fcol, ubase = 0;
-    } else {
-      int64_t g = k - nloc;
-      dk = nnz + M->gofs[g], s0 = dk + 1, s1 = nnz + M->gofs[g + 1];
-      ucol = S->gcol_ext, ubase = nnz;
+  set_slots(M->fcol, l0, l1, slot, 1), set_slots(M->fcol, u0, u1, slot, 1);
+  for (int64_t e = l0; e < l1 && np >= 0; e++) {
+    int64_t s0, s1;
+    const int32_t *ucol = urow(M, S, M->fcol[e], &s0, &s1);
+    M->piv[e] = (int32_t)(s0 - 1);
+    if (!grow_pairs(M, np, s1 - s0, cap)) {
+      np = -1;
+      break;
     }
-    M->piv[e] = (int32_t)dk;
-    ok = grow_pairs(M, *np, s1 - s0, cap);
-    int64_t w = *np;
-    for (int64_t s = s0; s < s1 && ok; s++) {
-      int32_t j = ucol[s - ubase];
-      int32_t d = j < 0 ? -1 : slot[j];
-      if (d >= 0) M->pair_dst[w] = d, M->pair_src[w] = (int32_t)s, w++;
+    int32_t *dst = M->pair_dst, *src = M->pair_src;
+    for (int64_t q = 0; q < s1 - s0; q++) {
+      int32_t d = slot[ucol[q]];
+      if (d >= 0) dst[np] = d, src[np++] = (int32_t)(s0 + q);
     }
-    *fl += 1.0 + 2.0 * (double)(w - *np);
-    *np = w;
-    M->pair_ptr[e + 1] = w;
+    M->pair_ptr[e + 1] = np;
   }
-  for (int64_t v = l0; v < l1; v++)
-    slot[M->fcol[v]] = -1;
-  for (int64_t v = u0; v < u1; v++)
-    slot[M->fcol[v]] = -1;
-  return ok;
+  set_slots(M->fcol, l0, l1, slot, 0), set_slots(M->fcol, u0, u1, slot, 0);
+  return np;
 }
 
-rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S) {
+rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   rrt_ctx_t ctx = M->ctx;
   int64_t nloc = M->nloc, nlv = M->nlv;
   M->piv = rrt_ilu0_alloc(((size_t)nlv + 1) * sizeof(int32_t));
@@ -332,21 +389,20 @@ rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S) {
   int64_t cap = M->nnz + 16, np = 0;
   M->pair_dst = rrt_ilu0_alloc((size_t)cap * sizeof(int32_t));
   M->pair_src = rrt_ilu0_alloc((size_t)cap * sizeof(int32_t));
-  int32_t *slot = rrt_ilu0_alloc(((size_t)M->next + 1) * sizeof(int32_t));
-  if (!M->piv || !M->pair_ptr || !M->pair_dst || !M->pair_src || !slot) {
-    free(slot);
-    return rrt_ilu0_nomem(ctx, OPC);
-  }
+  if (!M->piv || !M->pair_ptr || !M->pair_dst || !M->pair_src) return rrt_ilu0_nomem(ctx, OPC);
+  /* slot: next + 1 int32, the size of the L levels, whose pages are
+   * already mapped (a fresh array would cost a page fault every 4 KiB) */
+  int32_t *slot = S->lev[0];
   memset(slot, 0xff, ((size_t)M->next + 1) * sizeof(int32_t)); /* -1 */
   M->pair_ptr[0] = 0;
-  double fl = 0.0;
-  int ok = 1;
-  for (int64_t t = 0; t < nloc && ok; t++) /* elimination order: L entries ascend */
-    ok = row_pairs(M, S, M->porder[t], slot, &np, &cap, &fl);
-  free(slot);
-  if (!ok) return rrt_ilu0_nomem(ctx, OPC);
-  /* apply: 2 flops per off-diagonal entry, 1 per row (a multiply by 1/u_ii) */
-  double loc[2] = {fl, 2.0 * (double)(M->nnz - nloc) + (double)nloc}, glob[2];
+  for (int64_t t = 0; t < nloc && np >= 0; t++) /* elimination order: L entries ascend */
+    np = row_pairs(M, S, M->porder[t], slot, np, &cap);
+  if (np < 0) return rrt_ilu0_nomem(ctx, OPC);
+  /* factor: 1 flop per L entry (the multiplier), 2 per update pair; apply:
+   * 2 per off-diagonal entry, 1 per row (a multiply by 1/u_ii). Integers,
+   * so the sums are exact in any order. */
+  double loc[2] = {(double)nlv + 2.0 * (double)np, 2.0 * (double)(M->nnz - nloc) + (double)nloc},
+         glob[2];
   RRT_CHECK(rrt_host_allreduce_named(ctx, RRT_ILU0_OP_ANALYSIS("update pairs"), loc, glob, 2,
                                      RRT_DTYPE_F64, RRT_OP_SUM));
   M->fflops = glob[0], M->aflops = glob[1];

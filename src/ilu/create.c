@@ -79,10 +79,11 @@ static rrt_status analyse(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   RRT_ILU0_PHASE("levels", rrt_ilu0_schedule(M, S));
   /* 5. U rows of L ghosts: lengths, then global columns, in ghost order */
   RRT_ILU0_PHASE("ghost_urows", rrt_ilu0_ghost_urows(M, S));
-  /* 6. pivots and update pairs (the IKJ schedule of every row) */
-  RRT_ILU0_PHASE("pairs", rrt_ilu0_update_pairs(M, S));
-  /* 7. plans: rows others need after each level */
+  /* 6. plans: rows others need after each level */
   RRT_ILU0_PHASE("halos", rrt_ilu0_halos(M, S));
+  /* 7. pivots and update pairs (the IKJ schedule of every row), after the
+   * halos: its scratch is S->lev[0], which they were the last to read */
+  RRT_ILU0_PHASE("pairs", rrt_ilu0_update_pairs(M, S));
   /* 8. backend copies */
   RRT_ILU0_PHASE("backend", rrt_ilu0_backend_alloc(M));
   return RRT_SUCCESS;
@@ -131,7 +132,8 @@ rrt_status rrt_ilu0_destroy(rrt_ilu0_t M) {
     rrt_ilu0_unshare(ctx, M->d_lev[s], M->levrows[s]);
     free(M->hist[s]), free(M->levptr[s]), free(M->levrows[s]);
   }
-  free(M->pos_ext), free(M->phase_start), free(M->lr), free(M->ur), free(M->fcol), free(M->fperm), free(M->gofs);
+  free(M->pos_ext), free(M->phase_start), free(M->lr), free(M->ur), free(M->fcol), free(M->fperm),
+      free(M->gofs);
   free(M->piv), free(M->pair_dst), free(M->pair_src), free(M->pair_ptr), free(M->h_v);
   free(M->h_diag);
   rrt_free(ctx, M->d_didx), rrt_free(ctx, M->d_diag);

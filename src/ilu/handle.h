@@ -97,17 +97,18 @@ typedef struct rrt_ilu0_setup {
   int32_t *lev[2];   /* L, U: schedule level of every extended row (0 unknown) */
   int32_t *gneed[2]; /* per ghost: earliest local schedule level reading it */
   int64_t *glen;     /* per ghost: length of its U row (diagonal included) */
-  int32_t *gcol_ext; /* the ghost U rows' columns as extended indices (-1: absent) */
+  int32_t *gcol_ext; /* the ghost U rows' columns as extended indices (next: absent) */
 } rrt_ilu0_setup;
 
 /* setup.c */
 void rrt_ilu0_setup_free(rrt_ilu0_setup *s);
 
 rrt_status rrt_ilu0_nomem(rrt_ctx_t ctx, const char *op);
-/* Arrays from this size on are 2 MiB aligned and marked for transparent
- * huge pages: the analysis writes every array it allocates once, and with
- * 4 KiB pages the page faults were most of its time (measured: 80 MB
- * written in 70-110 ms with 4 KiB pages, 13-27 ms with huge pages). */
+/* Arrays from this size on are 2 MiB aligned, so that where transparent
+ * huge pages are `always` they map whole: the analysis writes every array
+ * it allocates once, and with 4 KiB pages the page faults were most of its
+ * time (measured: 80 MB written in 70-110 ms with 4 KiB pages, 13-27 ms
+ * with huge pages). No MADV_HUGEPAGE: see rrt_ilu0_alloc. */
 #define RRT_ILU0_HUGE_BYTES ((size_t)4 << 20)
 #define RRT_ILU0_HUGE_ALIGN ((size_t)2 << 20)
 /** Uninitialised host memory for the analysis' large arrays (free()
@@ -149,8 +150,9 @@ rrt_status rrt_ilu0_ghost_requests(rrt_ilu0_t M, rrt_ilu0_setup *S);
  *  S->gcol_ext, M->gofs, M->nval). Collective. */
 rrt_status rrt_ilu0_ghost_urows(rrt_ilu0_t M, rrt_ilu0_setup *S);
 /** Pivots and update pairs of every L entry (the IKJ schedule) and the
- *  global flop counts. Collective. */
-rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S);
+ *  global flop counts. Uses S->lev[0] as scratch (run it after the last
+ *  reader of the levels, rrt_ilu0_halos). Collective. */
+rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, rrt_ilu0_setup *S);
 
 /* levels.c */
 /** Level sets of L and U across ranks, the schedule (coarse levels where

@@ -138,11 +138,10 @@ done:
   return st;
 }
 
-/* Group local rows by level, in elimination order within a level (L side;
- * reversed for U), as coarse levels need and as the rows are stored.
- * report: also the global level count and histogram (rrt_ilu0_levels);
- * otherwise only the schedule (M->nsched, levptr, levrows). Collective. */
-static rrt_status level_lists(rrt_ilu0_t M, int side, const int32_t *lev, int report) {
+/* Rows per level of one side: the schedule's level count and pointers
+ * (M->nsched, levptr); report: also the global level count and histogram
+ * (rrt_ilu0_levels). Collective. */
+static rrt_status level_counts(rrt_ilu0_t M, int side, const int32_t *lev, int report) {
   rrt_ctx_t ctx = M->ctx;
   int32_t mx = 0, gmx = 0;
   for (int64_t i = 0; i < M->nloc; i++)
@@ -150,38 +149,41 @@ static rrt_status level_lists(rrt_ilu0_t M, int side, const int32_t *lev, int re
   RRT_CHECK(rrt_host_allreduce_named(ctx, RRT_ILU0_OP_ANALYSIS("level lists"), &mx, &gmx, 1,
                                      RRT_DTYPE_I32, RRT_OP_MAX));
   M->nsched[side] = gmx;
-  free(M->levptr[side]), free(M->levrows[side]);
-  M->levptr[side] = calloc((size_t)gmx + 2, sizeof(int64_t));
-  M->levrows[side] = rrt_ilu0_alloc(((size_t)M->nloc + 1) * sizeof(int32_t));
-  int64_t *loc = calloc((size_t)gmx + 1, sizeof(int64_t));
-  if (!M->levptr[side] || !M->levrows[side] || !loc) {
-    free(loc);
-    return rrt_ilu0_nomem(ctx, OPC);
-  }
+  free(M->levptr[side]);
+  int64_t *ptr = M->levptr[side] = calloc((size_t)gmx + 2, sizeof(int64_t));
+  if (!ptr) return rrt_ilu0_nomem(ctx, OPC);
   for (int64_t i = 0; i < M->nloc; i++)
-    loc[lev[i] - 1]++;
+    ptr[lev[i]]++; /* level l counted in ptr[l], summed below */
   if (report) {
     M->nlev[side] = gmx;
     M->hist[side] = calloc((size_t)gmx + 1, sizeof(int64_t));
-    rrt_status st =
-        M->hist[side]
-            ? rrt_host_allreduce_named(ctx, RRT_ILU0_OP_ANALYSIS("level histogram"), loc,
-                                       M->hist[side], (size_t)gmx, RRT_DTYPE_I64, RRT_OP_SUM)
-            : rrt_ilu0_nomem(ctx, OPC);
-    if (st) {
-      free(loc);
-      return st;
-    }
+    if (!M->hist[side]) return rrt_ilu0_nomem(ctx, OPC);
+    RRT_CHECK(rrt_host_allreduce_named(ctx, RRT_ILU0_OP_ANALYSIS("level histogram"), ptr + 1,
+                                       M->hist[side], (size_t)gmx, RRT_DTYPE_I64, RRT_OP_SUM));
   }
-  int64_t *ptr = M->levptr[side];
   for (int l = 0; l < gmx; l++)
-    ptr[l + 1] = ptr[l] + loc[l];
-  memcpy(loc, ptr, (size_t)gmx * sizeof(int64_t));
+    ptr[l + 1] += ptr[l];
+  return RRT_SUCCESS;
+}
+
+/* The local rows grouped by level (levrows, levptr[l-1] .. levptr[l]), in
+ * elimination order within a level (L side; reversed for U), as coarse
+ * levels need and as the rows are stored. */
+static rrt_status level_rows(rrt_ilu0_t M, int side, const int32_t *lev) {
+  const int64_t *ptr = M->levptr[side];
+  free(M->levrows[side]);
+  M->levrows[side] = rrt_ilu0_alloc(((size_t)M->nloc + 1) * sizeof(int32_t));
+  int64_t *fill = malloc(((size_t)M->nsched[side] + 1) * sizeof(int64_t));
+  if (!M->levrows[side] || !fill) {
+    free(fill);
+    return rrt_ilu0_nomem(M->ctx, OPC);
+  }
+  memcpy(fill, ptr, (size_t)M->nsched[side] * sizeof(int64_t));
   for (int64_t t = 0; t < M->nloc; t++) {
     int32_t i = M->porder[side == 0 ? t : M->nloc - 1 - t];
-    M->levrows[side][loc[lev[i] - 1]++] = i;
+    M->levrows[side][fill[lev[i] - 1]++] = i;
   }
-  free(loc);
+  free(fill);
   return RRT_SUCCESS;
 }
 
@@ -258,6 +260,7 @@ static void ghost_need(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   int64_t nloc = M->nloc;
   for (int64_t g = 0; g < M->A->nghost; g++)
     S->gneed[0][g] = S->gneed[1][g] = INT_MAX;
+  if (M->A->nghost == 0) return; /* one rank: no pass over the entries */
   for (int64_t i = 0; i < nloc; i++)
     for (int side = 0; side < 2; side++) {
       const int64_t *part = side == 0 ? M->lr : M->ur;
@@ -283,23 +286,25 @@ rrt_status rrt_ilu0_schedule(rrt_ilu0_t M, rrt_ilu0_setup *S) {
     RRT_CHECK(levels_device(M, S->lev));
   else
     RRT_CHECK(levels_host(M, S, S->lev));
+  for (int side = 0; side < 2; side++)
+    RRT_CHECK(level_counts(M, side, S->lev[side], 1));
+  /* One rank with host-sequential kernels and small levels: a sequential
+   * sweep in elimination order is faster than level scheduling (memory
+   * order beats tiny parallel levels); large levels (multicolour) keep the
+   * threads. The sweeps read porder and rorder, so no level lists. */
+  if (ctx->size == 1 && M->k->factor_seq &&
+      (ctx->threads <= 1 || M->nloc < (int64_t)M->nlev[0] * RRT_ILU0_SEQ_ROWS_PER_LEVEL))
+    M->seq_order = M->porder;
   for (int side = 0; side < 2; side++) {
-    RRT_CHECK(level_lists(M, side, S->lev[side], 1));
     RRT_CHECK(coarse_factor(M, side, S->gflag, &M->coarse[side]));
     if (M->coarse[side] > 1) {
       /* schedule levels of local and ghost rows alike (phases are global) */
       for (int64_t x = 0; x < M->next; x++)
         if (S->lev[side][x] > 0) S->lev[side][x] = coarse_level(M, side, x);
-      RRT_CHECK(level_lists(M, side, S->lev[side], 0));
+      RRT_CHECK(level_counts(M, side, S->lev[side], 0));
     }
+    if (!M->seq_order) RRT_CHECK(level_rows(M, side, S->lev[side]));
   }
-  /* One rank with host-sequential kernels and small levels: a sequential
-   * sweep in elimination order is faster than level scheduling (memory
-   * order beats tiny parallel levels); large levels (multicolour) keep the
-   * threads. */
-  if (ctx->size == 1 && M->k->factor_seq &&
-      (ctx->threads <= 1 || M->nloc < (int64_t)M->nlev[0] * RRT_ILU0_SEQ_ROWS_PER_LEVEL))
-    M->seq_order = M->porder;
   ghost_need(M, S);
   return RRT_SUCCESS;
 }

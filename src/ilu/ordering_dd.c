@@ -122,7 +122,9 @@ static rrt_status subdomains(rrt_ilu0_t M, dd_work *w, int64_t *scratch) {
 static rrt_status interface_flags(rrt_ilu0_t M, dd_work *w) {
   rrt_sparse_t A = M->A;
   memset(w->iface, 0, (size_t)M->next * sizeof(int32_t));
-  rrt_dd_mark_interface(A->nloc, A->rowptr, A->col_ext, w->sub, w->iface);
+  int nsub = M->opt.dd_blocks > 0 ? M->opt.dd_blocks : M->ctx->size;
+  if (nsub > 1) /* one subdomain: no interface, no pass over the entries */
+    rrt_dd_mark_interface(A->nloc, A->rowptr, A->col_ext, w->sub, w->iface);
   int64_t m = 0, nr = 0, *rdata = NULL;
   int32_t *rsrc = NULL;
   for (int64_t g = 0; g < A->nghost; g++)

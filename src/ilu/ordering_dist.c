@@ -86,13 +86,14 @@ static rrt_status ghost_positions(rrt_ilu0_t M, const char *op) {
 /* ---- multicolour ---------------------------------------------------------------- */
 
 /* The lower neighbours of the local rows in the symmetrised graph, as
- * global ids: column c < i of row i, and row j < c for an entry (j, c),
- * sent to c's owner when c lives elsewhere. Duplicates (both (i, c) and
- * (c, i) stored) are harmless to the colouring. */
+ * extended indices: column c < i of row i, and row j < c for an entry
+ * (j, c), sent to c's owner when c lives elsewhere. Duplicates (both (i, c)
+ * and (c, i) stored) are harmless to the colouring. */
 typedef struct lower_graph {
-  int64_t *ptr, *nb; /* nloc + 1 offsets; neighbours, then extended indices */
-  int64_t nrem;      /* remote lower neighbours: extended nloc .. nloc + nrem */
-  int64_t *rem;      /* their global ids, ascending */
+  int64_t *ptr; /* nloc + 1 offsets */
+  int32_t *nb;  /* neighbours: local rows, then nloc + t for remote row rem[t] */
+  int64_t nrem; /* remote lower neighbours */
+  int64_t *rem; /* their global ids, ascending */
   int32_t *rem_owner;
 } lower_graph;
 
@@ -106,7 +107,7 @@ static void lower_graph_free(lower_graph *G) {
 static rrt_status remote_transposes(rrt_ilu0_t M, int64_t *nrecv, int64_t **recs) {
   rrt_sparse_t A = M->A;
   int64_t ns = 0;
-  for (int64_t p = 0; p < A->nnz; p++)
+  for (int64_t p = 0; p < A->nnz && A->nghost > 0; p++) /* no ghosts: no such entry */
     ns += A->col_ext[p] >= A->nloc;
   int64_t *send = malloc(2 * ((size_t)ns + 1) * sizeof(int64_t));
   int32_t *dest = malloc(((size_t)ns + 1) * sizeof(int32_t)), *src = NULL;
@@ -115,7 +116,7 @@ static rrt_status remote_transposes(rrt_ilu0_t M, int64_t *nrecv, int64_t **recs
     return rrt_ilu0_nomem(M->ctx, OPC);
   }
   int64_t w = 0;
-  for (int64_t j = 0; j < A->nloc; j++)
+  for (int64_t j = 0; j < A->nloc && ns > 0; j++)
     for (int64_t p = A->rowptr[j]; p < A->rowptr[j + 1]; p++) {
       int32_t e = A->col_ext[p];
       if (e < A->nloc || A->col[p] < A->row_begin + j) continue;
@@ -133,19 +134,16 @@ static int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Remote neighbours (global ids below row_begin) as extended indices
- * nloc + their rank in the sorted unique list G->rem. */
-static rrt_status remote_index(rrt_ilu0_t M, lower_graph *G) {
+/* The remote neighbours, nr of them, held as (slot in nb, global id) in
+ * rq/rg: G->rem their sorted unique global ids, and each slot set to
+ * nloc + its rank there. Only remote entries are visited, none on one rank. */
+static rrt_status remote_index(rrt_ilu0_t M, lower_graph *G, int64_t nr, const int64_t *rq,
+                               const int64_t *rg) {
   rrt_sparse_t A = M->A;
-  int64_t nloc = A->nloc, rb = A->row_begin, tot = G->ptr[nloc], nr = 0;
-  for (int64_t q = 0; q < tot; q++)
-    nr += G->nb[q] < rb;
   G->rem = malloc(((size_t)nr + 1) * sizeof(int64_t));
   G->rem_owner = malloc(((size_t)nr + 1) * sizeof(int32_t));
   if (!G->rem || !G->rem_owner) return rrt_ilu0_nomem(M->ctx, OPC);
-  nr = 0;
-  for (int64_t q = 0; q < tot; q++)
-    if (G->nb[q] < rb) G->rem[nr++] = G->nb[q];
+  if (nr > 0) memcpy(G->rem, rg, (size_t)nr * sizeof(int64_t));
   qsort(G->rem, (size_t)nr, sizeof(int64_t), cmp_i64);
   int64_t u = 0;
   for (int64_t t = 0; t < nr; t++)
@@ -153,21 +151,53 @@ static rrt_status remote_index(rrt_ilu0_t M, lower_graph *G) {
   G->nrem = u;
   for (int64_t t = 0; t < u; t++)
     G->rem_owner[t] = rrt_partition_owner(A->offsets, M->ctx->size, G->rem[t]);
-  for (int64_t q = 0; q < tot; q++) {
-    int64_t g = G->nb[q];
-    if (g >= rb) {
-      G->nb[q] = g - rb;
-      continue;
-    }
-    const int64_t *hit = bsearch(&g, G->rem, (size_t)u, sizeof(int64_t), cmp_i64);
-    G->nb[q] = nloc + (hit - G->rem);
+  for (int64_t t = 0; t < nr; t++) {
+    const int64_t *hit = bsearch(&rg[t], G->rem, (size_t)u, sizeof(int64_t), cmp_i64);
+    G->nb[rq[t]] = (int32_t)(A->nloc + (hit - G->rem));
   }
   return RRT_SUCCESS;
 }
 
-static rrt_status lower_graph_build(rrt_ilu0_t M, lower_graph *G) {
+/* Lower neighbours per local row (counted into G->ptr[i + 1]) and how many
+ * are remote: ghost columns below the row block, and the received records. */
+static int64_t count_lower_nb(rrt_ilu0_t M, lower_graph *G, int64_t nrecv, const int64_t *recs) {
   rrt_sparse_t A = M->A;
-  int64_t nloc = A->nloc, rb = A->row_begin, nrecv = 0, *recs = NULL;
+  int64_t nloc = A->nloc, rb = A->row_begin, nr = nrecv, *cnt = G->ptr + 1;
+  for (int64_t i = 0; i < nloc; i++)
+    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+      int64_t c = A->col[p];
+      if (c < rb + i)
+        cnt[i]++, nr += c < rb;
+      else if (c > rb + i && A->col_ext[p] < nloc)
+        cnt[c - rb]++;
+    }
+  for (int64_t t = 0; t < nrecv; t++)
+    cnt[recs[2 * t] - rb]++;
+  return nr;
+}
+
+/* The neighbours into G->nb (fill: G->ptr, advanced): local ones as local
+ * rows, remote ones noted as (slot, global id) in rq/rg for remote_index. */
+static void fill_lower_nb(rrt_ilu0_t M, lower_graph *G, int64_t *fill, int64_t nrecv,
+                          const int64_t *recs, int64_t *rq, int64_t *rg) {
+  rrt_sparse_t A = M->A;
+  int64_t nloc = A->nloc, rb = A->row_begin, r = 0;
+  for (int64_t i = 0; i < nloc; i++)
+    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+      int64_t c = A->col[p];
+      if (c >= rb && c < rb + i)
+        G->nb[fill[i]++] = (int32_t)(c - rb);
+      else if (c < rb)
+        rq[r] = fill[i]++, rg[r++] = c;
+      else if (c > rb + i && A->col_ext[p] < nloc)
+        G->nb[fill[c - rb]++] = (int32_t)i;
+    }
+  for (int64_t t = 0; t < nrecv; t++)
+    rq[r] = fill[recs[2 * t] - rb]++, rg[r++] = recs[2 * t + 1];
+}
+
+static rrt_status lower_graph_build(rrt_ilu0_t M, lower_graph *G) {
+  int64_t nloc = M->nloc, nrecv = 0, *recs = NULL;
   memset(G, 0, sizeof(*G));
   RRT_CHECK(remote_transposes(M, &nrecv, &recs));
   G->ptr = rrt_ilu0_alloc(((size_t)nloc + 2) * sizeof(int64_t));
@@ -176,38 +206,22 @@ static rrt_status lower_graph_build(rrt_ilu0_t M, lower_graph *G) {
     return rrt_ilu0_nomem(M->ctx, OPC);
   }
   memset(G->ptr, 0, ((size_t)nloc + 2) * sizeof(int64_t));
-  int64_t *cnt = G->ptr + 1; /* counts, then fill pointers */
-  for (int64_t i = 0; i < nloc; i++)
-    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-      int64_t c = A->col[p];
-      if (c < rb + i)
-        cnt[i]++;
-      else if (c > rb + i && A->col_ext[p] < nloc)
-        cnt[c - rb]++;
-    }
-  for (int64_t t = 0; t < nrecv; t++)
-    cnt[recs[2 * t] - rb]++;
+  int64_t nr = count_lower_nb(M, G, nrecv, recs);
   for (int64_t i = 0; i < nloc; i++)
     G->ptr[i + 1] += G->ptr[i];
-  G->nb = rrt_ilu0_alloc(((size_t)G->ptr[nloc] + 1) * sizeof(int64_t));
+  G->nb = rrt_ilu0_alloc(((size_t)G->ptr[nloc] + 1) * sizeof(int32_t));
   int64_t *fill = rrt_ilu0_alloc(((size_t)nloc + 1) * sizeof(int64_t));
-  if (!G->nb || !fill) {
-    free(recs), free(fill);
-    return rrt_ilu0_nomem(M->ctx, OPC);
+  int64_t *rq = malloc(2 * ((size_t)nr + 1) * sizeof(int64_t));
+  rrt_status st = RRT_SUCCESS;
+  if (!G->nb || !fill || !rq) {
+    st = rrt_ilu0_nomem(M->ctx, OPC);
+  } else {
+    memcpy(fill, G->ptr, (size_t)nloc * sizeof(int64_t));
+    fill_lower_nb(M, G, fill, nrecv, recs, rq, rq + nr);
+    st = remote_index(M, G, nr, rq, rq + nr);
   }
-  memcpy(fill, G->ptr, (size_t)nloc * sizeof(int64_t));
-  for (int64_t i = 0; i < nloc; i++)
-    for (int64_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-      int64_t c = A->col[p];
-      if (c < rb + i)
-        G->nb[fill[i]++] = c;
-      else if (c > rb + i && A->col_ext[p] < nloc)
-        G->nb[fill[c - rb]++] = rb + i;
-    }
-  for (int64_t t = 0; t < nrecv; t++)
-    G->nb[fill[recs[2 * t] - rb]++] = recs[2 * t + 1];
-  free(recs), free(fill);
-  return remote_index(M, G);
+  free(recs), free(fill), free(rq);
+  return st;
 }
 
 /* One colouring sweep over the uncoloured local rows whose lower
