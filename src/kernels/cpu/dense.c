@@ -12,6 +12,8 @@ void rrt_dense_gram(int n, int m, int d, const double *a, const double *b, doubl
 
 void rrt_dense_set_threads(int n) { openblas_set_num_threads(n); }
 
+int rrt_dense_threads(void) { return openblas_get_num_threads(); }
+
 #else
 
 double rrt_dense_dot(int n, const double *x, const double *y) {
@@ -28,5 +30,7 @@ void rrt_dense_gram(int n, int m, int d, const double *a, const double *b, doubl
 }
 
 void rrt_dense_set_threads(int n) { (void)n; }
+
+int rrt_dense_threads(void) { return 1; }
 
 #endif

@@ -17,7 +17,9 @@ double rrt_dense_dot(int n, const double *x, const double *y);
  *  B (m x d)): the Gram block of two sets of points. */
 void rrt_dense_gram(int n, int m, int d, const double *a, const double *b, double *c);
 
-/** Size the BLAS thread pool (a no-op without BLAS). */
+/** Size the BLAS thread pool (a no-op without BLAS), and its size (1
+ *  without BLAS). */
 void rrt_dense_set_threads(int n);
+int rrt_dense_threads(void);
 
 #endif
