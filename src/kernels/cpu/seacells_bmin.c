@@ -21,44 +21,95 @@
 
 /* s_ij = sum over the K Bg row of cell i (its order) of kbg_l T1b_lj, with
  * row j of T1b scattered into the dense d (T1b is symmetric bit for bit;
- * entries it lacks are skipped, as the dense sum added them as +0). */
-static inline double s_entry(const rrt_sc_rowset *kg, int64_t i, const double *d) {
-  double s = 0.0;
-  for (int64_t q = kg->beg[i]; q < kg->end[i]; q++)
-    if (d[kg->col[q]] != 0.0) s = s + kg->val[q] * d[kg->col[q]];
-  return s;
+ * entries it lacks are skipped, as the dense sum added them as +0), for
+ * four cells at once: four independent sums, each over its own row in its
+ * order (so the same bits), which the CPU overlaps (one sum is a chain of
+ * dependent additions; at 200k cells these chains were most of the
+ * archetype minima's time). */
+static inline void s_entry4(const rrt_sc_rowset *kg, const int64_t *cell, const double *d,
+                            double *out) {
+  int64_t q[4], len[4], n = INT64_MAX;
+  for (int t = 0; t < 4; t++) {
+    q[t] = kg->beg[cell[t]], len[t] = kg->end[cell[t]] - q[t];
+    n = len[t] < n ? len[t] : n;
+  }
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  for (int64_t k = 0; k < n; k++) {
+    double d0 = d[kg->col[q[0] + k]], d1 = d[kg->col[q[1] + k]];
+    double d2 = d[kg->col[q[2] + k]], d3 = d[kg->col[q[3] + k]];
+    s0 = d0 != 0.0 ? s0 + kg->val[q[0] + k] * d0 : s0;
+    s1 = d1 != 0.0 ? s1 + kg->val[q[1] + k] * d1 : s1;
+    s2 = d2 != 0.0 ? s2 + kg->val[q[2] + k] * d2 : s2;
+    s3 = d3 != 0.0 ? s3 + kg->val[q[3] + k] * d3 : s3;
+  }
+  out[0] = s0, out[1] = s1, out[2] = s2, out[3] = s3;
+  for (int t = 0; t < 4; t++) /* the rest of each row, in order */
+    for (int64_t k = n; k < len[t]; k++)
+      if (d[kg->col[q[t] + k]] != 0.0) out[t] = out[t] + kg->val[q[t] + k] * d[kg->col[q[t] + k]];
+}
+
+/* The gradients g = 2 (s - k) of cells[0..n) (n <= 4) into g, their s
+ * summed four at a time (a short batch is padded with its first cell). */
+static inline void grads4(const rrt_sc_rowset *kg, const int64_t *cells, const double *k, int n,
+                          const double *d, double *g) {
+  int64_t c4[4];
+  double s4[4];
+  for (int t = 0; t < 4; t++)
+    c4[t] = cells[t < n ? t : 0];
+  s_entry4(kg, c4, d, s4);
+  for (int t = 0; t < n; t++)
+    g[t] = rrt_sc_grad(s4[t], k[t]);
 }
 
 /* Archetype j's minimum over the cells of its K A^T column (sptr/scell/
- * sval, ascending) into (*bv, *bi). */
+ * sval, ascending) into (*bv, *bi), four cells at a time, taken in order. */
 static void min_over_column(int64_t c0, int32_t j, const rrt_sc_rowset *kg, const int64_t *sptr,
                             const int32_t *scell, const double *sval, const double *d, double *bv,
                             int64_t *bi) {
   double v = INFINITY;
   int64_t at = INT64_MAX;
-  for (int64_t p = sptr[j]; p < sptr[j + 1]; p++) {
-    double g = rrt_sc_grad(s_entry(kg, scell[p], d), sval[p]);
-    if (rrt_sc_argmin_better(g, c0 + scell[p], v, at)) v = g, at = c0 + scell[p];
+  for (int64_t p = sptr[j]; p < sptr[j + 1]; p += 4) {
+    int n = sptr[j + 1] - p < 4 ? (int)(sptr[j + 1] - p) : 4;
+    int64_t cells[4] = {0, 0, 0, 0};
+    double g[4];
+    for (int t = 0; t < n; t++)
+      cells[t] = scell[p + t];
+    grads4(kg, cells, sval + p, n, d, g);
+    for (int t = 0; t < n; t++)
+      if (rrt_sc_argmin_better(g[t], c0 + cells[t], v, at)) v = g[t], at = c0 + cells[t];
   }
   *bv = v, *bi = at;
 }
 
 /* Unless archetype j's minimum (*bv, *bi) is negative, the other local cells
- * in ascending order, up to the first zero. */
+ * in ascending order, up to the first zero (four gradients at a time; the
+ * ones past the stop are not used). */
 static void scan_rest(int64_t nl, int64_t c0, int32_t j, const rrt_sc_rowset *kg,
                       const int64_t *sptr, const int32_t *scell, const double *d, double *bv,
                       int64_t *bi) {
+  static const double zero[4] = {0.0, 0.0, 0.0, 0.0};
   double v = *bv;
   int64_t at = *bi;
   if (v < 0.0) return;
-  for (int64_t i = 0, p = sptr[j]; i < nl; i++) {
-    if (v == 0.0 && at < c0 + i) break; /* nothing later beats (0, a lower cell) */
-    if (p < sptr[j + 1] && scell[p] == i) {
-      p++;
-      continue;
+  for (int64_t i = 0, p = sptr[j]; i < nl;) {
+    int64_t cells[4] = {0, 0, 0, 0};
+    int n = 0;
+    for (; i < nl && n < 4; i++) { /* the next cells outside the column */
+      while (p < sptr[j + 1] && scell[p] < i)
+        p++;
+      if (p < sptr[j + 1] && scell[p] == i) continue;
+      cells[n++] = i;
     }
-    double g = rrt_sc_grad(s_entry(kg, i, d), 0.0);
-    if (rrt_sc_argmin_better(g, c0 + i, v, at)) v = g, at = c0 + i;
+    if (n == 0) break;
+    double g[4];
+    grads4(kg, cells, zero, n, d, g);
+    for (int t = 0; t < n; t++) {
+      if (v == 0.0 && at < c0 + cells[t]) { /* nothing later beats (0, a lower cell) */
+        *bv = v, *bi = at;
+        return;
+      }
+      if (rrt_sc_argmin_better(g[t], c0 + cells[t], v, at)) v = g[t], at = c0 + cells[t];
+    }
   }
   *bv = v, *bi = at;
 }
@@ -70,7 +121,7 @@ static void scan_rest(int64_t nl, int64_t c0, int32_t j, const rrt_sc_rowset *kg
  * cells streams the rows from memory dozens of times a step. The cells
  * are visited in the order their rows are stored (order), so the pass
  * streams them; s_ij is summed over the K Bg row of i in its order,
- * skipping the entries T1b lacks, as s_entry does. Each cell's K A^T
+ * skipping the entries T1b lacks, as s_entry4 does. Each cell's K A^T
  * values for the wide archetypes lie in one row of kw (NaN where its row
  * has none: the gradient is NaN there and never wins), so the minima are
  * updated by selects over w, with no branch and no walk of its K A^T row.
