@@ -7,8 +7,8 @@
  * would leave its peers blocked in a matching call forever; first a roll
  * call (roll_call.c) finds out which ranks did not arrive, so the message
  * names them. Between polls
- * the thread yields and then sleeps (up to 100 us) so that oversubscribed
- * ranks on few cores still let their peers run. A consumer of a transfer
+ * the thread yields (for the first 2 ms) and then sleeps (up to 100 us),
+ * so that oversubscribed ranks on few cores still let their peers run. A consumer of a transfer
  * that completes on the comm stream need not wait here first:
  * rrt_request_order_stream orders its stream after the transfer on the
  * device, and the host waits later, off the critical path.
@@ -135,6 +135,14 @@ static void time_out(rrt_request_t req, double timeout) {
                   roll[0] ? ": " : "", roll);
 }
 
+/* Yield between polls for this long before sleeping: a wait of the
+ * solvers' size (a level's or a reduction's peer running late by tens to
+ * hundreds of microseconds) then ends within a poll of its completion
+ * instead of within a sleep (the first sleeps were 1 us, with the kernel's
+ * 50 us timer slack, doubling to 100 us). A yield still hands the core to
+ * an oversubscribed peer. */
+#define RRT_WAIT_YIELD_S 2e-3
+
 rrt_status rrt_request_wait_keep(rrt_request_t req) {
   rrt_ctx_t ctx = req->ctx;
   double timeout = ctx->timeout_s;
@@ -152,7 +160,7 @@ rrt_status rrt_request_wait_keep(rrt_request_t req) {
       rrt_roll_call_answer(req);
       answered = now;
     }
-    if (spin < 64) {
+    if (spin < 64 || now - start < RRT_WAIT_YIELD_S) {
       sched_yield();
     } else {
       struct timespec ts = {0, sleep_ns};
