@@ -50,7 +50,7 @@ static rrt_status cpu_a_update(rrt_ctx_t ctx, const rrt_sc_a_args *a) {
 
 typedef struct cpu_b_work {
   rrt_sc_b_args a;
-  rrt_sc_rowset kat; /* beg NULL: formed per cell at each step (or held as sptr..) */
+  rrt_sc_rowset kat; /* beg NULL: formed per cell at each step, or held by archetype */
   int64_t *sptr;     /* with the K A^T rows: their cells by archetype (signs argmin) */
   int32_t *scell;
   double *sval;

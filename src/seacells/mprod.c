@@ -8,6 +8,7 @@
 #include "seacells/internal.h"
 #include "comm/error.h"
 #include "kernels/cpu/seacells.h"
+#include "kernels/seacells_math.h"
 
 int64_t rrt_sc_ghost_index(const rrt_sc_ghosts *g, int32_t c) {
   int64_t lo = 0, hi = g->count;
@@ -83,18 +84,8 @@ static int mprod_row(const void *arg, int64_t r, unsigned char *mark, double *ac
   const int32_t *lc;
   const double *lv;
   int64_t len;
-  int nt = 0;
   rrt_sc_m_row(a->s, a->rows[r], &lc, &lv, &len);
-  for (int64_t q = 0; q < len; q++) {
-    int32_t c = lc[q], cnt = a->ycnt[c]; /* Y = B: most cells have no entries */
-    if (cnt == 0) continue;
-    double mq = lv[q];
-    for (int32_t e = a->yfirst[c], end = e + cnt; e < end; e++) {
-      int32_t j = a->yj[e];
-      if (!mark[j]) mark[j] = 1, acc[j] = 0.0, list[nt++] = j;
-      acc[j] = acc[j] + mq * a->yw[e];
-    }
-  }
+  int nt = rrt_sc_sparse_row(0, len, lc, lv, a->yfirst, a->ycnt, a->yj, a->yw, mark, acc, list);
   rrt_sc_sort_marked(list, nt, mark, a->s->m);
   return nt;
 }
