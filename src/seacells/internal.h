@@ -57,7 +57,8 @@ typedef struct rrt_sc_yidx {
   int32_t *ent_j;
   double *ent_w;
   int64_t nent, cap;
-  int32_t *rows; /* rows set last time (to reset cheaply) */
+  int32_t *rows; /* the rows held (local and ghost cells), also to reset cheaply */
+  int64_t *src;  /* nrows: where M row rows[r] lies (rrt_sc_m_row_at), found once */
   int64_t nrows;
   int64_t *ptr; /* nrows + 1: where rows[r] starts (rrt_sc_cpu_rows' output) */
 } rrt_sc_yidx;
@@ -154,7 +155,11 @@ rrt_status rrt_sc_locality_order(rrt_sc_run *s);
 int64_t rrt_sc_ghost_index(const rrt_sc_ghosts *g, int32_t c);
 
 /* Row l (global) of M, local or ghost: l must be local or referenced by a
- * local row. */
+ * local row. rrt_sc_m_src says where it lies (its local index, or nl plus
+ * its ghost index: a binary search), rrt_sc_m_row_at reads it from there. */
+int64_t rrt_sc_m_src(const rrt_sc_run *s, int32_t l);
+void rrt_sc_m_row_at(const rrt_sc_run *s, int64_t src, const int32_t **col, const double **val,
+                     int64_t *len);
 void rrt_sc_m_row(const rrt_sc_run *s, int32_t l, const int32_t **col, const double **val,
                   int64_t *len);
 

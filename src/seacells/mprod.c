@@ -22,19 +22,23 @@ int64_t rrt_sc_ghost_index(const rrt_sc_ghosts *g, int32_t c) {
   return lo < g->count && g->cell[lo] == c ? lo : -1;
 }
 
-void rrt_sc_m_row(const rrt_sc_run *s, int32_t l, const int32_t **col, const double **val,
-                  int64_t *len) {
-  const rrt_sc_csr *a = &s->mrow;
-  int64_t i;
-  if (l >= s->c0 && l < s->c0 + s->nl) {
-    i = l - s->c0;
-  } else {
-    i = rrt_sc_ghost_index(&s->ghost, l);
-    a = &s->ghost.rows;
-  }
+int64_t rrt_sc_m_src(const rrt_sc_run *s, int32_t l) {
+  if (l >= s->c0 && l < s->c0 + s->nl) return l - s->c0;
+  return s->nl + rrt_sc_ghost_index(&s->ghost, l);
+}
+
+void rrt_sc_m_row_at(const rrt_sc_run *s, int64_t src, const int32_t **col, const double **val,
+                     int64_t *len) {
+  const rrt_sc_csr *a = src < s->nl ? &s->mrow : &s->ghost.rows;
+  int64_t i = src < s->nl ? src : src - s->nl;
   *col = a->col + a->ptr[i];
   *val = a->val + a->ptr[i];
   *len = a->ptr[i + 1] - a->ptr[i];
+}
+
+void rrt_sc_m_row(const rrt_sc_run *s, int32_t l, const int32_t **col, const double **val,
+                  int64_t *len) {
+  rrt_sc_m_row_at(s, rrt_sc_m_src(s, l), col, val, len);
 }
 
 int64_t rrt_sc_k_row(const rrt_sc_run *s, int64_t i, double *acc, char *mark, int32_t *list,
@@ -66,7 +70,8 @@ void rrt_sc_csr_free(rrt_sc_csr *a) {
 }
 
 void rrt_sc_yidx_free(rrt_sc_yidx *y) {
-  free(y->first), free(y->cnt), free(y->ent_j), free(y->ent_w), free(y->rows), free(y->ptr);
+  free(y->first), free(y->cnt), free(y->ent_j), free(y->ent_w), free(y->rows), free(y->src),
+      free(y->ptr);
   memset(y, 0, sizeof *y);
 }
 
@@ -75,7 +80,8 @@ void rrt_sc_yidx_free(rrt_sc_yidx *y) {
  * ascending column order. */
 typedef struct mprod_arg {
   const rrt_sc_run *s;
-  const int32_t *rows, *yfirst, *ycnt, *yj;
+  const int64_t *src;
+  const int32_t *yfirst, *ycnt, *yj;
   const double *yw;
 } mprod_arg;
 
@@ -84,7 +90,7 @@ static int mprod_row(const void *arg, int64_t r, unsigned char *mark, double *ac
   const int32_t *lc;
   const double *lv;
   int64_t len;
-  rrt_sc_m_row(a->s, a->rows[r], &lc, &lv, &len);
+  rrt_sc_m_row_at(a->s, a->src[r], &lc, &lv, &len);
   int nt = rrt_sc_sparse_row(0, len, lc, lv, a->yfirst, a->ycnt, a->yj, a->yw, mark, acc, list);
   rrt_sc_sort_marked(list, nt, mark, a->s->m);
   return nt;
@@ -95,25 +101,28 @@ static int mprod_row(const void *arg, int64_t r, unsigned char *mark, double *ac
 rrt_status rrt_sc_mprod(rrt_sc_run *s, const int32_t *yfirst, const int32_t *ycnt,
                         const int32_t *yj, const double *yw, rrt_sc_yidx *y) {
   int64_t nrows = s->nl + s->ghost.count;
-  if (!y->first) {
+  if (!y->first) { /* the first product: the rows held and where they lie */
     y->first = calloc((size_t)s->n + 1, sizeof(int32_t));
     y->cnt = calloc((size_t)s->n + 1, sizeof(int32_t));
     y->rows = malloc((size_t)(nrows + 1) * sizeof(int32_t));
+    y->src = malloc((size_t)(nrows + 1) * sizeof(int64_t));
     y->ptr = malloc((size_t)(nrows + 1) * sizeof(int64_t));
-    if (!y->first || !y->cnt || !y->rows || !y->ptr) {
+    if (!y->first || !y->cnt || !y->rows || !y->src || !y->ptr) {
       rrt_sc_yidx_free(y);
       return rrt_error(s->ctx, RRT_ERR_OUT_OF_MEMORY, "seacells", "out of memory: M Y index");
     }
+    for (int64_t r = 0; r < nrows; r++) {
+      y->rows[r] = s->row_order ? s->row_order[r]
+                   : r < s->nl  ? (int32_t)(s->c0 + r)
+                                : s->ghost.cell[r - s->nl];
+      y->src[r] = rrt_sc_m_src(s, y->rows[r]);
+    }
   }
-  for (int64_t r = 0; r < y->nrows; r++)
+  for (int64_t r = 0; r < y->nrows; r++) /* the last product's rows */
     y->first[y->rows[r]] = 0, y->cnt[y->rows[r]] = 0;
-  for (int64_t r = 0; r < nrows; r++)
-    y->rows[r] = s->row_order ? s->row_order[r]
-                 : r < s->nl  ? (int32_t)(s->c0 + r)
-                              : s->ghost.cell[r - s->nl];
   y->nrows = nrows;
   int64_t *ptr = y->ptr;
-  const mprod_arg a = {s, y->rows, yfirst, ycnt, yj, yw};
+  const mprod_arg a = {s, y->src, yfirst, ycnt, yj, yw};
   rrt_status st = rrt_sc_cpu_rows(nrows, s->m, nrows >= RRT_SC_PAR_MIN, mprod_row, &a, INT32_MAX,
                                   ptr, &y->ent_j, &y->ent_w, &y->cap);
   if (st == RRT_SUCCESS) {

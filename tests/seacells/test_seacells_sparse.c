@@ -260,8 +260,43 @@ static void test_a(void) {
   a_case("dense T1a row", x, y, t1a, a0, 0, 12);
 }
 
+static int i32_cmp(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The int32 sorts (quicksort, its heapsort fallback, the insertion sort of
+ * short lists) against libc's qsort on random, duplicated, sorted,
+ * reversed, organ-pipe and constant lists of sizes around the cut-offs. */
+static void test_sort(void) {
+  static const int64_t sizes[] = {0, 1, 2, 24, 25, 26, 63, 64, 65, 1000, 4099};
+  enum { NMAX = 4099 };
+  static int32_t v[NMAX], h[NMAX], ref[NMAX];
+  for (int pat = 0; pat < 6; pat++)
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+      int64_t n = sizes[z];
+      for (int64_t i = 0; i < n; i++)
+        v[i] = pat == 0   ? (int32_t)(urand() * 2e9) - 1000000000
+               : pat == 1 ? (int32_t)(urand() * 7)
+               : pat == 2 ? (int32_t)i
+               : pat == 3 ? (int32_t)(n - i)
+               : pat == 4 ? (int32_t)(i < n / 2 ? i : n - i)
+                          : 5;
+      memcpy(ref, v, (size_t)n * sizeof(int32_t));
+      memcpy(h, v, (size_t)n * sizeof(int32_t));
+      qsort(ref, (size_t)n, sizeof(int32_t), i32_cmp);
+      rrt_sc_sort_i32(v, n);
+      rrt_sc_heapsort_i32(h, n);
+      int ok = !memcmp(v, ref, (size_t)n * sizeof(int32_t)) &&
+               !memcmp(h, ref, (size_t)n * sizeof(int32_t));
+      if (!ok) printf("sort: pattern %d, n = %lld: differs from qsort\n", pat, (long long)n);
+      CHECK(ok);
+    }
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
+  test_sort();
   test_b();
   test_a();
   if (rrt_test_rank_() == 0) printf("sparse FW kernels against the dense loops: done\n");

@@ -9,6 +9,65 @@
 #include "kernels/cpu/dense.h"
 #include "kernels/seacells_math.h"
 
+static void swap_i32(int32_t *v, int64_t a, int64_t b) {
+  int32_t t = v[a];
+  v[a] = v[b], v[b] = t;
+}
+
+static void sift_down(int32_t *v, int64_t root, int64_t end) {
+  for (int64_t child; (child = 2 * root + 1) < end; root = child) {
+    if (child + 1 < end && v[child + 1] > v[child]) child++;
+    if (v[root] >= v[child]) return;
+    swap_i32(v, root, child);
+  }
+}
+
+void rrt_sc_heapsort_i32(int32_t *v, int64_t n) {
+  for (int64_t k = n / 2 - 1; k >= 0; k--)
+    sift_down(v, k, n);
+  for (int64_t end = n - 1; end > 0; end--) {
+    swap_i32(v, 0, end);
+    sift_down(v, 0, end);
+  }
+}
+
+static void quicksort_i32(int32_t *v, int64_t n, int depth) {
+  while (n > 24) {
+    if (depth-- == 0) {
+      rrt_sc_heapsort_i32(v, n);
+      return;
+    }
+    int32_t a = v[0], b = v[n / 2], c = v[n - 1]; /* median of three */
+    int32_t p = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+    int64_t i = -1, j = n; /* Hoare: [0, j] <= p <= [j + 1, n), both sides non-empty */
+    for (;;) {
+      do
+        i++;
+      while (v[i] < p);
+      do
+        j--;
+      while (v[j] > p);
+      if (i >= j) break;
+      swap_i32(v, i, j);
+    }
+    if (j + 1 < n - j - 1) { /* recurse on the smaller side, loop on the larger */
+      quicksort_i32(v, j + 1, depth);
+      v += j + 1, n -= j + 1;
+    } else {
+      quicksort_i32(v + j + 1, n - j - 1, depth);
+      n = j + 1;
+    }
+  }
+  rrt_sc_sort_i32(v, n); /* insertion sort below 25 */
+}
+
+void rrt_sc_sort_i32_long(int32_t *v, int64_t n) {
+  int depth = 0;
+  for (int64_t k = n; k > 1; k >>= 1)
+    depth += 2;
+  quicksort_i32(v, n, depth);
+}
+
 /* Insert (dd, id) into a list of k kept ascending by (d2, index). */
 static void topk_insert(double *bd, int32_t *bi, int k, double dd, int32_t id) {
   if (!rrt_sc_nn_less(dd, id, bd[k - 1], bi[k - 1] < 0 ? INT64_MAX : bi[k - 1])) return;

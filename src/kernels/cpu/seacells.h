@@ -19,16 +19,20 @@
 extern "C" {
 #endif
 
-static inline int rrt_sc_i32_cmp(const void *a, const void *b) {
-  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  return x < y ? -1 : x > y;
-}
+/** Sort v[0..n) ascending for the long lists (kernels/cpu/seacells.c):
+ *  a quicksort on int32 itself, no comparison callback (glibc's qsort
+ *  calls one per comparison and merge-sorts through a buffer; at 200k
+ *  cells and 2,666 metacells the M Y rows' sorts were 4 % of the fit). */
+void rrt_sc_sort_i32_long(int32_t *v, int64_t n);
+/** Heapsort, the quicksort's fallback when its partitions keep coming out
+ *  lopsided (so no input costs more than O(n log n)); public for its test. */
+void rrt_sc_heapsort_i32(int32_t *v, int64_t n);
 
 /** Sort a list of archetype or cell indices ascending: insertion sort for
- *  the short lists most rows have, qsort for long ones. */
+ *  the short lists most rows have, rrt_sc_sort_i32_long for long ones. */
 static inline void rrt_sc_sort_i32(int32_t *v, int64_t n) {
   if (n > 24) {
-    qsort(v, (size_t)n, sizeof(int32_t), rrt_sc_i32_cmp);
+    rrt_sc_sort_i32_long(v, n);
     return;
   }
   for (int64_t a = 1; a < n; a++) {
