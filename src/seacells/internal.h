@@ -10,8 +10,9 @@
  *   index of n entries; A local, at most min(m, fw_iter) weights per cell,
  *   replicated as CSR when the B update needs K A^T;
  *   k x k products (B^T K B, A A^T) replicated as sparse rows (gram.c:
- *   only the archetype pairs that share a cell), summed on every rank in
- *   global cell order from replicated sparse rows (no cross-rank sum). */
+ *   only the archetype pairs that share a cell), each entry summed in global
+ *   cell order from replicated sparse rows (no cross-rank sum); each rank
+ *   forms a share of the rows and an allgatherv replicates them. */
 #ifndef RRT_SEACELLS_INTERNAL_H
 #define RRT_SEACELLS_INTERNAL_H
 
