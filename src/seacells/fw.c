@@ -58,8 +58,9 @@ rrt_status rrt_sc_b_from_archetypes(rrt_sc_run *s) {
  * builds M B for its rows (s->mb, which the A update and the RSS then use),
  * an allgatherv replicates the local rows (in cell order, whatever the rank
  * count), and the outer products of the rows are summed in that order
- * (rrt_sc_gram, sparse; each rank forms a share of the rows). The result is symmetric bit for bit
- * (products commute), which the A update relies on when it reads a row for a column. */
+ * (rrt_sc_gram, sparse; each rank forms a share of the rows). The result
+ * is symmetric bit for bit (products commute), which the A update relies
+ * on when it reads a row for a column. */
 typedef struct kbrec {
   int32_t cell, j;
   double v;
