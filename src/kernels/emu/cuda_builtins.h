@@ -52,18 +52,20 @@
  *     and wait groups); misuse there (a partial warp, a misaligned address) is
  *     a kernel fault: printed, and the launch returns RRT_ERR_INTERNAL;
  *   - RINGRT_EMU_ORDER=reverse|shuffle[:SEED] resumes the fibers of a block in
- *     reversed or shuffled order (default forward), to expose missing barriers.
+ *     reversed or shuffled order (default forward), to expose missing barriers;
+ *   - the register limit of sm_80/sm_90 (registers a thread x threads a block,
+ *     in units of 256 a warp, at most 65,536), from the ptxas report of the
+ *     CUDA build (emu_regs.cpp: RINGRT_EMU_REGS, RINGRT_EMU_REGS_STRICT); a
+ *     build without CUDA has no table and no check.
  * Not supported: dynamic parallelism, cooperative groups, textures/surfaces,
  * __constant__ symbols copied with cudaMemcpyToSymbol, inline PTX (other than
- * through tc_prims.h), register limits (a GPU may refuse a launch the emulator
- * runs), streams running at the same time (they interleave only at stream
- * operations, see comm/emu_stream.h), and warp-synchronous code that relies
- * on lock-step execution without __syncwarp or shuffles: a fiber runs until it
- * reaches a barrier or exits. Barriers and warp collectives must be reached by
- * all live threads of the block / warp; a block where that cannot happen (a
- * barrier in divergent code) is reported as RRT_ERR_INTERNAL with a message on
- * stderr instead of hanging. A spin loop waiting on another thread of the same
- * block without a barrier hangs. Each thread has a stack of RRT_EMU_STACK_BYTES
+ * through tc_prims.h), register limits without a CUDA build, streams running at the same time (they
+ * interleave only at stream operations, see comm/emu_stream.h), and warp-synchronous code that
+ * relies on lock-step execution without __syncwarp or shuffles: a fiber runs until it reaches a
+ * barrier or exits. Barriers and warp collectives must be reached by all live threads of the block
+ * / warp; a block where that cannot happen (a barrier in divergent code) is reported as
+ * RRT_ERR_INTERNAL with a message on stderr instead of hanging. A spin loop waiting on another
+ * thread of the same block without a barrier hangs. Each thread has a stack of RRT_EMU_STACK_BYTES
  * (default 256 KiB; define it before including simt.h to change it per file)
  * with a guard page: overflow is a segfault. Linkage: __global__ kernels get
  * internal linkage (the nvcc build of the same file defines host stubs with the
@@ -82,6 +84,7 @@
 #include <string.h>
 
 #include <new>
+#include <string>
 #include <type_traits>
 
 #include "comm/device.h"
@@ -164,6 +167,19 @@ rrt_status launch(const char *name, const void *kernel, dim3 grid, dim3 block, s
                   void (*drop)(void *));
 /* The identity of a kernel for its attributes: its address. */
 template <class F> static inline const void *kernel_id(F *f) { return (const void *)f; }
+/* The kernel as the compiler spells it, template arguments resolved (a
+ * launch inside a template names them as the template's parameters): the
+ * key of the register table (emu_regs.cpp). */
+template <auto F> static inline const char *kernel_signature() { return __PRETTY_FUNCTION__; }
+/** The register limit of a launch (emu_regs.cpp): RRT_SUCCESS, or
+ *  RRT_ERR_INVALID_ARG, printed and noted, when `threads` threads of the
+ *  kernel (signature: kernel_signature) would need more registers than a
+ *  block of sm_80/sm_90 may have, by the register table of the CUDA build,
+ *  or the table cannot be read, or (RINGRT_EMU_REGS_STRICT=1) the kernel
+ *  is not in it. */
+rrt_status check_registers(const char *name, const char *signature, unsigned threads);
+/** The kernel name inside a kernel_signature ("k<128,true>", no spaces). */
+std::string signature_name(const char *signature);
 /** cudaFuncAttributeMaxDynamicSharedMemorySize of `kernel`: 0, or 1 (a value
  *  above the 227 KiB of sm_90, as cudaErrorInvalidValue). */
 int set_max_dyn_smem(const void *kernel, long bytes);
@@ -230,11 +246,16 @@ template <class To, class From> static inline To bit_cast(From v) {
  * copies of those. */
 #define RRT_LAUNCH(kernel, grid, block, shmem, stream, ...)                                        \
   do {                                                                                             \
+    const dim3 rrt_emu_block_ = dim3(block);                                                       \
+    rrt_status rrt_emu_st_ =                                                                       \
+        ::rrt_emu::check_registers(#kernel, ::rrt_emu::kernel_signature<kernel>(),                 \
+                                   rrt_emu_block_.x * rrt_emu_block_.y * rrt_emu_block_.z);        \
+    if (rrt_emu_st_ != RRT_SUCCESS) return rrt_emu_st_;                                            \
     auto rrt_emu_body_ = [=]() { kernel(__VA_ARGS__); };                                           \
     using rrt_emu_body_t_ = decltype(rrt_emu_body_);                                               \
     rrt_emu_body_t_ *rrt_emu_copy_ = new (std::nothrow) rrt_emu_body_t_(rrt_emu_body_);            \
     if (!rrt_emu_copy_) return RRT_ERR_OUT_OF_MEMORY;                                              \
-    return ::rrt_emu::launch(#kernel, ::rrt_emu::kernel_id(kernel), dim3(grid), dim3(block),       \
+    return ::rrt_emu::launch(#kernel, ::rrt_emu::kernel_id(kernel), dim3(grid), rrt_emu_block_,    \
                              (size_t)(shmem), (rrt_stream)(stream), (size_t)(RRT_EMU_STACK_BYTES), \
                              &::rrt_emu::trampoline<rrt_emu_body_t_>, rrt_emu_copy_,               \
                              &::rrt_emu::destroy<rrt_emu_body_t_>);                                \
