@@ -39,10 +39,11 @@ static void cpu_knn_free(rrt_ctx_t ctx, void *work) {
 /* ---- A update ------------------------------------------------------------------ */
 
 static rrt_status cpu_a_update(rrt_ctx_t ctx, const rrt_sc_a_args *a) {
-  (void)ctx;
-  rrt_sc_cpu_a_solve(a->x.nl, a->order, a->m, a->fw_iter, a->capa, a->x.ptr, a->x.col, a->x.val,
-                     a->y.first, a->y.cnt, a->y.j, a->y.w, &a->t1a, a->first, a->a_idx, a->a_w,
-                     a->a_nnz);
+  rrt_status st = rrt_sc_cpu_a_solve(a->x.nl, a->order, a->m, a->fw_iter, a->capa, a->x.ptr,
+                                     a->x.col, a->x.val, a->y.first, a->y.cnt, a->y.j, a->y.w,
+                                     &a->t1a, a->first, a->a_idx, a->a_w, a->a_nnz);
+  if (st != RRT_SUCCESS)
+    return rrt_error(ctx, st, "seacells", "out of memory: A update scratch (%d metacells)", a->m);
   return RRT_SUCCESS;
 }
 

@@ -66,7 +66,9 @@ typedef struct kbrec {
   double v;
 } kbrec;
 
-/* The gathered records as rows (one per cell present, in cell order). */
+/* The gathered records as rows (one per cell present, in cell order). The
+ * ranks agree on their allocations first: rrt_sc_gram's gathers are
+ * collective, so every rank enters them or none does. */
 static rrt_status records_gram(rrt_sc_run *s, const kbrec *all, size_t na, rrt_sc_csr *g) {
   int64_t *ptr = malloc((na + 2) * sizeof(int64_t));
   int32_t *col = malloc((na + 1) * sizeof(int32_t));
@@ -78,6 +80,7 @@ static rrt_status records_gram(rrt_sc_run *s, const kbrec *all, size_t na, rrt_s
     if (e == 0 || all[e].cell != all[e - 1].cell) ptr[rows++] = (int64_t)e;
     col[e] = all[e].j, val[e] = all[e].v;
   }
+  st = rrt_agree(s->ctx, st);
   if (st == RRT_SUCCESS) {
     ptr[rows] = (int64_t)na;
     st = rrt_sc_gram(s, rows, ptr, col, val, g);
@@ -97,10 +100,8 @@ rrt_status rrt_sc_update_t1a(rrt_sc_run *s) {
   for (int64_t i = 0; i < s->nl; i++)
     nr += (size_t)g->cnt[s->c0 + i];
   rec = malloc((nr + 1) * sizeof(kbrec));
-  if (!rec) {
-    st = OOM(s, "B^T K B");
-    goto out;
-  }
+  st = rrt_agree(s->ctx, rec ? RRT_SUCCESS : OOM(s, "B^T K B")); /* before the gather */
+  if (st != RRT_SUCCESS) goto out;
   nr = 0;
   for (int64_t i = 0; i < s->nl; i++) {
     int32_t c = (int32_t)(s->c0 + i);
@@ -138,18 +139,42 @@ rrt_status rrt_sc_update_a(rrt_sc_run *s, int first) {
   return rrt_agree(s->ctx, st);
 }
 
+typedef struct aent {
+  int32_t j, pad;
+  double w;
+} aent;
+
+/* The gathered A (cnt_all: entries per cell, all: the entries in cell
+ * order) as CSR (aptr) and as a by-cell index (afirst/acnt/aj/aw). */
+static rrt_status a_replica_index(rrt_sc_run *s, const int32_t *cnt_all, const aent *all,
+                                  int64_t **aptr, int32_t **afirst, int32_t **acnt, int32_t **aj,
+                                  double **aw) {
+  *aptr = malloc((size_t)(s->n + 1) * sizeof(int64_t));
+  if (!*aptr) return OOM(s, "A replica");
+  (*aptr)[0] = 0;
+  for (int64_t c = 0; c < s->n; c++)
+    (*aptr)[c + 1] = (*aptr)[c] + cnt_all[c];
+  int64_t nz = (*aptr)[s->n];
+  *afirst = malloc((size_t)(s->n + 1) * sizeof(int32_t));
+  *acnt = malloc((size_t)(s->n + 1) * sizeof(int32_t));
+  *aj = malloc((size_t)(nz + 1) * sizeof(int32_t));
+  *aw = malloc((size_t)(nz + 1) * sizeof(double));
+  if (!*afirst || !*acnt || !*aj || !*aw) return OOM(s, "A replica");
+  for (int64_t c = 0; c < s->n; c++)
+    (*afirst)[c] = (int32_t)(*aptr)[c], (*acnt)[c] = (int32_t)((*aptr)[c + 1] - (*aptr)[c]);
+  for (int64_t e = 0; e < nz; e++)
+    (*aj)[e] = all[e].j, (*aw)[e] = all[e].w;
+  return RRT_SUCCESS;
+}
+
 /* H = M A^T for the local and ghost rows (A replicated by an allgatherv),
  * from which the B update forms the rows of K A^T = M H per cell (storing
  * them would cost up to m entries per cell: the archetypes of a 2-hop
- * neighbourhood), and T1b = A A^T from that replica, in cell order. */
+ * neighbourhood), and T1b = A A^T from that replica, in cell order. The
+ * ranks agree on their local failures before each collective step (the
+ * gathers, then rrt_sc_gram's), so none waits in one that another skipped. */
 static rrt_status prepare_b(rrt_sc_run *s, rrt_sc_yidx *h) {
-  int64_t nl = s->nl;
-  rrt_status st = RRT_SUCCESS;
-  typedef struct {
-    int32_t j, pad;
-    double w;
-  } aent;
-  int64_t nloc = 0;
+  int64_t nl = s->nl, nloc = 0;
   for (int64_t i = 0; i < nl; i++)
     nloc += s->a_nnz[i];
   aent *mine = malloc((size_t)(nloc + 1) * sizeof(aent)), *all = NULL;
@@ -157,10 +182,8 @@ static rrt_status prepare_b(rrt_sc_run *s, rrt_sc_yidx *h) {
   int64_t *aptr = NULL;
   int32_t *afirst = NULL, *acnt = NULL, *aj = NULL;
   double *aw = NULL;
-  if (!mine) {
-    st = OOM(s, "A replica");
-    goto out;
-  }
+  rrt_status st = rrt_agree(s->ctx, mine ? RRT_SUCCESS : OOM(s, "A replica"));
+  if (st != RRT_SUCCESS) goto out;
   int64_t q = 0;
   for (int64_t i = 0; i < nl; i++)
     for (int e = 0; e < s->a_nnz[i]; e++)
@@ -174,35 +197,15 @@ static rrt_status prepare_b(rrt_sc_run *s, rrt_sc_yidx *h) {
                  st, out);
   free(mine);
   mine = NULL;
-  aptr = malloc((size_t)(s->n + 1) * sizeof(int64_t));
-  if (!aptr) {
-    st = OOM(s, "A replica");
-    goto out;
-  }
-  aptr[0] = 0;
-  for (int64_t c = 0; c < s->n; c++)
-    aptr[c + 1] = aptr[c] + cnt_all[c];
-  /* H = M A^T for the local and ghost rows, from the replica */
-  afirst = malloc((size_t)(s->n + 1) * sizeof(int32_t));
-  acnt = malloc((size_t)(s->n + 1) * sizeof(int32_t));
-  aj = malloc((size_t)(aptr[s->n] + 1) * sizeof(int32_t));
-  aw = malloc((size_t)(aptr[s->n] + 1) * sizeof(double));
-  if (!afirst || !acnt || !aj || !aw) {
-    st = OOM(s, "A replica");
-    goto out;
-  }
-  for (int64_t c = 0; c < s->n; c++)
-    afirst[c] = (int32_t)aptr[c], acnt[c] = (int32_t)(aptr[c + 1] - aptr[c]);
-  for (int64_t e = 0; e < aptr[s->n]; e++)
-    aj[e] = all[e].j, aw[e] = all[e].w;
+  st = rrt_agree(s->ctx, a_replica_index(s, cnt_all, all, &aptr, &afirst, &acnt, &aj, &aw));
+  if (st != RRT_SUCCESS) goto out;
   free(all), free(cnt_all); /* the replica lives on in aptr/afirst/acnt/aj/aw */
   all = NULL, cnt_all = NULL;
   /* T1b = A A^T summed over all cells in cell order (same bits on every
    * rank and for any rank count; symmetric since products commute) */
   RRT_CHECK_GOTO(rrt_sc_gram(s, s->n, aptr, aj, aw, &s->t1b), st, out);
+  /* H = M A^T for the local and ghost rows, from the replica */
   RRT_CHECK_GOTO(rrt_sc_mprod(s, afirst, acnt, aj, aw, h), st, out);
-  free(afirst), free(acnt), free(aj), free(aw);
-  afirst = NULL, acnt = NULL, aj = NULL, aw = NULL;
 out:
   free(mine);
   free(all);

@@ -207,8 +207,8 @@ static void a_case(const char *name, const double *x, const double *y, const dou
       if (a0[i * M + j] != 0.0 && annz[i] < capa)
         aidx[i * capa + annz[i]] = j, aw[i * capa + annz[i]++] = a0[i * M + j];
   double *t2 = dmul(x, y, N, N, M);
-  rrt_sc_cpu_a_solve(N, stride_order(), M, fw, capa, X.ptr, X.col, X.val, Y.first, Y.cnt, Y.col,
-                     Y.val, &kk, first, aidx, aw, annz);
+  CHECK_OK(rrt_sc_cpu_a_solve(N, stride_order(), M, fw, capa, X.ptr, X.col, X.val, Y.first, Y.cnt,
+                              Y.col, Y.val, &kk, first, aidx, aw, annz));
   int bad = 0;
   for (int i = 0; i < N; i++) {
     double a[M] = {0}, u[M] = {0};

@@ -86,11 +86,11 @@ rrt_status rrt_sc_cpu_knn_tile(const double *q, int64_t nq, int64_t q0, const do
  *  are visited; the others have gradient exactly 0 and enter the argmin as
  *  the lowest such index, so the result is bit for bit the dense loop's
  *  (the one in src/kernels/cuda/seacells.cu). */
-void rrt_sc_cpu_a_solve(int64_t nl, const int32_t *order, int m, int fw_iter, int capa,
-                        const int64_t *kptr, const int32_t *kcol, const double *kval,
-                        const int32_t *bfirst, const int32_t *bcnt, const int32_t *bent_j,
-                        const double *bent_w, const rrt_sc_kk *t1a_rows, int first, int32_t *a_idx,
-                        double *a_w, int *a_nnz);
+rrt_status rrt_sc_cpu_a_solve(int64_t nl, const int32_t *order, int m, int fw_iter, int capa,
+                              const int64_t *kptr, const int32_t *kcol, const double *kval,
+                              const int32_t *bfirst, const int32_t *bcnt, const int32_t *bent_j,
+                              const double *bent_w, const rrt_sc_kk *t1a_rows, int first,
+                              int32_t *a_idx, double *a_w, int *a_nnz);
 
 /** B-update gradient 2 ((K Bg) T1b - K A^T) for nl cells (global c0 + i),
  *  fused with the argmin over these cells per archetype: best_v/best_i (m)

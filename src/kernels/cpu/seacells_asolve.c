@@ -229,17 +229,18 @@ static int a_fast_ok(const a_cell *c, double tau, int64_t i, const double *a_w, 
   return tau * amin / (steps * steps) > 0x1p-960;
 }
 
-void rrt_sc_cpu_a_solve(int64_t nl, const int32_t *order, int m, int fw_iter, int capa,
-                        const int64_t *kptr, const int32_t *kcol, const double *kval,
-                        const int32_t *bfirst, const int32_t *bcnt, const int32_t *bent_j,
-                        const double *bent_w, const rrt_sc_kk *t1a_rows, int first, int32_t *a_idx,
-                        double *a_w, int *a_nnz) {
+rrt_status rrt_sc_cpu_a_solve(int64_t nl, const int32_t *order, int m, int fw_iter, int capa,
+                              const int64_t *kptr, const int32_t *kcol, const double *kval,
+                              const int32_t *bfirst, const int32_t *bcnt, const int32_t *bent_j,
+                              const double *bent_w, const rrt_sc_kk *t1a_rows, int first,
+                              int32_t *a_idx, double *a_w, int *a_nnz) {
   const a_cell c = {m,    fw_iter, capa, first,  kptr,   kcol,
                     kval, bfirst,  bcnt, bent_j, bent_w, t1a_rows};
   double tau = INFINITY; /* the smallest T1a entry (a stored 0 turns the fast path off) */
   for (int64_t q = 0; q < t1a_rows->ptr[m]; q++)
     if (!(t1a_rows->val[q] >= tau)) tau = t1a_rows->val[q];
   if (!(tau >= 0.0)) tau = 0.0;
+  int failed = 0;
 #pragma omp parallel if (nl >= RRT_SC_PAR_MIN)
   {
     a_scratch w;
@@ -249,8 +250,14 @@ void rrt_sc_cpu_a_solve(int64_t nl, const int32_t *order, int m, int fw_iter, in
     w.vtx = w.set + m, w.slot = w.set + 2 * m;
     w.in = calloc((size_t)m * 3, 1);
     w.row_in = w.in + m, w.in_v = w.in + 2 * m;
+    const int have = w.t2 && w.set && w.in;
+    if (!have) {
+#pragma omp atomic write
+      failed = 1;
+    }
 #pragma omp for schedule(dynamic, 64)
     for (int64_t r = 0; r < nl; r++) {
+      if (!have) continue;              /* every thread still takes its share of the loop */
       int64_t i = order ? order[r] : r; /* neighbours' rows lie near each other in this order */
       if (!a_fast_ok(&c, tau, i, a_w, a_nnz) || !a_fast(&c, &w, i, a_idx, a_w, a_nnz))
         a_full(&c, &w, i, a_idx, a_w, a_nnz);
@@ -259,4 +266,5 @@ void rrt_sc_cpu_a_solve(int64_t nl, const int32_t *order, int m, int fw_iter, in
     free(w.set);
     free(w.in);
   }
+  return failed ? RRT_ERR_OUT_OF_MEMORY : RRT_SUCCESS;
 }

@@ -16,9 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <mutex>
 #include <string>
-#include <unordered_map>
+#include <vector>
 
 #include "comm/device.h"
 #include "kernels/emu/cuda_builtins.h"
@@ -29,10 +30,25 @@ namespace {
 constexpr int kRegsPerBlock = 65536;
 constexpr int kRegUnit = 256; /* a warp's registers come in units of this many */
 
-struct RegTable {
-  std::string path, error;                   /* error: the table could not be read */
-  std::unordered_map<std::string, int> regs; /* the most over the targets */
+/* Types of this file only (anonymous namespace), so that the containers'
+ * template code stays hidden like the rest of the library (a container of
+ * standard types alone would be exported: libstdc++ gives its templates
+ * default visibility; tests/api/check_exports.cmake). */
+struct RegEntry {
+  std::string name;
+  int regs; /* the most over the targets */
+  bool operator<(const RegEntry &o) const { return name < o.name; }
 };
+
+struct RegTable {
+  std::string path, error;    /* error: the table could not be read */
+  std::vector<RegEntry> regs; /* sorted by name, one entry a kernel */
+};
+
+const RegEntry *find_regs(const RegTable &t, const std::string &name) {
+  auto it = std::lower_bound(t.regs.begin(), t.regs.end(), RegEntry{name, 0});
+  return it != t.regs.end() && it->name == name ? &*it : nullptr;
+}
 
 /* The table, read once per process. */
 const RegTable &reg_table() {
@@ -60,13 +76,22 @@ const RegTable &reg_table() {
       lineno++;
       if (line[0] == '#' || line[0] == '\n') continue;
       if (sscanf(line, "%4095s %63s %d", name, arch, &regs) != 3 || regs < 0) {
-        t.error = "line " + std::to_string(lineno) + " is not \"NAME ARCH REGISTERS\"";
+        char why[64];
+        snprintf(why, sizeof why, "line %d is not \"NAME ARCH REGISTERS\"", lineno);
+        t.error = why;
         break;
       }
-      int &r = t.regs[name];
-      if (regs > r) r = regs;
+      t.regs.push_back(RegEntry{name, regs});
     }
     fclose(f);
+    std::sort(t.regs.begin(), t.regs.end());
+    size_t kept = 0; /* one entry a kernel, with the most registers of its targets */
+    for (size_t i = 0; i < t.regs.size(); i++)
+      if (kept > 0 && t.regs[kept - 1].name == t.regs[i].name)
+        t.regs[kept - 1].regs = std::max(t.regs[kept - 1].regs, t.regs[i].regs);
+      else
+        t.regs[kept++] = t.regs[i];
+    t.regs.resize(kept);
   });
   return t;
 }
@@ -93,19 +118,19 @@ rrt_status check_registers(const char *name, const char *signature, unsigned thr
   char why[512];
   why[0] = '\0';
   std::string key = signature_name(signature);
-  auto it = t.regs.find(key);
+  const RegEntry *it = find_regs(t, key);
   const char *strict = getenv("RINGRT_EMU_REGS_STRICT");
   if (!t.error.empty()) {
     snprintf(why, sizeof why, "register table %s: %s", t.path.c_str(), t.error.c_str());
-  } else if (it != t.regs.end()) {
+  } else if (it) {
     long warps = (threads + 31) / 32;
-    long per_warp = ((long)it->second * 32 + kRegUnit - 1) / kRegUnit * kRegUnit;
+    long per_warp = ((long)it->regs * 32 + kRegUnit - 1) / kRegUnit * kRegUnit;
     if (warps * per_warp > kRegsPerBlock)
       snprintf(why, sizeof why,
                "too many resources requested for launch: %d registers a thread x %u threads a "
                "block need %ld registers (in units of %d a warp), more than the %d of a block "
                "(on a GPU: cudaErrorLaunchOutOfResources; registers from %s)",
-               it->second, threads, warps * per_warp, kRegUnit, kRegsPerBlock, t.path.c_str());
+               it->regs, threads, warps * per_warp, kRegUnit, kRegsPerBlock, t.path.c_str());
   } else if (strict && strcmp(strict, "1") == 0) {
     snprintf(why, sizeof why, "%s is not in the register table %s (RINGRT_EMU_REGS_STRICT=1)",
              key.empty() ? "the kernel" : key.c_str(), t.path.empty() ? "(none)" : t.path.c_str());
