@@ -221,7 +221,9 @@ int64_t rrt_np_rng_integers(rrt_np_rng *r, int64_t n);
 
 /* G = sum over rows c of y_c y_c^T for ncells sparse rows over the s->m
  * archetypes (cptr/col/val, columns ascending), as sparse rows, each entry
- * summed over the rows in order (gram.c). */
+ * summed over the rows in order (gram.c). Collective: the rows must be the
+ * same on every rank, each rank forms a share of G's rows and all of G is
+ * gathered everywhere; every rank calls it or none does. */
 rrt_status rrt_sc_gram(rrt_sc_run *s, int64_t ncells, const int64_t *cptr, const int32_t *col,
                        const double *val, rrt_sc_csr *g);
 /* The archetype-by-archetype view the kernels take of such a matrix. */
