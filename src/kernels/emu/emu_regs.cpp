@@ -8,9 +8,10 @@
  * REGISTERS" lines) and applies the rule of sm_80 and sm_90: registers are
  * given to warps in units of 256, and a block may hold 65,536. The table is
  * RINGRT_EMU_REGS (a path; "off": no check), else the one this build made
- * (RINGRT_EMU_REGS_FILE, defined when CUDA is built); without one there is
- * no check. RINGRT_EMU_REGS_STRICT=1 makes a kernel missing from the table
- * an error, so a test can show that every launch it makes was checked. */
+ * (RINGRT_EMU_REGS_FILE, defined when CUDA and c++filt are found); without
+ * one there is no check. RINGRT_EMU_REGS_STRICT=1 makes a kernel missing
+ * from the table an error, so a test can show that every launch it makes
+ * was checked. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
