@@ -30,6 +30,11 @@ typedef struct gpu_build {
                         float *dk, float *dv);
   rrt_status (*bwd_dq)(rrt_stream stream, const rrt_attn_bargs *a, const rrt_attn_item *item,
                        float *dq);
+  /* the same on tensor cores (attn_bwd_tc.cu) */
+  rrt_status (*bwd_dkv_tc)(rrt_stream stream, const rrt_attn_bargs *a, const rrt_attn_item *item,
+                           float *dk, float *dv);
+  rrt_status (*bwd_dq_tc)(rrt_stream stream, const rrt_attn_bargs *a, const rrt_attn_item *item,
+                          float *dq);
   rrt_status (*bwd_delta)(rrt_stream stream, const void *o, const void *dout, int dtype,
                           int64_t batch, int64_t q_rows, int heads_q, int head_dim, float *delta);
   rrt_status (*accumulate)(rrt_stream stream, float *acc, const float *part, int64_t n);
@@ -107,22 +112,23 @@ static rrt_status gpu_start(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_ks
   return RRT_SUCCESS;
 }
 
-/* The forward kernel for these operands (RINGRT_ATTN_KERNEL, comm/env.h):
- * *tc = 1 for the tensor-core one (bf16/f16 where rrt_attn_tc_supported),
- * unless the SIMT kernel is forced; forced tc on operands it does not take
- * is an error. */
-static rrt_status gpu_pick_fwd(rrt_ctx_t ctx, const rrt_attn_kargs *ka, int *tc) {
+/* The kernels for these operands (RINGRT_ATTN_KERNEL, comm/env.h): *tc = 1
+ * for the tensor-core ones (bf16/f16 where `supported`: the forward's
+ * operands, and dout too in the backward), unless the SIMT kernels are
+ * forced; forced tc on operands they do not take is an error. */
+static rrt_status gpu_pick(rrt_ctx_t ctx, const char *what, const rrt_attn_kargs *ka, int supported,
+                           int *tc) {
   const int choice = ctx->env.attn_kernel;
   *tc = 0;
   if (choice == RRT_ATTN_KERNEL_SIMT) return RRT_SUCCESS;
-  if (rrt_attn_tc_supported(ka)) {
+  if (supported) {
     *tc = 1;
     return RRT_SUCCESS;
   }
   if (choice != RRT_ATTN_KERNEL_TC) return RRT_SUCCESS;
-  return rrt_error(ctx, RRT_ERR_INVALID_ARG, "attention forward",
-                   "RINGRT_ATTN_KERNEL=tc: the tensor-core kernel takes bf16/f16 storage, "
-                   "head_dim a multiple of 16 up to 256 and 16-byte aligned q, k, v "
+  return rrt_error(ctx, RRT_ERR_INVALID_ARG, what,
+                   "RINGRT_ATTN_KERNEL=tc: the tensor-core kernels take bf16/f16 storage, "
+                   "head_dim a multiple of 16 up to 256 and 16-byte aligned q, k, v (and dout) "
                    "(dtype %d, head_dim %d)",
                    ka->dtype, ka->head_dim);
 }
@@ -134,7 +140,7 @@ static rrt_status gpu_step(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_ksh
   rrt_stream cs = ctx->compute_stream;
   const rrt_attn_kargs ka = kargs_of(sh, w->q, k, v);
   int tc;
-  RRT_CHECK(gpu_pick_fwd(ctx, &ka, &tc));
+  RRT_CHECK(gpu_pick(ctx, "attention forward", &ka, rrt_attn_tc_supported(&ka), &tc));
   for (int n = 0; n < nitems; n++) {
     const rrt_attn_item *it = &items[n];
     if (tc) { /* the merge fused into the kernel's epilogue */
@@ -181,9 +187,11 @@ static rrt_status gpu_bwd_step(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn
                                const rrt_attn_progress *progress) {
   rrt_stream cs = ctx->compute_stream;
   const rrt_attn_bargs ba = {kargs_of(sh, w->q, k, v), w->dout, lse, delta};
+  int tc;
+  RRT_CHECK(gpu_pick(ctx, "attention backward", &ba.f, rrt_attn_bwd_tc_supported(&ba), &tc));
   for (int n = 0; n < nitems; n++) {
-    RRT_CHECK(b->bwd_dkv(cs, &ba, &items[n], dkv, dkv + dkv_half(sh)));
-    RRT_CHECK(b->bwd_dq(cs, &ba, &items[n], dq));
+    RRT_CHECK((tc ? b->bwd_dkv_tc : b->bwd_dkv)(cs, &ba, &items[n], dkv, dkv + dkv_half(sh)));
+    RRT_CHECK((tc ? b->bwd_dq_tc : b->bwd_dq)(cs, &ba, &items[n], dq));
     /* emu: kernels are synchronous, so the shift progresses between them */
     if (progress->poll) progress->poll(progress->arg);
   }
@@ -220,6 +228,8 @@ static const gpu_build emu_build = {rrt_k_attn_fwd_emu,
                                     RRT_COPY_H2H,
                                     rrt_k_attn_bwd_dkv_emu,
                                     rrt_k_attn_bwd_dq_emu,
+                                    rrt_k_attn_bwd_dkv_tc_emu,
+                                    rrt_k_attn_bwd_dq_tc_emu,
                                     rrt_k_attn_bwd_delta_emu,
                                     rrt_k_attn_accumulate_emu,
                                     rrt_k_attn_store_rows_emu};
@@ -282,6 +292,8 @@ static const gpu_build cuda_build = {rrt_k_attn_fwd_cuda,
                                      RRT_COPY_D2D,
                                      rrt_k_attn_bwd_dkv_cuda,
                                      rrt_k_attn_bwd_dq_cuda,
+                                     rrt_k_attn_bwd_dkv_tc_cuda,
+                                     rrt_k_attn_bwd_dq_tc_cuda,
                                      rrt_k_attn_bwd_delta_cuda,
                                      rrt_k_attn_accumulate_cuda,
                                      rrt_k_attn_store_rows_cuda};

@@ -259,4 +259,42 @@ static inline RRT_HD void rrt_attn_tile_span(int64_t jb, int64_t je, int64_t j0,
   *ve = (int)e;
 }
 
+/* The item rows [*ib, *ie) that may see a key of [j0, j1): since both ends
+ * of the rows' key ranges never decrease, they are the rows after the last
+ * one that ends at or before j0 and before the first that begins at j1. */
+static inline RRT_HD void rrt_attn_rows_seeing(const rrt_attn_item *it, rrt_attn_kmask mask,
+                                               int64_t j0, int64_t j1, int64_t *ib, int64_t *ie) {
+  *ib = 0;
+  *ie = it->q_len;
+  if (!it->masked) return;
+  int64_t lo = 0, hi = it->q_len, jb, je;
+  while (lo < hi) { /* first row with je > j0 */
+    const int64_t mid = lo + (hi - lo) / 2;
+    rrt_attn_item_keys(it, mask, mid, &jb, &je);
+    if (je > j0)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  *ib = lo;
+  hi = it->q_len;
+  while (lo < hi) { /* first row with jb >= j1 */
+    const int64_t mid = lo + (hi - lo) / 2;
+    rrt_attn_item_keys(it, mask, mid, &jb, &je);
+    if (jb >= j1)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  *ie = lo;
+}
+
+/* The visible keys of item row i in the backward: empty for a row that saw
+ * nothing in the forward (lse = -inf). */
+static inline RRT_HD void rrt_attn_bwd_row_keys(const rrt_attn_item *it, rrt_attn_kmask mask,
+                                                float lse, int64_t i, int64_t *jb, int64_t *je) {
+  rrt_attn_item_keys(it, mask, i, jb, je);
+  if (lse == rrt_am_neg_inf()) *je = *jb;
+}
+
 #endif

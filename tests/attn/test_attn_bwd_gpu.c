@@ -9,9 +9,25 @@
  * and row-masked blocks (causal, sliding window, packed documents),
  * strided positions, GQA/MQA, odd head dims in every tile variant,
  * f32/bf16/f16, a NaN query row, and a rerun that must give the same bits.
- * Usage: test_attn_bwd_gpu emu|cuda [cpu] (cuda: exit 77 without a GPU;
+ * Usage: test_attn_bwd_gpu emu|cuda [cpu|tc] (cuda: exit 77 without a GPU;
  * cpu: the cpu table must agree with this one on the same inputs). Tiny
- * shapes: the emulator runs one fiber per thread. */
+ * shapes: the emulator runs one fiber per thread.
+ *
+ * tc (with RINGRT_ATTN_KERNEL=tc, so the table must take the tensor-core
+ * kernels of attn_bwd_tc.cu or fail): bf16/f16 cases of every tile variant
+ * (head_dim 16-64, 128, 256: two warps a key group), lengths past one tile
+ * (64 query rows a dq block, 64 or 32 keys a dkv block, query tiles of 64 or
+ * 32), GQA, every mask, a NaN row. Those kernels round P and dS to the
+ * storage type before the products that consume them, so the check is per
+ * element against a first-order bound computed here from the float64
+ * terms: |got - ref| <= u |ref| (the stored result; not for the raw f32
+ * accumulator) + u A + 1e-4 A + 1e-6, where u is the unit roundoff of the
+ * storage type (2^-8 bf16, 2^-11 f16) and A the sum of the absolute values
+ * of the element's terms (P |dO| for dV; scale P (|dP| + |delta|) |Q| for
+ * dK and |K| for dQ, which also covers the rounding of dS); 1e-4 A is the
+ * f32 sums (a few hundred terms, 2^-24 each) and the f32 exp with room to
+ * spare. A NaN of the reference must be a NaN; with a NaN row the kernels
+ * may give more NaN (tile products, docs/attn.md). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -435,10 +451,136 @@ static void check_case(rrt_ctx_t ctx, const rrt_attn_kernels *kt, const rrt_attn
     free(bufs[i]);
 }
 
+/* Unit roundoff of the storage type. */
+static double unit_roundoff(rrt_dtype dt) { return dt == RRT_DTYPE_BF16 ? 0x1p-8 : 0x1p-11; }
+
+/* The sums of absolute terms of every gradient element (reference layouts,
+ * see the bound in the header): non-finite terms are left out (their
+ * elements are NaN in the reference, or may be, with a NaN row). */
+static void abs_terms(const prob *p, double scale, double *adq, double *adk, double *adv) {
+  const bcase *c = &p->c;
+  const int64_t R = c->rows, D = c->dim, G = c->hq / c->hkv;
+  const size_t qb = (size_t)(R * c->hq * D), kb = (size_t)(p->nk * c->hkv * D);
+  memset(adq, 0, sizeof(double) * qb * (size_t)c->batch);
+  memset(adk, 0, sizeof(double) * kb * (size_t)c->batch);
+  memset(adv, 0, sizeof(double) * kb * (size_t)c->batch);
+  for (int64_t b = 0; b < c->batch; b++)
+    for (int h = 0; h < c->hq; h++)
+      for (int64_t i = 0; i < R; i++) {
+        const double *q = p->vq + b * qb + (size_t)((i * c->hq + h) * D);
+        const double *g = p->vdo + b * qb + (size_t)((i * c->hq + h) * D);
+        const double *o = p->vos + b * qb + (size_t)((i * c->hq + h) * D);
+        const double lse = p->rlse[(b * c->hq + h) * R + i];
+        double delta = 0;
+        for (int64_t d = 0; d < D; d++)
+          delta += g[d] * o[d];
+        for (int64_t j = 0; j < p->nk; j++) {
+          if (!p->vis[i * p->nk + j]) continue;
+          const size_t ko = b * kb + (size_t)((j * c->hkv + h / G) * D);
+          double sc = 0, dp = 0;
+          for (int64_t d = 0; d < D; d++) {
+            sc += q[d] * p->vk[ko + d];
+            dp += g[d] * p->vv[ko + d];
+          }
+          const double pr = exp(sc * scale - lse), w = scale * pr * (fabs(dp) + fabs(delta));
+          if (!isfinite(pr) || !isfinite(w)) continue;
+          for (int64_t d = 0; d < D; d++) {
+            adv[ko + d] += pr * fabs(g[d]);
+            adk[ko + d] += w * fabs(q[d]);
+            adq[b * qb + (size_t)((i * c->hq + h) * D + d)] += w * fabs(p->vk[ko + d]);
+          }
+        }
+      }
+}
+
+/* Largest err / bound over n elements of got (dtype dt) against ref with
+ * the bound of the header (u_store: the rounding of the stored result, 0
+ * for an f32 accumulator); NaN placement as described there. */
+static double bound_ratio(const char *what, rrt_dtype dt, const void *got, const double *ref,
+                          const double *abs_sum, size_t n, double u, double u_store, int wider) {
+  double worst = 0;
+  for (size_t i = 0; i < n; i++) {
+    const double g = rrt_am_load(got, (int64_t)i, (int)dt);
+    const int ok = isnan(ref[i]) ? isnan(g) : !isnan(g) || wider;
+    CHECK_MSG(ok, "%s[%zu] = %g, reference %g (NaN placement)", what, i, g, ref[i]);
+    if (!ok) return INFINITY;
+    if (isnan(ref[i]) || isnan(g)) continue;
+    const double bound = u_store * fabs(ref[i]) + (u + 1e-4) * abs_sum[i] + 1e-6;
+    const double r = fabs(g - ref[i]) / bound;
+    if (r > worst) worst = r;
+  }
+  return worst;
+}
+
+/* The tensor-core kernels through the table (forced by RINGRT_ATTN_KERNEL=tc)
+ * against the reference with the per-element bound; a rerun gives the same
+ * bits. */
+static void check_case_tc(rrt_ctx_t ctx, const rrt_attn_kernels *kt, const bcase *c, int ci) {
+  prob p;
+  memset(&p, 0, sizeof p);
+  p.c = *c;
+  fill(&p, 2000u + (uint64_t)ci);
+  const double scale = 1.0 / sqrt((double)c->dim);
+  reference(&p, scale);
+  const size_t qb = p.nq_e, kb = (size_t)(c->batch * p.nk * c->hkv * c->dim);
+  const size_t own = (size_t)(c->batch * c->rows * c->hkv * c->dim);
+  double *adq = malloc(sizeof(double) * qb), *adk = malloc(sizeof(double) * kb);
+  double *adv = malloc(sizeof(double) * kb);
+  abs_terms(&p, scale, adq, adk, adv);
+  result r1, r2;
+  CHECK_OK(run_table(ctx, kt, &p, scale, &r1));
+  const double u = unit_roundoff(c->dt);
+  const int wider = c->nan_row >= 0;
+  double *ref = malloc(sizeof(double) * p.nkv_e), *abs_sum = malloc(sizeof(double) * p.nkv_e);
+  bcase f32 = *c;
+  f32.dt = RRT_DTYPE_F32;
+  double worst[5];
+  worst[0] = bound_ratio("dq", c->dt, r1.dq, p.rdq, adq, qb, u, u, wider);
+  /* the own block (block 1) as stored, then block 0's raw accumulator */
+  const double *refs[2] = {p.rdk, p.rdv}, *abss[2] = {adk, adv};
+  const void *stored_g[2] = {r1.dk, r1.dv};
+  for (int x = 0; x < 2; x++) {
+    block_rows(&p, refs[x], 1, c->rows, ref);
+    block_rows(&p, abss[x], 1, c->rows, abs_sum);
+    worst[1 + x] = bound_ratio(x ? "dv" : "dk", c->dt, stored_g[x], ref, abs_sum, own, u, u, wider);
+    block_rows(&p, refs[x], 0, p.kv_rows, ref);
+    block_rows(&p, abss[x], 0, p.kv_rows, abs_sum);
+    worst[3 + x] = bound_ratio(x ? "dv(block 0, raw)" : "dk(block 0, raw)", f32.dt,
+                               r1.dkv0 + x * p.nkv_e, ref, abs_sum, p.nkv_e, u, 0, wider);
+  }
+  double w = 0;
+  for (int x = 0; x < 5; x++)
+    w = worst[x] > w ? worst[x] : w;
+  CHECK_MSG(w <= 1,
+            "tc case %d (D %d, hq %d/%d, mask %d, %s): error / bound dq %.2f dk %.2f "
+            "dv %.2f raw dk %.2f raw dv %.2f",
+            ci, c->dim, c->hq, c->hkv, c->mask, c->dt == RRT_DTYPE_BF16 ? "bf16" : "f16", worst[0],
+            worst[1], worst[2], worst[3], worst[4]);
+  printf("tc case %d: D %d %s mask %d: largest error / bound %.3f\n", ci, c->dim,
+         c->dt == RRT_DTYPE_BF16 ? "bf16" : "f16", c->mask, w);
+  CHECK_OK(run_table(ctx, kt, &p, scale, &r2));
+  CHECK_MSG(memcmp(r1.dq, r2.dq, p.nq_e * 2) == 0 && memcmp(r1.dk, r2.dk, own * 2) == 0 &&
+                memcmp(r1.dv, r2.dv, own * 2) == 0 &&
+                memcmp(r1.dkv0, r2.dkv0, 2 * p.nkv_e * 4) == 0,
+            "tc case %d: a rerun differs", ci);
+  result_free(&r1);
+  result_free(&r2);
+  free(ref);
+  free(abs_sum);
+  free(adq);
+  free(adk);
+  free(adv);
+  void *bufs[] = {p.q,  p.dout, p.o,  p.lse, p.k[0], p.k[1], p.v[0], p.v[1], p.lo,  p.hi,  p.vis,
+                  p.vq, p.vk,   p.vv, p.vdo, p.vo,   p.vos,  p.rdq,  p.rdk,  p.rdv, p.rlse};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+    free(bufs[i]);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   const int cuda = argc > 1 && strcmp(argv[1], "cuda") == 0;
   const int with_cpu = argc > 2 && strcmp(argv[2], "cpu") == 0;
+  const int tc = argc > 2 && strcmp(argv[2], "tc") == 0;
   rrt_ctx_config cfg = RRT_CTX_CONFIG_INITIALIZER;
   cfg.backend = cuda ? RRT_BACKEND_CUDA : RRT_BACKEND_EMU;
   cfg.bind = 0;
@@ -461,7 +603,17 @@ int main(int argc, char **argv) {
       {1, 20, 2, 2, 130, RRT_DTYPE_F16, 0, 1, -1}, /* unmasked, D > 128, f16 */
       {1, 18, 2, 1, 16, RRT_DTYPE_F32, 1, 1, 6},   /* a NaN query row */
   };
-  for (size_t i = 0; ctx && kt && kt->bwd_step && i < sizeof cases / sizeof cases[0]; i++)
+  /* tensor cores: every tile variant past one tile, masks, GQA, a NaN row */
+  const bcase tc_cases[] = {
+      {1, 70, 2, 1, 64, RRT_DTYPE_BF16, 1, 1, -1},  /* causal, GQA, 2 dq blocks */
+      {2, 40, 2, 2, 48, RRT_DTYPE_F16, 2, 2, -1},   /* window, strided, batch 2 */
+      {1, 45, 4, 2, 128, RRT_DTYPE_BF16, 3, 1, -1}, /* documents, GQA 4:2 */
+      {1, 36, 1, 1, 256, RRT_DTYPE_F16, 0, 1, -1},  /* unmasked, two warps a key group */
+      {1, 33, 2, 1, 16, RRT_DTYPE_BF16, 1, 1, 5},   /* a NaN query row */
+  };
+  for (size_t i = 0; ctx && tc && i < sizeof tc_cases / sizeof tc_cases[0]; i++)
+    check_case_tc(ctx, kt, &tc_cases[i], (int)i);
+  for (size_t i = 0; ctx && !tc && kt->bwd_step && i < sizeof cases / sizeof cases[0]; i++)
     check_case(ctx, kt, cpu, &cases[i], (int)i);
   rrt_ctx_destroy(ctx);
   int rc = test_result();

@@ -40,43 +40,6 @@ template <int LANES> static __device__ inline float row_sum(float x) {
   return x;
 }
 
-/* The visible keys of item row i, empty for a row that saw nothing. */
-static __device__ inline void row_keys(const rrt_attn_item &it, rrt_attn_kmask mask, float lse,
-                                       int64_t i, int64_t *jb, int64_t *je) {
-  rrt_attn_item_keys(&it, mask, i, jb, je);
-  if (lse == rrt_am_neg_inf()) *je = *jb;
-}
-
-/* The item rows [*ib, *ie) that may see a key of [j0, j1): since both ends
- * of the rows' key ranges never decrease, they are the rows after the last
- * one that ends at or before j0 and before the first that begins at j1. */
-static __device__ void rows_seeing(const rrt_attn_item &it, rrt_attn_kmask mask, int64_t j0,
-                                   int64_t j1, int64_t *ib, int64_t *ie) {
-  *ib = 0;
-  *ie = it.q_len;
-  if (!it.masked) return;
-  int64_t lo = 0, hi = it.q_len, jb, je;
-  while (lo < hi) { /* first row with je > j0 */
-    const int64_t mid = lo + (hi - lo) / 2;
-    rrt_attn_item_keys(&it, mask, mid, &jb, &je);
-    if (je > j0)
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  *ib = lo;
-  hi = it.q_len;
-  while (lo < hi) { /* first row with jb >= j1 */
-    const int64_t mid = lo + (hi - lo) / 2;
-    rrt_attn_item_keys(&it, mask, mid, &jb, &je);
-    if (jb >= j1)
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  *ie = lo;
-}
-
 template <int LANES, int DPT, int BQ>
 __global__ void __launch_bounds__(32 * LANES)
     rrt_attn_bwd_dkv_kernel(rrt_attn_bargs a, rrt_attn_item it, int64_t n_ktiles, float *dk,
@@ -112,7 +75,7 @@ __global__ void __launch_bounds__(32 * LANES)
     dka[u] = dva[u] = 0.0f;
   }
   int64_t ib, ie;
-  rows_seeing(it, f.mask, j0, j1, &ib, &ie);
+  rrt_attn_rows_seeing(&it, f.mask, j0, j1, &ib, &ie);
 
   for (int g = 0; g < G; g++) {
     const int h = hk * G + g;
@@ -135,7 +98,7 @@ __global__ void __launch_bounds__(32 * LANES)
         const int64_t lrow = (b * f.heads_q + h) * f.q_rows + it.q_begin + i0 + e;
         lses[e] = a.lse[lrow];
         dels[e] = a.delta[lrow];
-        row_keys(it, f.mask, lses[e], i0 + e, &jbs[e], &jes[e]);
+        rrt_attn_bwd_row_keys(&it, f.mask, lses[e], i0 + e, &jbs[e], &jes[e]);
       }
       __syncthreads();
 
@@ -206,7 +169,7 @@ __global__ void __launch_bounds__(32 * LANES)
     const int64_t lrow = (b * f.heads_q + h) * f.q_rows + it.q_begin + i;
     lse = a.lse[lrow];
     del = a.delta[lrow];
-    row_keys(it, f.mask, lse, i, &jb, &je);
+    rrt_attn_bwd_row_keys(&it, f.mask, lse, i, &jb, &je);
   }
   /* block-uniform: the keys any row of the tile sees */
   int64_t kb, ke;

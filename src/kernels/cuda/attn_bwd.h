@@ -36,6 +36,22 @@ RRT_DECLARE_KERNEL(rrt_k_attn_bwd_dkv, (rrt_stream stream, const rrt_attn_bargs 
 RRT_DECLARE_KERNEL(rrt_k_attn_bwd_dq, (rrt_stream stream, const rrt_attn_bargs *a,
                                        const rrt_attn_item *item, float *dq))
 
+/* Whether the tensor-core kernels (attn_bwd_tc.cu) take these operands:
+ * those of the tensor-core forward (rrt_attn_tc_supported), dout 16-byte
+ * aligned too. */
+static inline int rrt_attn_bwd_tc_supported(const rrt_attn_bargs *a) {
+  return rrt_attn_tc_supported(&a->f) && (uintptr_t)a->dout % 16 == 0;
+}
+
+/* rrt_k_attn_bwd_dkv and rrt_k_attn_bwd_dq on tensor cores (mma.sync,
+ * FlashAttention-2 style), the same contracts; RRT_ERR_INVALID_ARG unless
+ * rrt_attn_bwd_tc_supported. P and dS enter the products rounded to the
+ * storage type (docs/attn.md). */
+RRT_DECLARE_KERNEL(rrt_k_attn_bwd_dkv_tc, (rrt_stream stream, const rrt_attn_bargs *a,
+                                           const rrt_attn_item *item, float *dk, float *dv))
+RRT_DECLARE_KERNEL(rrt_k_attn_bwd_dq_tc, (rrt_stream stream, const rrt_attn_bargs *a,
+                                          const rrt_attn_item *item, float *dq))
+
 /* delta[b, h, i] = rowsum(dO * O) (f32) from storage-dtype o and dout
  * [batch, q_rows, heads_q, head_dim]; delta [batch, heads_q, q_rows]. */
 RRT_DECLARE_KERNEL(rrt_k_attn_bwd_delta,

@@ -40,46 +40,16 @@
 
 #include "kernels/attn_math.h"
 #include "kernels/cuda/attn_fwd.h"
-#include "kernels/cuda/tc_prims.h"
+#include "kernels/cuda/attn_tc.h"
 
 namespace {
 
 constexpr int kWarps = 4;
 constexpr int kThreads = 32 * kWarps;
 constexpr int kBQ = 16 * kWarps; /* query rows per block */
-constexpr int kPad = 8;          /* elements after each shared-memory row */
 
-/* Rows [0, nrows) of a shared tile with row stride dp: row r < nvalid
- * copied from src + r * stride by cp.async (16-byte chunks), the rest zero. */
-__device__ void tc_load_rows(uint16_t *dst, int dp, const uint16_t *src, int64_t stride, int nvalid,
-                             int nrows, int chunks, int tid) {
-  for (int e = tid; e < nrows * chunks; e += kThreads) {
-    const int r = e / chunks, c = e % chunks;
-    uint16_t *d = dst + r * dp + 8 * c;
-    if (r < nvalid) {
-      rrt_cp_async_cg16(d, src + r * stride + 8 * c);
-    } else {
-      uint32_t *z = reinterpret_cast<uint32_t *>(d);
-      z[0] = z[1] = z[2] = z[3] = 0u;
-    }
-  }
-}
-
-/* Two f32 as one .b32 of the storage type, the first in the low half
- * (round to nearest even, attn_math.h). */
-template <bool BF16> __device__ uint32_t tc_pack(float lo, float hi) {
-  const uint32_t a = BF16 ? rrt_f32_to_bf16(lo) : rrt_f32_to_f16(lo);
-  const uint32_t b = BF16 ? rrt_f32_to_bf16(hi) : rrt_f32_to_f16(hi);
-  return a | (b << 16);
-}
-
-template <bool BF16> __device__ void tc_mma(float d[4], const uint32_t a[4], const uint32_t b[2]) {
-  if (BF16)
-    rrt_mma_m16n8k16_bf16(d, a, b, d);
-  else
-    rrt_mma_m16n8k16_f16(d, a, b, d);
-}
-
+/* Max and sum over the four lanes of a quad (the lanes holding one row of
+ * an accumulator tile): every lane gets the same bits. */
 __device__ float tc_quad_max(float x) {
   float o = __shfl_xor_sync(0xffffffffu, x, 1);
   x = o > x ? o : x;
@@ -101,7 +71,7 @@ __global__ void rrt_attn_fwd_tc_kernel(rrt_attn_kargs a, rrt_attn_item it, int64
   constexpr int NB = BK / 8;   /* key columns of 8 in S */
   constexpr int ND = DMAX / 8; /* head-dim columns of 8 in O */
   RRT_DYN_SHARED(uint16_t, smem);
-  const int D = a.head_dim, DP = D + kPad, chunks = D / 8;
+  const int D = a.head_dim, DP = D + kTcPad, chunks = D / 8;
   uint16_t *qs = smem;             /* [kBQ][DP] */
   uint16_t *ks = qs + kBQ * DP;    /* [2][BK][DP] */
   uint16_t *vs = ks + 2 * BK * DP; /* [2][BK][DP] */
@@ -141,11 +111,11 @@ __global__ void rrt_attn_fwd_tc_kernel(rrt_attn_kargs a, rrt_attn_item it, int64
 
   /* group 0: the Q tile and K/V tile 0 */
   const int64_t qvalid = it.q_len - q0 < kBQ ? it.q_len - q0 : kBQ;
-  tc_load_rows(qs, DP, qg, (int64_t)a.heads_q * D, (int)qvalid, kBQ, chunks, tid);
+  tc_load_rows(qs, DP, qg, (int64_t)a.heads_q * D, (int)qvalid, kBQ, chunks, tid, kThreads);
   if (ntiles > 0) {
     const int nk = (int)(ke - kb < BK ? ke - kb : BK);
-    tc_load_rows(ks, DP, kg + kb * kst, kst, nk, BK, chunks, tid);
-    tc_load_rows(vs, DP, vg + kb * kst, kst, nk, BK, chunks, tid);
+    tc_load_rows(ks, DP, kg + kb * kst, kst, nk, BK, chunks, tid, kThreads);
+    tc_load_rows(vs, DP, vg + kb * kst, kst, nk, BK, chunks, tid, kThreads);
   }
   rrt_cp_async_commit();
 
@@ -162,8 +132,8 @@ __global__ void rrt_attn_fwd_tc_kernel(rrt_attn_kargs a, rrt_attn_item it, int64
       const int64_t j1 = j0 + BK;
       const int nk1 = (int)(ke - j1 < BK ? ke - j1 : BK);
       const int nb1 = (int)((tt + 1) & 1);
-      tc_load_rows(ks + nb1 * BK * DP, DP, kg + j1 * kst, kst, nk1, BK, chunks, tid);
-      tc_load_rows(vs + nb1 * BK * DP, DP, vg + j1 * kst, kst, nk1, BK, chunks, tid);
+      tc_load_rows(ks + nb1 * BK * DP, DP, kg + j1 * kst, kst, nk1, BK, chunks, tid, kThreads);
+      tc_load_rows(vs + nb1 * BK * DP, DP, vg + j1 * kst, kst, nk1, BK, chunks, tid, kThreads);
     }
     rrt_cp_async_commit();
     rrt_cp_async_wait<1>(); /* this thread's copies of tile tt landed */
@@ -177,19 +147,7 @@ __global__ void rrt_attn_fwd_tc_kernel(rrt_attn_kargs a, rrt_attn_item it, int64
       RRT_UNROLL
       for (int nb = 0; nb < NB; nb++)
         s[nb][0] = s[nb][1] = s[nb][2] = s[nb][3] = 0.0f;
-      RRT_UNROLL
-      for (int kk = 0; kk < DMAX / 16; kk++) {
-        if (16 * kk >= D) break;
-        uint32_t qa[4];
-        rrt_ldmatrix_x4(qa, qs + (16 * warp + (lane & 15)) * DP + 16 * kk + 8 * (lane >> 4));
-        RRT_UNROLL
-        for (int nb = 0; nb < NB; nb++) {
-          if (8 * nb >= nk) break;
-          uint32_t kf[2];
-          rrt_ldmatrix_x2(kf, kt + (8 * nb + (lane & 7)) * DP + 16 * kk + 8 * ((lane >> 3) & 1));
-          tc_mma<BF16>(s[nb], qa, kf);
-        }
-      }
+      tc_rows_times_rows_t<NB, DMAX, BF16>(s, qs, 16 * warp, kt, nk, DP, D, lane);
 
       /* online softmax of the lane's two rows (g and g + 8) */
       int vb[2], ve[2];
@@ -227,23 +185,8 @@ __global__ void rrt_attn_fwd_tc_kernel(rrt_attn_kargs a, rrt_attn_item it, int64
         o[nd][2] *= alpha[1], o[nd][3] *= alpha[1];
       }
 
-      /* O += P V: the S accumulators of key columns 2kk and 2kk + 1 are the
-       * A fragment of keys [16kk, 16kk + 16) (tc_prims.h layouts) */
-      RRT_UNROLL
-      for (int kk = 0; kk < BK / 16; kk++) {
-        if (16 * kk >= nk) break;
-        const uint32_t pa[4] = {tc_pack<BF16>(s[2 * kk][0], s[2 * kk][1]),
-                                tc_pack<BF16>(s[2 * kk][2], s[2 * kk][3]),
-                                tc_pack<BF16>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                                tc_pack<BF16>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-        RRT_UNROLL
-        for (int nd = 0; nd < ND; nd++) {
-          if (8 * nd >= D) break;
-          uint32_t vf[2];
-          rrt_ldmatrix_x2_trans(vf, vt + (16 * kk + (lane & 15)) * DP + 8 * nd);
-          tc_mma<BF16>(o[nd], pa, vf);
-        }
-      }
+      /* O += P V: P leaves the registers only as the A fragments */
+      tc_weights_times_rows<NB, ND, BF16>(o, s, vt, nk, DP, 0, D, lane);
     }
     __syncthreads(); /* tile tt consumed before its buffer is refilled */
   }
@@ -284,7 +227,7 @@ __global__ void rrt_attn_fwd_tc_kernel(rrt_attn_kargs a, rrt_attn_item it, int64
 
 /* Shared memory of a launch: the Q tile and two K and two V tiles. */
 constexpr size_t tc_smem_bytes(int bk, int head_dim) {
-  return (size_t)(kBQ + 4 * bk) * (size_t)(head_dim + kPad) * sizeof(uint16_t);
+  return (size_t)(kBQ + 4 * bk) * (size_t)(head_dim + kTcPad) * sizeof(uint16_t);
 }
 
 template <int DMAX, int BK, bool BF16, bool MERGE>
