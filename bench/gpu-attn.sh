@@ -7,10 +7,14 @@
 #     the torch numbers can be taken);
 #  1. the gpu-labelled attention tests (ctest -L attn -L gpu), with the default
 #     transport and again with the MPI-staged one (RINGRT_NCCL=0);
-#  2. `ringrt attn --backend cuda`, np=1, bf16, H=16, D = 64 and 128,
-#     S = 4096 and 16384, causal and not: one JSON line each (time, TFLOP/s);
+#  2. `ringrt attn --backend cuda --backward`, np=1, bf16, H=16, D = 64 and
+#     128, S = 4096 and 16384, causal and not: one JSON line each (forward
+#     and backward time, TFLOP/s; the tensor-core kernels under the default
+#     RINGRT_ATTN_KERNEL=auto);
 #  3. torch.nn.functional.scaled_dot_product_attention on the same shapes and
-#     GPU (when torch with CUDA imports), and a side-by-side table;
+#     GPU (when torch with CUDA imports), forward and backward, with its
+#     default choice and forced onto the flash and cuDNN backends, and a
+#     side-by-side table against the fastest torch backend of each shape;
 #  4. a 4-rank causal zigzag ring on the one GPU (bf16, S=16384, H=16, D=128):
 #     NCCL with a distinct NCCL_HOSTID per rank over NCCL_SOCKET_IFNAME=lo,
 #     and the MPI-staged transport; np=1 on the same shape for reference;
@@ -116,7 +120,8 @@ if [ "$have_app" = 1 ] && [ "$have_gpu" = 1 ]; then
     for causal in "" "--causal"; do
       fits 15 "ringrt D=$dim S=$seq $causal" || continue
       timeout "$(lim 60)" mpirun -np 1 --bind-to none "$app" attn --backend cuda --dtype bf16 \
-        --batch 1 --heads 16 --dim "$dim" --seq "$seq" $causal --iters 10 --warmup 3 --quiet \
+        --batch 1 --heads 16 --dim "$dim" --seq "$seq" $causal --iters 10 --warmup 3 --backward \
+        --quiet \
         --json - 2>"$tmp/err" | grep '^{' | tee -a "$tmp/ringrt.jsonl" ||
         echo "{\"error\":\"run failed: $(tail -1 "$tmp/err" | tr -d '"')\",\"dim\":$dim,\"seq\":$seq,\"causal\":\"$causal\"}"
     done
@@ -128,25 +133,55 @@ fi
 echo "## 3. torch SDPA, same shapes (JSON), then side by side"
 : >"$tmp/torch.jsonl"
 if [ "$have_torch" = 1 ] && fits 30 "torch"; then
-  timeout "$(lim 150)" "$py" - "$shapes" <<'PY' | tee "$tmp/torch.jsonl"
+  timeout "$(lim 200)" "$py" - "$shapes" <<'PY' | tee "$tmp/torch.jsonl"
 import json, statistics, sys, torch
 f = torch.nn.functional.scaled_dot_product_attention
+try:
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    backends = [("default", None), ("flash", SDPBackend.FLASH_ATTENTION),
+                ("cudnn", SDPBackend.CUDNN_ATTENTION)]
+except ImportError:
+    backends = [("default", None)]
+
+def median_time(fn, reps=10):
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(3):
+        fn()
+    ts = []
+    for _ in range(reps):
+        s.record(); fn(); e.record(); torch.cuda.synchronize()
+        ts.append(s.elapsed_time(e) * 1e-3)
+    return statistics.median(ts)
+
+def measure(dim, seq, causal):
+    q, k, v = (torch.randn(1, 16, seq, dim, device="cuda", dtype=torch.bfloat16,
+                           requires_grad=True) for _ in range(3))
+    g = torch.randn(1, 16, seq, dim, device="cuda", dtype=torch.bfloat16)
+    t_fwd = median_time(lambda: f(q, k, v, is_causal=causal))
+    def fwd_bwd():
+        o = f(q, k, v, is_causal=causal)
+        torch.autograd.grad(o, (q, k, v), g)
+    return t_fwd, median_time(fwd_bwd) - t_fwd  # backward alone, as ringrt reports it
+
 for sd in sys.argv[1].split():
     dim, seq = (int(x) for x in sd.split(":"))
     for causal in (False, True):
-        q, k, v = (torch.randn(1, 16, seq, dim, device="cuda", dtype=torch.bfloat16)
-                   for _ in range(3))
-        for _ in range(3):
-            f(q, k, v, is_causal=causal)
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        ts = []
-        for _ in range(10):
-            s.record(); f(q, k, v, is_causal=causal); e.record(); torch.cuda.synchronize()
-            ts.append(s.elapsed_time(e) * 1e-3)
-        t = statistics.median(ts)
         fl = 4 * dim * 16 * (seq * (seq + 1) / 2 if causal else seq * seq)
-        print(json.dumps({"torch_sdpa": torch.__version__, "dim": dim, "seq": seq,
-                          "causal": causal, "time_s": t, "tflops": fl / t * 1e-12}), flush=True)
+        for name, be in backends:
+            row = {"torch_sdpa": torch.__version__, "backend": name, "dim": dim, "seq": seq,
+                   "causal": causal}
+            try:
+                if be is None:
+                    t, tb = measure(dim, seq, causal)
+                else:
+                    with sdpa_kernel(be):
+                        t, tb = measure(dim, seq, causal)
+                row.update(time_s=t, tflops=fl / t * 1e-12, bwd_time_s=tb,
+                           bwd_tflops=2.5 * fl / tb * 1e-12 if tb > 0 else None)
+            except Exception as ex:  # a backend this torch or GPU lacks
+                row["error"] = str(ex).splitlines()[0][:200] if str(ex) else type(ex).__name__
+            print(json.dumps(row), flush=True)
+            torch.cuda.empty_cache()
 PY
 else
   echo "not run (torch with CUDA not importable, or no time left)"
@@ -159,15 +194,25 @@ def rows(p):
         return [json.loads(l) for l in open(p) if l.startswith("{")]
     except OSError:
         return []
+def best(rs, key):  # the fastest torch backend of a shape for `key`
+    vals = [(j[key], j["backend"]) for j in rs if j.get(key)]
+    return max(vals) if vals else (None, "-")
 r = {(j["dim"], j["seq"], j["causal"] in (True, "true")): j for j in rows(sys.argv[1])}
-t = {(j["dim"], j["seq"], j["causal"]): j for j in rows(sys.argv[2])}
-print("%4s %6s %6s | %14s | %14s | %s" % ("D", "S", "causal", "ringrt TFLOP/s", "torch TFLOP/s",
-                                         "ringrt/torch"))
+t = {}
+for j in rows(sys.argv[2]):
+    t.setdefault((j["dim"], j["seq"], j["causal"]), []).append(j)
+fmt = "%4s %6s %6s | %7s %7s %-8s %6s | %7s %7s %-8s %6s"
+print("forward and backward TFLOP/s (backward: 2.5x the forward's FLOPs), bf16, H=16")
+print(fmt % ("D", "S", "causal", "ringrt", "torch", "(best)", "ratio", "r. bwd", "t. bwd",
+             "(best)", "ratio"))
+num = lambda x: "%.1f" % x if x else "-"
 for key in sorted(set(r) | set(t)):
-    a, b = r.get(key, {}).get("tflops"), t.get(key, {}).get("tflops")
-    print("%4d %6d %6s | %14s | %14s | %s" % (key[0], key[1], key[2],
-          "%.1f" % a if a else "-", "%.1f" % b if b else "-",
-          "%.2f" % (a / b) if a and b else "-"))
+    a = r.get(key, {}).get("tflops")
+    ab = r.get(key, {}).get("backward", {}).get("tflops")
+    b, bn = best(t.get(key, []), "tflops")
+    bb, bbn = best(t.get(key, []), "bwd_tflops")
+    print(fmt % (key[0], key[1], key[2], num(a), num(b), bn, "%.2f" % (a / b) if a and b else "-",
+                 num(ab), num(bb), bbn, "%.2f" % (ab / bb) if ab and bb else "-"))
 PY
 fi
 

@@ -47,11 +47,11 @@ typedef enum rrt_cpu_isa {
   RRT_CPU_ISA_AVX512BF16 /* AVX512 for f32 work, plus the bf16 kernel for bf16 storage */
 } rrt_cpu_isa;
 
-/** Forward kernel of the cuda and emu attention tables: AUTO takes the
- *  tensor-core kernel (kernels/cuda/attn_fwd_tc.cu) where it supports the
- *  operands (bf16/f16, head_dim a multiple of 16 up to 256) and the SIMT one
- *  otherwise; SIMT always the SIMT one; TC the tensor-core one, and an
- *  RRT_ERR_INVALID_ARG where it does not support them (for tests and
+/** Kernels of the cuda and emu attention tables, forward and backward: AUTO
+ *  takes the tensor-core ones (kernels/cuda/attn_fwd_tc.cu, attn_bwd_tc.cu)
+ *  where they support the operands (bf16/f16, head_dim a multiple of 16 up
+ *  to 256) and the SIMT ones otherwise; SIMT always the SIMT ones; TC the
+ *  tensor-core ones, and an RRT_ERR_INVALID_ARG where they do not support them (for tests and
  *  benchmarks that must know which ran). Values index the RINGRT_ATTN_KERNEL
  *  names auto, simt, tc. */
 typedef enum rrt_attn_kernel_choice {
