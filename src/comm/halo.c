@@ -7,6 +7,7 @@
 
 #include "comm/ctx.h"
 #include "comm/error.h"
+#include "comm/request.h"
 #include "ringrt/memory.h"
 
 static int *level_ranges(const rrt_msg_plan *p, int nlev) {
@@ -39,7 +40,8 @@ rrt_status rrt_halo_init(rrt_ctx_t ctx, rrt_halo *h, const rrt_halo_pack *pack, 
   h->need = malloc(((size_t)nlev + 1) * sizeof(int));
   h->req = calloc((size_t)nlev + 1, sizeof(rrt_request_t));
   h->sreq = calloc((size_t)nlev + 1, sizeof(rrt_request_t));
-  if (!h->send_lev || !h->recv_lev || !h->need || !h->req || !h->sreq)
+  h->held = calloc((size_t)nlev + 1, sizeof(rrt_request_t));
+  if (!h->send_lev || !h->recv_lev || !h->need || !h->req || !h->sreq || !h->held)
     return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_halo", "out of memory");
   for (int l = 0; l <= nlev; l++)
     h->need[l] = need ? need[l] : l + 1;
@@ -56,10 +58,12 @@ void rrt_halo_free(rrt_ctx_t ctx, rrt_halo *h) {
   for (int l = 0; l <= h->nlev; l++) {
     if (h->req && h->req[l]) rrt_request_wait(h->req[l]);
     if (h->sreq && h->sreq[l]) rrt_request_wait(h->sreq[l]);
+    if (h->held && h->held[l]) rrt_request_wait(h->held[l]);
   }
   rrt_msg_plan_free(&h->send);
   rrt_msg_plan_free(&h->recv);
   free(h->send_lev), free(h->recv_lev), free(h->need), free(h->req), free(h->sreq);
+  free(h->held);
   if (ctx) {
     rrt_free(ctx, h->d_send_idx), rrt_free(ctx, h->d_recv_idx);
     rrt_free(ctx, h->d_send_buf), rrt_free(ctx, h->d_recv_buf);
@@ -77,8 +81,19 @@ static rrt_p2p *p2p_list(const rrt_msg_plan *p, double *buf, int m0, int m1, rrt
   return sp;
 }
 
+/* Level l's exchange of the previous round, ordered on the device: the
+ * streams have passed it long since; its request is retired here, before
+ * the slot is used again. */
+static rrt_status retire_held(rrt_halo *h, int l) {
+  if (!h->held[l]) return RRT_SUCCESS;
+  rrt_status st = rrt_request_wait(h->held[l]);
+  h->held[l] = NULL;
+  return st;
+}
+
 rrt_status rrt_halo_begin(rrt_ctx_t ctx, rrt_halo *h) {
   for (int l = 0; l <= h->nlev; l++) {
+    RRT_CHECK(retire_held(h, l));
     int r0 = h->recv_lev[l], r1 = h->recv_lev[l + 1];
     if (r0 == r1) continue;
     rrt_p2p recvs[64], *rp = p2p_list(&h->recv, h->d_recv_buf, r0, r1, recvs);
@@ -97,13 +112,14 @@ rrt_status rrt_halo_post(rrt_ctx_t ctx, rrt_halo *h, int level, const double *sr
   int r0 = h->recv_lev[level], r1 = h->recv_lev[level + 1];
   if (h->preposted) r0 = r1 = 0; /* receives already posted */
   if (s0 == s1 && r0 == r1) return RRT_SUCCESS;
+  RRT_CHECK(retire_held(h, level));
   int64_t a = h->send.ptr[s0], b = h->send.ptr[s1];
-  if (b > a) {
+  /* No synchronisation after the gather: every transport orders itself after
+   * the compute stream (NCCL and emu on the device, the staged engine and
+   * MPI on the host; comm/transport_ops.h). */
+  if (b > a)
     RRT_CHECK(
         h->pack.gather(ctx->compute_stream, h->d_send_idx + a, b - a, src, h->d_send_buf + a));
-    /* the transport may run on another stream: the packed buffer must be complete */
-    if (ctx->dev->stream_sync) RRT_CHECK(ctx->dev->stream_sync(ctx->compute_stream));
-  }
   rrt_p2p sends[64], recvs[64];
   rrt_p2p *sp = p2p_list(&h->send, h->d_send_buf, s0, s1, sends);
   rrt_p2p *rp = p2p_list(&h->recv, h->d_recv_buf, r0, r1, recvs);
@@ -118,9 +134,20 @@ rrt_status rrt_halo_post(rrt_ctx_t ctx, rrt_halo *h, int level, const double *sr
   return st;
 }
 
+/* Level l's receives into dst. An exchange on the comm stream (NCCL, emu)
+ * orders the compute stream after itself on the device and is held until
+ * the next round; otherwise the host waits for it. Either way the scatter
+ * is queued on the compute stream after the data. */
 static rrt_status finish_level(rrt_ctx_t ctx, rrt_halo *h, int l, double *dst) {
   if (!h->req[l]) return RRT_SUCCESS;
-  rrt_status st = rrt_request_wait(h->req[l]);
+  int ordered = 0;
+  rrt_status st = rrt_request_order_stream(h->req[l], ctx->compute_stream, &ordered);
+  if (ordered) {
+    h->held[l] = h->req[l];
+  } else { /* the host waits (MPI, staging; or after an error) */
+    rrt_status ws = rrt_request_wait(h->req[l]);
+    if (st == RRT_SUCCESS) st = ws;
+  }
   h->req[l] = NULL;
   RRT_CHECK(st);
   int64_t a = h->recv.ptr[h->recv_lev[l]], b = h->recv.ptr[h->recv_lev[l + 1]];

@@ -7,7 +7,9 @@
  * dst[recv.idx]. One rrt_p2p_group per level carries that level's sends and
  * receives; a level's receives are waited for only before the level that
  * first needs them (need[l]). Values travel through the transport (NCCL or
- * MPI, backend memory), so every wait honours RINGRT_TIMEOUT.
+ * MPI, backend memory), so every wait honours RINGRT_TIMEOUT. Where the
+ * transport queues the exchange on the comm stream (NCCL, emu), the compute
+ * stream waits for it on the device: no host round trip per level.
  *
  * The gather and scatter are the caller's kernels (rrt_halo_pack), given at
  * init: comm moves data, it does not pick a workload's kernels. */
@@ -43,6 +45,8 @@ typedef struct rrt_halo {
   double *d_send_buf, *d_recv_buf;
   rrt_request_t *req;  /* nlev + 1 outstanding requests */
   rrt_request_t *sreq; /* after rrt_halo_begin: the sends, apart from the receives */
+  rrt_request_t *held; /* exchanges the compute stream waits for on the device, retired
+                          before their level is posted again */
   int lo;              /* levels below lo have no receive left to wait for */
   int preposted;       /* rrt_halo_begin posted every level's receives */
 } rrt_halo;

@@ -86,7 +86,7 @@ rrt_status rrt_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends, const 
   *req = NULL;
   RRT_CHECK(check_list(ctx, op, "sends", sends, nsends));
   RRT_CHECK(check_list(ctx, op, "recvs", recvs, nrecvs));
-  RRT_CHECK(host_after_streams(ctx, op));
+  if (!ctx->tx->p2p_on_stream) RRT_CHECK(host_after_streams(ctx, op));
   return ctx->tx->p2p_group(ctx, sends, nsends, recvs, nrecvs, req);
 }
 

@@ -301,6 +301,7 @@ const rrt_transport_ops rrt_transport_nccl = {
     .name = "nccl",
     .kind = RRT_TRANSPORT_NCCL,
     .shift_on_stream = 1,
+    .p2p_on_stream = 1,
     .ring_shift = nccl_ring_shift,
     .p2p_group = nccl_p2p_group,
     .allreduce = nccl_allreduce,

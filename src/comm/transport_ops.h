@@ -29,6 +29,9 @@ typedef struct rrt_transport_ops {
    * data has landed, so a consumer stream can wait for it on the device
    * (rrt_request_order_stream) instead of the host (NCCL; emu's engine). */
   int shift_on_stream;
+  /* p2p_group too: queued on the comm stream after the compute stream, its
+   * request completing with an event (NCCL; emu's engine). */
+  int p2p_on_stream;
   rrt_status (*ring_shift)(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes, int step,
                            rrt_request_t *req);
   rrt_status (*p2p_group)(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends, const rrt_p2p *recvs,

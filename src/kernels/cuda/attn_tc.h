@@ -18,8 +18,8 @@ constexpr int kTcPad = 8; /* elements after each shared-memory row */
  * copied from src + r * stride by cp.async (16-byte chunks), the rest zero
  * (plain stores, so that 0 * x never meets a stale NaN). `chunks` = 16-byte
  * chunks a row; the block's `nthreads` threads share the copies. */
-__device__ void tc_load_rows(uint16_t *dst, int dp, const uint16_t *src, int64_t stride, int nvalid,
-                             int nrows, int chunks, int tid, int nthreads) {
+__device__ inline void tc_load_rows(uint16_t *dst, int dp, const uint16_t *src, int64_t stride,
+                                    int nvalid, int nrows, int chunks, int tid, int nthreads) {
   for (int e = tid; e < nrows * chunks; e += nthreads) {
     const int r = e / chunks, c = e % chunks;
     uint16_t *d = dst + r * dp + 8 * c;
