@@ -59,8 +59,9 @@ typedef struct ilu_run {
 /* What is measured and reported. */
 typedef struct ilu_measure {
   double analysis, factor, refactor, spmv, apply, solve, true_rel;
-  int nl, nu;         /* levels of L and U */
-  int64_t hmin, hmax; /* rows per L level */
+  int nl, nu;                 /* levels of L and U */
+  int64_t hmin, hmax;         /* rows per L level */
+  int64_t launch_f, launch_a; /* kernel launches of a factorisation, an apply (rank 0; 0 on cpu) */
 } ilu_measure;
 
 static void usage(void) {
@@ -325,6 +326,7 @@ static int analyse_and_factor(ilu_run *run, const ilu_opts *o, int quiet, ilu_me
 /* Levels of L and U, and the smallest and largest L level. */
 static void level_summary(const ilu_run *run, ilu_measure *ms) {
   rrt_ilu0_levels(run->M, &ms->nl, &ms->nu);
+  rrt_ilu0_launches(run->M, &ms->launch_f, &ms->launch_a);
   int64_t *hist = malloc(((size_t)ms->nl + 1) * sizeof(int64_t));
   ms->hmin = INT64_MAX, ms->hmax = 0;
   rrt_ilu0_level_histogram(run->M, 0, hist);
@@ -516,6 +518,9 @@ static void report_text(FILE *out, const ilu_run *run, const ilu_opts *o, const 
             o->dd_blocks ? " (--dd-blocks)" : " (one per rank)");
   fprintf(out, "  levels      L %d  U %d  (rows per L level: min %lld, max %lld)\n", ms->nl, ms->nu,
           (long long)ms->hmin, (long long)ms->hmax);
+  if (ms->launch_a > 0)
+    fprintf(out, "  launches    factor %lld  apply %lld  (kernels, rank 0)\n",
+            (long long)ms->launch_f, (long long)ms->launch_a);
   fprintf(out,
           "  analysis    %.3f s\n  factor      %.4f s  %.3f GFLOP/s (refactor median %.4f s)\n",
           ms->analysis, ms->factor, r->fac, ms->refactor);
@@ -543,6 +548,9 @@ static void report_json(FILE *js, const ilu_run *run, const ilu_opts *o, const i
           run->P, rrt_backend_name(rrt_ctx_backend(run->ctx)), rrt_ilu_ordering_name(o->ordering),
           o->f32 ? "f32" : "f64", ms->nl, ms->nu);
   if (is_dd(o->ordering)) fprintf(js, ", \"dd_blocks\": %ld", o->dd_blocks);
+  if (ms->launch_a > 0) /* device kernels (cuda, emu) */
+    fprintf(js, ", \"launches_factor\": %lld, \"launches_apply\": %lld", (long long)ms->launch_f,
+            (long long)ms->launch_a);
   const struct {
     const char *key;
     double v;

@@ -87,6 +87,14 @@ RRT_API rrt_status rrt_ilu0_destroy(rrt_ilu0_t ilu);
 /** Global number of levels of L and of U (either pointer may be NULL). */
 RRT_API void rrt_ilu0_levels(rrt_ilu0_t ilu, int *levels_l, int *levels_u);
 
+/** Kernel launches of one factorisation and of one apply on this rank, the
+ *  halo packing aside (either pointer may be NULL). cuda and emu sweep a run
+ *  of levels with no message between them in one sync-free launch, so one
+ *  rank factors in 1 launch and applies in 2 (RINGRT_ILU_SWEEP=levels: one
+ *  launch per level holding local rows); 0 on cpu, whose kernels are host
+ *  loops. Local. */
+RRT_API void rrt_ilu0_launches(rrt_ilu0_t ilu, int64_t *factor, int64_t *apply);
+
 /** Rows per level over all ranks: which = 0 (L) or 1 (U); counts has
  *  levels entries. Local (computed at creation). */
 RRT_API rrt_status rrt_ilu0_level_histogram(rrt_ilu0_t ilu, int which, int64_t *counts);

@@ -79,6 +79,7 @@ rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
   env->verbose = 0;
   env->cpu_isa = RRT_CPU_ISA_AUTO;
   env->attn_kernel = RRT_ATTN_KERNEL_AUTO;
+  env->ilu_sweep = RRT_ILU_SWEEP_AUTO;
   env->test_stall_phase[0] = 0;
   env->test_stall_rank = -1;
   env->nccl_library[0] = 0;
@@ -112,6 +113,14 @@ rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
       return RRT_ERR_INVALID_ARG;
     }
     env->attn_kernel = found;
+  }
+  const char *sw = getenv("RINGRT_ILU_SWEEP");
+  if (sw && *sw) {
+    if (strcmp(sw, "auto") != 0 && strcmp(sw, "levels") != 0) {
+      snprintf(err, errlen, "RINGRT_ILU_SWEEP='%s' is not one of auto, levels", sw);
+      return RRT_ERR_INVALID_ARG;
+    }
+    env->ilu_sweep = strcmp(sw, "levels") == 0 ? RRT_ILU_SWEEP_LEVELS : RRT_ILU_SWEEP_AUTO;
   }
   const char *lib = getenv("RINGRT_NCCL_LIBRARY");
   if (lib && *lib) {

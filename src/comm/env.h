@@ -25,6 +25,7 @@ typedef struct rrt_env {
   int verbose;     /* RINGRT_VERBOSE (0/1) */
   int cpu_isa;     /* RINGRT_CPU_ISA: rrt_cpu_isa, for tests and benchmarks */
   int attn_kernel; /* RINGRT_ATTN_KERNEL: rrt_attn_kernel_choice (cuda/emu forward) */
+  int ilu_sweep;   /* RINGRT_ILU_SWEEP: rrt_ilu_sweep_choice (cuda/emu ILU(0)) */
   /* RINGRT_TEST_STALL=PHASE:RANK, fault tests only (comm/test_stall.h): the
    * phase where that rank stalls forever; "" and -1 when unset. */
   char test_stall_phase[32];
@@ -59,6 +60,16 @@ typedef enum rrt_attn_kernel_choice {
   RRT_ATTN_KERNEL_SIMT,
   RRT_ATTN_KERNEL_TC
 } rrt_attn_kernel_choice;
+
+/** How the cuda and emu ILU(0) kernels sweep the levels of a factorisation
+ *  or triangular solve: AUTO, one sync-free launch per run of levels with no
+ *  message between them (kernels/cuda/ilu0.cu, the *_chain kernels); LEVELS,
+ *  one launch per level (the earlier path, kept to compare against). Values
+ *  index the RINGRT_ILU_SWEEP names auto, levels. */
+typedef enum rrt_ilu_sweep_choice {
+  RRT_ILU_SWEEP_AUTO = 0,
+  RRT_ILU_SWEEP_LEVELS
+} rrt_ilu_sweep_choice;
 
 /** Read the environment. Returns RRT_ERR_INVALID_ARG with `err` filled
  *  (naming the variable and its value) when a variable is malformed. */

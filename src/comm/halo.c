@@ -106,12 +106,18 @@ rrt_status rrt_halo_begin(rrt_ctx_t ctx, rrt_halo *h) {
   return RRT_SUCCESS;
 }
 
+int rrt_halo_posts(const rrt_halo *h, int level) {
+  if (level > h->nlev) return 0;
+  int sends = h->send_lev[level + 1] > h->send_lev[level];
+  int recvs = !h->preposted && h->recv_lev[level + 1] > h->recv_lev[level];
+  return sends || recvs;
+}
+
 rrt_status rrt_halo_post(rrt_ctx_t ctx, rrt_halo *h, int level, const double *src) {
-  if (level > h->nlev) return RRT_SUCCESS;
+  if (!rrt_halo_posts(h, level)) return RRT_SUCCESS;
   int s0 = h->send_lev[level], s1 = h->send_lev[level + 1];
   int r0 = h->recv_lev[level], r1 = h->recv_lev[level + 1];
   if (h->preposted) r0 = r1 = 0; /* receives already posted */
-  if (s0 == s1 && r0 == r1) return RRT_SUCCESS;
   RRT_CHECK(retire_held(h, level));
   int64_t a = h->send.ptr[s0], b = h->send.ptr[s1];
   /* No synchronisation after the gather: every transport orders itself after

@@ -62,6 +62,9 @@ void rrt_halo_free(rrt_ctx_t ctx, rrt_halo *h);
 rrt_status rrt_halo_begin(rrt_ctx_t ctx, rrt_halo *h);
 /** Level l is computed: gather and post its messages (src: source array). */
 rrt_status rrt_halo_post(rrt_ctx_t ctx, rrt_halo *h, int level, const double *src);
+/** Whether rrt_halo_post posts anything at level l (sends, or receives not
+ *  posted ahead): levels that do not may be computed together. */
+int rrt_halo_posts(const rrt_halo *h, int level);
 /** Before computing level l: wait for the receives needed there, scatter into dst. */
 rrt_status rrt_halo_wait_needed(rrt_ctx_t ctx, rrt_halo *h, int level, double *dst);
 /** Wait for everything outstanding (sends too), scatter remaining receives. */

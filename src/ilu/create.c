@@ -140,6 +140,7 @@ rrt_status rrt_ilu0_destroy(rrt_ilu0_t M) {
   free(M->porder), free(M->rorder);
   rrt_free(ctx, M->d_v), rrt_free(ctx, M->d_y), rrt_free(ctx, M->d_z);
   rrt_free(ctx, M->d_dinv), rrt_free(ctx, M->d_vf);
+  rrt_free(ctx, M->d_done), rrt_free(ctx, M->d_ticket);
   free(M);
   return RRT_SUCCESS;
 }
@@ -149,6 +150,22 @@ rrt_status rrt_ilu0_destroy(rrt_ilu0_t M) {
 void rrt_ilu0_levels(rrt_ilu0_t M, int *levels_l, int *levels_u) {
   if (levels_l) *levels_l = M->nlev[0];
   if (levels_u) *levels_u = M->nlev[1];
+}
+
+/* Launches of one side's sweep: one per run of levels holding local rows. */
+static int64_t sweep_launches(rrt_ilu0_t M, const rrt_halo *h, int side) {
+  int64_t n = 0;
+  for (int l = 1, e; l <= M->nsched[side]; l = e + 1) {
+    e = rrt_ilu0_run_end(M, h, side, l);
+    n += M->levptr[side][e] > M->levptr[side][l - 1];
+  }
+  return n;
+}
+
+void rrt_ilu0_launches(rrt_ilu0_t M, int64_t *factor, int64_t *apply) {
+  int host_loops = M->k->factor_seq != NULL; /* the cpu table */
+  if (factor) *factor = host_loops ? 0 : sweep_launches(M, &M->hf, 0);
+  if (apply) *apply = host_loops ? 0 : sweep_launches(M, &M->hl, 0) + sweep_launches(M, &M->hu, 1);
 }
 
 rrt_status rrt_ilu0_level_histogram(rrt_ilu0_t M, int which, int64_t *counts) {

@@ -85,6 +85,14 @@ struct rrt_ilu0 {
   int32_t *d_didx; /* ur[2i] */
   double *d_diag, *h_diag;
   int32_t *seq_order; /* host-sequential kernels, one rank, small levels: rows by position */
+  /* Sync-free sweeps (the table's *_chain kernels, unless RINGRT_ILU_SWEEP=
+   * levels): a run of levels with no message between them is one launch.
+   * d_done and d_ticket are rrt_ilu0_chain's flags and counter; chain_gen
+   * the stamp of the latest sweep. */
+  int chain;
+  int32_t chain_gen;
+  int32_t *d_done;
+  unsigned long long *d_ticket;
   double fflops, aflops;
 };
 
@@ -158,6 +166,14 @@ rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, rrt_ilu0_setup *S);
 /** Level sets of L and U across ranks, the schedule (coarse levels where
  *  they pay), the sequential path, and S->gneed. Collective. */
 rrt_status rrt_ilu0_schedule(rrt_ilu0_t M, rrt_ilu0_setup *S);
+/** The last schedule level of the run that starts at `level` on `side`
+ *  (0: L and the factorisation, 1: U): with sync-free sweeps the levels up
+ *  to the next one that posts a message of halo h, else `level` itself. A
+ *  run's receives were all posted before it, so they can be awaited before
+ *  its launch. */
+int rrt_ilu0_run_end(rrt_ilu0_t M, const rrt_halo *h, int side, int level);
+/** The flags, counter and a fresh stamp for the next sync-free sweep. */
+rrt_ilu0_chain rrt_ilu0_chain_next(rrt_ilu0_t M);
 
 /* plans.c */
 /** Message plans of the factorisation and both solves, as halos. Collective. */

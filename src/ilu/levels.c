@@ -305,6 +305,24 @@ rrt_status rrt_ilu0_schedule(rrt_ilu0_t M, rrt_ilu0_setup *S) {
     }
     if (!M->seq_order) RRT_CHECK(level_rows(M, side, S->lev[side]));
   }
+  /* the level lists, level by level, are the order a sync-free sweep takes */
+  M->chain = M->k->factor_chain && ctx->env.ilu_sweep == RRT_ILU_SWEEP_AUTO && !M->seq_order &&
+             M->coarse[0] == 1 && M->coarse[1] == 1;
   ghost_need(M, S);
   return RRT_SUCCESS;
+}
+
+int rrt_ilu0_run_end(rrt_ilu0_t M, const rrt_halo *h, int side, int level) {
+  int end = level;
+  if (M->chain)
+    while (end < M->nsched[side] && !rrt_halo_posts(h, end))
+      end++;
+  return end;
+}
+
+rrt_ilu0_chain rrt_ilu0_chain_next(rrt_ilu0_t M) {
+  /* every sweep stamps every local row, so a stamp only has to differ from
+   * the previous sweep's: wrapping around is harmless */
+  M->chain_gen = M->chain_gen == INT32_MAX ? 1 : M->chain_gen + 1;
+  return (rrt_ilu0_chain){M->d_done, M->d_ticket, M->nloc, M->chain_gen};
 }

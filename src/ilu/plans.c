@@ -182,6 +182,12 @@ static rrt_status alloc_values(rrt_ilu0_t M) {
   RRT_CHECK(rrt_memset(ctx, M->d_z, 0, (next + 1) * sizeof(double)));
   if (M->opt.factors_f32)
     RRT_CHECK(rrt_malloc(ctx, ((size_t)M->nnz + 1) * sizeof(float), (void **)&M->d_vf));
+  if (M->chain) { /* sync-free sweeps: stamps 0 (no sweep yet), the counter 0 */
+    RRT_CHECK(rrt_malloc(ctx, (nloc + 1) * sizeof(int32_t), (void **)&M->d_done));
+    RRT_CHECK(rrt_malloc(ctx, sizeof(unsigned long long), (void **)&M->d_ticket));
+    RRT_CHECK(rrt_memset(ctx, M->d_done, 0, (nloc + 1) * sizeof(int32_t)));
+    RRT_CHECK(rrt_memset(ctx, M->d_ticket, 0, sizeof(unsigned long long)));
+  }
   M->h_v = malloc(((size_t)M->nnz + 1) * sizeof(double));
   M->h_diag = malloc((nloc + 1) * sizeof(double));
   if (!M->h_v || !M->h_diag) return rrt_ilu0_nomem(ctx, OPC);

@@ -96,6 +96,18 @@ typedef struct rrt_vec_group {
   int k;
 } rrt_vec_group;
 
+/** A sync-free sweep (one launch over a run of levels, the *_chain kernels
+ *  of kernels/ilu0_table.h): row
+ *  i of the launch is finished in this sweep when done[i] == gen (local rows,
+ *  i < nloc; ghosts arrive before the launch); the warps take their rows in
+ *  list order from the counter *ticket, which is 0 between launches. */
+typedef struct rrt_ilu0_chain {
+  int32_t *done;
+  unsigned long long *ticket;
+  int64_t nloc;
+  int32_t gen;
+} rrt_ilu0_chain;
+
 /** Element i of y + sum_t a[t] x[t], added in t order, each step a separately
  *  rounded rrt_ilu0_madd (so the cpu and device builds agree bit for bit). */
 static inline RRT_HD double rrt_ilu0_maxpy_elem(double y, const rrt_vec_group *g, int64_t i) {

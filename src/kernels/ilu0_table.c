@@ -160,11 +160,29 @@ static const rrt_ilu0_kernels rrt_ilu0_kernels_cpu = {
   X(rrt_k_ilu0_maxpy, (rrt_stream s, int64_t n, rrt_vec_group g, double *y))                       \
   X(rrt_k_ilu0_level_sweep,                                                                        \
     (rrt_stream s, int64_t nrows, const int64_t *rowptr, const int32_t *col, const int64_t *pos,   \
-     int upper, int32_t *level, int *changed))
+     int upper, int32_t *level, int *changed))                                                     \
+  X(rrt_k_ilu0_factor_chain,                                                                       \
+    (rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int64_t *lr,        \
+     const int64_t *ur, const int32_t *col, const int32_t *piv, const int64_t *pair_ptr,           \
+     const int32_t *pair_dst, const int32_t *pair_src, const double *a, const int32_t *fperm,      \
+     double *v, double *dinv, int boost, double tol, double value))                                \
+  X(rrt_k_ilu0_lsolve_chain,                                                                       \
+    (rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int64_t *lr,        \
+     const int64_t *ur, const int32_t *col, const double *v, const double *r, double *y))          \
+  X(rrt_k_ilu0_lsolve_chain_f32,                                                                   \
+    (rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int64_t *lr,        \
+     const int64_t *ur, const int32_t *col, const float *v, const double *r, double *y))           \
+  X(rrt_k_ilu0_usolve_chain, (rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,  \
+                              const int64_t *lr, const int64_t *ur, const int32_t *col,            \
+                              const double *v, const double *dinv, const double *y, double *z))    \
+  X(rrt_k_ilu0_usolve_chain_f32,                                                                   \
+    (rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int64_t *lr,        \
+     const int64_t *ur, const int32_t *col, const float *v, const double *dinv, const double *y,   \
+     double *z))
 
 RRT_ILU0_KERNEL_LIST(RRT_DECLARE_KERNEL)
 
-/* A launch table of one build (SFX: _emu or _cuda); no host-sequential sweeps. */
+/* A launch table of one build (SFX: _emu or _cuda): sync-free sweeps, no host-sequential ones. */
 #define RRT_ILU0_LAUNCH_TABLE(NAME, SFX)                                                           \
   {                                                                                                \
     .name = NAME, .factor_rows = rrt_k_ilu0_factor_rows##SFX,                                      \
@@ -176,6 +194,10 @@ RRT_ILU0_KERNEL_LIST(RRT_DECLARE_KERNEL)
     .scatter = rrt_k_ilu0_scatter##SFX, .axpby = rrt_k_ilu0_axpby##SFX,                            \
     .dot_max_blocks = RRT_ILU0_DOT_BLOCKS, .mdot_partial = rrt_k_ilu0_mdot_partial##SFX,           \
     .maxpy = rrt_k_ilu0_maxpy##SFX, .level_sweep = rrt_k_ilu0_level_sweep##SFX,                    \
+    .factor_chain = rrt_k_ilu0_factor_chain##SFX, .lsolve_chain = rrt_k_ilu0_lsolve_chain##SFX,    \
+    .lsolve_chain_f32 = rrt_k_ilu0_lsolve_chain_f32##SFX,                                          \
+    .usolve_chain = rrt_k_ilu0_usolve_chain##SFX,                                                  \
+    .usolve_chain_f32 = rrt_k_ilu0_usolve_chain_f32##SFX,                                          \
   }
 
 static const rrt_ilu0_kernels rrt_ilu0_kernels_emu = RRT_ILU0_LAUNCH_TABLE("emu", _emu);

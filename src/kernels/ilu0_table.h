@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "comm/device.h"
-#include "kernels/ilu0_math.h" /* rrt_vec_group */
+#include "kernels/ilu0_math.h" /* rrt_vec_group, rrt_ilu0_chain */
 #include "ringrt/context.h"
 
 #ifdef __cplusplus
@@ -75,6 +75,29 @@ typedef struct rrt_ilu0_kernels {
   /** One device sweep of the level analysis (upper < 0: commit), or NULL. */
   rrt_status (*level_sweep)(rrt_stream s, int64_t nrows, const int64_t *rowptr, const int32_t *col,
                             const int64_t *pos, int upper, int32_t *level, int *changed);
+
+  /* ---- sync-free sweeps: the rows of a run of consecutive levels, listed
+   * level by level, in one launch; each row waits for the local rows it
+   * reads (c.done), then runs the arithmetic of the *_rows entry, so the
+   * results are bitwise those of one launch per level. NULL: a launch per
+   * level. ---- */
+  rrt_status (*factor_chain)(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
+                             const int64_t *lr, const int64_t *ur, const int32_t *col,
+                             const int32_t *piv, const int64_t *pair_ptr, const int32_t *pair_dst,
+                             const int32_t *pair_src, const double *a, const int32_t *fperm,
+                             double *v, double *dinv, int boost, double tol, double value);
+  rrt_status (*lsolve_chain)(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
+                             const int64_t *lr, const int64_t *ur, const int32_t *col,
+                             const double *v, const double *r, double *y);
+  rrt_status (*lsolve_chain_f32)(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
+                                 const int64_t *lr, const int64_t *ur, const int32_t *col,
+                                 const float *v, const double *r, double *y);
+  rrt_status (*usolve_chain)(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
+                             const int64_t *lr, const int64_t *ur, const int32_t *col,
+                             const double *v, const double *dinv, const double *y, double *z);
+  rrt_status (*usolve_chain_f32)(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
+                                 const int64_t *lr, const int64_t *ur, const int32_t *col,
+                                 const float *v, const double *dinv, const double *y, double *z);
 
   /* ---- host-sequential sweeps (NULL where kernels are launches) ---- */
   void (*factor_seq)(const int32_t *order, int64_t nrows, const int64_t *lr, const int64_t *ur,

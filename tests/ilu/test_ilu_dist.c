@@ -5,6 +5,7 @@
  * rank. Usage: test_ilu_dist [small] (small: the emu subset). */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ilu_ref.h"
@@ -17,6 +18,26 @@ static int bits_equal(double a, double b) { return memcmp(&a, &b, sizeof(double)
  * apply and SpMV, all against the serial reference. f32: the factors_f32
  * option (the f64 factors are unchanged; the apply equals the reference
  * apply with f32-rounded factors, and differs from the f64 one). */
+/* Sweep launches on this rank: none on cpu (host loops); with sync-free
+ * sweeps (emu, cuda) one per run of levels between messages, so one rank
+ * factors in one launch and applies in two; level by level
+ * (RINGRT_ILU_SWEEP=levels) one launch per level holding local rows. */
+static void check_launches(rrt_ctx_t ctx, rrt_ilu0_t M, const char *name, int nl, int nu) {
+  int64_t lf = -1, la = -1;
+  rrt_ilu0_launches(M, &lf, &la);
+  const char *sweep = getenv("RINGRT_ILU_SWEEP");
+  int by_level = sweep && !strcmp(sweep, "levels");
+  if (rrt_ctx_backend(ctx) == RRT_BACKEND_CPU)
+    CHECK_MSG(lf == 0 && la == 0, "%s: cpu launches %lld/%lld", name, (long long)lf, (long long)la);
+  else if (rrt_ctx_size(ctx) == 1)
+    CHECK_MSG(by_level ? lf == nl && la == nl + nu : lf == 1 && la == 2,
+              "%s: %s launches %lld/%lld (levels %d/%d)", name,
+              by_level ? "per-level" : "sync-free", (long long)lf, (long long)la, nl, nu);
+  else
+    CHECK_MSG(lf >= 1 && lf <= nl && la >= 2 && la <= nl + nu,
+              "%s: launches %lld/%lld (levels %d/%d)", name, (long long)lf, (long long)la, nl, nu);
+}
+
 static void check_matrix(rrt_ctx_t ctx, const char *name, rrt_ilu_ordering ord, int f32) {
   rrt_csr a;
   char err[512];
@@ -46,6 +67,7 @@ static void check_matrix(rrt_ctx_t ctx, const char *name, rrt_ilu_ordering ord, 
     CHECK_MSG(sum == a.nrows, "%s: L histogram covers %lld of %lld rows", name, (long long)sum,
               (long long)a.nrows);
     free(h);
+    check_launches(ctx, M, name, nl, nu);
     if (sscanf(name, "laplace2d:%d", &N) == 1 && ord == RRT_ILU_ORDER_NATURAL)
       CHECK_MSG(nl == 2 * N - 1 && nu == 2 * N - 1, "%s: levels %d/%d", name, nl, nu);
     if (sscanf(name, "laplace2d:%d", &N) == 1 && ord == RRT_ILU_ORDER_MULTICOLOR)

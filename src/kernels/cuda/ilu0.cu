@@ -2,7 +2,8 @@
 // emulator of the emu backend). One thread per row of a level: the rows of
 // a level are independent, and each row runs the serial IKJ arithmetic of
 // kernels/ilu0_math.h, which is what keeps the factors bitwise identical to
-// the CPU. One launch per level; the level's row list lives in device memory.
+// the CPU. One launch per level (the level's row list lives in device
+// memory), or one sync-free launch for a run of levels (the *_chain kernels).
 #include "kernels/simt.h"
 #include "kernels/ilu0_math.h"
 
@@ -38,15 +39,20 @@ RRT_KERNEL_API(rrt_k_ilu0_factor_rows)
 // Triangular solves for f64 factor values and for f32 ones (factors_f32:
 // widened to f64, same f64 arithmetic in the same order as the CPU kernels).
 template <typename VT>
-__global__ void ilu0_lsolve_rows_k(const int32_t *rows, int64_t nrows, const int64_t *lr,
-                                   const int32_t *col, const VT *v, const double *r, double *y) {
-  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= nrows) return;
-  int32_t i = rows[t];
+__device__ inline void ilu0_lsolve_row(int32_t i, const int64_t *lr, const int32_t *col,
+                                       const VT *v, const double *r, double *y) {
   double s = r[i];
   for (int64_t e = lr[2 * i]; e < lr[2 * i + 1]; e++)
     s = rrt_ilu0_update(s, (double)v[e], y[col[e]]);
   y[i] = s;
+}
+
+template <typename VT>
+__global__ void ilu0_lsolve_rows_k(const int32_t *rows, int64_t nrows, const int64_t *lr,
+                                   const int32_t *col, const VT *v, const double *r, double *y) {
+  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= nrows) return;
+  ilu0_lsolve_row(rows[t], lr, col, v, r, y);
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_lsolve_rows)
@@ -68,17 +74,23 @@ RRT_KERNEL_API(rrt_k_ilu0_lsolve_rows_f32)
 // U entries in decreasing position, times the reciprocal pivot (the same
 // order and operations as the CPU kernel, see kernels/cpu/ilu0.h).
 template <typename VT>
-__global__ void ilu0_usolve_rows_k(const int32_t *rows, int64_t nrows, const int64_t *ur,
-                                   const int32_t *col, const VT *v, const double *dinv,
-                                   const double *y, double *z) {
-  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= nrows) return;
-  int32_t i = rows[t];
+__device__ inline void ilu0_usolve_row(int32_t i, const int64_t *ur, const int32_t *col,
+                                       const VT *v, const double *dinv, const double *y,
+                                       double *z) {
   int64_t d = ur[2 * i];
   double s = y[i];
   for (int64_t e = ur[2 * i + 1] - 1; e > d; e--)
     s = rrt_ilu0_update(s, (double)v[e], z[col[e]]);
   z[i] = rrt_ilu0_mul(s, dinv[i]);
+}
+
+template <typename VT>
+__global__ void ilu0_usolve_rows_k(const int32_t *rows, int64_t nrows, const int64_t *ur,
+                                   const int32_t *col, const VT *v, const double *dinv,
+                                   const double *y, double *z) {
+  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= nrows) return;
+  ilu0_usolve_row(rows[t], ur, col, v, dinv, y, z);
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_usolve_rows)
@@ -95,6 +107,134 @@ RRT_KERNEL_API(rrt_k_ilu0_usolve_rows_f32)
   (void)lr;
   RRT_LAUNCH((ilu0_usolve_rows_k<float>), ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, ur, col,
              v, dinv, y, z);
+}
+
+// ---- Sync-free sweeps: a run of levels in one launch -------------------------
+// rows[] holds the run's rows level by level, a topological order. Each warp
+// takes the next 32 entries by a ticket from an atomic counter, so a row only
+// waits for rows taken before it, by warps that are already running: no
+// deadlock, whatever order blocks start in. A row spins (with __nanosleep,
+// the emulator's fiber switch) until every local row it reads is marked done
+// in this sweep, then runs the per-row code of the level kernels: results
+// are bitwise those of one launch per level. Rows of earlier runs and ghosts
+// (scattered by the halo before the launch) are ready. Lanes of one warp may
+// wait for each other across a level boundary: independent thread
+// scheduling (sm_70 and later) lets the awaited lane run.
+
+// The list index of this thread's row. Every warp takes exactly one ticket,
+// so the warp that takes the last one knows all are taken and rearms the
+// counter for the next launch (stream order puts that launch after this one).
+__device__ inline int64_t ilu0_chain_take(rrt_ilu0_chain c) {
+  const unsigned lane = threadIdx.x % warpSize;
+  const unsigned long long nwarps = (unsigned long long)gridDim.x * blockDim.x / warpSize;
+  unsigned long long t = 0;
+  if (lane == 0) {
+    t = atomicAdd(c.ticket, 1ull);
+    if (t == nwarps - 1) atomicExch(c.ticket, 0ull);
+  }
+  t = __shfl_sync(0xffffffffu, t, 0);
+  return (int64_t)t * warpSize + lane;
+}
+
+// Wait until the local rows read through col[e0 .. e1) are done. The fence
+// after the flags (acquire) orders this thread's reads of their values after
+// the producers' writes, which their fence before the flag (release) made visible.
+__device__ inline void ilu0_chain_wait(rrt_ilu0_chain c, const int32_t *col, int64_t e0,
+                                       int64_t e1) {
+  for (int64_t e = e0; e < e1; e++) {
+    const int32_t k = col[e];
+    if (k >= c.nloc) continue; /* a ghost: received before the launch */
+    while (*(volatile const int32_t *)(c.done + k) != c.gen)
+      __nanosleep(64);
+  }
+  __threadfence();
+}
+
+__device__ inline void ilu0_chain_mark(rrt_ilu0_chain c, int32_t i) {
+  __threadfence();
+  *(volatile int32_t *)(c.done + i) = c.gen;
+}
+
+__global__ void ilu0_factor_chain_k(rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
+                                    const int64_t *lr, const int64_t *ur, const int32_t *col,
+                                    const int32_t *piv, const int64_t *pair_ptr,
+                                    const int32_t *pair_dst, const int32_t *pair_src,
+                                    const double *a, const int32_t *fperm, double *v, double *dinv,
+                                    int boost, double tol, double value) {
+  const int64_t t = ilu0_chain_take(c);
+  if (t >= nrows) return;
+  const int32_t i = rows[t];
+  ilu0_chain_wait(c, col, lr[2 * i], lr[2 * i + 1]); /* the U rows its L entries read */
+  rrt_ilu0_factor_row(i, lr, ur, piv, pair_ptr, pair_dst, pair_src, a, fperm, v, dinv, boost, tol,
+                      value);
+  ilu0_chain_mark(c, i);
+}
+
+RRT_KERNEL_API(rrt_k_ilu0_factor_chain)
+(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int64_t *lr,
+ const int64_t *ur, const int32_t *col, const int32_t *piv, const int64_t *pair_ptr,
+ const int32_t *pair_dst, const int32_t *pair_src, const double *a, const int32_t *fperm, double *v,
+ double *dinv, int boost, double tol, double value) {
+  RRT_LAUNCH(ilu0_factor_chain_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, c, rows, nrows, lr, ur, col,
+             piv, pair_ptr, pair_dst, pair_src, a, fperm, v, dinv, boost, tol, value);
+}
+
+template <typename VT>
+__global__ void ilu0_lsolve_chain_k(rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
+                                    const int64_t *lr, const int32_t *col, const VT *v,
+                                    const double *r, double *y) {
+  const int64_t t = ilu0_chain_take(c);
+  if (t >= nrows) return;
+  const int32_t i = rows[t];
+  ilu0_chain_wait(c, col, lr[2 * i], lr[2 * i + 1]);
+  ilu0_lsolve_row(i, lr, col, v, r, y);
+  ilu0_chain_mark(c, i);
+}
+
+RRT_KERNEL_API(rrt_k_ilu0_lsolve_chain)
+(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int64_t *lr,
+ const int64_t *ur, const int32_t *col, const double *v, const double *r, double *y) {
+  (void)ur;
+  RRT_LAUNCH((ilu0_lsolve_chain_k<double>), ilu0_grid(nrows), ILU0_BLOCK, 0, s, c, rows, nrows, lr,
+             col, v, r, y);
+}
+
+RRT_KERNEL_API(rrt_k_ilu0_lsolve_chain_f32)
+(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int64_t *lr,
+ const int64_t *ur, const int32_t *col, const float *v, const double *r, double *y) {
+  (void)ur;
+  RRT_LAUNCH((ilu0_lsolve_chain_k<float>), ilu0_grid(nrows), ILU0_BLOCK, 0, s, c, rows, nrows, lr,
+             col, v, r, y);
+}
+
+template <typename VT>
+__global__ void ilu0_usolve_chain_k(rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
+                                    const int64_t *ur, const int32_t *col, const VT *v,
+                                    const double *dinv, const double *y, double *z) {
+  const int64_t t = ilu0_chain_take(c);
+  if (t >= nrows) return;
+  const int32_t i = rows[t];
+  ilu0_chain_wait(c, col, ur[2 * i] + 1, ur[2 * i + 1]);
+  ilu0_usolve_row(i, ur, col, v, dinv, y, z);
+  ilu0_chain_mark(c, i);
+}
+
+RRT_KERNEL_API(rrt_k_ilu0_usolve_chain)
+(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int64_t *lr,
+ const int64_t *ur, const int32_t *col, const double *v, const double *dinv, const double *y,
+ double *z) {
+  (void)lr;
+  RRT_LAUNCH((ilu0_usolve_chain_k<double>), ilu0_grid(nrows), ILU0_BLOCK, 0, s, c, rows, nrows, ur,
+             col, v, dinv, y, z);
+}
+
+RRT_KERNEL_API(rrt_k_ilu0_usolve_chain_f32)
+(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int64_t *lr,
+ const int64_t *ur, const int32_t *col, const float *v, const double *dinv, const double *y,
+ double *z) {
+  (void)lr;
+  RRT_LAUNCH((ilu0_usolve_chain_k<float>), ilu0_grid(nrows), ILU0_BLOCK, 0, s, c, rows, nrows, ur,
+             col, v, dinv, y, z);
 }
 
 // factors_f32: vf = fl32(v) (first nval values), dinv[i] = 1 / vf[ur[2 * i]].
@@ -167,8 +307,7 @@ RRT_KERNEL_API(rrt_k_ilu0_axpby)
 // sum per vector, then each vector's sums are reduced in shared memory in a
 // fixed tree, so the partials are deterministic; the host adds them in
 // block order (one vector: the plain dot product).
-__global__ void ilu0_mdot_partial_k(int64_t n, rrt_vec_group g, const double *y,
-                                    double *partial) {
+__global__ void ilu0_mdot_partial_k(int64_t n, rrt_vec_group g, const double *y, double *partial) {
   __shared__ double sh[RRT_VEC_GROUP][ILU0_BLOCK];
   int tid = threadIdx.x;
   double s[RRT_VEC_GROUP] = {0.0, 0.0, 0.0, 0.0};

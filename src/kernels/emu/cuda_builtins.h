@@ -51,6 +51,7 @@
  *     m16n8k8 bf16/f16 with f32 accumulation, ldmatrix, cp.async with commit
  *     and wait groups); misuse there (a partial warp, a misaligned address) is
  *     a kernel fault: printed, and the launch returns RRT_ERR_INTERNAL;
+ *   - __nanosleep: a fiber switch (see spin loops below);
  *   - RINGRT_EMU_ORDER=reverse|shuffle[:SEED] resumes the fibers of a block in
  *     reversed or shuffled order (default forward), to expose missing barriers;
  *   - the register limit of sm_80/sm_90 (registers a thread x threads a block,
@@ -65,8 +66,11 @@
  * barrier or exits. Barriers and warp collectives must be reached by all live threads of the block
  * / warp; a block where that cannot happen (a barrier in divergent code) is reported as
  * RRT_ERR_INTERNAL with a message on stderr instead of hanging. A spin loop waiting on another
- * thread of the same block without a barrier hangs. Each thread has a stack of RRT_EMU_STACK_BYTES
- * (default 256 KiB; define it before including simt.h to change it per file)
+ * thread of the same block hangs unless it calls __nanosleep (here a fiber switch; on a GPU the
+ * back-off recommended for spin loops); a spin waiting for another block progresses because the
+ * blocks of a launch start in index order, over several OS threads: it must only wait for work
+ * taken before its own (a ticket from an atomic counter, as on a GPU). Each thread has a stack of
+ * RRT_EMU_STACK_BYTES (default 256 KiB; define it before including simt.h to change it per file)
  * with a guard page: overflow is a segfault. Linkage: __global__ kernels get
  * internal linkage (the nvcc build of the same file defines host stubs with the
  * same names); free __device__ functions and namespace-scope __device__
@@ -192,6 +196,8 @@ dim3 block_dim();
 dim3 grid_dim();
 void *dyn_smem();
 int block_sync(int op, int pred);
+/** __nanosleep: the fiber yields; it runs again on the block's next pass. */
+void sleep_yield();
 uint64_t warp_sync(int op, unsigned mask, uint64_t value, int param, int width);
 unsigned active_mask();
 unsigned lane_id();
@@ -290,6 +296,12 @@ static inline void __syncwarp(unsigned mask = 0xffffffffu) {
   (void)::rrt_emu::warp_sync(::rrt_emu::W_SYNC, mask, 0, 0, warpSize);
 }
 static inline unsigned __activemask() { return ::rrt_emu::active_mask(); }
+/* A spin loop's back-off; here a fiber switch (the other threads of the
+ * block run, then this one again), so a spin that calls it progresses. */
+static inline void __nanosleep(unsigned ns) {
+  (void)ns;
+  ::rrt_emu::sleep_yield();
+}
 
 template <class T> static inline T __shfl_sync(unsigned mask, T v, int src, int width = warpSize) {
   using namespace rrt_emu;

@@ -17,6 +17,7 @@
  * cudaFuncSetAttribute.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -120,7 +121,9 @@ __attribute__((noinline)) void ctx_make(Ctx &c, char *stack, size_t bytes, void 
 }
 #endif
 
-enum fiber_state { F_READY = 0, F_BLOCK, F_WARP, F_DONE };
+/* F_SLEEP: yielded by __nanosleep, ready again on the next pass (a spin
+ * loop waiting for another thread or block makes progress through it). */
+enum fiber_state { F_READY = 0, F_BLOCK, F_WARP, F_SLEEP, F_DONE };
 
 /* Limits checked at launch, as CUDA does (dynamic shared memory: the opt-in
  * maximum per block of sm_90). */
@@ -462,9 +465,13 @@ rrt_status Worker::run_block(uint64_t b) {
       ctx_switch(sched, fibers[(size_t)i].ctx);
     }
     cur = -1;
-    /* Every fiber now waits or is done. */
-    int live = 0, at_block = 0;
+    /* Every fiber now waits, sleeps or is done. Sleepers run again on the
+     * next pass; when only sleepers are live they wait for other blocks (a
+     * spin on a flag another block sets), so the OS thread yields its core. */
+    int live = 0, at_block = 0, sleeping = 0;
     bool released = false;
+    for (int i = 0; i < n; i++)
+      if (fibers[(size_t)i].state == F_SLEEP) fibers[(size_t)i].state = F_READY, sleeping++;
     for (int lo = 0; lo < n; lo += warpSize) {
       int hi = lo + warpSize < n ? lo + warpSize : n;
       unsigned alive = 0, waiting = 0; /* lane bit masks */
@@ -497,6 +504,8 @@ rrt_status Worker::run_block(uint64_t b) {
     }
     if (live == 0) return faulted ? RRT_ERR_INTERNAL : RRT_SUCCESS;
     if (released) continue;
+    if (sleeping == live) sched_yield();
+    if (sleeping) continue;
     if (at_block == live) {
       int count = 0, all = 1;
       for (int i = 0; i < n; i++) {
@@ -694,6 +703,8 @@ void *dyn_smem() { return running("RRT_DYN_SHARED")->smem; }
 int block_sync(int op, int pred) {
   return (int)park(running("__syncthreads"), F_BLOCK, op, 0, pred != 0, 0, 0);
 }
+
+void sleep_yield() { (void)park(running("__nanosleep"), F_SLEEP, 0, 0, 0, 0, 0); }
 
 uint64_t warp_sync(int op, unsigned mask, uint64_t value, int param, int width) {
   return park(running("a warp collective"), F_WARP, op, mask, value, param, width);
