@@ -263,6 +263,27 @@ static void emu_check_axpy(const emu_target *t) {
   emu_release(t, dx), emu_release(t, dy), free(x), free(y), free(out);
 }
 
+/* Spin waits progress: every thread of 9 blocks waits for the one before
+ * it in ticket order (on a GPU, independent thread scheduling lets the
+ * awaited lane of the same warp run; under the emulator __nanosleep is a
+ * fiber switch). A spin without either hangs, so a pass is progress. */
+static void emu_check_spin_chain(const emu_target *t) {
+  enum { N = 1100, THREADS = 128, BLOCKS = (N + THREADS - 1) / THREADS };
+  int *out = malloc(N * sizeof *out);
+  unsigned long long *ticket = emu_put(t, NULL, sizeof *ticket);
+  int *done = emu_put(t, NULL, N * sizeof *done), *dout = emu_put(t, NULL, N * sizeof *dout);
+  CHECK_OK(t->dev->memset_async(ticket, 0, sizeof *ticket, t->stream));
+  CHECK_OK(t->dev->memset_async(done, 0, N * sizeof *done, t->stream));
+  CHECK_OK(RRT_KCALL(t->dev, emu_spin_chain, t->stream, N, ticket, done, dout, BLOCKS, THREADS));
+  emu_get(t, out, dout, N * sizeof *out);
+  int bad = 0;
+  for (int i = 0; i < N; i++)
+    if (out[i] != i + 1 && bad++ < 5)
+      fprintf(stderr, "%s: spin chain [%d] = %d, want %d\n", t->label, i, out[i], i + 1);
+  CHECK_MSG(bad == 0, "%s: %d spin chain mismatches", t->label, bad);
+  emu_release(t, ticket), emu_release(t, done), emu_release(t, dout), free(out);
+}
+
 static void emu_check_index3d(const emu_target *t) {
   const unsigned g[3] = {3, 2, 2}, b[3] = {6, 3, 4};
   const unsigned nt = b[0] * b[1] * b[2], total = g[0] * g[1] * g[2] * nt;
@@ -409,6 +430,7 @@ static void emu_run_checks(const emu_target *t) {
   emu_check_atomics(t);
   emu_check_axpy(t);
   emu_check_index3d(t);
+  emu_check_spin_chain(t);
   emu_check_convert16(t);
   emu_check_errors(t);
   tc_run_checks(t);

@@ -195,3 +195,32 @@ RRT_KERNEL_API(emu_convert16)
  float *bf_back) {
   RRT_LAUNCH(k_convert16, 8, 128, 0, s, x, n, h, bf, h_back, bf_back);
 }
+
+// A chain through every thread of the grid: the thread at list position t
+// spins (with __nanosleep) until position t - 1 is done, then extends the
+// chain. Positions come from one ticket per warp, so a spin only waits for
+// work taken earlier (the pattern of the ILU(0) sync-free sweeps): lanes of
+// one warp wait for each other, warps and blocks for earlier ones.
+__global__ void k_spin_chain(int n, unsigned long long *ticket, int *done, int *out) {
+  const unsigned lane = threadIdx.x % warpSize;
+  unsigned long long w = 0;
+  if (lane == 0) w = atomicAdd(ticket, 1ull);
+  w = __shfl_sync(FULL, w, 0);
+  const long long t = (long long)w * warpSize + lane;
+  if (t >= n) return;
+  int prev = 0;
+  if (t > 0) {
+    while (*(volatile int *)(done + t - 1) == 0)
+      __nanosleep(32);
+    __threadfence();
+    prev = out[t - 1];
+  }
+  out[t] = prev + 1;
+  __threadfence();
+  *(volatile int *)(done + t) = 1;
+}
+
+RRT_KERNEL_API(emu_spin_chain)
+(rrt_stream s, int n, unsigned long long *ticket, int *done, int *out, int blocks, int threads) {
+  RRT_LAUNCH(k_spin_chain, blocks, threads, 0, s, n, ticket, done, out);
+}

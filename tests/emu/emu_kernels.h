@@ -40,6 +40,11 @@ RRT_DECLARE_KERNEL(emu_warp_masks, (rrt_stream s, const int *x, int *out, int bl
  * and every f16/bf16 bit pattern 0..65535 back to f32. */
 RRT_DECLARE_KERNEL(emu_convert16, (rrt_stream s, const float *x, int n, unsigned short *h,
                                    unsigned short *bf, float *h_back, float *bf_back))
+/* A chain through the grid (list positions by a ticket per warp): position
+ * t spins with __nanosleep until t - 1 is done, then out[t] = out[t-1] + 1.
+ * ticket and done must start at 0. */
+RRT_DECLARE_KERNEL(emu_spin_chain, (rrt_stream s, int n, unsigned long long *ticket, int *done,
+                                    int *out, int blocks, int threads))
 /* Lanes 0-15 of each warp wait at __syncthreads, 16-31 at a shuffle. */
 RRT_DECLARE_KERNEL(emu_divergent, (rrt_stream s, int *out, int threads))
 
