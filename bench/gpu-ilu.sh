@@ -3,7 +3,8 @@
 # (csrilu02 + cusparseSpSV) on the same matrices in the same run:
 #   1. builds ringrt with CUDA if needed and runs the ilu gpu tests;
 #   2. compiles bench/cusparse_ilu.c with nvcc (the cuSPARSE driver);
-#   3. per problem: `ringrt ilu` (natural and multicolour orderings) and the
+#   3. per problem: `ringrt ilu` (natural order with sync-free sweeps and with
+#      a launch per level, RINGRT_ILU_SWEEP=levels; multicolour) and the
 #      cuSPARSE driver, one JSON line each, then a table with the ratios.
 # Everything is printed and also written to bench/results/gpu-ilu-<date>.jsonl;
 # paste the table into docs/gpu-results.md with the date and commit printed.
@@ -63,6 +64,7 @@ cusparse() { if [ -n "$cs" ]; then timeout 120 "$cs" --repeat 10 "$@" | grep '^{
              echo "{\"run\": \"cusparse $*\", \"status\": \"failed\"}"; fi; }
 for p in laplace2d:1000 laplace3d:100 laplace3d:64; do
   say "$(ringrt --generate "$p" --solver none)"
+  say "$(RINGRT_ILU_SWEEP=levels ringrt --generate "$p" --solver none)" # a launch per level
   say "$(ringrt --generate "$p" --solver none --reorder multicolor)"
   say "$(cusparse --generate "$p")"
 done
@@ -77,18 +79,20 @@ import json, sys
 rows = [json.loads(s) for s in open(sys.argv[1]) if s.startswith("{")]
 ilu = [r for r in rows if r.get("command") == "ilu" and "solver" not in r]
 cus = {r["problem"]: r for r in rows if r.get("tool") == "cusparse" and "factor_s" in r}
-print("\n| problem | who | ordering | levels | analysis ms | factor ms | refactor ms | L+U solve ms |")
-print("|---|---|---|---|---|---|---|---|")
+print("\n| problem | who | ordering | levels | launches factor/apply | analysis ms | factor ms "
+      "| refactor ms | L+U solve ms |")
+print("|---|---|---|---|---|---|---|---|---|")
 for r in ilu:
-    print("| %s | ringrt | %s | %d | %.2f | %.3f | %.3f | %.3f |" % (
-        r["problem"], r["ordering"], r["levels_l"], 1e3 * r["analysis_s"], 1e3 * r["factor_s"],
+    print("| %s | ringrt | %s | %d | %s/%s | %.2f | %.3f | %.3f | %.3f |" % (
+        r["problem"], r["ordering"], r["levels_l"], r.get("launches_factor", "?"),
+        r.get("launches_apply", "?"), 1e3 * r["analysis_s"], 1e3 * r["factor_s"],
         1e3 * r["refactor_s"], 1e3 * r["trisolve_s"]))
     c = cus.get(r["problem"])
-    if c and r["ordering"] == "natural":
-        print("| %s | cuSPARSE | natural | - | %.2f | %.3f | %.3f | %.3f |" % (
+    if c and r["ordering"] == "natural" and r.get("launches_factor") == 1:
+        print("| %s | cuSPARSE | natural | - | - | %.2f | %.3f | %.3f | %.3f |" % (
             c["problem"], 1e3 * (c["analysis_s"] + c["spsv_analysis_s"]), 1e3 * c["factor_s"],
             1e3 * c["refactor_s"], 1e3 * c["trisolve_s"]))
-        print("| %s | ratio ringrt/cuSPARSE | natural | | | | %.2f | %.2f |" % (
+        print("| %s | ratio ringrt/cuSPARSE | natural | | | | | %.2f | %.2f |" % (
             c["problem"], r["refactor_s"] / c["refactor_s"], r["trisolve_s"] / c["trisolve_s"]))
 for r in rows:
     if r.get("command") == "ilu" and "solver" in r:
