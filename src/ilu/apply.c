@@ -29,7 +29,9 @@ static rrt_status lsolve_level(rrt_ilu0_t M, const int32_t *rows, int64_t n, con
   return k->lsolve_rows(s, rows, n, M->d_lr, M->d_ur, M->d_col, M->d_v, r, M->d_y);
 }
 
-static rrt_status usolve_level(rrt_ilu0_t M, const int32_t *rows, int64_t n, rrt_ilu0_chain c) {
+static rrt_status usolve_level(rrt_ilu0_t M, const int32_t *rows, int64_t n, const double *r,
+                               rrt_ilu0_chain c) {
+  (void)r; /* U reads y, the L solve's result */
   const rrt_ilu0_kernels *k = M->k;
   rrt_stream s = M->ctx->compute_stream;
   if (M->chain && M->d_vf)
@@ -68,31 +70,8 @@ static rrt_status apply(rrt_ilu0_t M, const double *r, double *z) {
     apply_seq(M, r, z);
     return rrt_phase_end(ctx, "ilu0.apply", t0);
   }
-  /* levels l .. e: one level, or a run with no message between them (factor.c) */
-  if (M->coarse[0] > 1) RRT_CHECK(rrt_halo_begin(ctx, &M->hl));
-  rrt_ilu0_chain c = rrt_ilu0_chain_next(M);
-  for (int l = 1, e; l <= M->nsched[0]; l = e + 1) {
-    e = rrt_ilu0_run_end(M, &M->hl, 0, l);
-    for (int m = l; m <= e; m++)
-      RRT_CHECK(rrt_halo_wait_needed(ctx, &M->hl, m, M->d_y));
-    int64_t a = M->levptr[0][l - 1], b = M->levptr[0][e];
-    if (b > a) RRT_CHECK(lsolve_level(M, M->d_lev[0] + a, b - a, r, c));
-    for (int m = l; m <= e; m++)
-      RRT_CHECK(rrt_halo_post(ctx, &M->hl, m, M->d_y));
-  }
-  RRT_CHECK(rrt_halo_wait_all(ctx, &M->hl, M->d_y));
-  if (M->coarse[1] > 1) RRT_CHECK(rrt_halo_begin(ctx, &M->hu));
-  c = rrt_ilu0_chain_next(M);
-  for (int l = 1, e; l <= M->nsched[1]; l = e + 1) {
-    e = rrt_ilu0_run_end(M, &M->hu, 1, l);
-    for (int m = l; m <= e; m++)
-      RRT_CHECK(rrt_halo_wait_needed(ctx, &M->hu, m, M->d_z));
-    int64_t a = M->levptr[1][l - 1], b = M->levptr[1][e];
-    if (b > a) RRT_CHECK(usolve_level(M, M->d_lev[1] + a, b - a, c));
-    for (int m = l; m <= e; m++)
-      RRT_CHECK(rrt_halo_post(ctx, &M->hu, m, M->d_z));
-  }
-  RRT_CHECK(rrt_halo_wait_all(ctx, &M->hu, M->d_z));
+  RRT_CHECK(rrt_ilu0_sweep(M, 0, &M->hl, M->d_y, lsolve_level, r));
+  RRT_CHECK(rrt_ilu0_sweep(M, 1, &M->hu, M->d_z, usolve_level, NULL));
   RRT_CHECK(rrt_sparse_copy(M->A, z, M->d_z, M->nloc));
   return rrt_phase_end(ctx, "ilu0.apply", t0);
 }

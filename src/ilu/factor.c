@@ -41,7 +41,9 @@ static rrt_status round_f32(rrt_ilu0_t M, const double *hv) {
 /* One schedule level: a coarse level (several levels, host-sequential
  * kernels) is a sequential sweep in elimination order; a plain level is one
  * parallel loop / launch; a run of levels (M->chain) one sync-free launch. */
-static rrt_status factor_level(rrt_ilu0_t M, const int32_t *rows, int64_t n, rrt_ilu0_chain c) {
+static rrt_status factor_level(rrt_ilu0_t M, const int32_t *rows, int64_t n, const double *r,
+                               rrt_ilu0_chain c) {
+  (void)r; /* the level signature of the solves */
   const double *a = M->A->d_val;
   const rrt_ilu0_options *o = &M->opt;
   if (M->chain)
@@ -70,20 +72,8 @@ static rrt_status factor_sweep(rrt_ilu0_t M, int host) {
     M->k->factor_seq(M->seq_order, M->nloc, M->d_lr, M->d_ur, M->d_piv, M->d_pair_ptr,
                      M->d_pair_dst, M->d_pair_src, M->A->d_val, M->d_fperm, M->d_v, M->d_dinv,
                      o->boost, o->boost_tol, o->boost_value);
-  else if (M->coarse[0] > 1)
-    st = rrt_halo_begin(ctx, &M->hf);
-  /* levels l .. e: one level, or a run with no message between them */
-  rrt_ilu0_chain c = rrt_ilu0_chain_next(M);
-  for (int l = 1, e; l <= M->nsched[0] && !st && !M->seq_order; l = e + 1) {
-    e = rrt_ilu0_run_end(M, &M->hf, 0, l);
-    for (int m = l; m <= e && !st; m++)
-      st = rrt_halo_wait_needed(ctx, &M->hf, m, M->d_v);
-    int64_t a = M->levptr[0][l - 1], b = M->levptr[0][e];
-    if (!st && b > a) st = factor_level(M, M->d_lev[0] + a, b - a, c);
-    for (int m = l; m <= e && !st; m++)
-      st = rrt_halo_post(ctx, &M->hf, m, M->d_v);
-  }
-  if (!st) st = rrt_halo_wait_all(ctx, &M->hf, M->d_v);
+  else
+    st = rrt_ilu0_sweep(M, 0, &M->hf, M->d_v, factor_level, NULL);
   /* the pivots on the host, gathered on the backend */
   if (!st) st = M->k->gather(ctx->compute_stream, M->d_didx, M->nloc, M->d_v, M->d_diag);
   if (!st) st = rrt_memcpy_to_host(ctx, M->h_diag, M->d_diag, (size_t)M->nloc * sizeof(double));

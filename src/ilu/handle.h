@@ -172,8 +172,16 @@ rrt_status rrt_ilu0_schedule(rrt_ilu0_t M, rrt_ilu0_setup *S);
  *  run's receives were all posted before it, so they can be awaited before
  *  its launch. */
 int rrt_ilu0_run_end(rrt_ilu0_t M, const rrt_halo *h, int side, int level);
-/** The flags, counter and a fresh stamp for the next sync-free sweep. */
-rrt_ilu0_chain rrt_ilu0_chain_next(rrt_ilu0_t M);
+/** Compute the rows rows[0 .. n) of one schedule level or run of levels
+ *  (r: the right-hand side of a solve, NULL for the factorisation). */
+typedef rrt_status (*rrt_ilu0_level_fn)(rrt_ilu0_t M, const int32_t *rows, int64_t n,
+                                        const double *r, rrt_ilu0_chain c);
+/** One sweep over `side`'s schedule levels (0: L or the factorisation, 1:
+ *  U): each level or run of levels after the receives it needs (scattered
+ *  into x), its rows computed by `run`, then its rows sent from x; at the
+ *  end every exchange is complete. Collective. */
+rrt_status rrt_ilu0_sweep(rrt_ilu0_t M, int side, rrt_halo *h, double *x, rrt_ilu0_level_fn run,
+                          const double *r);
 
 /* plans.c */
 /** Message plans of the factorisation and both solves, as halos. Collective. */

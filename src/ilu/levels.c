@@ -320,9 +320,26 @@ int rrt_ilu0_run_end(rrt_ilu0_t M, const rrt_halo *h, int side, int level) {
   return end;
 }
 
-rrt_ilu0_chain rrt_ilu0_chain_next(rrt_ilu0_t M) {
+static rrt_ilu0_chain chain_next(rrt_ilu0_t M) {
   /* every sweep stamps every local row, so a stamp only has to differ from
    * the previous sweep's: wrapping around is harmless */
   M->chain_gen = M->chain_gen == INT32_MAX ? 1 : M->chain_gen + 1;
   return (rrt_ilu0_chain){M->d_done, M->d_ticket, M->nloc, M->chain_gen};
+}
+
+rrt_status rrt_ilu0_sweep(rrt_ilu0_t M, int side, rrt_halo *h, double *x, rrt_ilu0_level_fn run,
+                          const double *r) {
+  rrt_ctx_t ctx = M->ctx;
+  if (M->coarse[side] > 1) RRT_CHECK(rrt_halo_begin(ctx, h));
+  const rrt_ilu0_chain c = chain_next(M);
+  for (int l = 1, e; l <= M->nsched[side]; l = e + 1) {
+    e = rrt_ilu0_run_end(M, h, side, l); /* levels l .. e */
+    for (int m = l; m <= e; m++)
+      RRT_CHECK(rrt_halo_wait_needed(ctx, h, m, x));
+    int64_t a = M->levptr[side][l - 1], b = M->levptr[side][e];
+    if (b > a) RRT_CHECK(run(M, M->d_lev[side] + a, b - a, r, c));
+    for (int m = l; m <= e; m++)
+      RRT_CHECK(rrt_halo_post(ctx, h, m, x));
+  }
+  return rrt_halo_wait_all(ctx, h, x);
 }
