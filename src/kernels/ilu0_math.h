@@ -97,10 +97,10 @@ typedef struct rrt_vec_group {
 } rrt_vec_group;
 
 /** A sync-free sweep (one launch over a run of levels, the *_chain kernels
- *  of kernels/ilu0_table.h): row
- *  i of the launch is finished in this sweep when done[i] == gen (local rows,
- *  i < nloc; ghosts arrive before the launch); the warps take their rows in
- *  list order from the counter *ticket, which is 0 between launches. */
+ *  of kernels/ilu0_table.h): local row i (i < nloc) is finished in this
+ *  sweep when done[i] == gen (ghosts arrive before the launch); the warps
+ *  take their rows in list order from the counter *ticket, which is 0
+ *  between launches. A kernel argument, passed by value. */
 typedef struct rrt_ilu0_chain {
   int32_t *done;
   unsigned long long *ticket;
