@@ -201,6 +201,20 @@ static int32_t coarse_level(rrt_ilu0_t M, int side, int64_t x) {
   return side == 0 ? lo + 1 : nph - lo;
 }
 
+/* Schedule level of extended row x for sync-free sweeps: its phase, then
+ * within the phase its owner rank (both counted from the end for U). A
+ * remote row read in the same phase comes from a lower rank (L; higher for
+ * U; remote_reads_ordered), so from an earlier schedule level: every
+ * message is needed after the level that sends it, and no receive has to
+ * be posted ahead (which NCCL could not do). A rank's rows of one phase are
+ * one launch; the dd interiors need nothing remote and run at once, the
+ * interface rank after rank, as on the cpu. */
+static int32_t chain_level(rrt_ilu0_t M, int side, int64_t x) {
+  int P = M->ctx->size;
+  int owner = x < M->nloc ? M->ctx->rank : M->A->ghost_owner[x - M->nloc];
+  return (coarse_level(M, side, x) - 1) * P + (side == 0 ? owner : P - 1 - owner) + 1;
+}
+
 /* Whether every remote row the side's sweep reads comes from a lower rank
  * (L; higher for U), or else from an earlier schedule level than each row
  * reading it (the dd orderings' interface colours, subdomains split over
@@ -243,11 +257,15 @@ static int remote_reads_ordered(rrt_ilu0_t M, int side, const int32_t *gflag) {
 static rrt_status coarse_factor(rrt_ilu0_t M, int side, const int32_t *gflag, int *B) {
   rrt_sparse_t A = M->A;
   rrt_ctx_t ctx = M->ctx;
-  int32_t ok = M->k->factor_seq != NULL && ctx->size > 1, all = 0;
+  int32_t ok = 0, all = 0;
+  if (M->chain) { /* sync-free sweeps: for the dd orderings, the interiors in one launch */
+    ok = ctx->size > 1 && M->nphase > 1;
+  } else { /* host-sequential sweeps, small levels (the test of the one-rank sweep) */
+    int64_t rows = A->n / (M->nlev[side] > 0 ? M->nlev[side] : 1);
+    ok = M->k->factor_seq != NULL && ctx->size > 1 &&
+         (ctx->threads <= 1 || rows < RRT_ILU0_SEQ_ROWS_PER_LEVEL);
+  }
   ok = ok && remote_reads_ordered(M, side, gflag);
-  /* small levels: the same test as the one-rank sequential sweep */
-  int64_t rows = A->n / (M->nlev[side] > 0 ? M->nlev[side] : 1);
-  ok = ok && (ctx->threads <= 1 || rows < RRT_ILU0_SEQ_ROWS_PER_LEVEL);
   RRT_CHECK(rrt_host_allreduce_named(ctx, RRT_ILU0_OP_ANALYSIS("schedule"), &ok, &all, 1,
                                      RRT_DTYPE_I32, RRT_OP_MIN));
   *B = all && M->nlev[side] > 1 ? M->nlev[side] : 1;
@@ -295,19 +313,20 @@ rrt_status rrt_ilu0_schedule(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   if (ctx->size == 1 && M->k->factor_seq &&
       (ctx->threads <= 1 || M->nloc < (int64_t)M->nlev[0] * RRT_ILU0_SEQ_ROWS_PER_LEVEL))
     M->seq_order = M->porder;
+  /* sync-free sweeps take the level lists in order (a topological order:
+   * by level, or in elimination order within a coarse level) */
+  M->chain = M->k->factor_chain && ctx->env.ilu_sweep == RRT_ILU_SWEEP_AUTO;
   for (int side = 0; side < 2; side++) {
     RRT_CHECK(coarse_factor(M, side, S->gflag, &M->coarse[side]));
     if (M->coarse[side] > 1) {
       /* schedule levels of local and ghost rows alike (phases are global) */
       for (int64_t x = 0; x < M->next; x++)
-        if (S->lev[side][x] > 0) S->lev[side][x] = coarse_level(M, side, x);
+        if (S->lev[side][x] > 0)
+          S->lev[side][x] = M->chain ? chain_level(M, side, x) : coarse_level(M, side, x);
       RRT_CHECK(level_counts(M, side, S->lev[side], 0));
     }
     if (!M->seq_order) RRT_CHECK(level_rows(M, side, S->lev[side]));
   }
-  /* the level lists, level by level, are the order a sync-free sweep takes */
-  M->chain = M->k->factor_chain && ctx->env.ilu_sweep == RRT_ILU_SWEEP_AUTO && !M->seq_order &&
-             M->coarse[0] == 1 && M->coarse[1] == 1;
   ghost_need(M, S);
   return RRT_SUCCESS;
 }
@@ -330,7 +349,9 @@ static rrt_ilu0_chain chain_next(rrt_ilu0_t M) {
 rrt_status rrt_ilu0_sweep(rrt_ilu0_t M, int side, rrt_halo *h, double *x, rrt_ilu0_level_fn run,
                           const double *r) {
   rrt_ctx_t ctx = M->ctx;
-  if (M->coarse[side] > 1) RRT_CHECK(rrt_halo_begin(ctx, h));
+  /* coarse levels of the host sweeps may need a message in the level
+   * that sends it: receives posted ahead (chain levels never do) */
+  if (M->coarse[side] > 1 && !M->chain) RRT_CHECK(rrt_halo_begin(ctx, h));
   const rrt_ilu0_chain c = chain_next(M);
   for (int l = 1, e; l <= M->nsched[side]; l = e + 1) {
     e = rrt_ilu0_run_end(M, h, side, l); /* levels l .. e */

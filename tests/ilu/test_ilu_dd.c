@@ -10,6 +10,7 @@
  * error on every rank. Usage: test_ilu_dd [small] (small: the emu subset). */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ilu/handle.h"
@@ -137,6 +138,29 @@ static void check_schedule(rrt_ilu0_t M, const char *what) {
     CHECK_MSG(M->hu.send.level[m] < M->nphase, "%s: a U interior row is sent", what);
 }
 
+/* emu (and cuda), several ranks, one subdomain per rank: the sync-free
+ * sweeps take schedule levels phase by phase and, within a phase, rank by
+ * rank (nphase x P of them), so every message is needed after the level
+ * that sends it (no receive posted ahead), the interiors need no remote
+ * row, and a rank launches at most once per phase of a sweep. */
+static void check_chain_schedule(rrt_ilu0_t M, int P, const char *what) {
+  CHECK_MSG(M->chain && M->coarse[0] > 1 && M->nsched[0] == M->nphase * P &&
+                M->nsched[1] == M->nphase * P,
+            "%s: chain %d, coarse %d, schedule levels %d/%d, phases %d x %d ranks", what, M->chain,
+            M->coarse[0], M->nsched[0], M->nsched[1], M->nphase, P);
+  const rrt_halo *hs[3] = {&M->hf, &M->hl, &M->hu};
+  for (int h = 0; h < 3; h++)
+    for (int m = 0; m < hs[h]->recv.nmsg; m++) {
+      int sent = hs[h]->recv.level[m], need = hs[h]->need[sent];
+      CHECK_MSG(need > sent, "%s: a message of level %d is needed at level %d", what, sent, need);
+      CHECK_MSG(h == 2 || need > P, "%s: an interior waits for a remote row", what);
+    }
+  int64_t lf = -1, la = -1;
+  rrt_ilu0_launches(M, &lf, &la);
+  CHECK_MSG(lf >= 1 && lf <= M->nphase && la >= 2 && la <= 2 * M->nphase,
+            "%s: launches %lld/%lld for %d phases", what, (long long)lf, (long long)la, M->nphase);
+}
+
 static void check_case(rrt_ctx_t ctx, const char *name, const rrt_csr *a, rrt_ilu_ordering ord,
                        int blocks) {
   int P = rrt_ctx_size(ctx);
@@ -161,6 +185,9 @@ static void check_case(rrt_ctx_t ctx, const char *name, const rrt_csr *a, rrt_il
     CHECK_MSG(bad == 0, "%s: %lld factor/apply entries differ from the serial IKJ", what,
               (long long)bad);
     if (blocks == 0 && P > 1 && rrt_ctx_backend(ctx) == RRT_BACKEND_CPU) check_schedule(M, what);
+    if (blocks == 0 && P > 1 && rrt_ctx_backend(ctx) != RRT_BACKEND_CPU &&
+        !getenv("RINGRT_ILU_SWEEP"))
+      check_chain_schedule(M, P, what);
     free(want), free(got);
   }
   rrt_ilu0_destroy(M);
