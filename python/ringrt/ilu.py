@@ -61,6 +61,7 @@ declare({
     "rrt_ilu0_apply": (c_int, [c_void_p, c_void_p, c_void_p]),
     "rrt_ilu0_destroy": (c_int, [c_void_p]),
     "rrt_ilu0_levels": (None, [c_void_p, P(c_int), P(c_int)]),
+    "rrt_ilu0_launches": (None, [c_void_p, P(ctypes.c_int64), P(ctypes.c_int64)]),
     "rrt_ilu0_get_factors": (c_int, [c_void_p, P(c_double)]),
     "rrt_krylov_solve": (c_int, [c_void_p, c_void_p, P(_KrylovOptions), c_void_p, c_void_p,
                                  P(_KrylovResult)]),
@@ -185,6 +186,15 @@ class ILU0:
         lv_l, lv_u = c_int(), c_int()
         lib().rrt_ilu0_levels(self.handle, ctypes.byref(lv_l), ctypes.byref(lv_u))
         return lv_l.value, lv_u.value
+
+    @property
+    def launches(self) -> Tuple[int, int]:
+        """Kernel launches of one factorisation and of one apply on this rank:
+        on cuda and emu one per run of levels with no message between them (one
+        rank: 1 and 2), 0 on cpu, whose kernels are host loops."""
+        lf, la = ctypes.c_int64(), ctypes.c_int64()
+        lib().rrt_ilu0_launches(self.handle, ctypes.byref(lf), ctypes.byref(la))
+        return lf.value, la.value
 
     def factors(self) -> sp.csr_array:
         """The combined LU factors (collective in the whole layout) in the

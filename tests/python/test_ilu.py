@@ -26,6 +26,13 @@ def check_solve(ctx: ringrt.Context) -> None:
     ref = spsolve(A.tocsc(), b)
     M = ringrt.ilu0(A, ctx=ctx)
     assert M.levels == (2 * N - 1, 2 * N - 1), M.levels  # natural 5-point grid
+    lf, la = M.launches  # cpu: host loops; emu: sync-free sweeps, one per run of levels
+    if ctx.backend == "cpu":
+        assert (lf, la) == (0, 0), (lf, la)
+    elif ctx.size == 1:
+        assert (lf, la) == (1, 2), (lf, la)
+    else:
+        assert 1 <= lf <= 2 * N - 1 and 2 <= la <= 4 * N - 2, (lf, la)
     # ||r|| <= 1e-10 ||b|| and cond(A) ~ 1e2 here: the error is far below 1e-7
     x = M.solve(b, rtol=1e-10)
     assert M.result.converged and M.result.iterations > 1, M.result
