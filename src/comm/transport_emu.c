@@ -56,23 +56,19 @@ static rrt_status run_op(void *arg) {
 static rrt_status queue_op(rrt_ctx_t ctx, const char *op, int peer, int step, queued_op *q,
                            rrt_request_t *out) {
   *out = NULL;
-  rrt_request_t req;
+  rrt_request_t req = NULL;
+  int queued = 0; /* the comm stream owns q */
   rrt_status st = rrt_request_create(ctx, op, peer, step, &req);
-  if (st != RRT_SUCCESS) {
-    free_op(q);
-    return st;
-  }
-  st = rrt_request_after_compute(req);
+  if (st == RRT_SUCCESS) st = rrt_request_after_compute(req);
   if (st == RRT_SUCCESS) {
     st = rrt_host_stream_enqueue(ctx->comm_stream, run_op, free_op, q);
-    if (st != RRT_SUCCESS) free_op(q);
+    queued = st == RRT_SUCCESS;
     st = rrt_request_dev_check(req, st, "queueing the exchange on the comm stream");
-  } else {
-    free_op(q);
   }
+  if (!queued) free_op(q);
   if (st == RRT_SUCCESS) st = rrt_request_record_done(req);
   if (st != RRT_SUCCESS) {
-    rrt_request_release(req);
+    rrt_request_release(req); /* NULL-safe */
     return st;
   }
   *out = req;
@@ -82,7 +78,7 @@ static rrt_status queue_op(rrt_ctx_t ctx, const char *op, int peer, int step, qu
 static rrt_status emu_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t bytes,
                                  int step, rrt_request_t *out) {
   *out = NULL;
-  queued_op *q = calloc(1, sizeof *q);
+  queued_op *q = malloc(sizeof *q);
   if (!q) return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_ring_shift", "cannot queue the shift");
   *q = (queued_op){ctx, send, recv, bytes, step, NULL, 0, 0};
   return queue_op(ctx, "rrt_ring_shift", (ctx->rank - 1 + ctx->size) % ctx->size, step, q, out);
@@ -91,7 +87,7 @@ static rrt_status emu_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, si
 static rrt_status emu_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends,
                                 const rrt_p2p *recvs, int nrecvs, rrt_request_t *out) {
   *out = NULL;
-  queued_op *q = calloc(1, sizeof *q);
+  queued_op *q = malloc(sizeof *q);
   const size_t n = (size_t)nsends + (size_t)nrecvs;
   rrt_p2p *list = malloc((n ? n : 1) * sizeof *list);
   if (!q || !list) {
