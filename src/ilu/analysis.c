@@ -130,15 +130,13 @@ static void sort_row(rrt_ilu0_t M, int64_t i, int64_t lw, int64_t uw) {
 }
 
 /* A row in position order: its first nl entries are the L part,
- * the rest the diagonal and U part, copied as they are. */
+ * the rest the diagonal and U part, copied as they are (so the slots take
+ * A's values in A's order and need no fperm: rrt_ilu0_factor_args). */
 static void copy_row(rrt_ilu0_t M, int64_t i, int64_t nl, int64_t lw, int64_t uw) {
-  const int32_t *col = M->A->col_ext;
-  int32_t *fcol = M->fcol, *fperm = M->fperm;
-  int64_t b = M->A->rowptr[i], len = M->A->rowptr[i + 1] - b;
-  for (int64_t q = 0; q < nl; q++)
-    fcol[lw + q] = col[b + q], fperm[lw + q] = (int32_t)(b + q);
-  for (int64_t q = nl; q < len; q++)
-    fcol[uw + q - nl] = col[b + q], fperm[uw + q - nl] = (int32_t)(b + q);
+  const int32_t *col = M->A->col_ext + M->A->rowptr[i];
+  int64_t len = M->A->rowptr[i + 1] - M->A->rowptr[i];
+  memcpy(M->fcol + lw, col, (size_t)nl * sizeof(int32_t));
+  memcpy(M->fcol + uw, col + nl, (size_t)(len - nl) * sizeof(int32_t));
 }
 
 /* Both parts laid out row by row in elimination order (L from 0, U from
@@ -179,16 +177,17 @@ static rrt_status agree_missing(rrt_ilu0_t M, int64_t missing) {
 
 rrt_status rrt_ilu0_factor_order(rrt_ilu0_t M) {
   int64_t nloc = M->nloc;
-  M->lr = rrt_ilu0_alloc((2 * (size_t)nloc + 1) * sizeof(int64_t));
-  M->ur = rrt_ilu0_alloc((2 * (size_t)nloc + 1) * sizeof(int64_t));
+  M->lr = rrt_ilu0_alloc((2 * (size_t)nloc + 1) * sizeof(rrt_ilu0_idx));
+  M->ur = rrt_ilu0_alloc((2 * (size_t)nloc + 1) * sizeof(rrt_ilu0_idx));
   M->fcol = rrt_ilu0_alloc(((size_t)M->nnz + 1) * sizeof(int32_t));
-  M->fperm = rrt_ilu0_alloc(((size_t)M->nnz + 1) * sizeof(int32_t));
   M->porder = rrt_ilu0_alloc(((size_t)nloc + 1) * sizeof(int32_t));
   M->rorder = rrt_ilu0_alloc(((size_t)nloc + 1) * sizeof(int32_t));
-  if (!M->lr || !M->ur || !M->fcol || !M->fperm || !M->porder || !M->rorder)
-    return rrt_ilu0_nomem(M->ctx, OPC);
+  if (!M->lr || !M->ur || !M->fcol || !M->porder || !M->rorder) return rrt_ilu0_nomem(M->ctx, OPC);
   elimination_order(M);
   int in_order = rows_in_position_order(M);
+  /* rows copied as A holds them take their values without a permutation */
+  if (!in_order && !(M->fperm = rrt_ilu0_alloc(((size_t)M->nnz + 1) * sizeof(int32_t))))
+    return rrt_ilu0_nomem(M->ctx, OPC);
   M->nlv = count_lower(M, in_order);
   return agree_missing(M, place_entries(M, in_order));
 }
@@ -292,14 +291,24 @@ rrt_status rrt_ilu0_ghost_urows(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   size_t *lay = malloc(4 * (size_t)P * sizeof(size_t));
   int64_t *ulen_send = malloc(((size_t)S->nreq + 1) * sizeof(int64_t));
   S->glen = malloc(((size_t)ng + 1) * sizeof(int64_t));
-  M->gofs = calloc((size_t)ng + 1, sizeof(int64_t));
+  M->gofs = calloc((size_t)ng + 1, sizeof(rrt_ilu0_idx));
   if (!cnt || !lay || !ulen_send || !S->glen || !M->gofs) {
     st = rrt_ilu0_nomem(ctx, OPC);
     goto done;
   }
   RRT_CHECK_GOTO(exchange_ulen(M, S, ulen_send, cnt, lay), st, done);
+  int64_t gtotal = 0;
   for (int64_t g = 0; g < ng; g++)
-    M->gofs[g + 1] = M->gofs[g] + S->glen[g];
+    gtotal += S->glen[g];
+  if (M->nnz + gtotal > INT32_MAX / 2) { /* the value indices are 32-bit */
+    st = rrt_error(ctx, RRT_ERR_UNSUPPORTED, OPC,
+                   "rank %d: %lld local values and %lld values of ghost U rows exceed %d; use "
+                   "more ranks",
+                   ctx->rank, (long long)M->nnz, (long long)gtotal, INT32_MAX / 2);
+    goto done;
+  }
+  for (int64_t g = 0; g < ng; g++)
+    M->gofs[g + 1] = M->gofs[g] + (rrt_ilu0_idx)S->glen[g];
   gcol = malloc(((size_t)M->gofs[ng] + 1) * sizeof(int64_t));
   S->gcol_ext = malloc(((size_t)M->gofs[ng] + 1) * sizeof(int32_t));
   if (!gcol || !S->gcol_ext) {
@@ -312,8 +321,6 @@ rrt_status rrt_ilu0_ghost_urows(rrt_ilu0_t M, rrt_ilu0_setup *S) {
     S->gcol_ext[q] = (int32_t)(e < 0 ? M->next : e);
   }
   M->nval = M->nnz + M->gofs[ng];
-  if (M->nval > INT32_MAX / 2)
-    st = rrt_error(ctx, RRT_ERR_UNSUPPORTED, OPC, "too many local values");
 done:
   free(cnt), free(lay), free(ulen_send), free(gcol);
   return st;
@@ -357,7 +364,8 @@ static const int32_t *urow(rrt_ilu0_t M, const rrt_ilu0_setup *S, int32_t k, int
  * ghost column nobody here holds reads slot[next], always -1): set for the
  * row, read once per U entry of row k, reset after. A matched j lies after
  * e in position order (pos(j) > pos(k)), so no position is compared.
- * Returns the new pair count, or -1 when out of memory. */
+ * Returns the new pair count, -1 when out of memory, -2 past INT32_MAX
+ * pairs (pair_ptr is 32-bit). */
 static int64_t row_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S, int64_t i, int32_t *slot,
                          int64_t np, int64_t *cap) {
   int64_t l0 = M->lr[2 * i], l1 = M->lr[2 * i + 1], u0 = M->ur[2 * i], u1 = M->ur[2 * i + 1];
@@ -366,6 +374,10 @@ static int64_t row_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S, int64_t i, int32
     int64_t s0, s1;
     const int32_t *ucol = urow(M, S, M->fcol[e], &s0, &s1);
     M->piv[e] = (int32_t)(s0 - 1);
+    if (np > INT32_MAX - (s1 - s0)) {
+      np = -2;
+      break;
+    }
     if (!grow_pairs(M, np, s1 - s0, cap)) {
       np = -1;
       break;
@@ -375,7 +387,7 @@ static int64_t row_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S, int64_t i, int32
       int32_t d = slot[ucol[q]];
       if (d >= 0) dst[np] = d, src[np++] = (int32_t)(s0 + q);
     }
-    M->pair_ptr[e + 1] = np;
+    M->pair_ptr[e + 1] = (rrt_ilu0_idx)np;
   }
   set_slots(M->fcol, l0, l1, slot, 0), set_slots(M->fcol, u0, u1, slot, 0);
   return np;
@@ -385,7 +397,7 @@ rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   rrt_ctx_t ctx = M->ctx;
   int64_t nloc = M->nloc, nlv = M->nlv;
   M->piv = rrt_ilu0_alloc(((size_t)nlv + 1) * sizeof(int32_t));
-  M->pair_ptr = rrt_ilu0_alloc(((size_t)nlv + 1) * sizeof(int64_t));
+  M->pair_ptr = rrt_ilu0_alloc(((size_t)nlv + 1) * sizeof(rrt_ilu0_idx));
   int64_t cap = M->nnz + 16, np = 0;
   M->pair_dst = rrt_ilu0_alloc((size_t)cap * sizeof(int32_t));
   M->pair_src = rrt_ilu0_alloc((size_t)cap * sizeof(int32_t));
@@ -397,6 +409,10 @@ rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   M->pair_ptr[0] = 0;
   for (int64_t t = 0; t < nloc && np >= 0; t++) /* elimination order: L entries ascend */
     np = row_pairs(M, S, M->porder[t], slot, np, &cap);
+  if (np == -2)
+    return rrt_error(ctx, RRT_ERR_UNSUPPORTED, OPC,
+                     "rank %d: more than %d update pairs (the IKJ schedule); use more ranks",
+                     ctx->rank, INT32_MAX);
   if (np < 0) return rrt_ilu0_nomem(ctx, OPC);
   /* factor: 1 flop per L entry (the multiplier), 2 per update pair; apply:
    * 2 per off-diagonal entry, 1 per row (a multiply by 1/u_ii). Integers,

@@ -178,8 +178,18 @@ rrt_status rrt_ilu0_level_histogram(rrt_ilu0_t M, int which, int64_t *counts) {
 
 rrt_status rrt_ilu0_get_factors(rrt_ilu0_t M, double *vals) {
   RRT_CHECK(rrt_memcpy_to_host(M->ctx, M->h_v, M->d_v, (size_t)M->nnz * sizeof(double)));
-  for (int64_t f = 0; f < M->nnz; f++)
-    vals[M->fperm[f]] = M->h_v[f];
+  if (M->fperm) {
+    for (int64_t f = 0; f < M->nnz; f++)
+      vals[M->fperm[f]] = M->h_v[f];
+    return RRT_SUCCESS;
+  }
+  /* rows stored as A holds them: row i's L part, then its diagonal and U part */
+  for (int64_t i = 0; i < M->nloc; i++) {
+    double *row = vals + M->A->rowptr[i];
+    int64_t nl = M->lr[2 * i + 1] - M->lr[2 * i], nu = M->ur[2 * i + 1] - M->ur[2 * i];
+    memcpy(row, M->h_v + M->lr[2 * i], (size_t)nl * sizeof(double));
+    memcpy(row + nl, M->h_v + M->ur[2 * i], (size_t)nu * sizeof(double));
+  }
   return RRT_SUCCESS;
 }
 

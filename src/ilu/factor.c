@@ -41,24 +41,34 @@ static rrt_status round_f32(rrt_ilu0_t M, const double *hv) {
 /* One schedule level: a coarse level (several levels, host-sequential
  * kernels) is a sequential sweep in elimination order; a plain level is one
  * parallel loop / launch; a run of levels (M->chain) one sync-free launch. */
+static rrt_ilu0_factor_args factor_args(rrt_ilu0_t M) {
+  const rrt_ilu0_options *o = &M->opt;
+  return (rrt_ilu0_factor_args){.lr = M->d_lr,
+                                .ur = M->d_ur,
+                                .pair_ptr = M->d_pair_ptr,
+                                .arow = M->A->d_rowptr,
+                                .piv = M->d_piv,
+                                .pair_dst = M->d_pair_dst,
+                                .pair_src = M->d_pair_src,
+                                .fperm = M->d_fperm,
+                                .a = M->A->d_val,
+                                .v = M->d_v,
+                                .dinv = M->d_dinv,
+                                .boost = o->boost,
+                                .tol = o->boost_tol,
+                                .value = o->boost_value};
+}
+
 static rrt_status factor_level(rrt_ilu0_t M, const int32_t *rows, int64_t n, const double *r,
                                rrt_ilu0_chain c) {
   (void)r; /* the level signature of the solves */
-  const double *a = M->A->d_val;
-  const rrt_ilu0_options *o = &M->opt;
   if (M->chain)
-    return M->k->factor_chain(M->ctx->compute_stream, c, rows, n, M->d_lr, M->d_ur, M->d_col,
-                              M->d_piv, M->d_pair_ptr, M->d_pair_dst, M->d_pair_src, a, M->d_fperm,
-                              M->d_v, M->d_dinv, o->boost, o->boost_tol, o->boost_value);
+    return M->k->factor_chain(M->ctx->compute_stream, c, rows, n, M->d_col, factor_args(M));
   if (M->coarse[0] > 1) {
-    M->k->factor_seq(rows, n, M->d_lr, M->d_ur, M->d_piv, M->d_pair_ptr, M->d_pair_dst,
-                     M->d_pair_src, a, M->d_fperm, M->d_v, M->d_dinv, o->boost, o->boost_tol,
-                     o->boost_value);
+    M->k->factor_seq(rows, n, factor_args(M));
     return RRT_SUCCESS;
   }
-  return M->k->factor_rows(M->ctx->compute_stream, rows, n, M->d_lr, M->d_ur, M->d_piv,
-                           M->d_pair_ptr, M->d_pair_dst, M->d_pair_src, a, M->d_fperm, M->d_v,
-                           M->d_dinv, o->boost, o->boost_tol, o->boost_value);
+  return M->k->factor_rows(M->ctx->compute_stream, rows, n, factor_args(M));
 }
 
 /* The numeric sweep: each row gathers its values from A's backend copy just
@@ -66,12 +76,9 @@ static rrt_status factor_level(rrt_ilu0_t M, const int32_t *rows, int64_t n, con
  * PCIe); then the pivots (and, for f32 factors, all values) to the host. */
 static rrt_status factor_sweep(rrt_ilu0_t M, int host) {
   rrt_ctx_t ctx = M->ctx;
-  const rrt_ilu0_options *o = &M->opt;
   rrt_status st = RRT_SUCCESS;
   if (M->seq_order)
-    M->k->factor_seq(M->seq_order, M->nloc, M->d_lr, M->d_ur, M->d_piv, M->d_pair_ptr,
-                     M->d_pair_dst, M->d_pair_src, M->A->d_val, M->d_fperm, M->d_v, M->d_dinv,
-                     o->boost, o->boost_tol, o->boost_value);
+    M->k->factor_seq(M->seq_order, M->nloc, factor_args(M));
   else
     st = rrt_ilu0_sweep(M, 0, &M->hf, M->d_v, factor_level, NULL);
   /* the pivots on the host, gathered on the backend */

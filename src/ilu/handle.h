@@ -58,15 +58,16 @@ struct rrt_ilu0 {
    * position. Keeping L and U apart halves the memory each triangular solve
    * streams; the elimination order keeps a level's rows (e.g. one colour)
    * together in memory. */
-  int64_t *lr, *ur; /* 2 nloc each: [begin, end) per row */
-  int64_t nlv;      /* L entries (the L part is values 0 .. nlv) */
-  int32_t *porder;  /* local rows in elimination order */
-  int32_t *rorder;  /* and reversed */
-  int32_t *fcol;    /* extended column per value index */
-  int32_t *fperm;   /* value index -> A's local entry (32-bit: less to stream per factor) */
-  int64_t *gofs;    /* ghost U rows in v: nnz + gofs[g] .. nnz + gofs[g + 1] */
+  rrt_ilu0_idx *lr, *ur; /* 2 nloc each: [begin, end) per row */
+  int64_t nlv;           /* L entries (the L part is values 0 .. nlv) */
+  int32_t *porder;       /* local rows in elimination order */
+  int32_t *rorder;       /* and reversed */
+  int32_t *fcol;         /* extended column per value index */
+  int32_t *fperm;        /* value index -> A's local entry (32-bit: less to stream per factor); NULL
+                          * where every row is stored as A holds it (rrt_ilu0_factor_args) */
+  rrt_ilu0_idx *gofs;    /* ghost U rows in v: nnz + gofs[g] .. nnz + gofs[g + 1] */
   int32_t *piv, *pair_dst, *pair_src;
-  int64_t *pair_ptr;
+  rrt_ilu0_idx *pair_ptr;
   int nlev[2];        /* L, U: levels (reported) */
   int nsched[2];      /* schedule levels (coarse levels when coarse[side] > 1) */
   int coarse[2];      /* levels per schedule level (1: plain level scheduling) */
@@ -75,7 +76,7 @@ struct rrt_ilu0 {
   int32_t *levrows[2];
   rrt_halo hf, hl, hu; /* factor rows, L solve, U solve */
   /* backend views of lr .. levrows (the host arrays on cpu and emu) */
-  int64_t *d_lr, *d_ur, *d_pair_ptr;
+  rrt_ilu0_idx *d_lr, *d_ur, *d_pair_ptr;
   int32_t *d_col, *d_fperm, *d_piv, *d_pair_dst, *d_pair_src, *d_lev[2];
   double *d_v, *d_y, *d_z, *d_dinv; /* d_dinv: 1 / u_ii per local row */
   float *d_vf;                      /* factors_f32: fl32 of the local factors, else NULL */

@@ -56,7 +56,7 @@ static rrt_status levels_device(rrt_ilu0_t M, int32_t *lev[2]) {
  * level; returns the number of local rows still unknown. */
 static int64_t sweep_parts(rrt_ilu0_t M, int side, int32_t *lev) {
   const int32_t *order = side == 0 ? M->porder : M->rorder;
-  const int64_t *part = side == 0 ? M->lr : M->ur;
+  const rrt_ilu0_idx *part = side == 0 ? M->lr : M->ur;
   int64_t unknown = 0;
   for (int64_t t = 0; t < M->nloc; t++) {
     int32_t i = order[t];
@@ -281,7 +281,7 @@ static void ghost_need(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   if (M->A->nghost == 0) return; /* one rank: no pass over the entries */
   for (int64_t i = 0; i < nloc; i++)
     for (int side = 0; side < 2; side++) {
-      const int64_t *part = side == 0 ? M->lr : M->ur;
+      const rrt_ilu0_idx *part = side == 0 ? M->lr : M->ur;
       int32_t l = S->lev[side][i], *need = S->gneed[side];
       for (int64_t v = part[2 * i] + side; v < part[2 * i + 1]; v++) {
         int32_t e = M->fcol[v];

@@ -31,7 +31,7 @@ static int *need_levels(const rrt_msg_plan *recv, int nlev, const int32_t *gneed
 /* Expand a row plan into an entry plan: row r (idx - base) -> entries
  * add + begin[r * stride] .. add + end[r * stride]. */
 typedef struct row_ranges {
-  const int64_t *begin, *end;
+  const rrt_ilu0_idx *begin, *end;
   int64_t stride, base, add;
 } row_ranges;
 
@@ -140,12 +140,15 @@ static rrt_status upload_structure(rrt_ilu0_t M) {
   rrt_ctx_t ctx = M->ctx;
   size_t nloc = (size_t)M->nloc, nnz = (size_t)M->nnz, nlv = (size_t)M->nlv;
   size_t npair = (size_t)M->pair_ptr[M->nlv];
-  RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_lr, M->lr, (2 * nloc + 1) * sizeof(int64_t)));
-  RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_ur, M->ur, (2 * nloc + 1) * sizeof(int64_t)));
+  size_t rows_bytes = (2 * nloc + 1) * sizeof(rrt_ilu0_idx);
+  RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_lr, M->lr, rows_bytes));
+  RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_ur, M->ur, rows_bytes));
   RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_col, M->fcol, nnz * sizeof(int32_t)));
-  RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_fperm, M->fperm, nnz * sizeof(int32_t)));
+  if (M->fperm) /* NULL: rows stored as A holds them */
+    RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_fperm, M->fperm, nnz * sizeof(int32_t)));
   RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_piv, M->piv, nlv * sizeof(int32_t)));
-  RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_pair_ptr, M->pair_ptr, (nlv + 1) * sizeof(int64_t)));
+  RRT_CHECK(
+      rrt_ilu0_share(ctx, (void **)&M->d_pair_ptr, M->pair_ptr, (nlv + 1) * sizeof(rrt_ilu0_idx)));
   RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_pair_dst, M->pair_dst, npair * sizeof(int32_t)));
   RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_pair_src, M->pair_src, npair * sizeof(int32_t)));
   for (int side = 0; side < 2; side++)

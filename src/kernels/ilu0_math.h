@@ -15,6 +15,11 @@
 
 #include "kernels/hd.h"
 
+/** A value index of the factors or an update pair index (lr, ur, pair_ptr):
+ *  32 bits, half the memory the analysis writes and the solves stream per
+ *  row (rrt_ilu0_create refuses a rank whose values or pairs do not fit). */
+typedef int32_t rrt_ilu0_idx;
+
 /** Multiplier l_ik = a_ik / u_kk. */
 static inline RRT_HD double rrt_ilu0_div(double a, double pivot) {
 #if defined(__CUDA_ARCH__)
@@ -59,31 +64,55 @@ static inline RRT_HD double rrt_ilu0_madd(double s, double a, double x) {
 #endif
 }
 
-/** Factor row i in place (IKJ): load its values from A (through the
- *  elimination-order permutation fperm), eliminate with the multipliers
- *  l_ik = a_ik / u_kk using the precomputed update pairs (pair_dst[p] -=
- *  l * v[pair_src[p]] for the pairs of entry e), boost the pivot if asked,
- *  store 1 / u_ii. One row is one CPU loop iteration or one GPU thread; the
- *  same code on both sides is what makes the factors bitwise equal. */
-static inline RRT_HD void rrt_ilu0_factor_row(int32_t i, const int64_t *lr, const int64_t *ur,
-                                              const int32_t *piv, const int64_t *pair_ptr,
-                                              const int32_t *pair_dst, const int32_t *pair_src,
-                                              const double *a, const int32_t *fperm, double *v,
-                                              double *dinv, int boost, double tol, double value) {
-  int64_t d = ur[2 * i];
+/** What a numeric factorisation reads and writes, passed by value (a
+ *  kernel argument): the factor structure (each row's L and U ranges lr/ur,
+ *  the pivot index of every L entry, its update pairs), A's values a, where
+ *  each factor slot takes its value from, the factor values v, the inverse
+ *  pivots dinv and the pivot boost. The value of slot e is a[fperm[e]]; when
+ *  every row is stored as A holds it (rows in position order, see
+ *  ilu/analysis.c) fperm is NULL and the slots of row i take A's row from
+ *  arow[i] (A's row pointer) in order, L part then diagonal and U part. */
+typedef struct rrt_ilu0_factor_args {
+  const rrt_ilu0_idx *lr, *ur, *pair_ptr;
+  const int64_t *arow; /* A's row pointer (fperm NULL) */
+  const int32_t *piv, *pair_dst, *pair_src, *fperm;
+  const double *a;
+  double *v, *dinv;
+  int boost;
+  double tol, value;
+} rrt_ilu0_factor_args;
+
+/** Factor row i in place (IKJ): load its values from A, eliminate with the
+ *  multipliers l_ik = a_ik / u_kk using the precomputed update pairs
+ *  (pair_dst[p] -= l * v[pair_src[p]] for the pairs of entry e), boost the
+ *  pivot if asked, store 1 / u_ii. One row is one CPU loop iteration or one
+ *  GPU thread; the same code on both sides is what makes the factors
+ *  bitwise equal. */
+static inline RRT_HD void rrt_ilu0_factor_row(int32_t i, rrt_ilu0_factor_args f) {
+  const int64_t l0 = f.lr[2 * i], l1 = f.lr[2 * i + 1], d = f.ur[2 * i], u1 = f.ur[2 * i + 1];
+  double *v = f.v;
   /* the row's values from A first: in cache for the updates that follow */
-  for (int64_t e = lr[2 * i]; e < lr[2 * i + 1]; e++)
-    v[e] = a[fperm[e]];
-  for (int64_t e = d; e < ur[2 * i + 1]; e++)
-    v[e] = a[fperm[e]];
-  for (int64_t e = lr[2 * i]; e < lr[2 * i + 1]; e++) {
-    double l = rrt_ilu0_div(v[e], v[piv[e]]);
-    v[e] = l;
-    for (int64_t p = pair_ptr[e]; p < pair_ptr[e + 1]; p++)
-      v[pair_dst[p]] = rrt_ilu0_update(v[pair_dst[p]], l, v[pair_src[p]]);
+  if (f.fperm) {
+    for (int64_t e = l0; e < l1; e++)
+      v[e] = f.a[f.fperm[e]];
+    for (int64_t e = d; e < u1; e++)
+      v[e] = f.a[f.fperm[e]];
+  } else {
+    const double *arow = f.a + f.arow[i];
+    for (int64_t e = l0; e < l1; e++)
+      v[e] = arow[e - l0];
+    arow += l1 - l0;
+    for (int64_t e = d; e < u1; e++)
+      v[e] = arow[e - d];
   }
-  v[d] = rrt_ilu0_boost(v[d], boost, tol, value);
-  dinv[i] = rrt_ilu0_div(1.0, v[d]);
+  for (int64_t e = l0; e < l1; e++) {
+    double l = rrt_ilu0_div(v[e], v[f.piv[e]]);
+    v[e] = l;
+    for (int64_t p = f.pair_ptr[e]; p < f.pair_ptr[e + 1]; p++)
+      v[f.pair_dst[p]] = rrt_ilu0_update(v[f.pair_dst[p]], l, v[f.pair_src[p]]);
+  }
+  v[d] = rrt_ilu0_boost(v[d], f.boost, f.tol, f.value);
+  f.dinv[i] = rrt_ilu0_div(1.0, v[d]);
 }
 
 /** Up to RRT_VEC_GROUP vectors of one multi-vector Krylov operation (the

@@ -9,50 +9,48 @@
 /* ---- cpu: synchronous C kernels ------------------------------------------- */
 
 static rrt_status cpu_factor_rows(rrt_stream s, const int32_t *rows, int64_t nrows,
-                                  const int64_t *lr, const int64_t *ur, const int32_t *piv,
-                                  const int64_t *pair_ptr, const int32_t *pair_dst,
-                                  const int32_t *pair_src, const double *a, const int32_t *fperm,
-                                  double *v, double *dinv, int boost, double tol, double value) {
+                                  rrt_ilu0_factor_args f) {
   (void)s;
-  rrt_ilu0_cpu_factor_rows(rows, nrows, lr, ur, piv, pair_ptr, pair_dst, pair_src, a, fperm, v,
-                           dinv, boost, tol, value);
+  rrt_ilu0_cpu_factor_rows(rows, nrows, f);
   return RRT_SUCCESS;
 }
 
 static rrt_status cpu_lsolve_rows(rrt_stream s, const int32_t *rows, int64_t nrows,
-                                  const int64_t *lr, const int64_t *ur, const int32_t *col,
-                                  const double *v, const double *r, double *y) {
+                                  const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur,
+                                  const int32_t *col, const double *v, const double *r, double *y) {
   (void)s;
   rrt_ilu0_cpu_lsolve_rows(rows, nrows, lr, ur, col, v, r, y);
   return RRT_SUCCESS;
 }
 
 static rrt_status cpu_lsolve_rows_f32(rrt_stream s, const int32_t *rows, int64_t nrows,
-                                      const int64_t *lr, const int64_t *ur, const int32_t *col,
-                                      const float *v, const double *r, double *y) {
+                                      const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur,
+                                      const int32_t *col, const float *v, const double *r,
+                                      double *y) {
   (void)s;
   rrt_ilu0_cpu_lsolve_rows_f32(rows, nrows, lr, ur, col, v, r, y);
   return RRT_SUCCESS;
 }
 
 static rrt_status cpu_usolve_rows(rrt_stream s, const int32_t *rows, int64_t nrows,
-                                  const int64_t *lr, const int64_t *ur, const int32_t *col,
-                                  const double *v, const double *dinv, const double *y, double *z) {
+                                  const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur,
+                                  const int32_t *col, const double *v, const double *dinv,
+                                  const double *y, double *z) {
   (void)s;
   rrt_ilu0_cpu_usolve_rows(rows, nrows, lr, ur, col, v, dinv, y, z);
   return RRT_SUCCESS;
 }
 
 static rrt_status cpu_usolve_rows_f32(rrt_stream s, const int32_t *rows, int64_t nrows,
-                                      const int64_t *lr, const int64_t *ur, const int32_t *col,
-                                      const float *v, const double *dinv, const double *y,
-                                      double *z) {
+                                      const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur,
+                                      const int32_t *col, const float *v, const double *dinv,
+                                      const double *y, double *z) {
   (void)s;
   rrt_ilu0_cpu_usolve_rows_f32(rows, nrows, lr, ur, col, v, dinv, y, z);
   return RRT_SUCCESS;
 }
 
-static rrt_status cpu_round_f32(rrt_stream s, int64_t nval, int64_t nloc, const int64_t *ur,
+static rrt_status cpu_round_f32(rrt_stream s, int64_t nval, int64_t nloc, const rrt_ilu0_idx *ur,
                                 const double *v, float *vf, double *dinv) {
   (void)s;
   rrt_ilu0_cpu_round_f32(nval, nloc, ur, v, vf, dinv);
@@ -130,23 +128,21 @@ static const rrt_ilu0_kernels rrt_ilu0_kernels_cpu = {
 /* Declares name##_emu and name##_cuda for every wrapper. */
 #define RRT_ILU0_KERNEL_LIST(X)                                                                    \
   X(rrt_k_ilu0_factor_rows,                                                                        \
-    (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr, const int64_t *ur,       \
-     const int32_t *piv, const int64_t *pair_ptr, const int32_t *pair_dst,                         \
-     const int32_t *pair_src, const double *a, const int32_t *fperm, double *v, double *dinv,      \
-     int boost, double tol, double value))                                                         \
+    (rrt_stream s, const int32_t *rows, int64_t nrows, rrt_ilu0_factor_args f))                    \
   X(rrt_k_ilu0_lsolve_rows,                                                                        \
-    (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr, const int64_t *ur,       \
-     const int32_t *col, const double *v, const double *r, double *y))                             \
-  X(rrt_k_ilu0_usolve_rows,                                                                        \
-    (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr, const int64_t *ur,       \
-     const int32_t *col, const double *v, const double *dinv, const double *y, double *z))         \
+    (rrt_stream s, const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr,                     \
+     const rrt_ilu0_idx *ur, const int32_t *col, const double *v, const double *r, double *y))     \
+  X(rrt_k_ilu0_usolve_rows, (rrt_stream s, const int32_t *rows, int64_t nrows,                     \
+                             const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,   \
+                             const double *v, const double *dinv, const double *y, double *z))     \
   X(rrt_k_ilu0_lsolve_rows_f32,                                                                    \
-    (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr, const int64_t *ur,       \
-     const int32_t *col, const float *v, const double *r, double *y))                              \
+    (rrt_stream s, const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr,                     \
+     const rrt_ilu0_idx *ur, const int32_t *col, const float *v, const double *r, double *y))      \
   X(rrt_k_ilu0_usolve_rows_f32,                                                                    \
-    (rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr, const int64_t *ur,       \
-     const int32_t *col, const float *v, const double *dinv, const double *y, double *z))          \
-  X(rrt_k_ilu0_round_f32, (rrt_stream s, int64_t nval, int64_t nloc, const int64_t *ur,            \
+    (rrt_stream s, const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr,                     \
+     const rrt_ilu0_idx *ur, const int32_t *col, const float *v, const double *dinv,               \
+     const double *y, double *z))                                                                  \
+  X(rrt_k_ilu0_round_f32, (rrt_stream s, int64_t nval, int64_t nloc, const rrt_ilu0_idx *ur,       \
                            const double *v, float *vf, double *dinv))                              \
   X(rrt_k_ilu0_spmv, (rrt_stream s, int64_t nrows, const int64_t *rowptr, const int32_t *col,      \
                       const double *a, const double *x, double *y))                                \
@@ -161,24 +157,21 @@ static const rrt_ilu0_kernels rrt_ilu0_kernels_cpu = {
   X(rrt_k_ilu0_level_sweep,                                                                        \
     (rrt_stream s, int64_t nrows, const int64_t *rowptr, const int32_t *col, const int64_t *pos,   \
      int upper, int32_t *level, int *changed))                                                     \
-  X(rrt_k_ilu0_factor_chain,                                                                       \
-    (rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int64_t *lr,        \
-     const int64_t *ur, const int32_t *col, const int32_t *piv, const int64_t *pair_ptr,           \
-     const int32_t *pair_dst, const int32_t *pair_src, const double *a, const int32_t *fperm,      \
-     double *v, double *dinv, int boost, double tol, double value))                                \
+  X(rrt_k_ilu0_factor_chain, (rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,  \
+                              const int32_t *col, rrt_ilu0_factor_args f))                         \
   X(rrt_k_ilu0_lsolve_chain,                                                                       \
-    (rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int64_t *lr,        \
-     const int64_t *ur, const int32_t *col, const double *v, const double *r, double *y))          \
+    (rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr,   \
+     const rrt_ilu0_idx *ur, const int32_t *col, const double *v, const double *r, double *y))     \
   X(rrt_k_ilu0_lsolve_chain_f32,                                                                   \
-    (rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int64_t *lr,        \
-     const int64_t *ur, const int32_t *col, const float *v, const double *r, double *y))           \
+    (rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr,   \
+     const rrt_ilu0_idx *ur, const int32_t *col, const float *v, const double *r, double *y))      \
   X(rrt_k_ilu0_usolve_chain, (rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,  \
-                              const int64_t *lr, const int64_t *ur, const int32_t *col,            \
+                              const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,  \
                               const double *v, const double *dinv, const double *y, double *z))    \
   X(rrt_k_ilu0_usolve_chain_f32,                                                                   \
-    (rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int64_t *lr,        \
-     const int64_t *ur, const int32_t *col, const float *v, const double *dinv, const double *y,   \
-     double *z))
+    (rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr,   \
+     const rrt_ilu0_idx *ur, const int32_t *col, const float *v, const double *dinv,               \
+     const double *y, double *z))
 
 RRT_ILU0_KERNEL_LIST(RRT_DECLARE_KERNEL)
 

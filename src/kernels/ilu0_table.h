@@ -33,27 +33,24 @@ typedef struct rrt_ilu0_kernels {
 
   /* ---- launches: one level, one vector operation ---- */
   /** Factor the listed rows (one level): IKJ updates, pivot boost, dinv. */
-  rrt_status (*factor_rows)(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr,
-                            const int64_t *ur, const int32_t *piv, const int64_t *pair_ptr,
-                            const int32_t *pair_dst, const int32_t *pair_src, const double *a,
-                            const int32_t *fperm, double *v, double *dinv, int boost, double tol,
-                            double value);
+  rrt_status (*factor_rows)(rrt_stream s, const int32_t *rows, int64_t nrows,
+                            rrt_ilu0_factor_args f);
   /** y[i] = r[i] - sum_L l_ik y[k] for the listed rows, f64 and f32 factor values. */
-  rrt_status (*lsolve_rows)(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr,
-                            const int64_t *ur, const int32_t *col, const double *v, const double *r,
-                            double *y);
-  rrt_status (*lsolve_rows_f32)(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr,
-                                const int64_t *ur, const int32_t *col, const float *v,
-                                const double *r, double *y);
+  rrt_status (*lsolve_rows)(rrt_stream s, const int32_t *rows, int64_t nrows,
+                            const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,
+                            const double *v, const double *r, double *y);
+  rrt_status (*lsolve_rows_f32)(rrt_stream s, const int32_t *rows, int64_t nrows,
+                                const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,
+                                const float *v, const double *r, double *y);
   /** z[i] = (y[i] - sum_U u_ij z[j]) * dinv[i] for the listed rows. */
-  rrt_status (*usolve_rows)(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr,
-                            const int64_t *ur, const int32_t *col, const double *v,
-                            const double *dinv, const double *y, double *z);
-  rrt_status (*usolve_rows_f32)(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr,
-                                const int64_t *ur, const int32_t *col, const float *v,
-                                const double *dinv, const double *y, double *z);
+  rrt_status (*usolve_rows)(rrt_stream s, const int32_t *rows, int64_t nrows,
+                            const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,
+                            const double *v, const double *dinv, const double *y, double *z);
+  rrt_status (*usolve_rows_f32)(rrt_stream s, const int32_t *rows, int64_t nrows,
+                                const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,
+                                const float *v, const double *dinv, const double *y, double *z);
   /** factors_f32: vf = fl32(v) for nval values, dinv[i] = 1 / vf[ur[2 * i]]. */
-  rrt_status (*round_f32)(rrt_stream s, int64_t nval, int64_t nloc, const int64_t *ur,
+  rrt_status (*round_f32)(rrt_stream s, int64_t nval, int64_t nloc, const rrt_ilu0_idx *ur,
                           const double *v, float *vf, double *dinv);
   /** y[i] = sum a[e] x[col[e]], i < nrows (x extended). */
   rrt_status (*spmv)(rrt_stream s, int64_t nrows, const int64_t *rowptr, const int32_t *col,
@@ -82,42 +79,38 @@ typedef struct rrt_ilu0_kernels {
    * results are bitwise those of one launch per level. NULL: a launch per
    * level. ---- */
   rrt_status (*factor_chain)(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
-                             const int64_t *lr, const int64_t *ur, const int32_t *col,
-                             const int32_t *piv, const int64_t *pair_ptr, const int32_t *pair_dst,
-                             const int32_t *pair_src, const double *a, const int32_t *fperm,
-                             double *v, double *dinv, int boost, double tol, double value);
+                             const int32_t *col, rrt_ilu0_factor_args f);
   rrt_status (*lsolve_chain)(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
-                             const int64_t *lr, const int64_t *ur, const int32_t *col,
+                             const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,
                              const double *v, const double *r, double *y);
   rrt_status (*lsolve_chain_f32)(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
-                                 const int64_t *lr, const int64_t *ur, const int32_t *col,
+                                 const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,
                                  const float *v, const double *r, double *y);
   rrt_status (*usolve_chain)(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
-                             const int64_t *lr, const int64_t *ur, const int32_t *col,
+                             const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,
                              const double *v, const double *dinv, const double *y, double *z);
   rrt_status (*usolve_chain_f32)(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
-                                 const int64_t *lr, const int64_t *ur, const int32_t *col,
+                                 const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,
                                  const float *v, const double *dinv, const double *y, double *z);
 
   /* ---- host-sequential sweeps (NULL where kernels are launches) ---- */
-  void (*factor_seq)(const int32_t *order, int64_t nrows, const int64_t *lr, const int64_t *ur,
-                     const int32_t *piv, const int64_t *pair_ptr, const int32_t *pair_dst,
-                     const int32_t *pair_src, const double *a, const int32_t *fperm, double *v,
-                     double *dinv, int boost, double tol, double value);
-  void (*lsolve_seq)(const int32_t *order, int64_t nrows, const int64_t *lr, const int32_t *col,
-                     const double *v, const double *r, double *y);
-  void (*lsolve_seq_f32)(const int32_t *order, int64_t nrows, const int64_t *lr, const int32_t *col,
-                         const float *v, const double *r, double *y);
-  void (*usolve_seq)(const int32_t *order, int64_t nrows, const int64_t *ur, const int32_t *col,
-                     const double *v, const double *dinv, const double *y, double *z);
-  void (*usolve_seq_f32)(const int32_t *order, int64_t nrows, const int64_t *ur, const int32_t *col,
-                         const float *v, const double *dinv, const double *y, double *z);
-  void (*apply_seq)(const int32_t *order, const int32_t *rev, int64_t nrows, const int64_t *lr,
-                    const int64_t *ur, const int32_t *col, const double *v, const double *dinv,
+  void (*factor_seq)(const int32_t *order, int64_t nrows, rrt_ilu0_factor_args f);
+  void (*lsolve_seq)(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *lr,
+                     const int32_t *col, const double *v, const double *r, double *y);
+  void (*lsolve_seq_f32)(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *lr,
+                         const int32_t *col, const float *v, const double *r, double *y);
+  void (*usolve_seq)(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *ur,
+                     const int32_t *col, const double *v, const double *dinv, const double *y,
+                     double *z);
+  void (*usolve_seq_f32)(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *ur,
+                         const int32_t *col, const float *v, const double *dinv, const double *y,
+                         double *z);
+  void (*apply_seq)(const int32_t *order, const int32_t *rev, int64_t nrows, const rrt_ilu0_idx *lr,
+                    const rrt_ilu0_idx *ur, const int32_t *col, const double *v, const double *dinv,
                     const double *r, double *y, double *z);
-  void (*apply_seq_f32)(const int32_t *order, const int32_t *rev, int64_t nrows, const int64_t *lr,
-                        const int64_t *ur, const int32_t *col, const float *v, const double *dinv,
-                        const double *r, double *y, double *z);
+  void (*apply_seq_f32)(const int32_t *order, const int32_t *rev, int64_t nrows,
+                        const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,
+                        const float *v, const double *dinv, const double *r, double *y, double *z);
 } rrt_ilu0_kernels;
 
 /** The table of a resolved backend (RRT_BACKEND_CPU, _CUDA, _EMU), or NULL

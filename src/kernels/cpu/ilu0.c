@@ -11,29 +11,23 @@
 /* Below this many rows a level is not worth waking the thread team. */
 #define RRT_ILU0_OMP_MIN_ROWS 512
 
-void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, const int64_t *lr,
-                              const int64_t *ur, const int32_t *piv, const int64_t *pair_ptr,
-                              const int32_t *pair_dst, const int32_t *pair_src, const double *a,
-                              const int32_t *fperm, double *v, double *dinv, int boost, double tol,
-                              double value) {
+void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, rrt_ilu0_factor_args f) {
   /* small levels: no parallel region at all (even a disabled one costs) */
   if (nrows < RRT_ILU0_OMP_MIN_ROWS) {
     for (int64_t t = 0; t < nrows; t++)
-      rrt_ilu0_factor_row(rows[t], lr, ur, piv, pair_ptr, pair_dst, pair_src, a, fperm, v, dinv,
-                          boost, tol, value);
+      rrt_ilu0_factor_row(rows[t], f);
     return;
   }
 #pragma omp parallel for schedule(static)
   for (int64_t t = 0; t < nrows; t++)
-    rrt_ilu0_factor_row(rows[t], lr, ur, piv, pair_ptr, pair_dst, pair_src, a, fperm, v, dinv,
-                        boost, tol, value);
+    rrt_ilu0_factor_row(rows[t], f);
 }
 
 /* The triangular solves, generated for f64 factor values (no suffix) and for
  * f32 ones (_f32, the factors_f32 option): the values are widened to f64 and
  * the arithmetic is the same f64 arithmetic in the same order. */
 #define RRT_ILU0_CPU_SOLVES(SFX, VT)                                                               \
-  static inline void lsolve_row##SFX(int32_t i, const int64_t *lr, const int32_t *col,             \
+  static inline void lsolve_row##SFX(int32_t i, const rrt_ilu0_idx *lr, const int32_t *col,        \
                                      const VT *v, const double *r, double *y) {                    \
     double s = r[i];                                                                               \
     for (int64_t e = lr[2 * i]; e < lr[2 * i + 1]; e++)                                            \
@@ -41,8 +35,8 @@ void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, const int64_t 
     y[i] = s;                                                                                      \
   }                                                                                                \
                                                                                                    \
-  void rrt_ilu0_cpu_lsolve_rows##SFX(const int32_t *rows, int64_t nrows, const int64_t *lr,        \
-                                     const int64_t *ur, const int32_t *col, const VT *v,           \
+  void rrt_ilu0_cpu_lsolve_rows##SFX(const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr,   \
+                                     const rrt_ilu0_idx *ur, const int32_t *col, const VT *v,      \
                                      const double *r, double *y) {                                 \
     (void)ur; /* the uniform (lr, ur) signature; L needs only lr */                                \
     if (nrows < RRT_ILU0_OMP_MIN_ROWS) {                                                           \
@@ -54,7 +48,7 @@ void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, const int64_t 
         lsolve_row##SFX(rows[t], lr, col, v, r, y);                                                \
   }                                                                                                \
                                                                                                    \
-  static inline void usolve_row##SFX(int32_t i, const int64_t *ur, const int32_t *col,             \
+  static inline void usolve_row##SFX(int32_t i, const rrt_ilu0_idx *ur, const int32_t *col,        \
                                      const VT *v, const double *dinv, const double *y,             \
                                      double *z) {                                                  \
     int64_t d = ur[2 * i];                                                                         \
@@ -64,8 +58,8 @@ void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, const int64_t 
     z[i] = rrt_ilu0_mul(s, dinv[i]);                                                               \
   }                                                                                                \
                                                                                                    \
-  void rrt_ilu0_cpu_usolve_rows##SFX(const int32_t *rows, int64_t nrows, const int64_t *lr,        \
-                                     const int64_t *ur, const int32_t *col, const VT *v,           \
+  void rrt_ilu0_cpu_usolve_rows##SFX(const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr,   \
+                                     const rrt_ilu0_idx *ur, const int32_t *col, const VT *v,      \
                                      const double *dinv, const double *y, double *z) {             \
     (void)lr;                                                                                      \
     if (nrows < RRT_ILU0_OMP_MIN_ROWS) {                                                           \
@@ -83,7 +77,7 @@ void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, const int64_t 
    * order): take it from a register, so the chain from row to row does not                        \
    * go through a store and a reload. Same values, operations and order as                         \
    * the row functions above. */                                                                   \
-  void rrt_ilu0_cpu_lsolve_seq##SFX(const int32_t *order, int64_t nrows, const int64_t *lr,        \
+  void rrt_ilu0_cpu_lsolve_seq##SFX(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *lr,   \
                                     const int32_t *col, const VT *v, const double *r, double *y) { \
     int32_t prev = -1;                                                                             \
     double pv = 0.0;                                                                               \
@@ -103,7 +97,7 @@ void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, const int64_t 
     }                                                                                              \
   }                                                                                                \
                                                                                                    \
-  void rrt_ilu0_cpu_usolve_seq##SFX(const int32_t *order, int64_t nrows, const int64_t *ur,        \
+  void rrt_ilu0_cpu_usolve_seq##SFX(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *ur,   \
                                     const int32_t *col, const VT *v, const double *dinv,           \
                                     const double *y, double *z) {                                  \
     int32_t prev = -1;                                                                             \
@@ -131,7 +125,7 @@ RRT_ILU0_CPU_SOLVES(_f32, float)
 
 /* One rank: both sweeps, the U sweep over the reversed order (rev). */
 void rrt_ilu0_cpu_apply_seq(const int32_t *order, const int32_t *rev, int64_t nrows,
-                            const int64_t *lr, const int64_t *ur, const int32_t *col,
+                            const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,
                             const double *v, const double *dinv, const double *r, double *y,
                             double *z) {
   rrt_ilu0_cpu_lsolve_seq(order, nrows, lr, col, v, r, y);
@@ -139,14 +133,14 @@ void rrt_ilu0_cpu_apply_seq(const int32_t *order, const int32_t *rev, int64_t nr
 }
 
 void rrt_ilu0_cpu_apply_seq_f32(const int32_t *order, const int32_t *rev, int64_t nrows,
-                                const int64_t *lr, const int64_t *ur, const int32_t *col,
+                                const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,
                                 const float *v, const double *dinv, const double *r, double *y,
                                 double *z) {
   rrt_ilu0_cpu_lsolve_seq_f32(order, nrows, lr, col, v, r, y);
   rrt_ilu0_cpu_usolve_seq_f32(rev, nrows, ur, col, v, dinv, y, z);
 }
 
-void rrt_ilu0_cpu_round_f32(int64_t nval, int64_t nloc, const int64_t *ur, const double *v,
+void rrt_ilu0_cpu_round_f32(int64_t nval, int64_t nloc, const rrt_ilu0_idx *ur, const double *v,
                             float *vf, double *dinv) {
   for (int64_t e = 0; e < nval; e++)
     vf[e] = (float)v[e];
@@ -269,12 +263,7 @@ void rrt_ilu0_cpu_scatter(const int32_t *idx, int64_t n, const double *buf, doub
 /* Whole-rank sweeps in elimination order, one thread: for a single rank with
  * small levels this beats level scheduling (rows are visited in memory
  * order instead of level by level), with the same per-row arithmetic. */
-void rrt_ilu0_cpu_factor_seq(const int32_t *order, int64_t nrows, const int64_t *lr,
-                             const int64_t *ur, const int32_t *piv, const int64_t *pair_ptr,
-                             const int32_t *pair_dst, const int32_t *pair_src, const double *a,
-                             const int32_t *fperm, double *v, double *dinv, int boost, double tol,
-                             double value) {
+void rrt_ilu0_cpu_factor_seq(const int32_t *order, int64_t nrows, rrt_ilu0_factor_args f) {
   for (int64_t t = 0; t < nrows; t++)
-    rrt_ilu0_factor_row(order[t], lr, ur, piv, pair_ptr, pair_dst, pair_src, a, fperm, v, dinv,
-                        boost, tol, value);
+    rrt_ilu0_factor_row(order[t], f);
 }

@@ -10,7 +10,8 @@
  *   pair_*   for L entry e, the updates v[dst] -= v[e] * v[src]
  *   a, fperm A's local values and, per value index of the local rows, its entry
  *            in A: a row starts from v[e] = a[fperm[e]] (the factorisation
- *            gathers each row just before factoring it)
+ *            gathers each row just before factoring it); NULL where every
+ *            row is stored as A holds it (rrt_ilu0_factor_args)
  *   v        local factor values followed by the U rows of ghost rows
  *   dinv     1 / u_ii per local row (correctly rounded), written by the
  *            factorisation; the U solve multiplies by it (no division on
@@ -23,36 +24,33 @@
 #define RRT_KERNELS_CPU_ILU0_CPU_H
 
 #include <stdint.h>
-#include "kernels/ilu0_math.h" /* rrt_vec_group */
+#include "kernels/ilu0_math.h" /* rrt_vec_group, rrt_ilu0_factor_args */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, const int64_t *lr,
-                              const int64_t *ur, const int32_t *piv, const int64_t *pair_ptr,
-                              const int32_t *pair_dst, const int32_t *pair_src, const double *a,
-                              const int32_t *fperm, double *v, double *dinv, int boost, double tol,
-                              double value);
+/** Factor the listed rows (one level; rrt_ilu0_factor_args says what they read). */
+void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, rrt_ilu0_factor_args f);
 
 /** y[i] = r[i] - sum_L l_ik y[k] for the listed rows (y extended). */
-void rrt_ilu0_cpu_lsolve_rows(const int32_t *rows, int64_t nrows, const int64_t *lr,
-                              const int64_t *ur, const int32_t *col, const double *v,
+void rrt_ilu0_cpu_lsolve_rows(const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr,
+                              const rrt_ilu0_idx *ur, const int32_t *col, const double *v,
                               const double *r, double *y);
-void rrt_ilu0_cpu_lsolve_rows_f32(const int32_t *rows, int64_t nrows, const int64_t *lr,
-                                  const int64_t *ur, const int32_t *col, const float *v,
+void rrt_ilu0_cpu_lsolve_rows_f32(const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr,
+                                  const rrt_ilu0_idx *ur, const int32_t *col, const float *v,
                                   const double *r, double *y);
 
 /** z[i] = (y[i] - sum_U u_ij z[j]) * dinv[i] for the listed rows (z extended). */
-void rrt_ilu0_cpu_usolve_rows(const int32_t *rows, int64_t nrows, const int64_t *lr,
-                              const int64_t *ur, const int32_t *col, const double *v,
+void rrt_ilu0_cpu_usolve_rows(const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr,
+                              const rrt_ilu0_idx *ur, const int32_t *col, const double *v,
                               const double *dinv, const double *y, double *z);
-void rrt_ilu0_cpu_usolve_rows_f32(const int32_t *rows, int64_t nrows, const int64_t *lr,
-                                  const int64_t *ur, const int32_t *col, const float *v,
+void rrt_ilu0_cpu_usolve_rows_f32(const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr,
+                                  const rrt_ilu0_idx *ur, const int32_t *col, const float *v,
                                   const double *dinv, const double *y, double *z);
 
 /** factors_f32: vf = fl32(v) for the first nval values, dinv[i] = 1 / vf[ur[2 * i]]. */
-void rrt_ilu0_cpu_round_f32(int64_t nval, int64_t nloc, const int64_t *ur, const double *v,
+void rrt_ilu0_cpu_round_f32(int64_t nval, int64_t nloc, const rrt_ilu0_idx *ur, const double *v,
                             float *vf, double *dinv);
 
 /** y[i] = sum a[e] x[col[e]], i < nrows (x extended). */
@@ -61,29 +59,25 @@ void rrt_ilu0_cpu_spmv(int64_t nrows, const int64_t *rowptr, const int32_t *col,
 
 /** One rank, one thread: factor / apply all rows in elimination order
  *  (order = local rows by position). */
-void rrt_ilu0_cpu_factor_seq(const int32_t *order, int64_t nrows, const int64_t *lr,
-                             const int64_t *ur, const int32_t *piv, const int64_t *pair_ptr,
-                             const int32_t *pair_dst, const int32_t *pair_src, const double *a,
-                             const int32_t *fperm, double *v, double *dinv, int boost, double tol,
-                             double value);
+void rrt_ilu0_cpu_factor_seq(const int32_t *order, int64_t nrows, rrt_ilu0_factor_args f);
 /** Sequential sweeps over a row list (elimination order; U: decreasing). */
-void rrt_ilu0_cpu_lsolve_seq(const int32_t *order, int64_t nrows, const int64_t *lr,
+void rrt_ilu0_cpu_lsolve_seq(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *lr,
                              const int32_t *col, const double *v, const double *r, double *y);
-void rrt_ilu0_cpu_lsolve_seq_f32(const int32_t *order, int64_t nrows, const int64_t *lr,
+void rrt_ilu0_cpu_lsolve_seq_f32(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *lr,
                                  const int32_t *col, const float *v, const double *r, double *y);
-void rrt_ilu0_cpu_usolve_seq(const int32_t *order, int64_t nrows, const int64_t *ur,
+void rrt_ilu0_cpu_usolve_seq(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *ur,
                              const int32_t *col, const double *v, const double *dinv,
                              const double *y, double *z);
-void rrt_ilu0_cpu_usolve_seq_f32(const int32_t *order, int64_t nrows, const int64_t *ur,
+void rrt_ilu0_cpu_usolve_seq_f32(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *ur,
                                  const int32_t *col, const float *v, const double *dinv,
                                  const double *y, double *z);
 /** One rank: L sweep over order, U sweep over rev (order reversed). */
 void rrt_ilu0_cpu_apply_seq(const int32_t *order, const int32_t *rev, int64_t nrows,
-                            const int64_t *lr, const int64_t *ur, const int32_t *col,
+                            const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,
                             const double *v, const double *dinv, const double *r, double *y,
                             double *z);
 void rrt_ilu0_cpu_apply_seq_f32(const int32_t *order, const int32_t *rev, int64_t nrows,
-                                const int64_t *lr, const int64_t *ur, const int32_t *col,
+                                const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,
                                 const float *v, const double *dinv, const double *r, double *y,
                                 double *z);
 

@@ -16,30 +16,21 @@ static inline unsigned ilu0_grid(int64_t n) {
   return (unsigned)(g > 0 ? g : 1);
 }
 
-__global__ void ilu0_factor_rows_k(const int32_t *rows, int64_t nrows, const int64_t *lr,
-                                   const int64_t *ur, const int32_t *piv, const int64_t *pair_ptr,
-                                   const int32_t *pair_dst, const int32_t *pair_src,
-                                   const double *a, const int32_t *fperm, double *v, double *dinv,
-                                   int boost, double tol, double value) {
+__global__ void ilu0_factor_rows_k(const int32_t *rows, int64_t nrows, rrt_ilu0_factor_args f) {
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= nrows) return;
-  rrt_ilu0_factor_row(rows[t], lr, ur, piv, pair_ptr, pair_dst, pair_src, a, fperm, v, dinv, boost,
-                      tol, value);
+  rrt_ilu0_factor_row(rows[t], f);
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_factor_rows)
-(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr, const int64_t *ur,
- const int32_t *piv, const int64_t *pair_ptr, const int32_t *pair_dst, const int32_t *pair_src,
- const double *a, const int32_t *fperm, double *v, double *dinv, int boost, double tol,
- double value) {
-  RRT_LAUNCH(ilu0_factor_rows_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, lr, ur, piv,
-             pair_ptr, pair_dst, pair_src, a, fperm, v, dinv, boost, tol, value);
+(rrt_stream s, const int32_t *rows, int64_t nrows, rrt_ilu0_factor_args f) {
+  RRT_LAUNCH(ilu0_factor_rows_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, f);
 }
 
 // Triangular solves for f64 factor values and for f32 ones (factors_f32:
 // widened to f64, same f64 arithmetic in the same order as the CPU kernels).
 template <typename VT>
-__device__ inline void ilu0_lsolve_row(int32_t i, const int64_t *lr, const int32_t *col,
+__device__ inline void ilu0_lsolve_row(int32_t i, const rrt_ilu0_idx *lr, const int32_t *col,
                                        const VT *v, const double *r, double *y) {
   double s = r[i];
   for (int64_t e = lr[2 * i]; e < lr[2 * i + 1]; e++)
@@ -48,7 +39,7 @@ __device__ inline void ilu0_lsolve_row(int32_t i, const int64_t *lr, const int32
 }
 
 template <typename VT>
-__global__ void ilu0_lsolve_rows_k(const int32_t *rows, int64_t nrows, const int64_t *lr,
+__global__ void ilu0_lsolve_rows_k(const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr,
                                    const int32_t *col, const VT *v, const double *r, double *y) {
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= nrows) return;
@@ -56,7 +47,7 @@ __global__ void ilu0_lsolve_rows_k(const int32_t *rows, int64_t nrows, const int
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_lsolve_rows)
-(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr, const int64_t *ur,
+(rrt_stream s, const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur,
  const int32_t *col, const double *v, const double *r, double *y) {
   (void)ur; // the uniform (lr, ur) signature; L needs only lr
   RRT_LAUNCH((ilu0_lsolve_rows_k<double>), ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, lr, col,
@@ -64,7 +55,7 @@ RRT_KERNEL_API(rrt_k_ilu0_lsolve_rows)
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_lsolve_rows_f32)
-(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr, const int64_t *ur,
+(rrt_stream s, const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur,
  const int32_t *col, const float *v, const double *r, double *y) {
   (void)ur;
   RRT_LAUNCH((ilu0_lsolve_rows_k<float>), ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, lr, col,
@@ -74,7 +65,7 @@ RRT_KERNEL_API(rrt_k_ilu0_lsolve_rows_f32)
 // U entries in decreasing position, times the reciprocal pivot (the same
 // order and operations as the CPU kernel, see kernels/cpu/ilu0.h).
 template <typename VT>
-__device__ inline void ilu0_usolve_row(int32_t i, const int64_t *ur, const int32_t *col,
+__device__ inline void ilu0_usolve_row(int32_t i, const rrt_ilu0_idx *ur, const int32_t *col,
                                        const VT *v, const double *dinv, const double *y,
                                        double *z) {
   int64_t d = ur[2 * i];
@@ -85,7 +76,7 @@ __device__ inline void ilu0_usolve_row(int32_t i, const int64_t *ur, const int32
 }
 
 template <typename VT>
-__global__ void ilu0_usolve_rows_k(const int32_t *rows, int64_t nrows, const int64_t *ur,
+__global__ void ilu0_usolve_rows_k(const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *ur,
                                    const int32_t *col, const VT *v, const double *dinv,
                                    const double *y, double *z) {
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -94,7 +85,7 @@ __global__ void ilu0_usolve_rows_k(const int32_t *rows, int64_t nrows, const int
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_usolve_rows)
-(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr, const int64_t *ur,
+(rrt_stream s, const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur,
  const int32_t *col, const double *v, const double *dinv, const double *y, double *z) {
   (void)lr;
   RRT_LAUNCH((ilu0_usolve_rows_k<double>), ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, ur, col,
@@ -102,7 +93,7 @@ RRT_KERNEL_API(rrt_k_ilu0_usolve_rows)
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_usolve_rows_f32)
-(rrt_stream s, const int32_t *rows, int64_t nrows, const int64_t *lr, const int64_t *ur,
+(rrt_stream s, const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur,
  const int32_t *col, const float *v, const double *dinv, const double *y, double *z) {
   (void)lr;
   RRT_LAUNCH((ilu0_usolve_rows_k<float>), ilu0_grid(nrows), ILU0_BLOCK, 0, s, rows, nrows, ur, col,
@@ -156,32 +147,24 @@ __device__ inline void ilu0_chain_mark(rrt_ilu0_chain c, int32_t i) {
 }
 
 __global__ void ilu0_factor_chain_k(rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
-                                    const int64_t *lr, const int64_t *ur, const int32_t *col,
-                                    const int32_t *piv, const int64_t *pair_ptr,
-                                    const int32_t *pair_dst, const int32_t *pair_src,
-                                    const double *a, const int32_t *fperm, double *v, double *dinv,
-                                    int boost, double tol, double value) {
+                                    const int32_t *col, rrt_ilu0_factor_args f) {
   const int64_t t = ilu0_chain_take(c);
   if (t >= nrows) return;
   const int32_t i = rows[t];
-  ilu0_chain_wait(c, col, lr[2 * i], lr[2 * i + 1]); /* the U rows its L entries read */
-  rrt_ilu0_factor_row(i, lr, ur, piv, pair_ptr, pair_dst, pair_src, a, fperm, v, dinv, boost, tol,
-                      value);
+  ilu0_chain_wait(c, col, f.lr[2 * i], f.lr[2 * i + 1]); /* the U rows its L entries read */
+  rrt_ilu0_factor_row(i, f);
   ilu0_chain_mark(c, i);
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_factor_chain)
-(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int64_t *lr,
- const int64_t *ur, const int32_t *col, const int32_t *piv, const int64_t *pair_ptr,
- const int32_t *pair_dst, const int32_t *pair_src, const double *a, const int32_t *fperm, double *v,
- double *dinv, int boost, double tol, double value) {
-  RRT_LAUNCH(ilu0_factor_chain_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, c, rows, nrows, lr, ur, col,
-             piv, pair_ptr, pair_dst, pair_src, a, fperm, v, dinv, boost, tol, value);
+(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int32_t *col,
+ rrt_ilu0_factor_args f) {
+  RRT_LAUNCH(ilu0_factor_chain_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, c, rows, nrows, col, f);
 }
 
 template <typename VT>
 __global__ void ilu0_lsolve_chain_k(rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
-                                    const int64_t *lr, const int32_t *col, const VT *v,
+                                    const rrt_ilu0_idx *lr, const int32_t *col, const VT *v,
                                     const double *r, double *y) {
   const int64_t t = ilu0_chain_take(c);
   if (t >= nrows) return;
@@ -192,16 +175,16 @@ __global__ void ilu0_lsolve_chain_k(rrt_ilu0_chain c, const int32_t *rows, int64
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_lsolve_chain)
-(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int64_t *lr,
- const int64_t *ur, const int32_t *col, const double *v, const double *r, double *y) {
+(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr,
+ const rrt_ilu0_idx *ur, const int32_t *col, const double *v, const double *r, double *y) {
   (void)ur;
   RRT_LAUNCH((ilu0_lsolve_chain_k<double>), ilu0_grid(nrows), ILU0_BLOCK, 0, s, c, rows, nrows, lr,
              col, v, r, y);
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_lsolve_chain_f32)
-(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int64_t *lr,
- const int64_t *ur, const int32_t *col, const float *v, const double *r, double *y) {
+(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr,
+ const rrt_ilu0_idx *ur, const int32_t *col, const float *v, const double *r, double *y) {
   (void)ur;
   RRT_LAUNCH((ilu0_lsolve_chain_k<float>), ilu0_grid(nrows), ILU0_BLOCK, 0, s, c, rows, nrows, lr,
              col, v, r, y);
@@ -209,7 +192,7 @@ RRT_KERNEL_API(rrt_k_ilu0_lsolve_chain_f32)
 
 template <typename VT>
 __global__ void ilu0_usolve_chain_k(rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
-                                    const int64_t *ur, const int32_t *col, const VT *v,
+                                    const rrt_ilu0_idx *ur, const int32_t *col, const VT *v,
                                     const double *dinv, const double *y, double *z) {
   const int64_t t = ilu0_chain_take(c);
   if (t >= nrows) return;
@@ -220,8 +203,8 @@ __global__ void ilu0_usolve_chain_k(rrt_ilu0_chain c, const int32_t *rows, int64
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_usolve_chain)
-(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int64_t *lr,
- const int64_t *ur, const int32_t *col, const double *v, const double *dinv, const double *y,
+(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr,
+ const rrt_ilu0_idx *ur, const int32_t *col, const double *v, const double *dinv, const double *y,
  double *z) {
   (void)lr;
   RRT_LAUNCH((ilu0_usolve_chain_k<double>), ilu0_grid(nrows), ILU0_BLOCK, 0, s, c, rows, nrows, ur,
@@ -229,8 +212,8 @@ RRT_KERNEL_API(rrt_k_ilu0_usolve_chain)
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_usolve_chain_f32)
-(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int64_t *lr,
- const int64_t *ur, const int32_t *col, const float *v, const double *dinv, const double *y,
+(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr,
+ const rrt_ilu0_idx *ur, const int32_t *col, const float *v, const double *dinv, const double *y,
  double *z) {
   (void)lr;
   RRT_LAUNCH((ilu0_usolve_chain_k<float>), ilu0_grid(nrows), ILU0_BLOCK, 0, s, c, rows, nrows, ur,
@@ -238,15 +221,15 @@ RRT_KERNEL_API(rrt_k_ilu0_usolve_chain_f32)
 }
 
 // factors_f32: vf = fl32(v) (first nval values), dinv[i] = 1 / vf[ur[2 * i]].
-__global__ void ilu0_round_f32_k(int64_t nval, int64_t nloc, const int64_t *ur, const double *v,
-                                 float *vf, double *dinv) {
+__global__ void ilu0_round_f32_k(int64_t nval, int64_t nloc, const rrt_ilu0_idx *ur,
+                                 const double *v, float *vf, double *dinv) {
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (t < nval) vf[t] = (float)v[t];
   if (t < nloc) dinv[t] = rrt_ilu0_div(1.0, (double)(float)v[ur[2 * t]]);
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_round_f32)
-(rrt_stream s, int64_t nval, int64_t nloc, const int64_t *ur, const double *v, float *vf,
+(rrt_stream s, int64_t nval, int64_t nloc, const rrt_ilu0_idx *ur, const double *v, float *vf,
  double *dinv) {
   RRT_LAUNCH(ilu0_round_f32_k, ilu0_grid(nval > nloc ? nval : nloc), ILU0_BLOCK, 0, s, nval, nloc,
              ur, v, vf, dinv);
