@@ -300,6 +300,14 @@ rrt_status rrt_ilu0_ghost_urows(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   int64_t gtotal = 0;
   for (int64_t g = 0; g < ng; g++)
     gtotal += S->glen[g];
+  gcol = malloc(((size_t)gtotal + 1) * sizeof(int64_t));
+  S->gcol_ext = malloc(((size_t)gtotal + 1) * sizeof(int32_t));
+  if (!gcol || !S->gcol_ext) {
+    st = rrt_ilu0_nomem(ctx, OPC);
+    goto done;
+  }
+  RRT_CHECK_GOTO(exchange_ucols(M, S, ulen_send, cnt, lay, gcol), st, done);
+  /* after the exchange, so a rank that fails here took part in it */
   if (M->nnz + gtotal > INT32_MAX / 2) { /* the value indices are 32-bit */
     st = rrt_error(ctx, RRT_ERR_UNSUPPORTED, OPC,
                    "rank %d: %lld local values and %lld values of ghost U rows exceed %d; use "
@@ -309,13 +317,6 @@ rrt_status rrt_ilu0_ghost_urows(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   }
   for (int64_t g = 0; g < ng; g++)
     M->gofs[g + 1] = M->gofs[g] + (rrt_ilu0_idx)S->glen[g];
-  gcol = malloc(((size_t)M->gofs[ng] + 1) * sizeof(int64_t));
-  S->gcol_ext = malloc(((size_t)M->gofs[ng] + 1) * sizeof(int32_t));
-  if (!gcol || !S->gcol_ext) {
-    st = rrt_ilu0_nomem(ctx, OPC);
-    goto done;
-  }
-  RRT_CHECK_GOTO(exchange_ucols(M, S, ulen_send, cnt, lay, gcol), st, done);
   for (int64_t q = 0; q < M->gofs[ng]; q++) { /* absent: next (see row_pairs) */
     int64_t e = rrt_sparse_ext_index(A, gcol[q]);
     S->gcol_ext[q] = (int32_t)(e < 0 ? M->next : e);
@@ -409,11 +410,15 @@ rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   M->pair_ptr[0] = 0;
   for (int64_t t = 0; t < nloc && np >= 0; t++) /* elimination order: L entries ascend */
     np = row_pairs(M, S, M->porder[t], slot, np, &cap);
+  /* a failed rank still takes part in the sum below (the outcome is agreed) */
+  rrt_status st = RRT_SUCCESS;
   if (np == -2)
-    return rrt_error(ctx, RRT_ERR_UNSUPPORTED, OPC,
-                     "rank %d: more than %d update pairs (the IKJ schedule); use more ranks",
-                     ctx->rank, INT32_MAX);
-  if (np < 0) return rrt_ilu0_nomem(ctx, OPC);
+    st = rrt_error(ctx, RRT_ERR_UNSUPPORTED, OPC,
+                   "rank %d: more than %d update pairs (the IKJ schedule); use more ranks",
+                   ctx->rank, INT32_MAX);
+  else if (np < 0)
+    st = rrt_ilu0_nomem(ctx, OPC);
+  if (st) np = 0;
   /* factor: 1 flop per L entry (the multiplier), 2 per update pair; apply:
    * 2 per off-diagonal entry, 1 per row (a multiply by 1/u_ii). Integers,
    * so the sums are exact in any order. */
@@ -422,5 +427,5 @@ rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   RRT_CHECK(rrt_host_allreduce_named(ctx, RRT_ILU0_OP_ANALYSIS("update pairs"), loc, glob, 2,
                                      RRT_DTYPE_F64, RRT_OP_SUM));
   M->fflops = glob[0], M->aflops = glob[1];
-  return RRT_SUCCESS;
+  return st;
 }
