@@ -38,9 +38,7 @@ static rrt_status round_f32(rrt_ilu0_t M, const double *hv) {
                                         M->d_vf, M->d_dinv));
 }
 
-/* One schedule level: a coarse level (several levels, host-sequential
- * kernels) is a sequential sweep in elimination order; a plain level is one
- * parallel loop / launch; a run of levels (M->chain) one sync-free launch. */
+/* What every factor kernel reads and writes (built per launch: a few words). */
 static rrt_ilu0_factor_args factor_args(rrt_ilu0_t M) {
   const rrt_ilu0_options *o = &M->opt;
   return (rrt_ilu0_factor_args){.lr = M->d_lr,
@@ -59,6 +57,9 @@ static rrt_ilu0_factor_args factor_args(rrt_ilu0_t M) {
                                 .value = o->boost_value};
 }
 
+/* One schedule level: a coarse level (several levels, host-sequential
+ * kernels) is a sequential sweep in elimination order; a plain level is one
+ * parallel loop / launch; a run of levels (M->chain) one sync-free launch. */
 static rrt_status factor_level(rrt_ilu0_t M, const int32_t *rows, int64_t n, const double *r,
                                rrt_ilu0_chain c) {
   (void)r; /* the level signature of the solves */
