@@ -84,7 +84,10 @@ RRT_API rrt_status rrt_ilu0_apply(rrt_ilu0_t ilu, const double *r, double *z);
 /** Destroy (local). Safe on NULL. */
 RRT_API rrt_status rrt_ilu0_destroy(rrt_ilu0_t ilu);
 
-/** Global number of levels of L and of U (either pointer may be NULL). */
+/** Global number of levels of L and of U (either pointer may be NULL).
+ *  Local. One rank on one cpu thread sweeps in elimination order and needs
+ *  no levels, so there they are counted at the first query (-1 if that
+ *  runs out of memory). */
 RRT_API void rrt_ilu0_levels(rrt_ilu0_t ilu, int *levels_l, int *levels_u);
 
 /** Kernel launches of one factorisation and of one apply on this rank, the
@@ -96,7 +99,8 @@ RRT_API void rrt_ilu0_levels(rrt_ilu0_t ilu, int *levels_l, int *levels_u);
 RRT_API void rrt_ilu0_launches(rrt_ilu0_t ilu, int64_t *factor, int64_t *apply);
 
 /** Rows per level over all ranks: which = 0 (L) or 1 (U); counts has
- *  levels entries. Local (computed at creation). */
+ *  levels entries. Local (computed at creation, or at the first query as
+ *  for rrt_ilu0_levels). */
 RRT_API rrt_status rrt_ilu0_level_histogram(rrt_ilu0_t ilu, int which, int64_t *counts);
 
 /** The local factors on the host, in A's local entry order (combined LU:

@@ -1,6 +1,6 @@
 /* ILU(0) analysis, the structural part: the factor storage order, which
- * ghost rows each side reads, the U rows of the L ghosts, and the pivots
- * and update pairs of every L entry (the IKJ schedule). */
+ * ghost rows each side reads, the U rows of the L ghosts, and the update
+ * pairs of every L entry (the IKJ schedule). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -358,7 +358,7 @@ static const int32_t *urow(rrt_ilu0_t M, const rrt_ilu0_setup *S, int32_t k, int
   return S->gcol_ext + b + 1;
 }
 
-/* Pivot and update pairs of the L entries of local row i: for the L entry
+/* Update pairs of the L entries of local row i: for the L entry
  * e = l_ik, the U entries u_kj of row k (local or ghost) whose column j row
  * i also holds, in the order of row k's U entries (the serial IKJ order).
  * slot[j] is the value index of row i's entry in column j (-1: none; a
@@ -374,7 +374,6 @@ static int64_t row_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S, int64_t i, int32
   for (int64_t e = l0; e < l1 && np >= 0; e++) {
     int64_t s0, s1;
     const int32_t *ucol = urow(M, S, M->fcol[e], &s0, &s1);
-    M->piv[e] = (int32_t)(s0 - 1);
     if (np > INT32_MAX - (s1 - s0)) {
       np = -2;
       break;
@@ -397,12 +396,11 @@ static int64_t row_pairs(rrt_ilu0_t M, const rrt_ilu0_setup *S, int64_t i, int32
 rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   rrt_ctx_t ctx = M->ctx;
   int64_t nloc = M->nloc, nlv = M->nlv;
-  M->piv = rrt_ilu0_alloc(((size_t)nlv + 1) * sizeof(int32_t));
   M->pair_ptr = rrt_ilu0_alloc(((size_t)nlv + 1) * sizeof(rrt_ilu0_idx));
   int64_t cap = M->nnz + 16, np = 0;
   M->pair_dst = rrt_ilu0_alloc((size_t)cap * sizeof(int32_t));
   M->pair_src = rrt_ilu0_alloc((size_t)cap * sizeof(int32_t));
-  if (!M->piv || !M->pair_ptr || !M->pair_dst || !M->pair_src) return rrt_ilu0_nomem(ctx, OPC);
+  if (!M->pair_ptr || !M->pair_dst || !M->pair_src) return rrt_ilu0_nomem(ctx, OPC);
   /* slot: next + 1 int32, the size of the L levels, whose pages are
    * already mapped (a fresh array would cost a page fault every 4 KiB) */
   int32_t *slot = S->lev[0];

@@ -125,7 +125,7 @@ rrt_status rrt_ilu0_destroy(rrt_ilu0_t M) {
   rrt_halo_free(ctx, &M->hf), rrt_halo_free(ctx, &M->hl), rrt_halo_free(ctx, &M->hu);
   rrt_ilu0_unshare(ctx, M->d_lr, M->lr), rrt_ilu0_unshare(ctx, M->d_ur, M->ur);
   rrt_ilu0_unshare(ctx, M->d_col, M->fcol), rrt_ilu0_unshare(ctx, M->d_fperm, M->fperm);
-  rrt_ilu0_unshare(ctx, M->d_piv, M->piv), rrt_ilu0_unshare(ctx, M->d_pair_ptr, M->pair_ptr);
+  rrt_ilu0_unshare(ctx, M->d_gofs, M->gofs), rrt_ilu0_unshare(ctx, M->d_pair_ptr, M->pair_ptr);
   rrt_ilu0_unshare(ctx, M->d_pair_dst, M->pair_dst);
   rrt_ilu0_unshare(ctx, M->d_pair_src, M->pair_src);
   for (int s = 0; s < 2; s++) {
@@ -134,7 +134,7 @@ rrt_status rrt_ilu0_destroy(rrt_ilu0_t M) {
   }
   free(M->pos_ext), free(M->phase_start), free(M->lr), free(M->ur), free(M->fcol), free(M->fperm),
       free(M->gofs);
-  free(M->piv), free(M->pair_dst), free(M->pair_src), free(M->pair_ptr), free(M->h_v);
+  free(M->pair_dst), free(M->pair_src), free(M->pair_ptr), free(M->h_v);
   free(M->h_diag);
   rrt_free(ctx, M->d_didx), rrt_free(ctx, M->d_diag);
   free(M->porder), free(M->rorder);
@@ -148,6 +148,7 @@ rrt_status rrt_ilu0_destroy(rrt_ilu0_t M) {
 /* ---- queries --------------------------------------------------------------------- */
 
 void rrt_ilu0_levels(rrt_ilu0_t M, int *levels_l, int *levels_u) {
+  (void)rrt_ilu0_count_levels(M); /* failed: -1 stays */
   if (levels_l) *levels_l = M->nlev[0];
   if (levels_u) *levels_u = M->nlev[1];
 }
@@ -172,6 +173,7 @@ rrt_status rrt_ilu0_level_histogram(rrt_ilu0_t M, int which, int64_t *counts) {
   if (which != 0 && which != 1)
     return rrt_error(M->ctx, RRT_ERR_INVALID_ARG, "rrt_ilu0_level_histogram",
                      "which must be 0 or 1");
+  RRT_CHECK(rrt_ilu0_count_levels(M));
   memcpy(counts, M->hist[which], (size_t)M->nlev[which] * sizeof(int64_t));
   return RRT_SUCCESS;
 }

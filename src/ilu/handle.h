@@ -66,9 +66,9 @@ struct rrt_ilu0 {
   int32_t *fperm;        /* value index -> A's local entry (32-bit: less to stream per factor); NULL
                           * where every row is stored as A holds it (rrt_ilu0_factor_args) */
   rrt_ilu0_idx *gofs;    /* ghost U rows in v: nnz + gofs[g] .. nnz + gofs[g + 1] */
-  int32_t *piv, *pair_dst, *pair_src;
+  int32_t *pair_dst, *pair_src;
   rrt_ilu0_idx *pair_ptr;
-  int nlev[2];        /* L, U: levels (reported) */
+  int nlev[2];        /* L, U: levels (reported; -1 until rrt_ilu0_count_levels) */
   int nsched[2];      /* schedule levels (coarse levels when coarse[side] > 1) */
   int coarse[2];      /* levels per schedule level (1: plain level scheduling) */
   int64_t *hist[2];   /* global rows per level */
@@ -76,8 +76,8 @@ struct rrt_ilu0 {
   int32_t *levrows[2];
   rrt_halo hf, hl, hu; /* factor rows, L solve, U solve */
   /* backend views of lr .. levrows (the host arrays on cpu and emu) */
-  rrt_ilu0_idx *d_lr, *d_ur, *d_pair_ptr;
-  int32_t *d_col, *d_fperm, *d_piv, *d_pair_dst, *d_pair_src, *d_lev[2];
+  rrt_ilu0_idx *d_lr, *d_ur, *d_pair_ptr, *d_gofs;
+  int32_t *d_col, *d_fperm, *d_pair_dst, *d_pair_src, *d_lev[2];
   double *d_v, *d_y, *d_z, *d_dinv; /* d_dinv: 1 / u_ii per local row */
   float *d_vf;                      /* factors_f32: fl32 of the local factors, else NULL */
   double *h_v;                      /* host staging of the first nnz values */
@@ -158,7 +158,7 @@ rrt_status rrt_ilu0_ghost_requests(rrt_ilu0_t M, rrt_ilu0_setup *S);
 /** The U rows of the L ghosts from their owners: lengths, columns (S->glen,
  *  S->gcol_ext, M->gofs, M->nval). Collective. */
 rrt_status rrt_ilu0_ghost_urows(rrt_ilu0_t M, rrt_ilu0_setup *S);
-/** Pivots and update pairs of every L entry (the IKJ schedule) and the
+/** Update pairs of every L entry (the IKJ schedule) and the
  *  global flop counts. Uses S->lev[0] as scratch (run it after the last
  *  reader of the levels, rrt_ilu0_halos). Collective. */
 rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, rrt_ilu0_setup *S);
@@ -167,6 +167,10 @@ rrt_status rrt_ilu0_update_pairs(rrt_ilu0_t M, rrt_ilu0_setup *S);
 /** Level sets of L and U across ranks, the schedule (coarse levels where
  *  they pay), the sequential path, and S->gneed. Collective. */
 rrt_status rrt_ilu0_schedule(rrt_ilu0_t M, rrt_ilu0_setup *S);
+/** The reported levels (M->nlev, M->hist) where the analysis left them
+ *  uncounted (nlev -1: one rank sweeping sequentially on one thread, which
+ *  needs none); a no-op once counted. Local (one rank). */
+rrt_status rrt_ilu0_count_levels(rrt_ilu0_t M);
 /** The last schedule level of the run that starts at `level` on `side`
  *  (0: L and the factorisation, 1: U): with sync-free sweeps the levels up
  *  to the next one that posts a message of halo h, else `level` itself. A

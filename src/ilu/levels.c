@@ -138,29 +138,45 @@ done:
   return st;
 }
 
-/* Rows per level of one side: the schedule's level count and pointers
- * (M->nsched, levptr); report: also the global level count and histogram
- * (rrt_ilu0_levels). Collective. */
-static rrt_status level_counts(rrt_ilu0_t M, int side, const int32_t *lev, int report) {
-  rrt_ctx_t ctx = M->ctx;
-  int32_t mx = 0, gmx = 0;
+/* The largest level of one side over all ranks (collective). */
+static rrt_status global_levels(rrt_ilu0_t M, const int32_t *lev, const char *op, int32_t *gmx) {
+  int32_t mx = 0;
   for (int64_t i = 0; i < M->nloc; i++)
     if (lev[i] > mx) mx = lev[i];
-  RRT_CHECK(rrt_host_allreduce_named(ctx, RRT_ILU0_OP_ANALYSIS("level lists"), &mx, &gmx, 1,
-                                     RRT_DTYPE_I32, RRT_OP_MAX));
+  return rrt_host_allreduce_named(M->ctx, op, &mx, gmx, 1, RRT_DTYPE_I32, RRT_OP_MAX);
+}
+
+/* The reported level count and histogram of one side, over all ranks
+ * (M->nlev, M->hist: rrt_ilu0_levels). Collective. */
+static rrt_status level_report(rrt_ilu0_t M, int side, const int32_t *lev) {
+  const char *op = RRT_ILU0_OP_ANALYSIS("level histogram");
+  int32_t gmx = 0;
+  RRT_CHECK(global_levels(M, lev, op, &gmx));
+  int64_t *cnt = calloc((size_t)gmx + 1, sizeof(int64_t));
+  free(M->hist[side]);
+  M->hist[side] = calloc((size_t)gmx + 1, sizeof(int64_t));
+  rrt_status st = cnt && M->hist[side] ? RRT_SUCCESS : rrt_ilu0_nomem(M->ctx, OPC);
+  for (int64_t i = 0; !st && i < M->nloc; i++)
+    cnt[lev[i] - 1]++;
+  if (!st)
+    st = rrt_host_allreduce_named(M->ctx, op, cnt, M->hist[side], (size_t)gmx, RRT_DTYPE_I64,
+                                  RRT_OP_SUM);
+  free(cnt);
+  if (!st) M->nlev[side] = gmx;
+  return st;
+}
+
+/* Rows per schedule level of one side: the level count and pointers
+ * (M->nsched, levptr). Collective. */
+static rrt_status level_pointers(rrt_ilu0_t M, int side, const int32_t *lev) {
+  int32_t gmx = 0;
+  RRT_CHECK(global_levels(M, lev, RRT_ILU0_OP_ANALYSIS("level lists"), &gmx));
   M->nsched[side] = gmx;
   free(M->levptr[side]);
   int64_t *ptr = M->levptr[side] = calloc((size_t)gmx + 2, sizeof(int64_t));
-  if (!ptr) return rrt_ilu0_nomem(ctx, OPC);
+  if (!ptr) return rrt_ilu0_nomem(M->ctx, OPC);
   for (int64_t i = 0; i < M->nloc; i++)
     ptr[lev[i]]++; /* level l counted in ptr[l], summed below */
-  if (report) {
-    M->nlev[side] = gmx;
-    M->hist[side] = calloc((size_t)gmx + 1, sizeof(int64_t));
-    if (!M->hist[side]) return rrt_ilu0_nomem(ctx, OPC);
-    RRT_CHECK(rrt_host_allreduce_named(ctx, RRT_ILU0_OP_ANALYSIS("level histogram"), ptr + 1,
-                                       M->hist[side], (size_t)gmx, RRT_DTYPE_I64, RRT_OP_SUM));
-  }
   for (int l = 0; l < gmx; l++)
     ptr[l + 1] += ptr[l];
   return RRT_SUCCESS;
@@ -290,28 +306,60 @@ static void ghost_need(rrt_ilu0_t M, rrt_ilu0_setup *S) {
     }
 }
 
+/* One rank with host-sequential kernels and one thread: the sweeps follow
+ * the elimination order (porder, rorder) and read no level, so the levels,
+ * only reported there, are counted when first asked (rrt_ilu0_count_levels):
+ * their two sweeps and arrays were a tenth of the analysis. */
+static int levels_deferred(rrt_ilu0_t M) {
+  return M->ctx->size == 1 && M->k->factor_seq && M->ctx->threads <= 1;
+}
+
+rrt_status rrt_ilu0_count_levels(rrt_ilu0_t M) {
+  if (M->nlev[0] >= 0) return RRT_SUCCESS;
+  int32_t *lev = malloc(((size_t)M->next + 1) * sizeof(int32_t));
+  rrt_status st = lev ? RRT_SUCCESS : rrt_ilu0_nomem(M->ctx, "rrt_ilu0_levels");
+  for (int side = 0; side < 2 && !st; side++) {
+    memset(lev, 0, ((size_t)M->next + 1) * sizeof(int32_t));
+    /* one rank: a sweep in elimination order finds every level */
+    if (sweep_parts(M, side, lev) != 0)
+      st = rrt_error(M->ctx, RRT_ERR_INTERNAL, "rrt_ilu0_levels", "level sweep incomplete");
+    if (!st) st = level_report(M, side, lev);
+  }
+  free(lev);
+  return st;
+}
+
 rrt_status rrt_ilu0_schedule(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   rrt_ctx_t ctx = M->ctx;
   int64_t ng = M->A->nghost;
+  int deferred = levels_deferred(M);
   for (int side = 0; side < 2; side++) {
+    /* deferred: lev[0] only as the update pairs' scratch, which sets it */
     S->lev[side] = rrt_ilu0_alloc(((size_t)M->next + 1) * sizeof(int32_t));
     S->gneed[side] = malloc(((size_t)ng + 1) * sizeof(int32_t));
     if (!S->lev[side] || !S->gneed[side]) return rrt_ilu0_nomem(ctx, OPC);
-    memset(S->lev[side], 0, ((size_t)M->next + 1) * sizeof(int32_t));
+    if (!deferred) memset(S->lev[side], 0, ((size_t)M->next + 1) * sizeof(int32_t));
+  }
+  if (deferred) {
+    M->seq_order = M->porder;
+    M->nlev[0] = M->nlev[1] = -1; /* not counted yet */
+    return RRT_SUCCESS;           /* no ghosts: S->gneed is empty */
   }
   /* levels, across ranks (one rank with a device sweep: on the device) */
   if (ctx->size == 1 && M->k->level_sweep)
     RRT_CHECK(levels_device(M, S->lev));
   else
     RRT_CHECK(levels_host(M, S, S->lev));
-  for (int side = 0; side < 2; side++)
-    RRT_CHECK(level_counts(M, side, S->lev[side], 1));
+  for (int side = 0; side < 2; side++) {
+    RRT_CHECK(level_report(M, side, S->lev[side]));
+    RRT_CHECK(level_pointers(M, side, S->lev[side]));
+  }
   /* One rank with host-sequential kernels and small levels: a sequential
    * sweep in elimination order is faster than level scheduling (memory
    * order beats tiny parallel levels); large levels (multicolour) keep the
    * threads. The sweeps read porder and rorder, so no level lists. */
   if (ctx->size == 1 && M->k->factor_seq &&
-      (ctx->threads <= 1 || M->nloc < (int64_t)M->nlev[0] * RRT_ILU0_SEQ_ROWS_PER_LEVEL))
+      M->nloc < (int64_t)M->nlev[0] * RRT_ILU0_SEQ_ROWS_PER_LEVEL)
     M->seq_order = M->porder;
   /* sync-free sweeps take the level lists in order (a topological order:
    * by level, or in elimination order within a coarse level) */
@@ -323,7 +371,7 @@ rrt_status rrt_ilu0_schedule(rrt_ilu0_t M, rrt_ilu0_setup *S) {
       for (int64_t x = 0; x < M->next; x++)
         if (S->lev[side][x] > 0)
           S->lev[side][x] = M->chain ? chain_level(M, side, x) : coarse_level(M, side, x);
-      RRT_CHECK(level_counts(M, side, S->lev[side], 0));
+      RRT_CHECK(level_pointers(M, side, S->lev[side]));
     }
     if (!M->seq_order) RRT_CHECK(level_rows(M, side, S->lev[side]));
   }

@@ -146,7 +146,8 @@ static rrt_status upload_structure(rrt_ilu0_t M) {
   RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_col, M->fcol, nnz * sizeof(int32_t)));
   if (M->fperm) /* NULL: rows stored as A holds them */
     RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_fperm, M->fperm, nnz * sizeof(int32_t)));
-  RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_piv, M->piv, nlv * sizeof(int32_t)));
+  RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_gofs, M->gofs,
+                           ((size_t)M->A->nghost + 1) * sizeof(rrt_ilu0_idx)));
   RRT_CHECK(
       rrt_ilu0_share(ctx, (void **)&M->d_pair_ptr, M->pair_ptr, (nlv + 1) * sizeof(rrt_ilu0_idx)));
   RRT_CHECK(rrt_ilu0_share(ctx, (void **)&M->d_pair_dst, M->pair_dst, npair * sizeof(int32_t)));
@@ -169,20 +170,24 @@ static rrt_status upload_structure(rrt_ilu0_t M) {
 }
 
 /* Factor values and work vectors, touched now (the analysis, like PETSc's
- * symbolic phase, pays for the first-touch page faults; every
- * factorisation costs the same). */
+ * symbolic phase, pays for the first-touch page faults of the factor; every
+ * factorisation costs the same). The one-rank sequential apply needs no z
+ * (it writes the caller's vector), and writes every y it reads before
+ * reading it; like PETSc's work vector, y is touched by the first apply. */
 static rrt_status alloc_values(rrt_ilu0_t M) {
   rrt_ctx_t ctx = M->ctx;
   size_t nloc = (size_t)M->nloc, nval = (size_t)M->nval, next = (size_t)M->next;
   RRT_CHECK(rrt_malloc(ctx, (nval + 1) * sizeof(double), (void **)&M->d_v));
   RRT_CHECK(rrt_malloc(ctx, (next + 1) * sizeof(double), (void **)&M->d_y));
-  RRT_CHECK(rrt_malloc(ctx, (next + 1) * sizeof(double), (void **)&M->d_z));
   RRT_CHECK(rrt_malloc(ctx, (nloc + 1) * sizeof(double), (void **)&M->d_dinv));
   RRT_CHECK(rrt_malloc(ctx, (nloc + 1) * sizeof(double), (void **)&M->d_diag));
   RRT_CHECK(rrt_memset(ctx, M->d_v, 0, (nval + 1) * sizeof(double)));
   RRT_CHECK(rrt_memset(ctx, M->d_dinv, 0, (nloc + 1) * sizeof(double)));
-  RRT_CHECK(rrt_memset(ctx, M->d_y, 0, (next + 1) * sizeof(double)));
-  RRT_CHECK(rrt_memset(ctx, M->d_z, 0, (next + 1) * sizeof(double)));
+  if (!M->seq_order) {
+    RRT_CHECK(rrt_malloc(ctx, (next + 1) * sizeof(double), (void **)&M->d_z));
+    RRT_CHECK(rrt_memset(ctx, M->d_y, 0, (next + 1) * sizeof(double)));
+    RRT_CHECK(rrt_memset(ctx, M->d_z, 0, (next + 1) * sizeof(double)));
+  }
   if (M->opt.factors_f32)
     RRT_CHECK(rrt_malloc(ctx, ((size_t)M->nnz + 1) * sizeof(float), (void **)&M->d_vf));
   if (M->chain) { /* sync-free sweeps: stamps 0 (no sweep yet), the counter 0 */

@@ -66,24 +66,35 @@ static inline RRT_HD double rrt_ilu0_madd(double s, double a, double x) {
 
 /** What a numeric factorisation reads and writes, passed by value (a
  *  kernel argument): the factor structure (each row's L and U ranges lr/ur,
- *  the pivot index of every L entry, its update pairs), A's values a, where
- *  each factor slot takes its value from, the factor values v, the inverse
- *  pivots dinv and the pivot boost. The value of slot e is a[fperm[e]]; when
- *  every row is stored as A holds it (rows in position order, see
- *  ilu/analysis.c) fperm is NULL and the slots of row i take A's row from
- *  arow[i] (A's row pointer) in order, L part then diagonal and U part. */
+ *  the extended column of every slot, the ghost U rows' offsets, the update
+ *  pairs of every L entry), A's values a, where each factor slot takes its
+ *  value from, the factor values v, the inverse pivots dinv and the pivot
+ *  boost. The value of slot e is a[fperm[e]]; when every row is stored as A
+ *  holds it (rows in position order, see ilu/analysis.c) fperm is NULL and
+ *  the slots of row i take A's row from arow[i] (A's row pointer) in order,
+ *  L part then diagonal and U part. */
 typedef struct rrt_ilu0_factor_args {
   const rrt_ilu0_idx *lr, *ur, *pair_ptr;
-  const int64_t *arow; /* A's row pointer (fperm NULL) */
-  const int32_t *piv, *pair_dst, *pair_src, *fperm;
+  const rrt_ilu0_idx *gofs; /* ghost g's U row: v[nnz + gofs[g]] (its diagonal) on */
+  const int64_t *arow;      /* A's row pointer (fperm NULL) */
+  const int32_t *col, *pair_dst, *pair_src, *fperm;
   const double *a;
   double *v, *dinv;
+  int64_t nloc, nnz; /* local rows; local values (the ghost U rows follow) */
   int boost;
   double tol, value;
 } rrt_ilu0_factor_args;
 
+/** Value index of the pivot u_kk of extended row k: a local row's diagonal
+ *  (ur[2k]) or the first value of a ghost's U row. Derived per L entry
+ *  rather than stored: a pivot index array is as large as the L part and
+ *  the analysis would write it for every pattern. */
+static inline RRT_HD int64_t rrt_ilu0_pivot_index(const rrt_ilu0_factor_args *f, int32_t k) {
+  return k < f->nloc ? (int64_t)f->ur[2 * k] : f->nnz + f->gofs[k - f->nloc];
+}
+
 /** Factor row i in place (IKJ): load its values from A, eliminate with the
- *  multipliers l_ik = a_ik / u_kk using the precomputed update pairs
+ *  multipliers l_ik = a_ik / u_kk (u_kk at rrt_ilu0_pivot_index) using the precomputed update pairs
  *  (pair_dst[p] -= l * v[pair_src[p]] for the pairs of entry e), boost the
  *  pivot if asked, store 1 / u_ii. One row is one CPU loop iteration or one
  *  GPU thread; the same code on both sides is what makes the factors
@@ -106,7 +117,7 @@ static inline RRT_HD void rrt_ilu0_factor_row(int32_t i, rrt_ilu0_factor_args f)
       v[e] = arow[e - d];
   }
   for (int64_t e = l0; e < l1; e++) {
-    double l = rrt_ilu0_div(v[e], v[f.piv[e]]);
+    double l = rrt_ilu0_div(v[e], v[rrt_ilu0_pivot_index(&f, f.col[e])]);
     v[e] = l;
     for (int64_t p = f.pair_ptr[e]; p < f.pair_ptr[e + 1]; p++)
       v[f.pair_dst[p]] = rrt_ilu0_update(v[f.pair_dst[p]], l, v[f.pair_src[p]]);

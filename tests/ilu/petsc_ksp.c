@@ -188,6 +188,20 @@ static PetscErrorCode report(KSP ksp, Mat A, Vec x, Vec b, const char *tag) {
   PetscFunctionReturn(0);
 }
 
+/* A solve that raised an error: wait (at most 10 s) until every rank got
+ * there before returning it. PETSc prints a rank's error where it is
+ * raised, but mpirun ends the job at the first process that exits nonzero,
+ * which could cut off another rank's message (the zero-pivot case checks
+ * the error on every rank). */
+static PetscErrorCode await_failed_ranks(PetscErrorCode err) {
+  MPI_Request req;
+  int done = 0;
+  if (!err || MPI_Ibarrier(PETSC_COMM_WORLD, &req) != MPI_SUCCESS) return err;
+  for (double t0 = MPI_Wtime(); !done && MPI_Wtime() - t0 < 10.0;)
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+  return err;
+}
+
 int main(int argc, char **argv) {
   problem p = {"laplace2d", 30, -1, -1, 100.0};
   PetscBool resolve = PETSC_FALSE, from_file, reorder = PETSC_FALSE, ref = PETSC_FALSE;
@@ -232,7 +246,7 @@ int main(int argc, char **argv) {
   PetscCall(KSPSetOperators(ksp, A, A));
   PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 1000));
   PetscCall(KSPSetFromOptions(ksp));
-  PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(await_failed_ranks(KSPSolve(ksp, b, x)));
   PetscCall(report(ksp, A, x, b, "result"));
   if (resolve) { /* same pattern, new values: PETSc says SAME_NONZERO_PATTERN */
     PetscCall(MatScale(A, 2.0));

@@ -6,7 +6,8 @@
  *            (L parts of all rows first, then the D+U parts; rows stored in
  *            elimination order, so a level's rows are close in memory)
  *   col      extended column (< nloc: local row, >= nloc: ghost row)
- *   piv[e]   (L entries e only) value index of the pivot u_kk of the L entry e's column k
+ *   gofs     ghost g's U row at v[nnz + gofs[g]] .. (its diagonal first): with ur,
+ *            where the pivot u_kk of an L entry's column k lies (rrt_ilu0_pivot_index)
  *   pair_*   for L entry e, the updates v[dst] -= v[e] * v[src]
  *   a, fperm A's local values and, per value index of the local rows, its entry
  *            in A: a row starts from v[e] = a[fperm[e]] (the factorisation
