@@ -34,19 +34,21 @@ static void radix_sort_rows(int64_t n, const int64_t *key, int32_t *rows, int32_
   }
 }
 
-/* Local rows sorted by position: porder and rorder. Rows already in
- * position order (natural order, and any ordering that keeps the row
- * blocks' order) skip the sort. */
-static void elimination_order(rrt_ilu0_t M) {
+/* Local rows sorted by position (porder). Rows already in position order
+ * (natural order, and any ordering that keeps the row blocks' order) skip
+ * the sort. Returns 0 when out of memory. */
+static int elimination_order(rrt_ilu0_t M) {
   int64_t nloc = M->nloc;
   int sorted = 1;
   for (int64_t i = 1; i < nloc && sorted; i++)
     sorted = M->pos_ext[i] > M->pos_ext[i - 1];
   for (int64_t t = 0; t < nloc; t++)
     M->porder[t] = (int32_t)t;
-  if (!sorted) radix_sort_rows(nloc, M->pos_ext, M->porder, M->rorder);
-  for (int64_t t = 0; t < nloc; t++)
-    M->rorder[nloc - 1 - t] = M->porder[t];
+  if (sorted) return 1;
+  int32_t *tmp = rrt_ilu0_alloc(((size_t)nloc + 1) * sizeof(int32_t));
+  if (tmp) radix_sort_rows(nloc, M->pos_ext, M->porder, tmp);
+  free(tmp);
+  return tmp != NULL;
 }
 
 /* Whether x[0 .. n) keeps increasing after *last (updated). */
@@ -181,9 +183,8 @@ rrt_status rrt_ilu0_factor_order(rrt_ilu0_t M) {
   M->ur = rrt_ilu0_alloc((2 * (size_t)nloc + 1) * sizeof(rrt_ilu0_idx));
   M->fcol = rrt_ilu0_alloc(((size_t)M->nnz + 1) * sizeof(int32_t));
   M->porder = rrt_ilu0_alloc(((size_t)nloc + 1) * sizeof(int32_t));
-  M->rorder = rrt_ilu0_alloc(((size_t)nloc + 1) * sizeof(int32_t));
-  if (!M->lr || !M->ur || !M->fcol || !M->porder || !M->rorder) return rrt_ilu0_nomem(M->ctx, OPC);
-  elimination_order(M);
+  if (!M->lr || !M->ur || !M->fcol || !M->porder || !elimination_order(M))
+    return rrt_ilu0_nomem(M->ctx, OPC);
   int in_order = rows_in_position_order(M);
   /* rows copied as A holds them take their values without a permutation */
   if (!in_order && !(M->fperm = rrt_ilu0_alloc(((size_t)M->nnz + 1) * sizeof(int32_t))))

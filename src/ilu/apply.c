@@ -42,9 +42,9 @@ static rrt_status usolve_level(rrt_ilu0_t M, const int32_t *rows, int64_t n, con
                            M->d_z);
   if (M->coarse[1] > 1) {
     if (M->d_vf)
-      k->usolve_seq_f32(rows, n, M->d_ur, M->d_col, M->d_vf, M->d_dinv, M->d_y, M->d_z);
+      k->usolve_seq_f32(rows, n, 0, M->d_ur, M->d_col, M->d_vf, M->d_dinv, M->d_y, M->d_z);
     else
-      k->usolve_seq(rows, n, M->d_ur, M->d_col, M->d_v, M->d_dinv, M->d_y, M->d_z);
+      k->usolve_seq(rows, n, 0, M->d_ur, M->d_col, M->d_v, M->d_dinv, M->d_y, M->d_z);
     return RRT_SUCCESS;
   }
   if (M->d_vf)
@@ -56,11 +56,11 @@ static rrt_status usolve_level(rrt_ilu0_t M, const int32_t *rows, int64_t n, con
 /* One rank, host-sequential kernels: both sweeps in elimination order. */
 static void apply_seq(rrt_ilu0_t M, const double *r, double *z) {
   if (M->d_vf)
-    M->k->apply_seq_f32(M->porder, M->rorder, M->nloc, M->d_lr, M->d_ur, M->d_col, M->d_vf,
-                        M->d_dinv, r, M->d_y, z);
+    M->k->apply_seq_f32(M->porder, M->nloc, M->d_lr, M->d_ur, M->d_col, M->d_vf, M->d_dinv, r,
+                        M->d_y, z);
   else
-    M->k->apply_seq(M->porder, M->rorder, M->nloc, M->d_lr, M->d_ur, M->d_col, M->d_v, M->d_dinv, r,
-                    M->d_y, z);
+    M->k->apply_seq(M->porder, M->nloc, M->d_lr, M->d_ur, M->d_col, M->d_v, M->d_dinv, r, M->d_y,
+                    z);
 }
 
 static rrt_status apply(rrt_ilu0_t M, const double *r, double *z) {

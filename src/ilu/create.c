@@ -137,7 +137,7 @@ rrt_status rrt_ilu0_destroy(rrt_ilu0_t M) {
   free(M->pair_dst), free(M->pair_src), free(M->pair_ptr), free(M->h_v);
   free(M->h_diag);
   rrt_free(ctx, M->d_didx), rrt_free(ctx, M->d_diag);
-  free(M->porder), free(M->rorder);
+  free(M->porder);
   rrt_free(ctx, M->d_v), rrt_free(ctx, M->d_y), rrt_free(ctx, M->d_z);
   rrt_free(ctx, M->d_dinv), rrt_free(ctx, M->d_vf);
   rrt_free(ctx, M->d_done), rrt_free(ctx, M->d_ticket);

@@ -85,9 +85,11 @@ static rrt_status factor_sweep(rrt_ilu0_t M, int host) {
     M->k->factor_seq(M->seq_order, M->nloc, factor_args(M));
   else
     st = rrt_ilu0_sweep(M, 0, &M->hf, M->d_v, factor_level, NULL);
-  /* the pivots on the host, gathered on the backend */
-  if (!st) st = M->k->gather(ctx->compute_stream, M->d_didx, M->nloc, M->d_v, M->d_diag);
-  if (!st) st = rrt_memcpy_to_host(ctx, M->h_diag, M->d_diag, (size_t)M->nloc * sizeof(double));
+  /* the pivots on the host, gathered on the backend (cpu: read in place) */
+  if (!st && M->d_didx)
+    st = M->k->gather(ctx->compute_stream, M->d_didx, M->nloc, M->d_v, M->d_diag);
+  if (!st && M->d_didx)
+    st = rrt_memcpy_to_host(ctx, M->h_diag, M->d_diag, (size_t)M->nloc * sizeof(double));
   /* f32 factors: the range check reads every value */
   if (!st && !host && M->d_vf)
     st = rrt_memcpy_to_host(ctx, M->h_v, M->d_v, (size_t)M->nnz * sizeof(double));
@@ -101,7 +103,7 @@ static rrt_status check_pivots(rrt_ilu0_t M) {
   rrt_ctx_t ctx = M->ctx;
   int64_t bad[2] = {INT64_MAX, INT64_MAX}; /* zero, non-finite: position */
   for (int64_t i = 0; i < M->nloc; i++) {
-    double u = M->h_diag[i];
+    double u = M->h_diag ? M->h_diag[i] : M->d_v[M->ur[2 * i]];
     if (u != 0.0 && isfinite(u)) continue; /* the common case: positions not read */
     int64_t p = M->pos_ext[i];
     if (u == 0.0 && p < bad[0]) bad[0] = p;

@@ -60,8 +60,7 @@ struct rrt_ilu0 {
    * together in memory. */
   rrt_ilu0_idx *lr, *ur; /* 2 nloc each: [begin, end) per row */
   int64_t nlv;           /* L entries (the L part is values 0 .. nlv) */
-  int32_t *porder;       /* local rows in elimination order */
-  int32_t *rorder;       /* and reversed */
+  int32_t *porder;       /* local rows in elimination order (U sweeps walk it backwards) */
   int32_t *fcol;         /* extended column per value index */
   int32_t *fperm;        /* value index -> A's local entry (32-bit: less to stream per factor); NULL
                           * where every row is stored as A holds it (rrt_ilu0_factor_args) */
@@ -82,7 +81,8 @@ struct rrt_ilu0 {
   float *d_vf;                      /* factors_f32: fl32 of the local factors, else NULL */
   double *h_v;                      /* host staging of the first nnz values */
   /* the pivots are gathered on the backend and only they come back for the
-   * zero-pivot check (not the whole factor) */
+   * zero-pivot check (not the whole factor); NULL on cpu, which reads
+   * them in place */
   int32_t *d_didx; /* ur[2i] */
   double *d_diag, *h_diag;
   int32_t *seq_order; /* host-sequential kernels, one rank, small levels: rows by position */
@@ -149,7 +149,7 @@ rrt_status rrt_ilu0_dd_positions(rrt_ilu0_t M);
 rrt_status rrt_ilu0_positions_dist(rrt_ilu0_t M);
 
 /* analysis.c */
-/** Factor storage order (lr, ur, fcol, fperm, porder, rorder) and the agreed
+/** Factor storage order (lr, ur, fcol, fperm, porder) and the agreed
  *  structural check: a row without a diagonal entry is RRT_ERR_SINGULAR on
  *  every rank, naming the lowest such global row. Collective. */
 rrt_status rrt_ilu0_factor_order(rrt_ilu0_t M);

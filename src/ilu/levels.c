@@ -51,15 +51,14 @@ static rrt_status levels_device(rrt_ilu0_t M, int32_t *lev[2]) {
 /* One level sweep over the local rows of one side, on the factor storage:
  * the dependencies of row i are exactly its L part (side 0) or the U part
  * after its diagonal (side 1), both stored in elimination order, so the
- * sweep (porder for L, rorder for U) streams fcol and compares no
+ * sweep (porder; for U from its end) streams fcol and compares no
  * positions. Rows whose dependencies are all known get 1 + their maximum
  * level; returns the number of local rows still unknown. */
 static int64_t sweep_parts(rrt_ilu0_t M, int side, int32_t *lev) {
-  const int32_t *order = side == 0 ? M->porder : M->rorder;
   const rrt_ilu0_idx *part = side == 0 ? M->lr : M->ur;
-  int64_t unknown = 0;
-  for (int64_t t = 0; t < M->nloc; t++) {
-    int32_t i = order[t];
+  int64_t unknown = 0, n = M->nloc;
+  for (int64_t t = 0; t < n; t++) {
+    int32_t i = M->porder[side == 0 ? t : n - 1 - t];
     if (lev[i]) continue;
     int32_t mx = 0;
     int64_t v = part[2 * i] + side, end = part[2 * i + 1];
@@ -307,7 +306,7 @@ static void ghost_need(rrt_ilu0_t M, rrt_ilu0_setup *S) {
 }
 
 /* One rank with host-sequential kernels and one thread: the sweeps follow
- * the elimination order (porder, rorder) and read no level, so the levels,
+ * the elimination order (porder, forwards and backwards) and read no level, so the levels,
  * only reported there, are counted when first asked (rrt_ilu0_count_levels):
  * their two sweeps and arrays were a tenth of the analysis. */
 static int levels_deferred(rrt_ilu0_t M) {
@@ -357,7 +356,7 @@ rrt_status rrt_ilu0_schedule(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   /* One rank with host-sequential kernels and small levels: a sequential
    * sweep in elimination order is faster than level scheduling (memory
    * order beats tiny parallel levels); large levels (multicolour) keep the
-   * threads. The sweeps read porder and rorder, so no level lists. */
+   * threads. The sweeps read porder, so no level lists. */
   if (ctx->size == 1 && M->k->factor_seq &&
       M->nloc < (int64_t)M->nlev[0] * RRT_ILU0_SEQ_ROWS_PER_LEVEL)
     M->seq_order = M->porder;

@@ -155,7 +155,10 @@ static rrt_status upload_structure(rrt_ilu0_t M) {
   for (int side = 0; side < 2; side++)
     RRT_CHECK(
         rrt_ilu0_share(ctx, (void **)&M->d_lev[side], M->levrows[side], nloc * sizeof(int32_t)));
-  /* the pivots' value indices, for the gather the zero-pivot check reads */
+  /* the pivots' value indices, for the gather the zero-pivot check reads
+   * (not on cpu, whose synchronous host loops leave the pivots readable in
+   * place: rrt_ilu0_factor) */
+  if (M->k->factor_seq) return RRT_SUCCESS;
   int32_t *didx = NULL;
   RRT_CHECK(rrt_malloc(ctx, (nloc + 1) * sizeof(int32_t), (void **)&M->d_didx));
   if (ctx->dev->is_cuda && !(didx = malloc((nloc + 1) * sizeof(int32_t))))
@@ -180,7 +183,6 @@ static rrt_status alloc_values(rrt_ilu0_t M) {
   RRT_CHECK(rrt_malloc(ctx, (nval + 1) * sizeof(double), (void **)&M->d_v));
   RRT_CHECK(rrt_malloc(ctx, (next + 1) * sizeof(double), (void **)&M->d_y));
   RRT_CHECK(rrt_malloc(ctx, (nloc + 1) * sizeof(double), (void **)&M->d_dinv));
-  RRT_CHECK(rrt_malloc(ctx, (nloc + 1) * sizeof(double), (void **)&M->d_diag));
   RRT_CHECK(rrt_memset(ctx, M->d_v, 0, (nval + 1) * sizeof(double)));
   RRT_CHECK(rrt_memset(ctx, M->d_dinv, 0, (nloc + 1) * sizeof(double)));
   if (!M->seq_order) {
@@ -197,8 +199,11 @@ static rrt_status alloc_values(rrt_ilu0_t M) {
     RRT_CHECK(rrt_memset(ctx, M->d_ticket, 0, sizeof(unsigned long long)));
   }
   M->h_v = malloc(((size_t)M->nnz + 1) * sizeof(double));
-  M->h_diag = malloc((nloc + 1) * sizeof(double));
-  if (!M->h_v || !M->h_diag) return rrt_ilu0_nomem(ctx, OPC);
+  if (!M->h_v) return rrt_ilu0_nomem(ctx, OPC);
+  if (M->d_didx) { /* the gathered pivots (see upload_structure) */
+    RRT_CHECK(rrt_malloc(ctx, (nloc + 1) * sizeof(double), (void **)&M->d_diag));
+    if (!(M->h_diag = malloc((nloc + 1) * sizeof(double)))) return rrt_ilu0_nomem(ctx, OPC);
+  }
   return RRT_SUCCESS;
 }
 

@@ -99,18 +99,18 @@ typedef struct rrt_ilu0_kernels {
                      const int32_t *col, const double *v, const double *r, double *y);
   void (*lsolve_seq_f32)(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *lr,
                          const int32_t *col, const float *v, const double *r, double *y);
-  void (*usolve_seq)(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *ur,
+  void (*usolve_seq)(const int32_t *order, int64_t nrows, int reverse, const rrt_ilu0_idx *ur,
                      const int32_t *col, const double *v, const double *dinv, const double *y,
                      double *z);
-  void (*usolve_seq_f32)(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *ur,
+  void (*usolve_seq_f32)(const int32_t *order, int64_t nrows, int reverse, const rrt_ilu0_idx *ur,
                          const int32_t *col, const float *v, const double *dinv, const double *y,
                          double *z);
-  void (*apply_seq)(const int32_t *order, const int32_t *rev, int64_t nrows, const rrt_ilu0_idx *lr,
+  void (*apply_seq)(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *lr,
                     const rrt_ilu0_idx *ur, const int32_t *col, const double *v, const double *dinv,
                     const double *r, double *y, double *z);
-  void (*apply_seq_f32)(const int32_t *order, const int32_t *rev, int64_t nrows,
-                        const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,
-                        const float *v, const double *dinv, const double *r, double *y, double *z);
+  void (*apply_seq_f32)(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *lr,
+                        const rrt_ilu0_idx *ur, const int32_t *col, const float *v,
+                        const double *dinv, const double *r, double *y, double *z);
 } rrt_ilu0_kernels;
 
 /** The table of a resolved backend (RRT_BACKEND_CPU, _CUDA, _EMU), or NULL

@@ -97,13 +97,13 @@ void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, rrt_ilu0_facto
     }                                                                                              \
   }                                                                                                \
                                                                                                    \
-  void rrt_ilu0_cpu_usolve_seq##SFX(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *ur,   \
-                                    const int32_t *col, const VT *v, const double *dinv,           \
-                                    const double *y, double *z) {                                  \
+  void rrt_ilu0_cpu_usolve_seq##SFX(const int32_t *order, int64_t nrows, int reverse,              \
+                                    const rrt_ilu0_idx *ur, const int32_t *col, const VT *v,       \
+                                    const double *dinv, const double *y, double *z) {              \
     int32_t prev = -1;                                                                             \
     double pv = 0.0;                                                                               \
     for (int64_t t = 0; t < nrows; t++) {                                                          \
-      int32_t i = order[t];                                                                        \
+      int32_t i = order[reverse ? nrows - 1 - t : t];                                              \
       int64_t d = ur[2 * i];                                                                       \
       double s = y[i];                                                                             \
       for (int64_t e = ur[2 * i + 1] - 1; e > d; e--) {                                            \
@@ -124,20 +124,18 @@ RRT_ILU0_CPU_SOLVES(, double)
 RRT_ILU0_CPU_SOLVES(_f32, float)
 
 /* One rank: both sweeps, the U sweep over the reversed order (rev). */
-void rrt_ilu0_cpu_apply_seq(const int32_t *order, const int32_t *rev, int64_t nrows,
-                            const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,
-                            const double *v, const double *dinv, const double *r, double *y,
-                            double *z) {
+void rrt_ilu0_cpu_apply_seq(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *lr,
+                            const rrt_ilu0_idx *ur, const int32_t *col, const double *v,
+                            const double *dinv, const double *r, double *y, double *z) {
   rrt_ilu0_cpu_lsolve_seq(order, nrows, lr, col, v, r, y);
-  rrt_ilu0_cpu_usolve_seq(rev, nrows, ur, col, v, dinv, y, z);
+  rrt_ilu0_cpu_usolve_seq(order, nrows, 1, ur, col, v, dinv, y, z);
 }
 
-void rrt_ilu0_cpu_apply_seq_f32(const int32_t *order, const int32_t *rev, int64_t nrows,
-                                const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,
-                                const float *v, const double *dinv, const double *r, double *y,
-                                double *z) {
+void rrt_ilu0_cpu_apply_seq_f32(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *lr,
+                                const rrt_ilu0_idx *ur, const int32_t *col, const float *v,
+                                const double *dinv, const double *r, double *y, double *z) {
   rrt_ilu0_cpu_lsolve_seq_f32(order, nrows, lr, col, v, r, y);
-  rrt_ilu0_cpu_usolve_seq_f32(rev, nrows, ur, col, v, dinv, y, z);
+  rrt_ilu0_cpu_usolve_seq_f32(order, nrows, 1, ur, col, v, dinv, y, z);
 }
 
 void rrt_ilu0_cpu_round_f32(int64_t nval, int64_t nloc, const rrt_ilu0_idx *ur, const double *v,

@@ -61,26 +61,25 @@ void rrt_ilu0_cpu_spmv(int64_t nrows, const int64_t *rowptr, const int32_t *col,
 /** One rank, one thread: factor / apply all rows in elimination order
  *  (order = local rows by position). */
 void rrt_ilu0_cpu_factor_seq(const int32_t *order, int64_t nrows, rrt_ilu0_factor_args f);
-/** Sequential sweeps over a row list (elimination order; U: decreasing). */
+/** Sequential sweeps over a row list (elimination order; U: decreasing,
+ *  i.e. the list walked from its end when reverse is set). */
 void rrt_ilu0_cpu_lsolve_seq(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *lr,
                              const int32_t *col, const double *v, const double *r, double *y);
 void rrt_ilu0_cpu_lsolve_seq_f32(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *lr,
                                  const int32_t *col, const float *v, const double *r, double *y);
-void rrt_ilu0_cpu_usolve_seq(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *ur,
-                             const int32_t *col, const double *v, const double *dinv,
-                             const double *y, double *z);
-void rrt_ilu0_cpu_usolve_seq_f32(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *ur,
-                                 const int32_t *col, const float *v, const double *dinv,
-                                 const double *y, double *z);
-/** One rank: L sweep over order, U sweep over rev (order reversed). */
-void rrt_ilu0_cpu_apply_seq(const int32_t *order, const int32_t *rev, int64_t nrows,
-                            const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,
-                            const double *v, const double *dinv, const double *r, double *y,
-                            double *z);
-void rrt_ilu0_cpu_apply_seq_f32(const int32_t *order, const int32_t *rev, int64_t nrows,
-                                const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,
-                                const float *v, const double *dinv, const double *r, double *y,
-                                double *z);
+void rrt_ilu0_cpu_usolve_seq(const int32_t *order, int64_t nrows, int reverse,
+                             const rrt_ilu0_idx *ur, const int32_t *col, const double *v,
+                             const double *dinv, const double *y, double *z);
+void rrt_ilu0_cpu_usolve_seq_f32(const int32_t *order, int64_t nrows, int reverse,
+                                 const rrt_ilu0_idx *ur, const int32_t *col, const float *v,
+                                 const double *dinv, const double *y, double *z);
+/** One rank: L sweep over order, U sweep over order from its end. */
+void rrt_ilu0_cpu_apply_seq(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *lr,
+                            const rrt_ilu0_idx *ur, const int32_t *col, const double *v,
+                            const double *dinv, const double *r, double *y, double *z);
+void rrt_ilu0_cpu_apply_seq_f32(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *lr,
+                                const rrt_ilu0_idx *ur, const int32_t *col, const float *v,
+                                const double *dinv, const double *r, double *y, double *z);
 
 /** y = a x + b y (b == 0: y = a x) and the threaded dot product x . y
  *  (the Krylov vector operations of the cpu backend). */
