@@ -137,8 +137,12 @@ static void sort_row(rrt_ilu0_t M, int64_t i, int64_t lw, int64_t uw) {
 static void copy_row(rrt_ilu0_t M, int64_t i, int64_t nl, int64_t lw, int64_t uw) {
   const int32_t *col = M->A->col_ext + M->A->rowptr[i];
   int64_t len = M->A->rowptr[i + 1] - M->A->rowptr[i];
-  memcpy(M->fcol + lw, col, (size_t)nl * sizeof(int32_t));
-  memcpy(M->fcol + uw, col + nl, (size_t)(len - nl) * sizeof(int32_t));
+  /* loops, not memcpy: rows are a few entries, and two library calls a row
+   * cost more than the copies */
+  for (int64_t p = 0; p < nl; p++)
+    M->fcol[lw + p] = col[p];
+  for (int64_t p = nl; p < len; p++)
+    M->fcol[uw + p - nl] = col[p];
 }
 
 /* Both parts laid out row by row in elimination order (L from 0, U from
