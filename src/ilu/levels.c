@@ -306,15 +306,16 @@ static void ghost_need(rrt_ilu0_t M, rrt_ilu0_setup *S) {
 }
 
 /* One rank with host-sequential kernels and one thread: the sweeps follow
- * the elimination order (porder, forwards and backwards) and read no level, so the levels,
- * only reported there, are counted when first asked (rrt_ilu0_count_levels):
- * their two sweeps and arrays were a tenth of the analysis. */
+ * the elimination order (porder, forwards and backwards) and read no
+ * level, so the levels, only reported there, are counted when first asked
+ * (rrt_ilu0_count_levels): their two sweeps and arrays were a tenth of the
+ * analysis. */
 static int levels_deferred(rrt_ilu0_t M) {
   return M->ctx->size == 1 && M->k->factor_seq && M->ctx->threads <= 1;
 }
 
 rrt_status rrt_ilu0_count_levels(rrt_ilu0_t M) {
-  if (M->nlev[0] >= 0) return RRT_SUCCESS;
+  if (M->nlev[0] >= 0 && M->nlev[1] >= 0) return RRT_SUCCESS;
   int32_t *lev = malloc(((size_t)M->next + 1) * sizeof(int32_t));
   rrt_status st = lev ? RRT_SUCCESS : rrt_ilu0_nomem(M->ctx, "rrt_ilu0_levels");
   for (int side = 0; side < 2 && !st; side++) {

@@ -75,7 +75,7 @@ static inline RRT_HD double rrt_ilu0_madd(double s, double a, double x) {
  *  L part then diagonal and U part. */
 typedef struct rrt_ilu0_factor_args {
   const rrt_ilu0_idx *lr, *ur, *pair_ptr;
-  const rrt_ilu0_idx *gofs; /* ghost g's U row: v[nnz + gofs[g]] (its diagonal) on */
+  const rrt_ilu0_idx *gofs; /* ghost g's U row from v[nnz + gofs[g]], its diagonal first */
   const int64_t *arow;      /* A's row pointer (fperm NULL) */
   const int32_t *col, *pair_dst, *pair_src, *fperm;
   const double *a;
@@ -94,11 +94,11 @@ static inline RRT_HD int64_t rrt_ilu0_pivot_index(const rrt_ilu0_factor_args *f,
 }
 
 /** Factor row i in place (IKJ): load its values from A, eliminate with the
- *  multipliers l_ik = a_ik / u_kk (u_kk at rrt_ilu0_pivot_index) using the precomputed update pairs
- *  (pair_dst[p] -= l * v[pair_src[p]] for the pairs of entry e), boost the
- *  pivot if asked, store 1 / u_ii. One row is one CPU loop iteration or one
- *  GPU thread; the same code on both sides is what makes the factors
- *  bitwise equal. */
+ *  multipliers l_ik = a_ik / u_kk (u_kk at rrt_ilu0_pivot_index) using the
+ *  precomputed update pairs (pair_dst[p] -= l * v[pair_src[p]] for the
+ *  pairs of entry e), boost the pivot if asked, store 1 / u_ii. One row is
+ *  one CPU loop iteration or one GPU thread; the same code on both sides is
+ *  what makes the factors bitwise equal. */
 static inline RRT_HD void rrt_ilu0_factor_row(int32_t i, rrt_ilu0_factor_args f) {
   const int64_t l0 = f.lr[2 * i], l1 = f.lr[2 * i + 1], d = f.ur[2 * i], u1 = f.ur[2 * i + 1];
   double *v = f.v;

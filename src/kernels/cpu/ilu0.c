@@ -123,7 +123,7 @@ void rrt_ilu0_cpu_factor_rows(const int32_t *rows, int64_t nrows, rrt_ilu0_facto
 RRT_ILU0_CPU_SOLVES(, double)
 RRT_ILU0_CPU_SOLVES(_f32, float)
 
-/* One rank: both sweeps, the U sweep over the reversed order (rev). */
+/* One rank: both sweeps, the U sweep over the order from its end. */
 void rrt_ilu0_cpu_apply_seq(const int32_t *order, int64_t nrows, const rrt_ilu0_idx *lr,
                             const rrt_ilu0_idx *ur, const int32_t *col, const double *v,
                             const double *dinv, const double *r, double *y, double *z) {
