@@ -208,12 +208,16 @@ rrt_status rrt_sparse_set_values(rrt_sparse_t A, const double *vals) {
 static rrt_status spmv(rrt_sparse_t A, const double *x, double *y) {
   rrt_ctx_t ctx = A->ctx;
   double t0 = rrt_phase_begin(ctx);
-  /* x goes into the local part of the extended vector, ghosts arrive behind it */
-  RRT_CHECK(rrt_sparse_copy(A, A->d_xext, x, A->nloc));
+  /* x goes into the local part of the extended vector, ghosts arrive behind
+   * it; a rank without ghosts reads x itself (no copy: the copy was a tenth
+   * of a one-rank SpMV's traffic) unless y is x, but still sends what
+   * others need */
+  int copy = A->nghost > 0 || x == y;
+  const double *xext = copy ? A->d_xext : x;
+  if (copy) RRT_CHECK(rrt_sparse_copy(A, A->d_xext, x, A->nloc));
   RRT_CHECK(rrt_halo_post(ctx, &A->halo, 0, x));
   RRT_CHECK(rrt_halo_wait_all(ctx, &A->halo, A->d_xext));
-  RRT_CHECK(
-      A->k->spmv(ctx->compute_stream, A->nloc, A->d_rowptr, A->d_col_ext, A->d_val, A->d_xext, y));
+  RRT_CHECK(A->k->spmv(ctx->compute_stream, A->nloc, A->d_rowptr, A->d_col_ext, A->d_val, xext, y));
   return rrt_phase_end(ctx, "sparse.spmv", t0);
 }
 
