@@ -66,8 +66,7 @@ static rrt_ilu0_factor_args factor_args(rrt_ilu0_t M) {
 static rrt_status factor_level(rrt_ilu0_t M, const int32_t *rows, int64_t n, const double *r,
                                rrt_ilu0_chain c) {
   (void)r; /* the level signature of the solves */
-  if (M->chain)
-    return M->k->factor_chain(M->ctx->compute_stream, c, rows, n, M->d_col, factor_args(M));
+  if (M->chain) return M->k->factor_chain(M->ctx->compute_stream, c, rows, n, factor_args(M));
   if (M->coarse[0] > 1) {
     M->k->factor_seq(rows, n, factor_args(M));
     return RRT_SUCCESS;

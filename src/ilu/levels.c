@@ -165,11 +165,9 @@ static rrt_status level_report(rrt_ilu0_t M, int side, const int32_t *lev) {
   return st;
 }
 
-/* Rows per schedule level of one side: the level count and pointers
- * (M->nsched, levptr). Collective. */
-static rrt_status level_pointers(rrt_ilu0_t M, int side, const int32_t *lev) {
-  int32_t gmx = 0;
-  RRT_CHECK(global_levels(M, lev, RRT_ILU0_OP_ANALYSIS("level lists"), &gmx));
+/* Rows per schedule level of one side, given the global level count gmx:
+ * the level count and pointers (M->nsched, levptr). */
+static rrt_status level_pointers(rrt_ilu0_t M, int side, const int32_t *lev, int32_t gmx) {
   M->nsched[side] = gmx;
   free(M->levptr[side]);
   int64_t *ptr = M->levptr[side] = calloc((size_t)gmx + 2, sizeof(int64_t));
@@ -352,7 +350,7 @@ rrt_status rrt_ilu0_schedule(rrt_ilu0_t M, rrt_ilu0_setup *S) {
     RRT_CHECK(levels_host(M, S, S->lev));
   for (int side = 0; side < 2; side++) {
     RRT_CHECK(level_report(M, side, S->lev[side]));
-    RRT_CHECK(level_pointers(M, side, S->lev[side]));
+    RRT_CHECK(level_pointers(M, side, S->lev[side], M->nlev[side]));
   }
   /* One rank with host-sequential kernels and small levels: a sequential
    * sweep in elimination order is faster than level scheduling (memory
@@ -371,7 +369,9 @@ rrt_status rrt_ilu0_schedule(rrt_ilu0_t M, rrt_ilu0_setup *S) {
       for (int64_t x = 0; x < M->next; x++)
         if (S->lev[side][x] > 0)
           S->lev[side][x] = M->chain ? chain_level(M, side, x) : coarse_level(M, side, x);
-      RRT_CHECK(level_pointers(M, side, S->lev[side]));
+      int32_t gmx = 0;
+      RRT_CHECK(global_levels(M, S->lev[side], RRT_ILU0_OP_ANALYSIS("level lists"), &gmx));
+      RRT_CHECK(level_pointers(M, side, S->lev[side], gmx));
     }
     if (!M->seq_order) RRT_CHECK(level_rows(M, side, S->lev[side]));
   }

@@ -157,8 +157,8 @@ static const rrt_ilu0_kernels rrt_ilu0_kernels_cpu = {
   X(rrt_k_ilu0_level_sweep,                                                                        \
     (rrt_stream s, int64_t nrows, const int64_t *rowptr, const int32_t *col, const int64_t *pos,   \
      int upper, int32_t *level, int *changed))                                                     \
-  X(rrt_k_ilu0_factor_chain, (rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,  \
-                              const int32_t *col, rrt_ilu0_factor_args f))                         \
+  X(rrt_k_ilu0_factor_chain,                                                                       \
+    (rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, rrt_ilu0_factor_args f))  \
   X(rrt_k_ilu0_lsolve_chain,                                                                       \
     (rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const rrt_ilu0_idx *lr,   \
      const rrt_ilu0_idx *ur, const int32_t *col, const double *v, const double *r, double *y))     \

@@ -79,7 +79,7 @@ typedef struct rrt_ilu0_kernels {
    * results are bitwise those of one launch per level. NULL: a launch per
    * level. ---- */
   rrt_status (*factor_chain)(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
-                             const int32_t *col, rrt_ilu0_factor_args f);
+                             rrt_ilu0_factor_args f);
   rrt_status (*lsolve_chain)(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
                              const rrt_ilu0_idx *lr, const rrt_ilu0_idx *ur, const int32_t *col,
                              const double *v, const double *r, double *y);

@@ -147,19 +147,18 @@ __device__ inline void ilu0_chain_mark(rrt_ilu0_chain c, int32_t i) {
 }
 
 __global__ void ilu0_factor_chain_k(rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
-                                    const int32_t *col, rrt_ilu0_factor_args f) {
+                                    rrt_ilu0_factor_args f) {
   const int64_t t = ilu0_chain_take(c);
   if (t >= nrows) return;
   const int32_t i = rows[t];
-  ilu0_chain_wait(c, col, f.lr[2 * i], f.lr[2 * i + 1]); /* the U rows its L entries read */
+  ilu0_chain_wait(c, f.col, f.lr[2 * i], f.lr[2 * i + 1]); /* the U rows its L entries read */
   rrt_ilu0_factor_row(i, f);
   ilu0_chain_mark(c, i);
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_factor_chain)
-(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, const int32_t *col,
- rrt_ilu0_factor_args f) {
-  RRT_LAUNCH(ilu0_factor_chain_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, c, rows, nrows, col, f);
+(rrt_stream s, rrt_ilu0_chain c, const int32_t *rows, int64_t nrows, rrt_ilu0_factor_args f) {
+  RRT_LAUNCH(ilu0_factor_chain_k, ilu0_grid(nrows), ILU0_BLOCK, 0, s, c, rows, nrows, f);
 }
 
 template <typename VT>
