@@ -7,8 +7,9 @@
 #
 #   bench/ilu-petsc.sh [BUILD_DIR] [RUNS]     (default build-ilu2, 5)
 #
-# Needs Debian's python3-petsc4py (apt-get install python3-petsc4py
-# python3-scipy); it lives in the system python, so /usr/bin/python3 runs it.
+# Needs Debian's python3-petsc4py, python3-mpi4py and python3-scipy
+# (apt-get install ...); they live in the system python, so /usr/bin/python3
+# runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-ilu2}
