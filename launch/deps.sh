@@ -148,6 +148,24 @@ apt_install() {
   apt-get update -qq && apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
 }
 
+# cuDNN's fused attention (src/kernels/cuda/attn_cudnn.cpp, RINGRT_CUDNN)
+# builds against the cudnn-frontend headers: a pip package of about 12 MB,
+# installed as root where nvcc is and the headers are not (else a note).
+cudnn_frontend() {
+  have nvcc && [[ " ${cmake_args[*]-} " != *"RINGRT_CUDNN=OFF"* ]] || return 0
+  have python3 && python3 -c '
+import os, sys, sysconfig
+p = sysconfig.get_paths()
+sys.exit(0 if any(os.path.exists(os.path.join(p[k], "include", "cudnn_frontend.h"))
+                  for k in ("purelib", "platlib")) else 1)' && return 0
+  if [ "$(id -u)" -eq 0 ] && python3 -m pip install -q nvidia-cudnn-frontend >/dev/null 2>&1; then
+    return 0
+  fi
+  echo "ringrt deps: note: no cudnn_frontend.h (pip install nvidia-cudnn-frontend); the cuda" \
+    "backend builds without cuDNN attention" >&2
+}
+cudnn_frontend
+
 check_all
 # Twice: the library probe runs only once the commands it needs are there,
 # so what it finds missing shows up after the first install.

@@ -68,7 +68,9 @@ static rrt_status plan_init(rrt_attn_plan_t p, rrt_ctx_t ctx, const rrt_attn_des
   const float scale = desc->scale > 0 ? (float)desc->scale : 1.0f / sqrtf((float)desc->head_dim);
   p->shape = (rrt_attn_kshape){
       desc->batch,      L,     KV,          desc->heads_q, desc->heads_kv, desc->head_dim,
-      (int)desc->dtype, scale, {NULL, NULL}};
+      (int)desc->dtype, scale, {NULL, NULL},
+      /* a causal mask and nothing else (ring_schedule.h: left -1 unlimited) */
+      p->sched->causal && p->sched->left < 0 && p->sched->ndocs <= 1};
   p->q_elems = (size_t)desc->batch * (size_t)L * (size_t)desc->heads_q * (size_t)desc->head_dim;
   p->lse_elems = (size_t)desc->batch * (size_t)desc->heads_q * (size_t)L;
   /* ring buffers hold the longest shard: shorter ones travel padded */

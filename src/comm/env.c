@@ -104,12 +104,12 @@ rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
   }
   const char *ak = getenv("RINGRT_ATTN_KERNEL");
   if (ak && *ak) {
-    static const char *const names[] = {"auto", "simt", "tc"};
+    static const char *const names[] = {"auto", "simt", "tc", "cudnn"};
     int found = -1;
     for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
       if (strcmp(ak, names[i]) == 0) found = i;
     if (found < 0) {
-      snprintf(err, errlen, "RINGRT_ATTN_KERNEL='%s' is not one of auto, simt, tc", ak);
+      snprintf(err, errlen, "RINGRT_ATTN_KERNEL='%s' is not one of auto, simt, tc, cudnn", ak);
       return RRT_ERR_INVALID_ARG;
     }
     env->attn_kernel = found;

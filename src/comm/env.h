@@ -49,16 +49,21 @@ typedef enum rrt_cpu_isa {
 } rrt_cpu_isa;
 
 /** Kernels of the cuda and emu attention tables, forward and backward: AUTO
- *  takes the tensor-core ones (kernels/cuda/attn_fwd_tc.cu, attn_bwd_tc.cu)
- *  where they support the operands (bf16/f16, head_dim a multiple of 16 up
- *  to 256) and the SIMT ones otherwise; SIMT always the SIMT ones; TC the
- *  tensor-core ones, and an RRT_ERR_INVALID_ARG where they do not support them (for tests and
- *  benchmarks that must know which ran). Values index the RINGRT_ATTN_KERNEL
- *  names auto, simt, tc. */
+ *  takes cuDNN's fused attention on cuda where the build has it and it
+ *  takes the item (kernels/cuda/attn_cudnn.h, docs/attn.md), else the
+ *  tensor-core ones (kernels/cuda/attn_fwd_tc.cu, attn_bwd_tc.cu) where they
+ *  support the operands (bf16/f16, head_dim a multiple of 16 up to 256) and
+ *  the SIMT ones otherwise; SIMT always the SIMT ones; TC the tensor-core
+ *  ones; CUDNN cuDNN for every item (on emu: the stand-in with cuDNN's
+ *  contract, which tests the path around it). TC and CUDNN give
+ *  RRT_ERR_INVALID_ARG where they do not take the operands (for tests and
+ *  benchmarks that must know which ran). Values index the
+ *  RINGRT_ATTN_KERNEL names auto, simt, tc, cudnn. */
 typedef enum rrt_attn_kernel_choice {
   RRT_ATTN_KERNEL_AUTO = 0,
   RRT_ATTN_KERNEL_SIMT,
-  RRT_ATTN_KERNEL_TC
+  RRT_ATTN_KERNEL_TC,
+  RRT_ATTN_KERNEL_CUDNN
 } rrt_attn_kernel_choice;
 
 /** How the cuda and emu ILU(0) kernels sweep the levels of a factorisation

@@ -2,10 +2,14 @@
  * kernels/cuda/attn_fwd.cu and attn_bwd.cu, built for the SIMT emulator (_emu, host memory)
  * and by nvcc (_cuda, device memory), queued on the compute stream. The two
  * tables share one implementation over the wrappers of their build. */
+#include <stdio.h>
+
 #include "comm/ctx.h"
 #include "comm/error.h"
+#include "kernels/attn_math.h"
 #include "kernels/attn_table.h"
 #include "kernels/cuda/attn_bwd.h"
+#include "kernels/cuda/attn_cudnn.h"
 #include "kernels/cuda/attn_fwd.h"
 #include "ringrt/memory.h"
 #include "ringrt/transport.h"
@@ -18,8 +22,8 @@ typedef struct gpu_build {
   rrt_status (*fwd_tc_merge)(rrt_stream stream, const rrt_attn_kargs *a, const rrt_attn_item *item,
                              float *o, float *lse);
   rrt_status (*merge)(rrt_stream stream, int64_t batch, int heads_q, int head_dim, int64_t q_rows,
-                      int64_t q_begin, int64_t q_len, const float *o_part, const float *lse_part,
-                      float *o, float *lse);
+                      int64_t q_begin, int64_t q_len, const void *o_part, int part_dtype,
+                      const float *lse_part, float *o, float *lse);
   rrt_status (*init)(rrt_stream stream, float *o, int64_t n_o, float *lse, int64_t n_lse);
   rrt_status (*store)(rrt_stream stream, const float *in, void *out, int dtype, int64_t n);
   rrt_status (*final_rows)(rrt_stream stream, int64_t batch, int heads_q, int head_dim,
@@ -40,6 +44,20 @@ typedef struct gpu_build {
   rrt_status (*accumulate)(rrt_stream stream, float *acc, const float *part, int64_t n);
   rrt_status (*store_rows)(rrt_stream stream, const float *in, int64_t in_rows, void *out,
                            int64_t out_rows, int64_t batch, int64_t row_elems, int dtype);
+  rrt_status (*add_rows)(rrt_stream stream, float *acc, const void *part, int dtype, int64_t rows,
+                         int64_t row0, int64_t nrows, int64_t batch, int64_t row_elems);
+  /* the library path (attn_cudnn.h): cuDNN on cuda, the stand-in on emu;
+   * NULL in a cuda build without cuDNN. lib_auto: AUTO may take it. */
+  rrt_status (*lib_fwd)(rrt_ctx_t ctx, rrt_attn_work *w, const rrt_attn_kargs *a,
+                        const rrt_attn_item *it, int64_t band, void *o_part, float *lse_part,
+                        char *msg, size_t msglen);
+  /* the item's dQ | dK | dV into w->g_lib */
+  rrt_status (*lib_bwd)(rrt_ctx_t ctx, rrt_attn_work *w, const rrt_attn_bargs *a,
+                        const rrt_attn_item *it, int64_t band, char *msg, size_t msglen);
+  /* the rest of the library's scratch; where the library cannot start, forced cudnn
+   * fails and auto frees o_lib (no library path) */
+  rrt_status (*lib_create)(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w);
+  int lib_auto;
 } gpu_build;
 
 static size_t q_elems(const rrt_attn_kshape *sh) {
@@ -73,15 +91,35 @@ static rrt_attn_kargs kargs_of(const rrt_attn_kshape *sh, const void *q, const v
   return a;
 }
 
-static rrt_status gpu_work_create(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w) {
-  RRT_CHECK(rrt_malloc(ctx, q_elems(sh) * sizeof(float), (void **)&w->o_part));
-  return rrt_malloc(ctx, lse_elems(sh) * sizeof(float), (void **)&w->lse_part);
-}
+static size_t grad_elems(const rrt_attn_kshape *sh) { return q_elems(sh) + 2 * dkv_half(sh); }
 
 static void gpu_work_destroy(rrt_ctx_t ctx, rrt_attn_work *w) {
   rrt_free(ctx, w->o_part);
   rrt_free(ctx, w->lse_part);
-  w->o_part = w->lse_part = NULL;
+  rrt_free(ctx, w->o_lib);
+  rrt_free(ctx, w->g_lib);
+  rrt_free(ctx, w->g32);
+#if RINGRT_HAVE_CUDNN
+  rrt_attn_cudnn_destroy(w->lib);
+#endif
+  w->o_part = w->lse_part = w->g32 = NULL;
+  w->o_lib = w->g_lib = w->lib = NULL;
+}
+
+/* Scratch of every plan, and of the library path where the choice allows
+ * it (the partial output, the gradients of an item: storage dtype). */
+static rrt_status gpu_work_create(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_kshape *sh,
+                                  rrt_attn_work *w) {
+  const int choice = ctx->env.attn_kernel;
+  RRT_CHECK(rrt_malloc(ctx, q_elems(sh) * sizeof(float), (void **)&w->o_part));
+  RRT_CHECK(rrt_malloc(ctx, lse_elems(sh) * sizeof(float), (void **)&w->lse_part));
+  if (!b->lib_fwd || sh->dtype == RRT_DTYPE_F32 ||
+      !(choice == RRT_ATTN_KERNEL_CUDNN || (choice == RRT_ATTN_KERNEL_AUTO && b->lib_auto)))
+    return RRT_SUCCESS;
+  const size_t es = rrt_dtype_size((rrt_dtype)sh->dtype);
+  RRT_CHECK(rrt_malloc(ctx, q_elems(sh) * es, &w->o_lib));
+  RRT_CHECK(rrt_malloc(ctx, grad_elems(sh) * es, &w->g_lib));
+  return b->lib_create(ctx, sh, w);
 }
 
 static rrt_status gpu_start(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_kshape *sh,
@@ -133,22 +171,90 @@ static rrt_status gpu_pick(rrt_ctx_t ctx, const char *what, const rrt_attn_kargs
                    ka->dtype, ka->head_dim);
 }
 
+/* Whether the library path takes this step's items (w->o_lib: the choice
+ * allows it and the library started): its operands (and `more`, the
+ * backward's o and dout alignment); forced cudnn where it does not is an
+ * error. */
+static rrt_status gpu_lib_pick(const gpu_build *b, rrt_ctx_t ctx, const char *what,
+                               const rrt_attn_work *w, const rrt_attn_kargs *ka, int more,
+                               int *lib) {
+  *lib = w->o_lib && rrt_attn_lib_supported(ka) && more;
+  if (*lib || ctx->env.attn_kernel != RRT_ATTN_KERNEL_CUDNN) return RRT_SUCCESS;
+  if (!b->lib_fwd)
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, what,
+                     "RINGRT_ATTN_KERNEL=cudnn: this build has no cuDNN (RINGRT_CUDNN)");
+  return rrt_error(ctx, RRT_ERR_INVALID_ARG, what,
+                   "RINGRT_ATTN_KERNEL=cudnn: cuDNN's attention takes bf16/f16 storage, head_dim "
+                   "a multiple of 8 up to 256 and 16-byte aligned q, k, v (and o, dout) (dtype "
+                   "%d, head_dim %d)",
+                   ka->dtype, ka->head_dim);
+}
+
+/* The library's mask of an item (attn_cudnn.h), or RRT_ATTN_LIB_CANNOT for
+ * the in-tree kernels; forced cudnn on an item it cannot mask is an error. */
+static rrt_status gpu_lib_band(rrt_ctx_t ctx, const char *what, const rrt_attn_kshape *sh,
+                               const rrt_attn_item *it, int64_t *band) {
+  *band = rrt_attn_lib_band(sh->causal_only, it);
+  if (*band != RRT_ATTN_LIB_CANNOT || ctx->env.attn_kernel != RRT_ATTN_KERNEL_CUDNN)
+    return RRT_SUCCESS;
+  return rrt_error(ctx, RRT_ERR_INVALID_ARG, what,
+                   "RINGRT_ATTN_KERNEL=cudnn: cuDNN's masks (none, or a causal band) do not "
+                   "express the item of query rows %lld..%lld and keys at positions %lld + %lld j "
+                   "(window, documents or a strided layout); auto runs it on the in-tree kernels",
+                   (long long)it->q_begin, (long long)(it->q_begin + it->q_len - 1),
+                   (long long)it->k_pos0, (long long)it->k_stride);
+}
+
+/* A library call's outcome: *done = 1 when it ran; cuDNN without an
+ * engine for the shape leaves the item to the in-tree kernels under auto. */
+static rrt_status gpu_lib_outcome(rrt_ctx_t ctx, const char *what, rrt_status st, const char *msg,
+                                  int *done) {
+  *done = st == RRT_SUCCESS;
+  if (st == RRT_SUCCESS ||
+      (st == RRT_ERR_UNSUPPORTED && ctx->env.attn_kernel != RRT_ATTN_KERNEL_CUDNN))
+    return RRT_SUCCESS;
+  return rrt_error(ctx, st, what, "%s", msg);
+}
+
+/* One item on the library path: its partial in storage dtype, then merged
+ * (f32) into the running o, lse. */
+static rrt_status gpu_lib_fwd_item(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_kshape *sh,
+                                   rrt_attn_work *w, const rrt_attn_kargs *ka,
+                                   const rrt_attn_item *it, float *o, float *lse, int *done) {
+  int64_t band;
+  char msg[512] = "";
+  *done = 0;
+  RRT_CHECK(gpu_lib_band(ctx, "attention forward", sh, it, &band));
+  if (band == RRT_ATTN_LIB_CANNOT) return RRT_SUCCESS;
+  RRT_CHECK(gpu_lib_outcome(ctx, "attention forward",
+                            b->lib_fwd(ctx, w, ka, it, band, w->o_lib, w->lse_part, msg,
+                                       sizeof msg),
+                            msg, done));
+  if (!*done) return RRT_SUCCESS;
+  return b->merge(ctx->compute_stream, sh->batch, sh->heads_q, sh->head_dim, sh->q_rows,
+                  it->q_begin, it->q_len, w->o_lib, sh->dtype, w->lse_part, o, lse);
+}
+
 static rrt_status gpu_step(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_kshape *sh,
                            rrt_attn_work *w, const void *k, const void *v,
                            const rrt_attn_item *items, int nitems, float *o, float *lse,
                            const rrt_attn_progress *progress) {
   rrt_stream cs = ctx->compute_stream;
   const rrt_attn_kargs ka = kargs_of(sh, w->q, k, v);
-  int tc;
+  int tc, lib;
   RRT_CHECK(gpu_pick(ctx, "attention forward", &ka, rrt_attn_tc_supported(&ka), &tc));
+  RRT_CHECK(gpu_lib_pick(b, ctx, "attention forward", w, &ka, 1, &lib));
   for (int n = 0; n < nitems; n++) {
     const rrt_attn_item *it = &items[n];
-    if (tc) { /* the merge fused into the kernel's epilogue */
+    int done = 0;
+    if (lib) RRT_CHECK(gpu_lib_fwd_item(b, ctx, sh, w, &ka, it, o, lse, &done));
+    if (done) {
+    } else if (tc) { /* the merge fused into the kernel's epilogue */
       RRT_CHECK(b->fwd_tc_merge(cs, &ka, it, o, lse));
     } else {
       RRT_CHECK(b->fwd(cs, &ka, it, w->o_part, w->lse_part));
       RRT_CHECK(b->merge(cs, sh->batch, sh->heads_q, sh->head_dim, sh->q_rows, it->q_begin,
-                         it->q_len, w->o_part, w->lse_part, o, lse));
+                         it->q_len, w->o_part, RRT_DTYPE_F32, w->lse_part, o, lse));
     }
     /* emu: kernels are synchronous, so the shift progresses between them */
     if (progress->poll) progress->poll(progress->arg);
@@ -173,9 +279,36 @@ static rrt_status gpu_bwd_start(const gpu_build *b, rrt_ctx_t ctx, const rrt_att
   rrt_stream cs = ctx->compute_stream;
   w->q = q; /* the kernels read storage dtype */
   w->dout = dout;
+  w->o = o;
   RRT_CHECK(b->bwd_delta(cs, o, dout, sh->dtype, sh->batch, sh->q_rows, sh->heads_q, sh->head_dim,
                          delta));
   return ctx->dev->memset_async(dq, 0, q_elems(sh) * sizeof(float), cs);
+}
+
+/* One item on the library path: its dQ, dK, dV in storage dtype, then
+ * added (f32) to the accumulators. */
+static rrt_status gpu_lib_bwd_item(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_kshape *sh,
+                                   rrt_attn_work *w, const rrt_attn_bargs *ba,
+                                   const rrt_attn_item *it, float *dq, float *dkv, int *done) {
+  rrt_stream cs = ctx->compute_stream;
+  int64_t band;
+  char msg[512] = "";
+  *done = 0;
+  RRT_CHECK(gpu_lib_band(ctx, "attention backward", sh, it, &band));
+  if (band == RRT_ATTN_LIB_CANNOT) return RRT_SUCCESS;
+  RRT_CHECK(gpu_lib_outcome(ctx, "attention backward",
+                            b->lib_bwd(ctx, w, ba, it, band, msg, sizeof msg), msg, done));
+  if (!*done) return RRT_SUCCESS;
+  const size_t es = rrt_dtype_size((rrt_dtype)sh->dtype);
+  const char *g = w->g_lib;
+  const int64_t qrow = (int64_t)sh->heads_q * sh->head_dim,
+                krow = (int64_t)sh->heads_kv * sh->head_dim;
+  RRT_CHECK(b->add_rows(cs, dq, g, sh->dtype, sh->q_rows, it->q_begin, it->q_len, sh->batch, qrow));
+  for (int half = 0; half < 2; half++)
+    RRT_CHECK(b->add_rows(cs, dkv + half * dkv_half(sh),
+                          g + (q_elems(sh) + half * dkv_half(sh)) * es, sh->dtype, sh->kv_rows,
+                          it->k_begin, it->k_len, sh->batch, krow));
+  return RRT_SUCCESS;
 }
 
 /* Per item, the dK/dV kernel then the dQ kernel: each owns its output rows,
@@ -187,11 +320,17 @@ static rrt_status gpu_bwd_step(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn
                                const rrt_attn_progress *progress) {
   rrt_stream cs = ctx->compute_stream;
   const rrt_attn_bargs ba = {kargs_of(sh, w->q, k, v), w->dout, lse, delta};
-  int tc;
+  int tc, lib;
   RRT_CHECK(gpu_pick(ctx, "attention backward", &ba.f, rrt_attn_bwd_tc_supported(&ba), &tc));
+  RRT_CHECK(gpu_lib_pick(b, ctx, "attention backward", w, &ba.f,
+                         ((uintptr_t)w->o | (uintptr_t)w->dout) % 16 == 0, &lib));
   for (int n = 0; n < nitems; n++) {
-    RRT_CHECK((tc ? b->bwd_dkv_tc : b->bwd_dkv)(cs, &ba, &items[n], dkv, dkv + dkv_half(sh)));
-    RRT_CHECK((tc ? b->bwd_dq_tc : b->bwd_dq)(cs, &ba, &items[n], dq));
+    int done = 0;
+    if (lib) RRT_CHECK(gpu_lib_bwd_item(b, ctx, sh, w, &ba, &items[n], dq, dkv, &done));
+    if (!done) {
+      RRT_CHECK((tc ? b->bwd_dkv_tc : b->bwd_dkv)(cs, &ba, &items[n], dkv, dkv + dkv_half(sh)));
+      RRT_CHECK((tc ? b->bwd_dq_tc : b->bwd_dq)(cs, &ba, &items[n], dq));
+    }
     /* emu: kernels are synchronous, so the shift progresses between them */
     if (progress->poll) progress->poll(progress->arg);
   }
@@ -219,6 +358,61 @@ static rrt_status gpu_bwd_finish(const gpu_build *b, rrt_ctx_t ctx, const rrt_at
 
 /* ---- emu: the emulator build on host memory ------------------------------- */
 
+/* The stand-in of the library path: the in-tree kernels with cuDNN's
+ * contract (attn_cudnn.h), their result rounded to storage dtype, so CI
+ * runs the merge of rounded partials, the gradient hand-off and the mask
+ * rule around cuDNN. It also checks the rule: the band it was given must
+ * give every row of the item the keys the plan's row mask does (host
+ * memory on emu). */
+static rrt_status emu_lib_check_band(const rrt_attn_kargs *a, const rrt_attn_item *it,
+                                     int64_t band, char *msg, size_t msglen) {
+  for (int64_t i = 0; band != RRT_ATTN_LIB_NO_MASK && i < it->q_len; i++) {
+    int64_t jb, je;
+    rrt_attn_item_keys(it, a->mask, i, &jb, &je);
+    const int64_t be = i + band + 1 < it->k_len ? i + band + 1 : it->k_len;
+    if (jb != 0 || je != be) {
+      snprintf(msg, msglen,
+               "library band %lld disagrees with the row mask at item row %lld: keys "
+               "[%lld, %lld) against [0, %lld)",
+               (long long)band, (long long)i, (long long)jb, (long long)je, (long long)be);
+      return RRT_ERR_INTERNAL;
+    }
+  }
+  return RRT_SUCCESS;
+}
+
+static rrt_status emu_lib_fwd(rrt_ctx_t ctx, rrt_attn_work *w, const rrt_attn_kargs *a,
+                              const rrt_attn_item *it, int64_t band, void *o_part,
+                              float *lse_part, char *msg, size_t msglen) {
+  rrt_stream cs = ctx->compute_stream;
+  RRT_CHECK(emu_lib_check_band(a, it, band, msg, msglen));
+  if (rrt_attn_tc_supported(a))
+    RRT_CHECK(rrt_k_attn_fwd_tc_emu(cs, a, it, w->o_part, lse_part));
+  else
+    RRT_CHECK(rrt_k_attn_fwd_emu(cs, a, it, w->o_part, lse_part));
+  return rrt_k_attn_store_emu(cs, w->o_part, o_part, a->dtype,
+                              a->batch * it->q_len * a->heads_q * a->head_dim);
+}
+
+static rrt_status emu_lib_bwd(rrt_ctx_t ctx, rrt_attn_work *w, const rrt_attn_bargs *a,
+                              const rrt_attn_item *it, int64_t band, char *msg, size_t msglen) {
+  rrt_stream cs = ctx->compute_stream;
+  const rrt_attn_kargs *f = &a->f;
+  const int64_t nq = f->batch * f->q_rows * f->heads_q * f->head_dim,
+                nkv = f->batch * f->kv_rows * f->heads_kv * f->head_dim;
+  const int tc = rrt_attn_bwd_tc_supported(a);
+  RRT_CHECK(emu_lib_check_band(f, it, band, msg, msglen));
+  RRT_CHECK(ctx->dev->memset_async(w->g32, 0, (size_t)(nq + 2 * nkv) * sizeof(float), cs));
+  RRT_CHECK((tc ? rrt_k_attn_bwd_dkv_tc_emu : rrt_k_attn_bwd_dkv_emu)(cs, a, it, w->g32 + nq,
+                                                                      w->g32 + nq + nkv));
+  RRT_CHECK((tc ? rrt_k_attn_bwd_dq_tc_emu : rrt_k_attn_bwd_dq_emu)(cs, a, it, w->g32));
+  return rrt_k_attn_store_emu(cs, w->g32, w->g_lib, f->dtype, nq + 2 * nkv);
+}
+
+static rrt_status emu_lib_create(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w) {
+  return rrt_malloc(ctx, grad_elems(sh) * sizeof(float), (void **)&w->g32);
+}
+
 static const gpu_build emu_build = {rrt_k_attn_fwd_emu,
                                     rrt_k_attn_fwd_tc_merge_emu,
                                     rrt_k_attn_merge_emu,
@@ -232,7 +426,16 @@ static const gpu_build emu_build = {rrt_k_attn_fwd_emu,
                                     rrt_k_attn_bwd_dq_tc_emu,
                                     rrt_k_attn_bwd_delta_emu,
                                     rrt_k_attn_accumulate_emu,
-                                    rrt_k_attn_store_rows_emu};
+                                    rrt_k_attn_store_rows_emu,
+                                    rrt_k_attn_add_rows_emu,
+                                    emu_lib_fwd,
+                                    emu_lib_bwd,
+                                    emu_lib_create,
+                                    0};
+
+static rrt_status emu_work_create(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w) {
+  return gpu_work_create(&emu_build, ctx, sh, w);
+}
 
 static rrt_status emu_start(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
                             const void *q, const void *k, const void *v, void *kvbuf, float *o,
@@ -274,7 +477,7 @@ static rrt_status emu_bwd_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, const
 }
 
 const rrt_attn_kernels rrt_attn_kernels_emu = {"emu",           0,
-                                               gpu_work_create, gpu_work_destroy,
+                                               emu_work_create, gpu_work_destroy,
                                                emu_start,       emu_step,
                                                emu_finish,      emu_bwd_start,
                                                emu_bwd_step,    emu_accumulate,
@@ -283,6 +486,39 @@ const rrt_attn_kernels rrt_attn_kernels_emu = {"emu",           0,
 /* ---- cuda: the nvcc build on device memory ---------------------------------- */
 
 #if RINGRT_HAVE_CUDA
+#if RINGRT_HAVE_CUDNN
+static rrt_status cuda_lib_fwd(rrt_ctx_t ctx, rrt_attn_work *w, const rrt_attn_kargs *a,
+                               const rrt_attn_item *it, int64_t band, void *o_part,
+                               float *lse_part, char *msg, size_t msglen) {
+  return rrt_attn_cudnn_fwd(w->lib, ctx->compute_stream, a, it, band, o_part, lse_part, msg,
+                            msglen);
+}
+
+static rrt_status cuda_lib_bwd(rrt_ctx_t ctx, rrt_attn_work *w, const rrt_attn_bargs *a,
+                               const rrt_attn_item *it, int64_t band, char *msg, size_t msglen) {
+  return rrt_attn_cudnn_bwd(w->lib, ctx->compute_stream, a, w->o, it, band, w->g_lib, msg,
+                            msglen);
+}
+
+/* cuDNN opened and a handle made; where it cannot start, auto goes on
+ * without it and forced cudnn fails, saying why. */
+static rrt_status cuda_lib_create(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w) {
+  char msg[512] = "";
+  (void)sh;
+  const rrt_status st = rrt_attn_cudnn_create((rrt_attn_cudnn **)&w->lib, msg, sizeof msg);
+  if (st == RRT_SUCCESS) return RRT_SUCCESS;
+  if (ctx->env.attn_kernel == RRT_ATTN_KERNEL_CUDNN)
+    return rrt_error(ctx, st, "attention plan", "RINGRT_ATTN_KERNEL=cudnn: %s", msg);
+  rrt_free(ctx, w->o_lib);
+  rrt_free(ctx, w->g_lib);
+  w->o_lib = w->g_lib = NULL;
+  return RRT_SUCCESS;
+}
+#define CUDA_LIB cuda_lib_fwd, cuda_lib_bwd, cuda_lib_create
+#else
+#define CUDA_LIB NULL, NULL, NULL
+#endif
+
 static const gpu_build cuda_build = {rrt_k_attn_fwd_cuda,
                                      rrt_k_attn_fwd_tc_merge_cuda,
                                      rrt_k_attn_merge_cuda,
@@ -296,7 +532,14 @@ static const gpu_build cuda_build = {rrt_k_attn_fwd_cuda,
                                      rrt_k_attn_bwd_dq_tc_cuda,
                                      rrt_k_attn_bwd_delta_cuda,
                                      rrt_k_attn_accumulate_cuda,
-                                     rrt_k_attn_store_rows_cuda};
+                                     rrt_k_attn_store_rows_cuda,
+                                     rrt_k_attn_add_rows_cuda,
+                                     CUDA_LIB,
+                                     1};
+
+static rrt_status cuda_work_create(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w) {
+  return gpu_work_create(&cuda_build, ctx, sh, w);
+}
 
 static rrt_status cuda_start(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
                              const void *q, const void *k, const void *v, void *kvbuf, float *o,
@@ -337,8 +580,8 @@ static rrt_status cuda_bwd_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, cons
   return gpu_bwd_finish(&cuda_build, ctx, sh, dq_acc, dkv_acc, dq, dk, dv);
 }
 
-const rrt_attn_kernels rrt_attn_kernels_cuda = {"cuda",          0,
-                                                gpu_work_create, gpu_work_destroy,
+const rrt_attn_kernels rrt_attn_kernels_cuda = {"cuda",           0,
+                                                cuda_work_create, gpu_work_destroy,
                                                 cuda_start,      cuda_step,
                                                 cuda_finish,     cuda_bwd_start,
                                                 cuda_bwd_step,   cuda_accumulate,

@@ -34,6 +34,8 @@ typedef struct rrt_attn_kshape {
   int dtype; /* rrt_dtype of storage: F32, BF16, F16 */
   float scale;
   rrt_attn_kmask mask; /* row mask of the masked items (attn_item.h) */
+  int causal_only;     /* the mask is causal alone (no window, one document): a masked
+                          item with unit strides is a causal band (attn_cudnn.h) */
 } rrt_attn_kshape;
 
 /** Scratch of a plan, made and freed by the table that uses it. */
@@ -44,6 +46,12 @@ typedef struct rrt_attn_work {
   const void *dout;         /* dO as the backward steps read it, set by bwd_start */
   /* cpu backward */
   float *dout32; /* host f32 copy of dO (half storage only) */
+  /* emu/cuda, the library path (kernels/cuda/attn_cudnn.h); NULL when not used */
+  void *o_lib;    /* an item's partial output, storage dtype */
+  void *g_lib;    /* an item's dQ | dK | dV, storage dtype, shaped as the accumulators */
+  float *g32;     /* emu: the stand-in's f32 gradients, shaped as g_lib */
+  void *lib;      /* cuda: the cuDNN handle and graph cache */
+  const void *o;  /* the forward's output as the backward steps read it, set by bwd_start */
 } rrt_attn_work;
 
 /** Called between blocks of work so the pending ring shift can progress

@@ -193,7 +193,7 @@ static double run_table(rrt_ctx_t ctx, const kcase *c, const kdata *kd, const rr
   float *acc = o_acc ? o_acc : (float *)o;
   const rrt_attn_kshape sh = {c->batch, c->q_rows, c->kv_rows, c->hq,
                               c->hkv,   c->dim,    (int)c->dt, (float)(1.0 / sqrt((double)c->dim)),
-                              {lo, hi}};
+                              {lo, hi},   0};
   rrt_attn_work w;
   memset(&w, 0, sizeof w);
   const rrt_attn_progress prog = {NULL, NULL};
@@ -297,7 +297,7 @@ static void check_tc_unfused(rrt_ctx_t ctx, const kcase *c, const kdata *kd,
   for (int n = 0; n < nitems; n++) {
     CHECK_OK(rrt_k_attn_fwd_tc_emu(cs, &ka, &items[n], op, lp));
     CHECK_OK(rrt_k_attn_merge_emu(cs, c->batch, c->hq, c->dim, c->q_rows, items[n].q_begin,
-                                  items[n].q_len, op, lp, o[0], lse[0]));
+                                  items[n].q_len, op, RRT_DTYPE_F32, lp, o[0], lse[0]));
     CHECK_OK(rrt_k_attn_fwd_tc_merge_emu(cs, &ka, &items[n], o[1], lse[1]));
   }
   float *h[4] = {malloc(no), malloc(no), malloc(nl), malloc(nl)};

@@ -240,6 +240,16 @@ __global__ void rrt_attn_accumulate_kernel(float *acc, const float *part, int64_
     acc[t] += part[t];
 }
 
+__global__ void rrt_attn_add_rows_kernel(float *acc, const void *part, int dtype, int64_t rows,
+                                         int64_t row0, int64_t nrows, int64_t batch,
+                                         int64_t row_elems) {
+  const int64_t per_b = nrows * row_elems, stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < batch * per_b; t += stride) {
+    const int64_t i = (t / per_b * rows + row0) * row_elems + t % per_b;
+    acc[i] += rrt_am_load(part, i, dtype);
+  }
+}
+
 __global__ void rrt_attn_store_rows_kernel(const float *in, int64_t in_rows, void *out,
                                            int64_t out_rows, int64_t batch, int64_t row_elems,
                                            int dtype) {
@@ -322,6 +332,16 @@ RRT_KERNEL_API(rrt_k_attn_bwd_delta)
 RRT_KERNEL_API(rrt_k_attn_accumulate)(rrt_stream stream, float *acc, const float *part, int64_t n) {
   if (n <= 0) return RRT_SUCCESS;
   RRT_LAUNCH(rrt_attn_accumulate_kernel, rrt_grid_for(n, 256), 256, 0, stream, acc, part, n);
+}
+
+RRT_KERNEL_API(rrt_k_attn_add_rows)
+(rrt_stream stream, float *acc, const void *part, int dtype, int64_t rows, int64_t row0,
+ int64_t nrows, int64_t batch, int64_t row_elems) {
+  const int64_t n = batch * nrows * row_elems;
+  if (n <= 0) return RRT_SUCCESS;
+  if (row0 < 0 || row0 + nrows > rows) return RRT_ERR_INVALID_ARG;
+  RRT_LAUNCH(rrt_attn_add_rows_kernel, rrt_grid_for(n, 256), 256, 0, stream, acc, part, dtype,
+             rows, row0, nrows, batch, row_elems);
 }
 
 RRT_KERNEL_API(rrt_k_attn_store_rows)

@@ -62,6 +62,14 @@ RRT_DECLARE_KERNEL(rrt_k_attn_bwd_delta,
 RRT_DECLARE_KERNEL(rrt_k_attn_accumulate,
                    (rrt_stream stream, float *acc, const float *part, int64_t n))
 
+/* acc[b, row0 + r, :] += part[b, row0 + r, :] for r < nrows, both
+ * [batch, rows, row_elems] (acc f32, part in `dtype`): a library kernel's
+ * gradient of one item (storage dtype, the cuDNN path) into the f32
+ * accumulators. */
+RRT_DECLARE_KERNEL(rrt_k_attn_add_rows,
+                   (rrt_stream stream, float *acc, const void *part, int dtype, int64_t rows,
+                    int64_t row0, int64_t nrows, int64_t batch, int64_t row_elems))
+
 /* The first out_rows of every batch entry's in_rows rows of `in` (f32,
  * row_elems floats a row) into `out` in storage dtype, round to nearest
  * even: the kv_rows-strided dK/dV accumulators into this rank's shard. */

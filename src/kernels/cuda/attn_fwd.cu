@@ -133,8 +133,9 @@ __global__ void rrt_attn_fwd_kernel(rrt_attn_kargs a, rrt_attn_item it, int64_t 
 
 /* One thread per (batch, head, row): the coefficients depend on the row only. */
 __global__ void rrt_attn_merge_kernel(int64_t batch, int heads_q, int head_dim, int64_t q_rows,
-                                      int64_t q_begin, int64_t q_len, const float *o_part,
-                                      const float *lse_part, float *o, float *lse) {
+                                      int64_t q_begin, int64_t q_len, const void *o_part,
+                                      int part_dtype, const float *lse_part, float *o,
+                                      float *lse) {
   const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= batch * heads_q * q_len) return;
   const int64_t i = t % q_len;
@@ -144,9 +145,9 @@ __global__ void rrt_attn_merge_kernel(int64_t batch, int heads_q, int head_dim, 
   float ca, cb;
   *lr = rrt_attn_merge_coef(*lr, lse_part[(b * heads_q + h) * q_len + i], &ca, &cb);
   float *orow = o + ((b * q_rows + q_begin + i) * heads_q + h) * (int64_t)head_dim;
-  const float *prow = o_part + ((b * q_len + i) * heads_q + h) * (int64_t)head_dim;
+  const int64_t prow = ((b * q_len + i) * heads_q + h) * (int64_t)head_dim;
   for (int d = 0; d < head_dim; d++)
-    orow[d] = orow[d] * ca + prow[d] * cb;
+    orow[d] = orow[d] * ca + rrt_am_load(o_part, prow + d, part_dtype) * cb;
 }
 
 __global__ void rrt_attn_init_kernel(float *o, int64_t n_o, float *lse, int64_t n_lse) {
@@ -211,13 +212,13 @@ RRT_KERNEL_API(rrt_k_attn_fwd)
 
 RRT_KERNEL_API(rrt_k_attn_merge)
 (rrt_stream stream, int64_t batch, int heads_q, int head_dim, int64_t q_rows, int64_t q_begin,
- int64_t q_len, const float *o_part, const float *lse_part, float *o, float *lse) {
+ int64_t q_len, const void *o_part, int part_dtype, const float *lse_part, float *o, float *lse) {
   const int64_t n = batch * heads_q * q_len;
   if (n <= 0) return RRT_SUCCESS;
   const int64_t g = (n + 127) / 128;
   if (g >= ((int64_t)1 << 31)) return RRT_ERR_INVALID_ARG;
   RRT_LAUNCH(rrt_attn_merge_kernel, (unsigned)g, 128, 0, stream, batch, heads_q, head_dim, q_rows,
-             q_begin, q_len, o_part, lse_part, o, lse);
+             q_begin, q_len, o_part, part_dtype, lse_part, o, lse);
 }
 
 RRT_KERNEL_API(rrt_k_attn_init)

@@ -52,11 +52,14 @@ RRT_DECLARE_KERNEL(rrt_k_attn_fwd_tc_merge, (rrt_stream stream, const rrt_attn_k
                                              const rrt_attn_item *item, float *o, float *lse))
 
 /* Fold a partial result of rows [q_begin, q_begin + q_len) into the running
- * o [batch, q_rows, heads_q, head_dim] and lse [batch, heads_q, q_rows]. */
+ * o [batch, q_rows, heads_q, head_dim] and lse [batch, heads_q, q_rows]. The
+ * partial o_part [batch, q_len, heads_q, head_dim] is f32 (part_dtype
+ * RRT_AM_F32) from the in-tree kernels, or storage dtype from a library
+ * kernel (the cuDNN path, attn_cudnn.h); lse_part is f32 either way. */
 RRT_DECLARE_KERNEL(rrt_k_attn_merge,
                    (rrt_stream stream, int64_t batch, int heads_q, int head_dim, int64_t q_rows,
-                    int64_t q_begin, int64_t q_len, const float *o_part, const float *lse_part,
-                    float *o, float *lse))
+                    int64_t q_begin, int64_t q_len, const void *o_part, int part_dtype,
+                    const float *lse_part, float *o, float *lse))
 
 /* Running state reset: o = 0 (n_o floats), lse = -inf (n_lse floats). */
 RRT_DECLARE_KERNEL(rrt_k_attn_init,
