@@ -70,7 +70,8 @@ static rrt_status plan_init(rrt_attn_plan_t p, rrt_ctx_t ctx, const rrt_attn_des
       desc->batch,      L,     KV,          desc->heads_q, desc->heads_kv, desc->head_dim,
       (int)desc->dtype, scale, {NULL, NULL},
       /* a causal mask and nothing else (ring_schedule.h: left -1 unlimited) */
-      p->sched->causal && p->sched->left < 0 && p->sched->ndocs <= 1};
+      p->sched->causal && p->sched->left < 0 && p->sched->ndocs <= 1 &&
+          (desc->layout != RRT_ATTN_STRIPE || p->P == 1)};
   p->q_elems = (size_t)desc->batch * (size_t)L * (size_t)desc->heads_q * (size_t)desc->head_dim;
   p->lse_elems = (size_t)desc->batch * (size_t)desc->heads_q * (size_t)L;
   /* ring buffers hold the longest shard: shorter ones travel padded */
@@ -99,10 +100,13 @@ static rrt_status plan_alloc(rrt_attn_plan_t p) {
     RRT_CHECK(rrt_malloc(ctx, p->q_elems * sizeof(float), (void **)&p->o_acc));
   RRT_CHECK(rrt_malloc(ctx, p->lse_elems * sizeof(float), (void **)&p->lse_acc));
   RRT_CHECK(plan_mask(p));
+  /* the table names its own errors but an allocation's (a kernel choice it
+   * cannot honour, cuDNN that does not start) */
   rrt_status st = p->kern->work_create(ctx, &p->shape, &p->work);
-  if (st != RRT_SUCCESS)
+  if (st == RRT_ERR_OUT_OF_MEMORY)
     return rrt_error(ctx, st, rrt_attn_op_create, "%s kernel scratch for %zu query elements",
                      p->kern->name, p->q_elems);
+  RRT_CHECK(st);
   if (p->async) {
     const int nev = RRT_ATTN_STEP_EVENTS * p->P + 1;
     p->ev = calloc((size_t)nev, sizeof *p->ev);

@@ -106,6 +106,23 @@ static void gpu_work_destroy(rrt_ctx_t ctx, rrt_attn_work *w) {
   w->o_lib = w->g_lib = w->lib = NULL;
 }
 
+/* Forced cudnn on a plan it cannot run is an error at plan creation, on
+ * every rank alike (the descriptor decides it): storage, head_dim, mask. */
+static rrt_status gpu_lib_plan_check(rrt_ctx_t ctx, const rrt_attn_kshape *sh) {
+  const rrt_attn_kargs shape = {.dtype = sh->dtype, .head_dim = sh->head_dim};
+  if (!rrt_attn_lib_supported(&shape))
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_attn_plan_create",
+                     "RINGRT_ATTN_KERNEL=cudnn: cuDNN's attention takes bf16/f16 storage and "
+                     "head_dim a multiple of 8 up to 256 (dtype %s, head_dim %d)",
+                     rrt_dtype_name((rrt_dtype)sh->dtype), sh->head_dim);
+  if (sh->mask.lo && !sh->causal_band)
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_attn_plan_create",
+                     "RINGRT_ATTN_KERNEL=cudnn: cuDNN's masks (none, or a causal band) do not "
+                     "express this plan's mask (a window, documents, or causal on the striped "
+                     "layout); auto runs those items on the in-tree kernels");
+  return RRT_SUCCESS;
+}
+
 /* Scratch of every plan, and of the library path where the choice allows
  * it (the partial output, the gradients of an item: storage dtype). */
 static rrt_status gpu_work_create(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_kshape *sh,
@@ -113,9 +130,16 @@ static rrt_status gpu_work_create(const gpu_build *b, rrt_ctx_t ctx, const rrt_a
   const int choice = ctx->env.attn_kernel;
   RRT_CHECK(rrt_malloc(ctx, q_elems(sh) * sizeof(float), (void **)&w->o_part));
   RRT_CHECK(rrt_malloc(ctx, lse_elems(sh) * sizeof(float), (void **)&w->lse_part));
-  if (!b->lib_fwd || sh->dtype == RRT_DTYPE_F32 ||
-      !(choice == RRT_ATTN_KERNEL_CUDNN || (choice == RRT_ATTN_KERNEL_AUTO && b->lib_auto)))
+  if (!(choice == RRT_ATTN_KERNEL_CUDNN || (choice == RRT_ATTN_KERNEL_AUTO && b->lib_auto)))
     return RRT_SUCCESS;
+  if (!b->lib_fwd && choice == RRT_ATTN_KERNEL_CUDNN)
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_attn_plan_create",
+                     "RINGRT_ATTN_KERNEL=cudnn: this build has no cuDNN (RINGRT_CUDNN)");
+  if (!b->lib_fwd || sh->dtype == RRT_DTYPE_F32) {
+    if (choice == RRT_ATTN_KERNEL_CUDNN) RRT_CHECK(gpu_lib_plan_check(ctx, sh));
+    return RRT_SUCCESS;
+  }
+  if (choice == RRT_ATTN_KERNEL_CUDNN) RRT_CHECK(gpu_lib_plan_check(ctx, sh));
   const size_t es = rrt_dtype_size((rrt_dtype)sh->dtype);
   RRT_CHECK(rrt_malloc(ctx, q_elems(sh) * es, &w->o_lib));
   RRT_CHECK(rrt_malloc(ctx, grad_elems(sh) * es, &w->g_lib));
@@ -194,7 +218,7 @@ static rrt_status gpu_lib_pick(const gpu_build *b, rrt_ctx_t ctx, const char *wh
  * the in-tree kernels; forced cudnn on an item it cannot mask is an error. */
 static rrt_status gpu_lib_band(rrt_ctx_t ctx, const char *what, const rrt_attn_kshape *sh,
                                const rrt_attn_item *it, int64_t *band) {
-  *band = rrt_attn_lib_band(sh->causal_only, it);
+  *band = rrt_attn_lib_band(sh->causal_band, it);
   if (*band != RRT_ATTN_LIB_CANNOT || ctx->env.attn_kernel != RRT_ATTN_KERNEL_CUDNN)
     return RRT_SUCCESS;
   return rrt_error(ctx, RRT_ERR_INVALID_ARG, what,
@@ -508,7 +532,7 @@ static rrt_status cuda_lib_create(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_
   const rrt_status st = rrt_attn_cudnn_create((rrt_attn_cudnn **)&w->lib, msg, sizeof msg);
   if (st == RRT_SUCCESS) return RRT_SUCCESS;
   if (ctx->env.attn_kernel == RRT_ATTN_KERNEL_CUDNN)
-    return rrt_error(ctx, st, "attention plan", "RINGRT_ATTN_KERNEL=cudnn: %s", msg);
+    return rrt_error(ctx, st, "rrt_attn_plan_create", "RINGRT_ATTN_KERNEL=cudnn: %s", msg);
   rrt_free(ctx, w->o_lib);
   rrt_free(ctx, w->g_lib);
   w->o_lib = w->g_lib = NULL;

@@ -34,8 +34,9 @@ typedef struct rrt_attn_kshape {
   int dtype; /* rrt_dtype of storage: F32, BF16, F16 */
   float scale;
   rrt_attn_kmask mask; /* row mask of the masked items (attn_item.h) */
-  int causal_only;     /* the mask is causal alone (no window, one document): a masked
-                          item with unit strides is a causal band (attn_cudnn.h) */
+  int causal_band;     /* every masked item is a causal band (attn_cudnn.h): the mask is
+                          causal alone (no window, one document) and positions have unit
+                          stride (not the striped layout over several ranks) */
 } rrt_attn_kshape;
 
 /** Scratch of a plan, made and freed by the table that uses it. */

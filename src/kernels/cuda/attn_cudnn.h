@@ -33,13 +33,14 @@ extern "C" {
 /** How cuDNN can express the mask of an item: RRT_ATTN_LIB_NO_MASK for an
  *  unmasked item; a bound R >= 0 when the item's row mask is the causal band
  *  "key j visible to row i iff j <= i + R" (top-left aligned, cuDNN's
- *  diagonal band right bound): a masked item of a causal-only plan with unit
- *  strides, whose first row sees a key (R = q_pos0 - k_pos0 >= 0);
- *  RRT_ATTN_LIB_CANNOT otherwise (window, documents, strided positions),
- *  where the in-tree kernels run the item. */
-static inline int64_t rrt_attn_lib_band(int causal_only, const rrt_attn_item *it) {
+ *  diagonal band right bound): a masked item of a plan whose masked items
+ *  are causal bands (rrt_attn_kshape.causal_band) with unit strides, whose
+ *  first row sees a key (R = q_pos0 - k_pos0 >= 0); RRT_ATTN_LIB_CANNOT
+ *  otherwise (window, documents, striped positions), where the in-tree
+ *  kernels run the item. */
+static inline int64_t rrt_attn_lib_band(int causal_band, const rrt_attn_item *it) {
   if (!it->masked) return RRT_ATTN_LIB_NO_MASK;
-  if (!causal_only || it->q_stride != 1 || it->k_stride != 1) return RRT_ATTN_LIB_CANNOT;
+  if (!causal_band || it->q_stride != 1 || it->k_stride != 1) return RRT_ATTN_LIB_CANNOT;
   const int64_t r = it->q_pos0 - it->k_pos0;
   return r >= 0 && r < ((int64_t)1 << 30) ? r : RRT_ATTN_LIB_CANNOT;
 }
