@@ -153,6 +153,15 @@ apt_install() {
 # installed as root where nvcc is and the headers are not (else a note).
 cudnn_frontend() {
   have nvcc && [[ " ${cmake_args[*]-} " != *"RINGRT_CUDNN=OFF"* ]] || return 0
+  # Where cmake/FindCUDNNFrontend.cmake looks first: CUDNN_FRONTEND_ROOT as a
+  # -D argument or in the environment, then the packages of python3.
+  local a roots=(${CUDNN_FRONTEND_ROOT-})
+  for a in "${cmake_args[@]+"${cmake_args[@]}"}"; do
+    [[ "$a" == -DCUDNN_FRONTEND_ROOT=* ]] && roots+=("${a#*=}")
+  done
+  for a in "${roots[@]+"${roots[@]}"}"; do
+    [ -r "$a/include/cudnn_frontend.h" ] || [ -r "$a/cudnn_frontend.h" ] && return 0
+  done
   have python3 && python3 -c '
 import os, sys, sysconfig
 p = sysconfig.get_paths()

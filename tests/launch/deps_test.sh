@@ -44,7 +44,8 @@ farm() {
 as_user() {
   local path=$1
   shift
-  local cmd=(env -i "PATH=$path" "HOME=$tmp/home" TMPDIR="$tmp/home" ${user_env[@]+"${user_env[@]}"}
+  local cmd=(env -i "PATH=$path" "HOME=$tmp/home" TMPDIR="$tmp/home" ${base_env[@]+"${base_env[@]}"}
+    ${user_env[@]+"${user_env[@]}"}
     bash "$tmp/src/launch/deps.sh" "$@")
   if [ "$(id -u)" -eq 0 ]; then
     setpriv --reuid=nobody --regid=nogroup --clear-groups "${cmd[@]}"
@@ -52,6 +53,14 @@ as_user() {
     "${cmd[@]}"
   fi
 }
+
+# cudnn-frontend's header, looked for where nvcc is: a stand-in that
+# CUDNN_FRONTEND_ROOT points at makes "everything present" hold for users
+# whose python3 lacks the pip package.
+mkdir -p "$tmp/cudnn-fe/include"
+touch "$tmp/cudnn-fe/include/cudnn_frontend.h"
+chmod -R a+rX "$tmp/cudnn-fe"
+base_env=("CUDNN_FRONTEND_ROOT=$tmp/cudnn-fe")
 
 full=$(farm full)
 out=$(as_user "$full" 2>&1)
@@ -117,9 +126,33 @@ rc=$?
 [ $rc -eq 0 ] && [ -z "$out" ] || fail "PETSc hidden, RINGRT_PETSC=OFF: exit $rc, output: $out"
 user_env=()
 
+# cudnn-frontend absent (where nvcc is on PATH): a note and exit 0; given as
+# -DCUDNN_FRONTEND_ROOT, or not looked for under -DRINGRT_CUDNN=OFF: silent.
+if [ -x "$full/nvcc" ]; then
+  base_env=()
+  out=$(as_user "$full" 2>&1)
+  rc=$?
+  # (unless the python3 of that PATH has the pip package: then it is there)
+  sees=$(env -i "PATH=$full" python3 -c 'import os, sysconfig; p = sysconfig.get_paths()
+print(any(os.path.exists(os.path.join(p[k], "include", "cudnn_frontend.h")) for k in ("purelib", "platlib")))' 2>/dev/null)
+  if [ "$sees" != True ]; then
+    [ $rc -eq 0 ] && [[ "$out" == *"note: no cudnn_frontend.h"*"nvidia-cudnn-frontend"* ]] ||
+      fail "cudnn-frontend hidden: exit $rc (want 0), no note naming nvidia-cudnn-frontend: $out"
+  fi
+  out=$(as_user "$full" "-DCUDNN_FRONTEND_ROOT=$tmp/cudnn-fe" 2>&1)
+  rc=$?
+  [ $rc -eq 0 ] && [ -z "$out" ] || fail "cudnn-frontend given by -DCUDNN_FRONTEND_ROOT: exit $rc, output: $out"
+  out=$(as_user "$full" -DRINGRT_CUDNN=OFF 2>&1)
+  rc=$?
+  [ $rc -eq 0 ] && [ -z "$out" ] || fail "cudnn-frontend hidden, RINGRT_CUDNN=OFF: exit $rc, output: $out"
+  base_env=("CUDNN_FRONTEND_ROOT=$tmp/cudnn-fe")
+else
+  echo "deps_test: no nvcc on PATH; the cudnn-frontend note is not checked" >&2
+fi
+
 # Root on Debian: apt-get install the missing package, check again, fail.
 if [ "$(id -u)" -eq 0 ] && [ -r /etc/debian_version ]; then
-  out=$(env -i "PATH=$(farm root ninja ninja-build)" "HOME=$tmp/home" bash "$tmp/src/launch/deps.sh" 2>&1)
+  out=$(env -i "PATH=$(farm root ninja ninja-build)" "HOME=$tmp/home" "${base_env[@]}" bash "$tmp/src/launch/deps.sh" 2>&1)
   rc=$?
   [ $rc -eq 1 ] || fail "root, ninja hidden, stub apt-get: exit $rc (want 1), output: $out"
   grep -q "^apt-get install .*ninja-build" "$tmp/apt.log" 2>/dev/null ||
