@@ -9,8 +9,8 @@
 #     transport and again with the MPI-staged one (RINGRT_NCCL=0);
 #  2. `ringrt attn --backend cuda --backward`, np=1, bf16, H=16, D = 64 and
 #     128, S = 4096 and 16384, causal and not: one JSON line each (forward
-#     and backward time, TFLOP/s; the tensor-core kernels under the default
-#     RINGRT_ATTN_KERNEL=auto);
+#     and backward time, TFLOP/s), under RINGRT_ATTN_KERNEL=auto (cuDNN
+#     where the build has it) and =tc (the in-tree tensor-core kernels);
 #  3. torch.nn.functional.scaled_dot_product_attention on the same shapes and
 #     GPU (when torch with CUDA imports), forward and backward, with its
 #     default choice and forced onto the flash and cuDNN backends, and a
@@ -115,15 +115,20 @@ shapes="64:4096 64:16384 128:4096 128:16384"
 echo "## 2. local attention, cuda backend, np=1, bf16, H=16 (JSON)"
 : >"$tmp/ringrt.jsonl"
 if [ "$have_app" = 1 ] && [ "$have_gpu" = 1 ]; then
-  for sd in $shapes; do
-    dim=${sd%%:*} seq=${sd##*:}
-    for causal in "" "--causal"; do
-      fits 15 "ringrt D=$dim S=$seq $causal" || continue
-      timeout "$(lim 60)" mpirun -np 1 --bind-to none "$app" attn --backend cuda --dtype bf16 \
-        --batch 1 --heads 16 --dim "$dim" --seq "$seq" $causal --iters 10 --warmup 3 --backward \
-        --quiet \
-        --json - 2>"$tmp/err" | grep '^{' | tee -a "$tmp/ringrt.jsonl" ||
-        echo "{\"error\":\"run failed: $(tail -1 "$tmp/err" | tr -d '"')\",\"dim\":$dim,\"seq\":$seq,\"causal\":\"$causal\"}"
+  # auto (cuDNN where the build has it, docs/attn.md) and the in-tree
+  # tensor-core kernels (tc), each row tagged with the kernel choice
+  for kern in auto tc; do
+    for sd in $shapes; do
+      dim=${sd%%:*} seq=${sd##*:}
+      for causal in "" "--causal"; do
+        fits 15 "ringrt $kern D=$dim S=$seq $causal" || continue
+        RINGRT_ATTN_KERNEL=$kern timeout "$(lim 60)" mpirun -np 1 --bind-to none \
+          -x RINGRT_ATTN_KERNEL "$app" attn --backend cuda --dtype bf16 --batch 1 --heads 16 \
+          --dim "$dim" --seq "$seq" $causal --iters 10 --warmup 3 --backward --quiet \
+          --json - 2>"$tmp/err" | grep '^{' | sed "s/^{/{\"kernel\":\"$kern\",/" |
+          tee -a "$tmp/ringrt.jsonl" ||
+          echo "{\"kernel\":\"$kern\",\"error\":\"run failed: $(tail -1 "$tmp/err" | tr -d '"')\",\"dim\":$dim,\"seq\":$seq,\"causal\":\"$causal\"}"
+      done
     done
   done
 else
@@ -197,22 +202,26 @@ def rows(p):
 def best(rs, key):  # the fastest torch backend of a shape for `key`
     vals = [(j[key], j["backend"]) for j in rs if j.get(key)]
     return max(vals) if vals else (None, "-")
-r = {(j["dim"], j["seq"], j["causal"] in (True, "true")): j for j in rows(sys.argv[1])}
+r = {(j["dim"], j["seq"], j["causal"] in (True, "true"), j.get("kernel", "auto")): j
+     for j in rows(sys.argv[1]) if "error" not in j}
 t = {}
 for j in rows(sys.argv[2]):
     t.setdefault((j["dim"], j["seq"], j["causal"]), []).append(j)
-fmt = "%4s %6s %6s | %7s %7s %-8s %6s | %7s %7s %-8s %6s"
-print("forward and backward TFLOP/s (backward: 2.5x the forward's FLOPs), bf16, H=16")
-print(fmt % ("D", "S", "causal", "ringrt", "torch", "(best)", "ratio", "r. bwd", "t. bwd",
+fmt = "%4s %6s %6s %-5s | %7s %7s %-8s %6s | %7s %7s %-8s %6s"
+print("forward and backward TFLOP/s (backward: 2.5x the forward's FLOPs), bf16, H=16;")
+print("ringrt kernel auto (cuDNN where built) and tc (in-tree tensor cores)")
+print(fmt % ("D", "S", "causal", "kern", "ringrt", "torch", "(best)", "ratio", "r. bwd", "t. bwd",
              "(best)", "ratio"))
 num = lambda x: "%.1f" % x if x else "-"
-for key in sorted(set(r) | set(t)):
-    a = r.get(key, {}).get("tflops")
-    ab = r.get(key, {}).get("backward", {}).get("tflops")
-    b, bn = best(t.get(key, []), "tflops")
-    bb, bbn = best(t.get(key, []), "bwd_tflops")
-    print(fmt % (key[0], key[1], key[2], num(a), num(b), bn, "%.2f" % (a / b) if a and b else "-",
-                 num(ab), num(bb), bbn, "%.2f" % (ab / bb) if ab and bb else "-"))
+shapes = sorted(set(k[:3] for k in r) | set(t))
+for shape in shapes:
+    for kern in ("auto", "tc"):
+        j = r.get(shape + (kern,), {})
+        a, ab = j.get("tflops"), j.get("backward", {}).get("tflops")
+        b, bn = best(t.get(shape, []), "tflops")
+        bb, bbn = best(t.get(shape, []), "bwd_tflops")
+        print(fmt % (*shape, kern, num(a), num(b), bn, "%.2f" % (a / b) if a and b else "-",
+                     num(ab), num(bb), bbn, "%.2f" % (ab / bb) if ab and bb else "-"))
 PY
 fi
 

@@ -210,8 +210,8 @@ static rrt_status gpu_lib_pick(const gpu_build *b, rrt_ctx_t ctx, const char *wh
   return rrt_error(ctx, RRT_ERR_INVALID_ARG, what,
                    "RINGRT_ATTN_KERNEL=cudnn: cuDNN's attention takes bf16/f16 storage, head_dim "
                    "a multiple of 8 up to 256 and 16-byte aligned q, k, v (and o, dout) (dtype "
-                   "%d, head_dim %d)",
-                   ka->dtype, ka->head_dim);
+                   "%s, head_dim %d)",
+                   rrt_dtype_name((rrt_dtype)ka->dtype), ka->head_dim);
 }
 
 /* The library's mask of an item (attn_cudnn.h), or RRT_ATTN_LIB_CANNOT for
@@ -272,7 +272,7 @@ static rrt_status gpu_step(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_ksh
     const rrt_attn_item *it = &items[n];
     int done = 0;
     if (lib) RRT_CHECK(gpu_lib_fwd_item(b, ctx, sh, w, &ka, it, o, lse, &done));
-    if (done) {
+    if (done) { /* the library path ran it */
     } else if (tc) { /* the merge fused into the kernel's epilogue */
       RRT_CHECK(b->fwd_tc_merge(cs, &ka, it, o, lse));
     } else {

@@ -444,20 +444,24 @@ static void run_errors(rrt_ctx_t ctx) {
   prob_free(&pr, ctx);
 }
 
-/* "lib": every bf16/f16 case of the small and mask sets on every layout,
- * except the plans whose masks cuDNN cannot express (a window, documents,
- * causal on the striped layout over several ranks): those must fail at
- * plan creation on every rank with a message that says so. */
+/* "lib" (under RINGRT_ATTN_KERNEL=cudnn): every bf16/f16 case of the small
+ * and mask sets on every layout, except the plans whose masks cuDNN cannot
+ * express (a window, documents, causal on the striped layout over several
+ * ranks): those must fail at plan creation on every rank with a message
+ * that says so. Under another kernel choice the same cases all run, with
+ * the in-tree tolerance: with RRT_TEST_VERBOSE, the paired errors that
+ * docs/attn.md compares. */
 static void run_lib(rrt_ctx_t ctx) {
   const int n = (int)(sizeof small_cfgs / sizeof *small_cfgs),
             nm = (int)(sizeof mask_cfgs / sizeof *mask_cfgs);
-  lib_mode = 1;
+  const char *kernel = getenv("RINGRT_ATTN_KERNEL");
+  lib_mode = kernel && strcmp(kernel, "cudnn") == 0;
   for (int i = 0; i < n + nm; i++) {
     const cfg *c = i < n ? &small_cfgs[i] : &mask_cfgs[i - n];
     if (c->dt == RRT_DTYPE_F32) continue;
     for (int layout = 0; layout < RRT_ATTN_LAYOUT_COUNT; layout++)
       for (int causal = c->causal; causal <= 1; causal++) {
-        if (!(causal && layout == RRT_ATTN_STRIPE && rrt_ctx_size(ctx) > 1)) {
+        if (!lib_mode || !(causal && layout == RRT_ATTN_STRIPE && rrt_ctx_size(ctx) > 1)) {
           run_cfg(ctx, c, layout, causal, 2000u + (unsigned)i, i < n);
           continue;
         }
@@ -471,6 +475,7 @@ static void run_lib(rrt_ctx_t ctx) {
         prob_free(&pr, ctx);
       }
   }
+  if (!lib_mode) return;
   /* a window: refused too */
   const cfg w = {1, 0, 2, 1, 16, RRT_DTYPE_BF16, 24, 1, 4, 0, 0};
   prob pr;

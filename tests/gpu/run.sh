@@ -148,7 +148,18 @@ tb=$SECONDS
 cfg=(-S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGRT_CUDA=ON
   -DCMAKE_CUDA_ARCHITECTURES="$arch" -DRINGRT_HDF5=AUTO -DRINGRT_BLAS=AUTO -DRINGRT_HWLOC=AUTO
   -DRINGRT_SHARED_DATA="$data" -DRINGRT_TEST_RANK_WRAPPER="$root/tests/gpu/rank_env.sh")
-[ -n "$py" ] && cfg+=(-DNCCL_PYTHON="$py")
+[ -n "$py" ] && cfg+=(-DNCCL_PYTHON="$py" -DCUDNN_PYTHON="$py")
+# cudnn-frontend's headers from the kit (the cuDNN attention path; cudnn.h
+# comes from torch's nvidia-cudnn wheel or the toolkit)
+[ -f "$kit/cudnn-frontend/include/cudnn_frontend.h" ] && cfg+=(-DCUDNN_FRONTEND_ROOT="$kit/cudnn-frontend")
+# ... and libcudnn.so.9 at run time: torch's wheel is not on the loader's path
+cudnn_lib=$([ -n "$py" ] && "$py" -c 'import os, nvidia.cudnn as m
+print(os.path.join(list(m.__path__)[0], "lib"))' 2>/dev/null)
+if [ -n "$cudnn_lib" ] && [ -e "$cudnn_lib/libcudnn.so.9" ]; then
+  export RINGRT_CUDNN_LIBRARY=$cudnn_lib/libcudnn.so.9
+  export LD_LIBRARY_PATH=$cudnn_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+echo "cudnn:  ${RINGRT_CUDNN_LIBRARY:-libcudnn.so.9 from the loader's path}"
 # shellcheck disable=SC2206
 cfg+=(${RINGRT_GPU_CMAKE_ARGS:-})
 echo "+ cmake ${cfg[*]}"
