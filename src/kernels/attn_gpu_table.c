@@ -250,10 +250,9 @@ static rrt_status gpu_lib_fwd_item(const gpu_build *b, rrt_ctx_t ctx, const rrt_
   *done = 0;
   RRT_CHECK(gpu_lib_band(ctx, "attention forward", sh, it, &band));
   if (band == RRT_ATTN_LIB_CANNOT) return RRT_SUCCESS;
-  RRT_CHECK(gpu_lib_outcome(ctx, "attention forward",
-                            b->lib_fwd(ctx, w, ka, it, band, w->o_lib, w->lse_part, msg,
-                                       sizeof msg),
-                            msg, done));
+  RRT_CHECK(gpu_lib_outcome(
+      ctx, "attention forward",
+      b->lib_fwd(ctx, w, ka, it, band, w->o_lib, w->lse_part, msg, sizeof msg), msg, done));
   if (!*done) return RRT_SUCCESS;
   return b->merge(ctx->compute_stream, sh->batch, sh->heads_q, sh->head_dim, sh->q_rows,
                   it->q_begin, it->q_len, w->o_lib, sh->dtype, w->lse_part, o, lse);
@@ -272,7 +271,7 @@ static rrt_status gpu_step(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_ksh
     const rrt_attn_item *it = &items[n];
     int done = 0;
     if (lib) RRT_CHECK(gpu_lib_fwd_item(b, ctx, sh, w, &ka, it, o, lse, &done));
-    if (done) { /* the library path ran it */
+    if (done) {      /* the library path ran it */
     } else if (tc) { /* the merge fused into the kernel's epilogue */
       RRT_CHECK(b->fwd_tc_merge(cs, &ka, it, o, lse));
     } else {
@@ -388,8 +387,8 @@ static rrt_status gpu_bwd_finish(const gpu_build *b, rrt_ctx_t ctx, const rrt_at
  * rule around cuDNN. It also checks the rule: the band it was given must
  * give every row of the item the keys the plan's row mask does (host
  * memory on emu). */
-static rrt_status emu_lib_check_band(const rrt_attn_kargs *a, const rrt_attn_item *it,
-                                     int64_t band, char *msg, size_t msglen) {
+static rrt_status emu_lib_check_band(const rrt_attn_kargs *a, const rrt_attn_item *it, int64_t band,
+                                     char *msg, size_t msglen) {
   for (int64_t i = 0; band != RRT_ATTN_LIB_NO_MASK && i < it->q_len; i++) {
     int64_t jb, je;
     rrt_attn_item_keys(it, a->mask, i, &jb, &je);
@@ -406,8 +405,8 @@ static rrt_status emu_lib_check_band(const rrt_attn_kargs *a, const rrt_attn_ite
 }
 
 static rrt_status emu_lib_fwd(rrt_ctx_t ctx, rrt_attn_work *w, const rrt_attn_kargs *a,
-                              const rrt_attn_item *it, int64_t band, void *o_part,
-                              float *lse_part, char *msg, size_t msglen) {
+                              const rrt_attn_item *it, int64_t band, void *o_part, float *lse_part,
+                              char *msg, size_t msglen) {
   rrt_stream cs = ctx->compute_stream;
   RRT_CHECK(emu_lib_check_band(a, it, band, msg, msglen));
   if (rrt_attn_tc_supported(a))
@@ -512,16 +511,15 @@ const rrt_attn_kernels rrt_attn_kernels_emu = {"emu",           0,
 #if RINGRT_HAVE_CUDA
 #if RINGRT_HAVE_CUDNN
 static rrt_status cuda_lib_fwd(rrt_ctx_t ctx, rrt_attn_work *w, const rrt_attn_kargs *a,
-                               const rrt_attn_item *it, int64_t band, void *o_part,
-                               float *lse_part, char *msg, size_t msglen) {
+                               const rrt_attn_item *it, int64_t band, void *o_part, float *lse_part,
+                               char *msg, size_t msglen) {
   return rrt_attn_cudnn_fwd(w->lib, ctx->compute_stream, a, it, band, o_part, lse_part, msg,
                             msglen);
 }
 
 static rrt_status cuda_lib_bwd(rrt_ctx_t ctx, rrt_attn_work *w, const rrt_attn_bargs *a,
                                const rrt_attn_item *it, int64_t band, char *msg, size_t msglen) {
-  return rrt_attn_cudnn_bwd(w->lib, ctx->compute_stream, a, w->o, it, band, w->g_lib, msg,
-                            msglen);
+  return rrt_attn_cudnn_bwd(w->lib, ctx->compute_stream, a, w->o, it, band, w->g_lib, msg, msglen);
 }
 
 /* cuDNN opened and a handle made; where it cannot start, auto goes on
@@ -606,8 +604,8 @@ static rrt_status cuda_bwd_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, cons
 
 const rrt_attn_kernels rrt_attn_kernels_cuda = {"cuda",           0,
                                                 cuda_work_create, gpu_work_destroy,
-                                                cuda_start,      cuda_step,
-                                                cuda_finish,     cuda_bwd_start,
-                                                cuda_bwd_step,   cuda_accumulate,
-                                                gpu_zero,        cuda_bwd_finish};
+                                                cuda_start,       cuda_step,
+                                                cuda_finish,      cuda_bwd_start,
+                                                cuda_bwd_step,    cuda_accumulate,
+                                                gpu_zero,         cuda_bwd_finish};
 #endif

@@ -48,11 +48,11 @@ typedef struct rrt_attn_work {
   /* cpu backward */
   float *dout32; /* host f32 copy of dO (half storage only) */
   /* emu/cuda, the library path (kernels/cuda/attn_cudnn.h); NULL when not used */
-  void *o_lib;    /* an item's partial output, storage dtype */
-  void *g_lib;    /* an item's dQ | dK | dV, storage dtype, shaped as the accumulators */
-  float *g32;     /* emu: the stand-in's f32 gradients, shaped as g_lib */
-  void *lib;      /* cuda: the cuDNN handle and graph cache */
-  const void *o;  /* the forward's output as the backward steps read it, set by bwd_start */
+  void *o_lib;   /* an item's partial output, storage dtype */
+  void *g_lib;   /* an item's dQ | dK | dV, storage dtype, shaped as the accumulators */
+  float *g32;    /* emu: the stand-in's f32 gradients, shaped as g_lib */
+  void *lib;     /* cuda: the cuDNN handle and graph cache */
+  const void *o; /* the forward's output as the backward steps read it, set by bwd_start */
 } rrt_attn_work;
 
 /** Called between blocks of work so the pending ring shift can progress

@@ -193,7 +193,7 @@ static double run_table(rrt_ctx_t ctx, const kcase *c, const kdata *kd, const rr
   float *acc = o_acc ? o_acc : (float *)o;
   const rrt_attn_kshape sh = {c->batch, c->q_rows, c->kv_rows, c->hq,
                               c->hkv,   c->dim,    (int)c->dt, (float)(1.0 / sqrt((double)c->dim)),
-                              {lo, hi},   0};
+                              {lo, hi}, 0};
   rrt_attn_work w;
   memset(&w, 0, sizeof w);
   const rrt_attn_progress prog = {NULL, NULL};

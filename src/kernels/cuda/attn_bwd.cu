@@ -340,8 +340,8 @@ RRT_KERNEL_API(rrt_k_attn_add_rows)
   const int64_t n = batch * nrows * row_elems;
   if (n <= 0) return RRT_SUCCESS;
   if (row0 < 0 || row0 + nrows > rows) return RRT_ERR_INVALID_ARG;
-  RRT_LAUNCH(rrt_attn_add_rows_kernel, rrt_grid_for(n, 256), 256, 0, stream, acc, part, dtype,
-             rows, row0, nrows, batch, row_elems);
+  RRT_LAUNCH(rrt_attn_add_rows_kernel, rrt_grid_for(n, 256), 256, 0, stream, acc, part, dtype, rows,
+             row0, nrows, batch, row_elems);
 }
 
 RRT_KERNEL_API(rrt_k_attn_store_rows)

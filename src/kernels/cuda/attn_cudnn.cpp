@@ -48,9 +48,9 @@ struct Entry {
 };
 
 /* [batch, heads, len, head_dim] view of BSHD rows with `rows` rows a batch entry. */
-std::shared_ptr<fe::graph::Tensor_attributes> bshd(fe::graph::Graph &g, const char *name, int64_t uid,
-                                                   int64_t b, int64_t h, int64_t len, int64_t d,
-                                                   int64_t rows) {
+std::shared_ptr<fe::graph::Tensor_attributes> bshd(fe::graph::Graph &g, const char *name,
+                                                   int64_t uid, int64_t b, int64_t h, int64_t len,
+                                                   int64_t d, int64_t rows) {
   return g.tensor(fe::graph::Tensor_attributes()
                       .set_name(name)
                       .set_uid(uid)
@@ -73,18 +73,26 @@ template <class Attr> void set_band(Attr &attr, int64_t band) {
       .set_diagonal_band_right_bound((int)band);
 }
 
-/* The graph of the forward of an item: O in storage dtype [b, q_len, hq, d]
- * (compact), stats f32 [b, hq, q_len]. */
-std::shared_ptr<fe::graph::Graph> fwd_graph(const Key &k) {
+/* A graph with storage-dtype tensors and f32 arithmetic inside. */
+std::shared_ptr<fe::graph::Graph> new_graph(const Key &k) {
   auto g = std::make_shared<fe::graph::Graph>();
   g->set_io_data_type(io_type(k.dtype))
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
+  return g;
+}
+
+/* The graph of the forward of an item: O in storage dtype [b, q_len, hq, d]
+ * (compact), stats f32 [b, hq, q_len]. */
+std::shared_ptr<fe::graph::Graph> fwd_graph(const Key &k) {
+  auto g = new_graph(k);
   auto q = bshd(*g, "Q", kQ, k.batch, k.heads_q, k.q_len, k.head_dim, k.q_rows);
   auto kt = bshd(*g, "K", kK, k.batch, k.heads_kv, k.k_len, k.head_dim, k.kv_rows);
   auto v = bshd(*g, "V", kV, k.batch, k.heads_kv, k.k_len, k.head_dim, k.kv_rows);
-  auto attr = fe::graph::SDPA_attributes().set_name("ringrt_fwd").set_generate_stats(true).set_attn_scale(
-      k.scale);
+  auto attr = fe::graph::SDPA_attributes()
+                  .set_name("ringrt_fwd")
+                  .set_generate_stats(true)
+                  .set_attn_scale(k.scale);
   set_band(attr, k.band);
   auto [o, stats] = g->sdpa(q, kt, v, attr);
   set_bshd(o, kO, k.batch, k.heads_q, k.q_len, k.head_dim, k.q_len);
@@ -100,10 +108,7 @@ std::shared_ptr<fe::graph::Graph> fwd_graph(const Key &k) {
  * [b, q_rows, hq, d]; K, V, dK, dV at rows k_begin of [b, kv_rows, hkv, d];
  * stats the final LSE [b, hq, q_rows] at q_begin. */
 std::shared_ptr<fe::graph::Graph> bwd_graph(const Key &k) {
-  auto g = std::make_shared<fe::graph::Graph>();
-  g->set_io_data_type(io_type(k.dtype))
-      .set_intermediate_data_type(fe::DataType_t::FLOAT)
-      .set_compute_data_type(fe::DataType_t::FLOAT);
+  auto g = new_graph(k);
   auto q = bshd(*g, "Q", kQ, k.batch, k.heads_q, k.q_len, k.head_dim, k.q_rows);
   auto kt = bshd(*g, "K", kK, k.batch, k.heads_kv, k.k_len, k.head_dim, k.kv_rows);
   auto v = bshd(*g, "V", kV, k.batch, k.heads_kv, k.k_len, k.head_dim, k.kv_rows);
@@ -166,7 +171,8 @@ rrt_status graph_for(rrt_attn_cudnn *c, const Key &key, Entry **out, char *msg, 
       const cudaError_t ce = cudaMalloc(&c->workspace, (size_t)ws);
       if (ce != cudaSuccess)
         return say(msg, msglen, RRT_ERR_OUT_OF_MEMORY,
-                   "cuDNN workspace of " + std::to_string(ws) + " bytes: " + cudaGetErrorString(ce));
+                   "cuDNN workspace of " + std::to_string(ws) +
+                       " bytes: " + cudaGetErrorString(ce));
       c->workspace_bytes = ws;
     }
     it = c->graphs.emplace(key, std::move(e)).first;
@@ -188,8 +194,8 @@ rrt_status run(rrt_attn_cudnn *c, void *stream, Entry *e, std::unordered_map<int
 }
 
 Key key_of(int bwd, const rrt_attn_kargs *a, const rrt_attn_item *it, int64_t band) {
-  return Key{bwd,      a->dtype,  a->heads_q, a->heads_kv, a->head_dim, a->batch,
-             a->q_rows, a->kv_rows, it->q_len, it->k_len,  band,        a->scale};
+  return Key{bwd,       a->dtype,   a->heads_q, a->heads_kv, a->head_dim, a->batch,
+             a->q_rows, a->kv_rows, it->q_len,  it->k_len,   band,        a->scale};
 }
 
 /* Element offset of local row `row` in a BSHD tensor with `heads` heads. */
@@ -268,16 +274,15 @@ extern "C" rrt_status rrt_attn_cudnn_bwd(rrt_attn_cudnn *c, void *stream, const 
   const int64_t ko = row_off(it->k_begin, f->heads_kv, f->head_dim);
   const int64_t q_elems = f->batch * row_off(f->q_rows, f->heads_q, f->head_dim);
   const int64_t kv_elems = f->batch * row_off(f->kv_rows, f->heads_kv, f->head_dim);
-  std::unordered_map<int64_t, void *> pack = {
-      {kQ, at(f->q, qo)},
-      {kK, at(f->k, ko)},
-      {kV, at(f->v, ko)},
-      {kO, at(o, qo)},
-      {kDO, at(a->dout, qo)},
-      {kStats, (void *)(a->lse + it->q_begin)},
-      {kDQ, at(grads, qo)},
-      {kDK, at(grads, q_elems + ko)},
-      {kDV, at(grads, q_elems + kv_elems + ko)}};
+  std::unordered_map<int64_t, void *> pack = {{kQ, at(f->q, qo)},
+                                              {kK, at(f->k, ko)},
+                                              {kV, at(f->v, ko)},
+                                              {kO, at(o, qo)},
+                                              {kDO, at(a->dout, qo)},
+                                              {kStats, (void *)(a->lse + it->q_begin)},
+                                              {kDQ, at(grads, qo)},
+                                              {kDK, at(grads, q_elems + ko)},
+                                              {kDV, at(grads, q_elems + kv_elems + ko)}};
   return run(c, stream, e, pack, msg, msglen);
 } catch (const std::exception &ex) {
   return say(msg, msglen, RRT_ERR_CUDA, std::string("cuDNN attention backward: ") + ex.what());

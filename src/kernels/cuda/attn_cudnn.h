@@ -69,8 +69,8 @@ void rrt_attn_cudnn_destroy(rrt_attn_cudnn *c);
  *  with msg when cuDNN has no engine for it (remembered: later calls for
  *  the shape fail at once). */
 rrt_status rrt_attn_cudnn_fwd(rrt_attn_cudnn *c, void *stream, const rrt_attn_kargs *a,
-                              const rrt_attn_item *it, int64_t band, void *o_part,
-                              float *lse_part, char *msg, size_t msglen);
+                              const rrt_attn_item *it, int64_t band, void *o_part, float *lse_part,
+                              char *msg, size_t msglen);
 
 /** The backward of one item: its dQ at rows q_begin of grads [batch,
  *  q_rows, heads_q, head_dim], then dK and dV at rows k_begin of the

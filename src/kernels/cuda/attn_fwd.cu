@@ -134,8 +134,7 @@ __global__ void rrt_attn_fwd_kernel(rrt_attn_kargs a, rrt_attn_item it, int64_t 
 /* One thread per (batch, head, row): the coefficients depend on the row only. */
 __global__ void rrt_attn_merge_kernel(int64_t batch, int heads_q, int head_dim, int64_t q_rows,
                                       int64_t q_begin, int64_t q_len, const void *o_part,
-                                      int part_dtype, const float *lse_part, float *o,
-                                      float *lse) {
+                                      int part_dtype, const float *lse_part, float *o, float *lse) {
   const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= batch * heads_q * q_len) return;
   const int64_t i = t % q_len;
