@@ -159,7 +159,7 @@ if [ -n "$cudnn_lib" ] && [ -e "$cudnn_lib/libcudnn.so.9" ]; then
   export RINGRT_CUDNN_LIBRARY=$cudnn_lib/libcudnn.so.9
   export LD_LIBRARY_PATH=$cudnn_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
-echo "cudnn:  ${RINGRT_CUDNN_LIBRARY:-libcudnn.so.9 from the loader's path}"
+echo "cudnn:  ${RINGRT_CUDNN_LIBRARY:-libcudnn.so.9 on the default library path}"
 # shellcheck disable=SC2206
 cfg+=(${RINGRT_GPU_CMAKE_ARGS:-})
 echo "+ cmake ${cfg[*]}"
