@@ -107,6 +107,10 @@ static rrt_status plan_alloc(rrt_attn_plan_t p) {
     return rrt_error(ctx, st, rrt_attn_op_create, "%s kernel scratch for %zu query elements",
                      p->kern->name, p->q_elems);
   RRT_CHECK(st);
+  /* the library path's graphs for the forward's items (the backward's at
+   * its first run): nothing is built or allocated in the ring loop */
+  for (int s = 0; p->kern->prepare && s < p->nsteps; s++)
+    RRT_CHECK(p->kern->prepare(ctx, &p->shape, &p->work, 0, p->steps[s].items, p->steps[s].nitems));
   if (p->async) {
     const int nev = RRT_ATTN_STEP_EVENTS * p->P + 1;
     p->ev = calloc((size_t)nev, sizeof *p->ev);

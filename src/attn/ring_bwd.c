@@ -212,12 +212,7 @@ rrt_status rrt_attn_plan_run_bwd(rrt_attn_plan_t p, const void *q, const void *k
                                  void *dk, void *dv) {
   if (!p) return rrt_error(NULL, RRT_ERR_INVALID_ARG, rrt_attn_op_run_bwd, "plan is NULL");
   rrt_status st = check_args(p, q, k, v, o, lse, dout, dq, dk, dv);
-  if (st == RRT_SUCCESS) {
-    st = rrt_attn_bwd_alloc(p);
-    if (st != RRT_SUCCESS)
-      st = rrt_error(p->ctx, st, rrt_attn_op_run_bwd, "backward buffers (%zu f32 of dK|dV x 3)",
-                     2 * p->kv_elems);
-  }
+  if (st == RRT_SUCCESS) st = rrt_attn_bwd_alloc(p);
   /* a bad argument or a failed allocation on one rank is an error on all */
   RRT_CHECK(rrt_agree(p->ctx, st));
   bwd_run rr = {k, v, lse, NULL, 0, 0.0, {NULL, NULL}};

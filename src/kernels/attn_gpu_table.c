@@ -3,6 +3,7 @@
  * and by nvcc (_cuda, device memory), queued on the compute stream. The two
  * tables share one implementation over the wrappers of their build. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "comm/ctx.h"
 #include "comm/error.h"
@@ -57,6 +58,11 @@ typedef struct gpu_build {
   /* the rest of the library's scratch; where the library cannot start, forced cudnn
    * fails and auto frees o_lib (no library path) */
   rrt_status (*lib_create)(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w);
+  /* ready for an item (bwd: its backward) before the ring loop; RRT_ERR_UNSUPPORTED
+   * with msg where the library refuses it */
+  rrt_status (*lib_prepare)(rrt_attn_work *w, const rrt_attn_kargs *a, int bwd,
+                            const rrt_attn_item *it, int64_t band, char *msg, size_t msglen);
+  void (*lib_destroy)(void *lib);
   int lib_auto;
 } gpu_build;
 
@@ -93,15 +99,13 @@ static rrt_attn_kargs kargs_of(const rrt_attn_kshape *sh, const void *q, const v
 
 static size_t grad_elems(const rrt_attn_kshape *sh) { return q_elems(sh) + 2 * dkv_half(sh); }
 
-static void gpu_work_destroy(rrt_ctx_t ctx, rrt_attn_work *w) {
+static void gpu_work_destroy(const gpu_build *b, rrt_ctx_t ctx, rrt_attn_work *w) {
   rrt_free(ctx, w->o_part);
   rrt_free(ctx, w->lse_part);
   rrt_free(ctx, w->o_lib);
   rrt_free(ctx, w->g_lib);
   rrt_free(ctx, w->g32);
-#if RINGRT_HAVE_CUDNN
-  rrt_attn_cudnn_destroy(w->lib);
-#endif
+  if (w->lib) b->lib_destroy(w->lib);
   w->o_part = w->lse_part = w->g32 = NULL;
   w->o_lib = w->g_lib = w->lib = NULL;
 }
@@ -238,6 +242,25 @@ static rrt_status gpu_lib_outcome(rrt_ctx_t ctx, const char *what, rrt_status st
       (st == RRT_ERR_UNSUPPORTED && ctx->env.attn_kernel != RRT_ATTN_KERNEL_CUDNN))
     return RRT_SUCCESS;
   return rrt_error(ctx, st, what, "%s", msg);
+}
+
+/* The library path made ready for a step's items (w->o_lib: the choice
+ * allows it and the library started): under auto an item it refuses runs
+ * in-tree, forced cudnn fails the plan (or the first backward). */
+static rrt_status gpu_prepare(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_kshape *sh,
+                              rrt_attn_work *w, int bwd, const rrt_attn_item *items, int nitems) {
+  if (!w->o_lib) return RRT_SUCCESS;
+  const char *what = bwd ? "rrt_attn_plan_run_bwd" : "rrt_attn_plan_create";
+  const rrt_attn_kargs ka = kargs_of(sh, NULL, NULL, NULL);
+  for (int n = 0; n < nitems; n++) {
+    const int64_t band = rrt_attn_lib_band(sh->causal_band, &items[n]);
+    char msg[512] = "";
+    int done;
+    if (band == RRT_ATTN_LIB_CANNOT || items[n].q_len <= 0 || items[n].k_len <= 0) continue;
+    RRT_CHECK(gpu_lib_outcome(
+        ctx, what, b->lib_prepare(w, &ka, bwd, &items[n], band, msg, sizeof msg), msg, &done));
+  }
+  return RRT_SUCCESS;
 }
 
 /* One item on the library path: its partial in storage dtype, then merged
@@ -404,10 +427,69 @@ static rrt_status emu_lib_check_band(const rrt_attn_kargs *a, const rrt_attn_ite
   return RRT_SUCCESS;
 }
 
+/* The items the stand-in was prepared for, as cuDNN's graph cache would
+ * hold them: a run of an item not prepared is an internal error (cuDNN
+ * would build a graph, and allocate, inside the ring loop). */
+typedef struct emu_lib_key {
+  int bwd;
+  int64_t q_len, k_len, band;
+} emu_lib_key;
+
+typedef struct emu_lib_keys {
+  emu_lib_key *key;
+  int n, cap;
+} emu_lib_keys;
+
+static int emu_lib_find(const emu_lib_keys *s, emu_lib_key k) {
+  for (int i = 0; i < s->n; i++)
+    if (s->key[i].bwd == k.bwd && s->key[i].q_len == k.q_len && s->key[i].k_len == k.k_len &&
+        s->key[i].band == k.band)
+      return 1;
+  return 0;
+}
+
+static rrt_status emu_lib_prepare(rrt_attn_work *w, const rrt_attn_kargs *a, int bwd,
+                                  const rrt_attn_item *it, int64_t band, char *msg, size_t msglen) {
+  emu_lib_keys *s = w->lib;
+  const emu_lib_key k = {bwd, it->q_len, it->k_len, band};
+  (void)a;
+  if (emu_lib_find(s, k)) return RRT_SUCCESS;
+  if (s->n == s->cap) {
+    const int cap = s->cap ? 2 * s->cap : 16;
+    emu_lib_key *grown = realloc(s->key, (size_t)cap * sizeof *grown);
+    if (!grown) {
+      snprintf(msg, msglen, "the stand-in's list of %d prepared items", cap);
+      return RRT_ERR_OUT_OF_MEMORY;
+    }
+    s->key = grown, s->cap = cap;
+  }
+  s->key[s->n++] = k;
+  return RRT_SUCCESS;
+}
+
+static rrt_status emu_lib_check_prepared(const rrt_attn_work *w, int bwd, const rrt_attn_item *it,
+                                         int64_t band, char *msg, size_t msglen) {
+  const emu_lib_key k = {bwd, it->q_len, it->k_len, band};
+  if (emu_lib_find(w->lib, k)) return RRT_SUCCESS;
+  snprintf(msg, msglen,
+           "library %s of an item (%lld query rows, %lld keys, band %lld) not prepared before "
+           "the ring loop",
+           bwd ? "backward" : "forward", (long long)it->q_len, (long long)it->k_len,
+           (long long)band);
+  return RRT_ERR_INTERNAL;
+}
+
+static void emu_lib_destroy(void *lib) {
+  emu_lib_keys *s = lib;
+  free(s->key);
+  free(s);
+}
+
 static rrt_status emu_lib_fwd(rrt_ctx_t ctx, rrt_attn_work *w, const rrt_attn_kargs *a,
                               const rrt_attn_item *it, int64_t band, void *o_part, float *lse_part,
                               char *msg, size_t msglen) {
   rrt_stream cs = ctx->compute_stream;
+  RRT_CHECK(emu_lib_check_prepared(w, 0, it, band, msg, msglen));
   RRT_CHECK(emu_lib_check_band(a, it, band, msg, msglen));
   if (rrt_attn_tc_supported(a))
     RRT_CHECK(rrt_k_attn_fwd_tc_emu(cs, a, it, w->o_part, lse_part));
@@ -424,6 +506,7 @@ static rrt_status emu_lib_bwd(rrt_ctx_t ctx, rrt_attn_work *w, const rrt_attn_ba
   const int64_t nq = f->batch * f->q_rows * f->heads_q * f->head_dim,
                 nkv = f->batch * f->kv_rows * f->heads_kv * f->head_dim;
   const int tc = rrt_attn_bwd_tc_supported(a);
+  RRT_CHECK(emu_lib_check_prepared(w, 1, it, band, msg, msglen));
   RRT_CHECK(emu_lib_check_band(f, it, band, msg, msglen));
   RRT_CHECK(ctx->dev->memset_async(w->g32, 0, (size_t)(nq + 2 * nkv) * sizeof(float), cs));
   RRT_CHECK((tc ? rrt_k_attn_bwd_dkv_tc_emu : rrt_k_attn_bwd_dkv_emu)(cs, a, it, w->g32 + nq,
@@ -433,6 +516,8 @@ static rrt_status emu_lib_bwd(rrt_ctx_t ctx, rrt_attn_work *w, const rrt_attn_ba
 }
 
 static rrt_status emu_lib_create(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w) {
+  w->lib = calloc(1, sizeof(emu_lib_keys));
+  if (!w->lib) return RRT_ERR_OUT_OF_MEMORY;
   return rrt_malloc(ctx, grad_elems(sh) * sizeof(float), (void **)&w->g32);
 }
 
@@ -454,10 +539,21 @@ static const gpu_build emu_build = {rrt_k_attn_fwd_emu,
                                     emu_lib_fwd,
                                     emu_lib_bwd,
                                     emu_lib_create,
+                                    emu_lib_prepare,
+                                    emu_lib_destroy,
                                     0};
 
 static rrt_status emu_work_create(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w) {
   return gpu_work_create(&emu_build, ctx, sh, w);
+}
+
+static void emu_work_destroy(rrt_ctx_t ctx, rrt_attn_work *w) {
+  gpu_work_destroy(&emu_build, ctx, w);
+}
+
+static rrt_status emu_prepare(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w, int bwd,
+                              const rrt_attn_item *items, int nitems) {
+  return gpu_prepare(&emu_build, ctx, sh, w, bwd, items, nitems);
 }
 
 static rrt_status emu_start(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
@@ -500,11 +596,12 @@ static rrt_status emu_bwd_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, const
 }
 
 const rrt_attn_kernels rrt_attn_kernels_emu = {"emu",           0,
-                                               emu_work_create, gpu_work_destroy,
+                                               emu_work_create, emu_work_destroy,
                                                emu_start,       emu_step,
                                                emu_finish,      emu_bwd_start,
                                                emu_bwd_step,    emu_accumulate,
-                                               gpu_zero,        emu_bwd_finish};
+                                               gpu_zero,        emu_bwd_finish,
+                                               emu_prepare};
 
 /* ---- cuda: the nvcc build on device memory ---------------------------------- */
 
@@ -536,9 +633,16 @@ static rrt_status cuda_lib_create(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_
   w->o_lib = w->g_lib = NULL;
   return RRT_SUCCESS;
 }
-#define CUDA_LIB cuda_lib_fwd, cuda_lib_bwd, cuda_lib_create
+static rrt_status cuda_lib_prepare(rrt_attn_work *w, const rrt_attn_kargs *a, int bwd,
+                                   const rrt_attn_item *it, int64_t band, char *msg,
+                                   size_t msglen) {
+  return rrt_attn_cudnn_prepare(w->lib, a, bwd, it, band, msg, msglen);
+}
+
+static void cuda_lib_destroy(void *lib) { rrt_attn_cudnn_destroy(lib); }
+#define CUDA_LIB cuda_lib_fwd, cuda_lib_bwd, cuda_lib_create, cuda_lib_prepare, cuda_lib_destroy
 #else
-#define CUDA_LIB NULL, NULL, NULL
+#define CUDA_LIB NULL, NULL, NULL, NULL, NULL
 #endif
 
 static const gpu_build cuda_build = {rrt_k_attn_fwd_cuda,
@@ -561,6 +665,15 @@ static const gpu_build cuda_build = {rrt_k_attn_fwd_cuda,
 
 static rrt_status cuda_work_create(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w) {
   return gpu_work_create(&cuda_build, ctx, sh, w);
+}
+
+static void cuda_work_destroy(rrt_ctx_t ctx, rrt_attn_work *w) {
+  gpu_work_destroy(&cuda_build, ctx, w);
+}
+
+static rrt_status cuda_prepare(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w, int bwd,
+                               const rrt_attn_item *items, int nitems) {
+  return gpu_prepare(&cuda_build, ctx, sh, w, bwd, items, nitems);
 }
 
 static rrt_status cuda_start(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
@@ -603,9 +716,10 @@ static rrt_status cuda_bwd_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, cons
 }
 
 const rrt_attn_kernels rrt_attn_kernels_cuda = {"cuda",           0,
-                                                cuda_work_create, gpu_work_destroy,
+                                                cuda_work_create, cuda_work_destroy,
                                                 cuda_start,       cuda_step,
                                                 cuda_finish,      cuda_bwd_start,
                                                 cuda_bwd_step,    cuda_accumulate,
-                                                gpu_zero,         cuda_bwd_finish};
+                                                gpu_zero,         cuda_bwd_finish,
+                                                cuda_prepare};
 #endif

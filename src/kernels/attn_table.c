@@ -213,12 +213,19 @@ static rrt_status cpu_bwd_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, const
   return RRT_SUCCESS;
 }
 
-const rrt_attn_kernels rrt_attn_kernels_cpu = {"cpu",           1,
-                                               cpu_work_create, cpu_work_destroy,
-                                               cpu_start,       cpu_step,
-                                               cpu_finish,      cpu_bwd_start,
-                                               cpu_bwd_step,    cpu_accumulate,
-                                               cpu_zero,        cpu_bwd_finish};
+const rrt_attn_kernels rrt_attn_kernels_cpu = {"cpu",
+                                               1,
+                                               cpu_work_create,
+                                               cpu_work_destroy,
+                                               cpu_start,
+                                               cpu_step,
+                                               cpu_finish,
+                                               cpu_bwd_start,
+                                               cpu_bwd_step,
+                                               cpu_accumulate,
+                                               cpu_zero,
+                                               cpu_bwd_finish,
+                                               NULL};
 
 const rrt_attn_kernels *rrt_attn_kernels_for(rrt_backend backend) {
   switch (backend) {

@@ -51,7 +51,8 @@ typedef struct rrt_attn_work {
   void *o_lib;   /* an item's partial output, storage dtype */
   void *g_lib;   /* an item's dQ | dK | dV, storage dtype, shaped as the accumulators */
   float *g32;    /* emu: the stand-in's f32 gradients, shaped as g_lib */
-  void *lib;     /* cuda: the cuDNN handle and graph cache */
+  void *lib;     /* the library's state: cuda, the cuDNN handle and graph cache; emu, the
+                  * stand-in's list of prepared items */
   const void *o; /* the forward's output as the backward steps read it, set by bwd_start */
 } rrt_attn_work;
 
@@ -114,6 +115,13 @@ typedef struct rrt_attn_kernels {
    *  dq -, all queued work complete on return. */
   rrt_status (*bwd_finish)(rrt_ctx_t ctx, const rrt_attn_kshape *sh, const float *dq_acc,
                            const float *dkv_acc, void *dq, void *dk, void *dv);
+  /** Get ready for the items of one ring step (bwd: of the backward) before
+   *  any run, so the ring loop allocates nothing: the library path builds
+   *  cuDNN's graph of each item shape and the workspace they share. Called
+   *  for every step at plan creation (forward) and at the first backward.
+   *  NULL: nothing to prepare. */
+  rrt_status (*prepare)(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w, int bwd,
+                        const rrt_attn_item *items, int nitems);
 } rrt_attn_kernels;
 
 extern const rrt_attn_kernels rrt_attn_kernels_cpu; /* attn_table.c */

@@ -244,6 +244,16 @@ extern "C" void rrt_attn_cudnn_destroy(rrt_attn_cudnn *c) {
   delete c;
 }
 
+extern "C" rrt_status rrt_attn_cudnn_prepare(rrt_attn_cudnn *c, const rrt_attn_kargs *a, int bwd,
+                                             const rrt_attn_item *it, int64_t band, char *msg,
+                                             size_t msglen) try {
+  if (it->q_len <= 0 || it->k_len <= 0) return RRT_SUCCESS;
+  Entry *e = nullptr;
+  return graph_for(c, key_of(bwd, a, it, band), &e, msg, msglen);
+} catch (const std::exception &ex) {
+  return say(msg, msglen, RRT_ERR_CUDA, std::string("cuDNN attention graph: ") + ex.what());
+}
+
 extern "C" rrt_status rrt_attn_cudnn_fwd(rrt_attn_cudnn *c, void *stream, const rrt_attn_kargs *a,
                                          const rrt_attn_item *it, int64_t band, void *o_part,
                                          float *lse_part, char *msg, size_t msglen) try {

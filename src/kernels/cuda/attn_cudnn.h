@@ -62,12 +62,19 @@ typedef struct rrt_attn_cudnn rrt_attn_cudnn;
 rrt_status rrt_attn_cudnn_create(rrt_attn_cudnn **out, char *msg, size_t msglen);
 void rrt_attn_cudnn_destroy(rrt_attn_cudnn *c);
 
+/** Build the graph of an item's forward (bwd = 0) or backward (bwd = 1)
+ *  and grow the workspace to it, before the ring loop (the plan prepares
+ *  every item of its schedule: the runs then allocate nothing). Only the
+ *  shapes of `a` are read. RRT_ERR_UNSUPPORTED with msg when cuDNN has no
+ *  engine for it (remembered). */
+rrt_status rrt_attn_cudnn_prepare(rrt_attn_cudnn *c, const rrt_attn_kargs *a, int bwd,
+                                  const rrt_attn_item *it, int64_t band, char *msg, size_t msglen);
+
 /** The forward of one item on `stream` (a cudaStream_t): o_part and
  *  lse_part as rrt_k_attn_fwd writes them, o_part in storage dtype. `band`
- *  from rrt_attn_lib_band. The first call for a shape builds its graph
- *  (and may grow the workspace: the only allocation); RRT_ERR_UNSUPPORTED
- *  with msg when cuDNN has no engine for it (remembered: later calls for
- *  the shape fail at once). */
+ *  from rrt_attn_lib_band. The graph comes from rrt_attn_cudnn_prepare
+ *  (a shape not prepared is built here, as a fallback);
+ *  RRT_ERR_UNSUPPORTED with msg when cuDNN has no engine for it. */
 rrt_status rrt_attn_cudnn_fwd(rrt_attn_cudnn *c, void *stream, const rrt_attn_kargs *a,
                               const rrt_attn_item *it, int64_t band, void *o_part, float *lse_part,
                               char *msg, size_t msglen);
