@@ -7,7 +7,9 @@
 # `python3 bench/ilu_solve.py --render FILE`).
 #
 #   bench/ilu-solve.sh [BUILD_DIR] [RUNS] [ORDERINGS] [PROBLEM...]
-#       (default build-bench, 3, natural)
+#       (default build-bench, 3, natural; an ordering with "+f32" appended,
+#       e.g. dd+f32, runs ringrt with f32 factors: a ringrt option PETSc has
+#       no counterpart of, reported on its own rows)
 #
 # Needs Debian's python3-petsc4py, python3-mpi4py and python3-scipy (the
 # system python runs it).

@@ -102,12 +102,17 @@ def petsc_run(problem, np_):
 
 
 def ringrt_run(ringrt, problem, np_, ordering):
+    """ordering: a --reorder value, "+f32" appended for f32 factors (not a
+    PETSc setting: a ringrt option, reported on its own rows)."""
     env = dict(os.environ, OMP_NUM_THREADS="1", RINGRT_BIND="0", **MPI_ENV)
+    reorder, _, precision = ordering.partition("+")
     r = run_json(mpirun(np_) + [ringrt, "ilu", "--backend", "cpu", "--quiet", "--json", "-",
                                 "--generate", problem, "--solver", "gmres", "--restart",
                                 str(RESTART), "--tol", str(RTOL), "--maxit", str(MAXIT),
-                                "--repeat", "1", "--reorder", ordering], env)
+                                "--repeat", "1", "--reorder", reorder] +
+                 (["--factor-precision", precision] if precision else []), env)
     r["time_s"] = r["analysis_s"] + r["factor_s"] + r["solve_s"]
+    r["ordering"] = ordering
     return r
 
 
