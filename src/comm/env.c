@@ -67,6 +67,18 @@ static int parse_emu_streams(rrt_env *env, char *err, size_t errlen) {
   return 1;
 }
 
+/* A library path or name from the environment into out ("" if unset). */
+static int read_path(const char *name, char *out, size_t outlen, char *err, size_t errlen) {
+  const char *v = getenv(name);
+  if (!v || !*v) return 0;
+  if (strlen(v) >= outlen) {
+    snprintf(err, errlen, "%s is longer than %zu characters", name, outlen - 1);
+    return 1;
+  }
+  snprintf(out, outlen, "%s", v);
+  return 0;
+}
+
 rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
   env->backend = RRT_BACKEND_AUTO;
   env->device = -1;
@@ -83,6 +95,7 @@ rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
   env->test_stall_phase[0] = 0;
   env->test_stall_rank = -1;
   env->nccl_library[0] = 0;
+  env->cudnn_library[0] = 0;
 
   const char *b = getenv("RINGRT_BACKEND");
   if (b && *b && rrt_backend_parse(b, &env->backend) != RRT_SUCCESS) {
@@ -122,15 +135,9 @@ rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
     }
     env->ilu_sweep = strcmp(sw, "levels") == 0 ? RRT_ILU_SWEEP_LEVELS : RRT_ILU_SWEEP_AUTO;
   }
-  const char *lib = getenv("RINGRT_NCCL_LIBRARY");
-  if (lib && *lib) {
-    if (strlen(lib) >= sizeof env->nccl_library) {
-      snprintf(err, errlen, "RINGRT_NCCL_LIBRARY is longer than %zu characters",
-               sizeof env->nccl_library - 1);
-      return RRT_ERR_INVALID_ARG;
-    }
-    snprintf(env->nccl_library, sizeof env->nccl_library, "%s", lib);
-  }
+  if (read_path("RINGRT_NCCL_LIBRARY", env->nccl_library, sizeof env->nccl_library, err, errlen) ||
+      read_path("RINGRT_CUDNN_LIBRARY", env->cudnn_library, sizeof env->cudnn_library, err, errlen))
+    return RRT_ERR_INVALID_ARG;
   const char *t = getenv("RINGRT_TIMEOUT");
   if (t && *t) {
     char *end = NULL;

@@ -16,6 +16,9 @@ typedef struct rrt_env {
   int use_nccl;        /* RINGRT_NCCL (0/1); 1 if unset */
   /* RINGRT_NCCL_LIBRARY: the NCCL to open when none is loaded yet ("" if unset) */
   char nccl_library[512];
+  /* RINGRT_CUDNN_LIBRARY: the cuDNN the cuda attention opens ("" if unset:
+   * libcudnn.so.9) */
+  char cudnn_library[512];
   int emu_threads; /* RINGRT_EMU_THREADS: OS threads of the SIMT emulator; 0 = bound cores */
   /* RINGRT_EMU_STREAMS=defer (1): the emu compute stream defers its work as
    * the comm stream does (comm/emu_stream.h), so a host read of a result

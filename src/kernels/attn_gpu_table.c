@@ -624,7 +624,8 @@ static rrt_status cuda_lib_bwd(rrt_ctx_t ctx, rrt_attn_work *w, const rrt_attn_b
 static rrt_status cuda_lib_create(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w) {
   char msg[512] = "";
   (void)sh;
-  const rrt_status st = rrt_attn_cudnn_create((rrt_attn_cudnn **)&w->lib, msg, sizeof msg);
+  const rrt_status st =
+      rrt_attn_cudnn_create(ctx->env.cudnn_library, (rrt_attn_cudnn **)&w->lib, msg, sizeof msg);
   if (st == RRT_SUCCESS) return RRT_SUCCESS;
   if (ctx->env.attn_kernel == RRT_ATTN_KERNEL_CUDNN)
     return rrt_error(ctx, st, "rrt_attn_plan_create", "RINGRT_ATTN_KERNEL=cudnn: %s", msg);

@@ -16,10 +16,10 @@ static rrt_status read_with(const char *var, const char *value, rrt_env *env, ch
 int main(void) {
   rrt_env env;
   char err[256] = "";
-  const char *vars[] = {"RINGRT_BACKEND",      "RINGRT_DEVICE",     "RINGRT_TIMEOUT",
-                        "RINGRT_BIND",         "RINGRT_NCCL",       "RINGRT_EMU_THREADS",
-                        "RINGRT_VERBOSE",      "RINGRT_CPU_ISA",    "RINGRT_TEST_STALL",
-                        "RINGRT_NCCL_LIBRARY", "RINGRT_ATTN_KERNEL"};
+  const char *vars[] = {"RINGRT_BACKEND",      "RINGRT_DEVICE",      "RINGRT_TIMEOUT",
+                        "RINGRT_BIND",         "RINGRT_NCCL",        "RINGRT_EMU_THREADS",
+                        "RINGRT_VERBOSE",      "RINGRT_CPU_ISA",     "RINGRT_TEST_STALL",
+                        "RINGRT_NCCL_LIBRARY", "RINGRT_ATTN_KERNEL", "RINGRT_CUDNN_LIBRARY"};
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
     unsetenv(vars[i]);
 
@@ -55,6 +55,8 @@ int main(void) {
   CHECK(env.attn_kernel == RRT_ATTN_KERNEL_SIMT);
   CHECK_OK(read_with("RINGRT_ATTN_KERNEL", "tc", &env, err));
   CHECK(env.attn_kernel == RRT_ATTN_KERNEL_TC);
+  CHECK_OK(read_with("RINGRT_ATTN_KERNEL", "cudnn", &env, err));
+  CHECK(env.attn_kernel == RRT_ATTN_KERNEL_CUDNN);
   CHECK(read_with("RINGRT_ATTN_KERNEL", "wmma", &env, err) == RRT_ERR_INVALID_ARG);
   CHECK(strstr(err, "RINGRT_ATTN_KERNEL") && strstr(err, "wmma"));
 
@@ -98,5 +100,11 @@ int main(void) {
   long_path[sizeof long_path - 1] = 0;
   CHECK(read_with("RINGRT_NCCL_LIBRARY", long_path, &env, err) == RRT_ERR_INVALID_ARG);
   CHECK(strstr(err, "RINGRT_NCCL_LIBRARY") != NULL);
+  /* RINGRT_CUDNN_LIBRARY the same way (kernels/cuda/attn_cudnn.cpp opens it) */
+  CHECK(env.cudnn_library[0] == 0);
+  CHECK_OK(read_with("RINGRT_CUDNN_LIBRARY", "/opt/cudnn/libcudnn.so.9", &env, err));
+  CHECK(strcmp(env.cudnn_library, "/opt/cudnn/libcudnn.so.9") == 0);
+  CHECK(read_with("RINGRT_CUDNN_LIBRARY", long_path, &env, err) == RRT_ERR_INVALID_ARG);
+  CHECK(strstr(err, "RINGRT_CUDNN_LIBRARY") != NULL);
   return test_result();
 }

@@ -13,7 +13,6 @@
 #include <cudnn_frontend.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -203,11 +202,10 @@ int64_t row_off(int64_t row, int heads, int head_dim) { return row * heads * (in
 
 char *at(const void *base, int64_t elems) { return (char *)base + elems * 2; /* bf16/f16 */ }
 
-/* libcudnn.so.9 (RINGRT_CUDNN_LIBRARY overrides: a path or a name). */
-rrt_status open_cudnn(char *msg, size_t msglen) {
+/* `library` (RINGRT_CUDNN_LIBRARY: a path or a name), else libcudnn.so.9. */
+rrt_status open_cudnn(const char *library, char *msg, size_t msglen) {
   if (cudnn_frontend::cudnn_dlhandle) return RRT_SUCCESS;
-  const char *env = std::getenv("RINGRT_CUDNN_LIBRARY");
-  const char *name = env && *env ? env : "libcudnn.so.9";
+  const char *name = library && *library ? library : "libcudnn.so.9";
   void *h = dlopen(name, RTLD_NOW | RTLD_GLOBAL);
   if (!h) {
     const char *why = dlerror();
@@ -221,9 +219,10 @@ rrt_status open_cudnn(char *msg, size_t msglen) {
 
 } // namespace
 
-extern "C" rrt_status rrt_attn_cudnn_create(rrt_attn_cudnn **out, char *msg, size_t msglen) try {
+extern "C" rrt_status rrt_attn_cudnn_create(const char *library, rrt_attn_cudnn **out, char *msg,
+                                            size_t msglen) try {
   *out = nullptr;
-  rrt_status st = open_cudnn(msg, msglen);
+  rrt_status st = open_cudnn(library, msg, msglen);
   if (st != RRT_SUCCESS) return st;
   auto c = std::make_unique<rrt_attn_cudnn>();
   const cudnnStatus_t cs = fe::detail::create_handle(&c->handle);

@@ -57,9 +57,11 @@ static inline int rrt_attn_lib_supported(const rrt_attn_kargs *a) {
 typedef struct rrt_attn_cudnn rrt_attn_cudnn;
 
 /** A cuDNN handle and its cache of built graphs (one per item shape),
- *  one per plan. RRT_ERR_UNSUPPORTED when cuDNN cannot start (no GPU, no
- *  library); msg then says why. */
-rrt_status rrt_attn_cudnn_create(rrt_attn_cudnn **out, char *msg, size_t msglen);
+ *  one per plan; `library` the cuDNN to open (a path or a name; NULL or ""
+ *  for libcudnn.so.9: RINGRT_CUDNN_LIBRARY). RRT_ERR_UNSUPPORTED when cuDNN
+ *  cannot start (no GPU, no library); msg then says why. */
+rrt_status rrt_attn_cudnn_create(const char *library, rrt_attn_cudnn **out, char *msg,
+                                 size_t msglen);
 void rrt_attn_cudnn_destroy(rrt_attn_cudnn *c);
 
 /** Build the graph of an item's forward (bwd = 0) or backward (bwd = 1)
