@@ -132,18 +132,18 @@ static rrt_status gpu_lib_plan_check(rrt_ctx_t ctx, const rrt_attn_kshape *sh) {
 static rrt_status gpu_work_create(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_kshape *sh,
                                   rrt_attn_work *w) {
   const int choice = ctx->env.attn_kernel;
+  const rrt_attn_kargs shape = {.dtype = sh->dtype, .head_dim = sh->head_dim};
   RRT_CHECK(rrt_malloc(ctx, q_elems(sh) * sizeof(float), (void **)&w->o_part));
   RRT_CHECK(rrt_malloc(ctx, lse_elems(sh) * sizeof(float), (void **)&w->lse_part));
-  if (!(choice == RRT_ATTN_KERNEL_CUDNN || (choice == RRT_ATTN_KERNEL_AUTO && b->lib_auto)))
-    return RRT_SUCCESS;
-  if (!b->lib_fwd && choice == RRT_ATTN_KERNEL_CUDNN)
-    return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_attn_plan_create",
-                     "RINGRT_ATTN_KERNEL=cudnn: this build has no cuDNN (RINGRT_CUDNN)");
-  if (!b->lib_fwd || sh->dtype == RRT_DTYPE_F32) {
-    if (choice == RRT_ATTN_KERNEL_CUDNN) RRT_CHECK(gpu_lib_plan_check(ctx, sh));
-    return RRT_SUCCESS;
+  if (choice == RRT_ATTN_KERNEL_CUDNN) {
+    if (!b->lib_fwd)
+      return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_attn_plan_create",
+                       "RINGRT_ATTN_KERNEL=cudnn: this build has no cuDNN (RINGRT_CUDNN)");
+    RRT_CHECK(gpu_lib_plan_check(ctx, sh));
+  } else if (!(choice == RRT_ATTN_KERNEL_AUTO && b->lib_auto && b->lib_fwd &&
+               rrt_attn_lib_supported(&shape))) {
+    return RRT_SUCCESS; /* no library path for this plan */
   }
-  if (choice == RRT_ATTN_KERNEL_CUDNN) RRT_CHECK(gpu_lib_plan_check(ctx, sh));
   const size_t es = rrt_dtype_size((rrt_dtype)sh->dtype);
   RRT_CHECK(rrt_malloc(ctx, q_elems(sh) * es, &w->o_lib));
   RRT_CHECK(rrt_malloc(ctx, grad_elems(sh) * es, &w->g_lib));
