@@ -1,7 +1,6 @@
-/* The backward pass's buffers on a plan (plan_impl.h, rrt_attn_bwd_bufs),
- * and the library path's backward graphs: made by the first backward run
- * (ring_bwd.c), freed with the plan (plan.c). Apart from both so that neither depends on the other.
- */
+/* The backward pass's buffers on a plan (plan_impl.h, rrt_attn_bwd_bufs):
+ * made by the first backward run (ring_bwd.c), freed with the plan
+ * (plan.c). Apart from both so that neither depends on the other. */
 #include "attn/plan_impl.h"
 #include "comm/error.h"
 #include "ringrt/memory.h"
@@ -21,24 +20,13 @@ static rrt_status alloc_all(rrt_attn_plan_t p) {
   return RRT_SUCCESS;
 }
 
-/* The library path's graphs for the backward's items (kern->prepare; its
- * errors are named by the table). */
-static rrt_status prepare_all(rrt_attn_plan_t p) {
-  for (int s = 0; p->kern->prepare && s < p->nsteps; s++)
-    RRT_CHECK(
-        p->kern->prepare(p->ctx, &p->shape, &p->work, 1, p->steps[s].items, p->steps[s].nitems));
-  return RRT_SUCCESS;
-}
-
 rrt_status rrt_attn_bwd_alloc(rrt_attn_plan_t p) {
   if (p->bwd.ready) return RRT_SUCCESS;
   rrt_status st = alloc_all(p);
   if (st != RRT_SUCCESS) {
     rrt_attn_bwd_free(p); /* a later run starts again from nothing */
-    return rrt_error(p->ctx, st, rrt_attn_op_run_bwd, "backward buffers (%zu f32 of dK|dV x 3)",
-                     2 * p->kv_elems);
+    return st;
   }
-  RRT_CHECK(prepare_all(p));
   p->bwd.ready = 1;
   return RRT_SUCCESS;
 }

@@ -27,6 +27,7 @@ typedef struct rrt_attn_step_time {
  * them. */
 typedef struct rrt_attn_bwd_bufs {
   int ready;
+  int prepared;          /* the kernel table prepared the backward's items */
   float *dq_acc;         /* dQ (dtype != f32; the caller's dq otherwise) */
   float *delta;          /* rowsum(dO * O) [batch, heads_q, q_rows] */
   float *dkv_part;       /* dK|dV of one step's compute */
@@ -79,9 +80,8 @@ extern const char rrt_attn_op_run_bwd[]; /* "rrt_attn_plan_run_bwd" */
 rrt_status rrt_attn_ring_fwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
                              void *o, float *lse);
 
-/* bwd_bufs.c: the backward buffers and the library path's backward graphs,
- * made once (a no-op when they exist; errors recorded, not agreed: the
- * caller agrees) and freed with the plan. */
+/* bwd_bufs.c: the backward buffers, made once (a no-op when they exist;
+ * not agreed: the caller agrees) and freed with the plan. */
 rrt_status rrt_attn_bwd_alloc(rrt_attn_plan_t p);
 void rrt_attn_bwd_free(rrt_attn_plan_t p);
 

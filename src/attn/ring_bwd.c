@@ -207,12 +207,29 @@ static rrt_status check_args(rrt_attn_plan_t p, const void *q, const void *k, co
   return RRT_SUCCESS;
 }
 
+/* The library path's graphs for the backward's items, at the first
+ * backward (kern->prepare; its errors are named by the table), so the
+ * ring loop builds and allocates nothing. */
+static rrt_status prepare_bwd(rrt_attn_plan_t p) {
+  for (int s = 0; !p->bwd.prepared && p->kern->prepare && s < p->nsteps; s++)
+    RRT_CHECK(
+        p->kern->prepare(p->ctx, &p->shape, &p->work, 1, p->steps[s].items, p->steps[s].nitems));
+  p->bwd.prepared = 1;
+  return RRT_SUCCESS;
+}
+
 rrt_status rrt_attn_plan_run_bwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
                                  const void *o, const float *lse, const void *dout, void *dq,
                                  void *dk, void *dv) {
   if (!p) return rrt_error(NULL, RRT_ERR_INVALID_ARG, rrt_attn_op_run_bwd, "plan is NULL");
   rrt_status st = check_args(p, q, k, v, o, lse, dout, dq, dk, dv);
-  if (st == RRT_SUCCESS) st = rrt_attn_bwd_alloc(p);
+  if (st == RRT_SUCCESS) {
+    st = rrt_attn_bwd_alloc(p);
+    if (st != RRT_SUCCESS)
+      st = rrt_error(p->ctx, st, rrt_attn_op_run_bwd, "backward buffers (%zu f32 of dK|dV x 3)",
+                     2 * p->kv_elems);
+  }
+  if (st == RRT_SUCCESS) st = prepare_bwd(p);
   /* a bad argument or a failed allocation on one rank is an error on all */
   RRT_CHECK(rrt_agree(p->ctx, st));
   bwd_run rr = {k, v, lse, NULL, 0, 0.0, {NULL, NULL}};
