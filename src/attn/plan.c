@@ -80,6 +80,13 @@ static rrt_status plan_init(rrt_attn_plan_t p, rrt_ctx_t ctx, const rrt_attn_des
   return RRT_SUCCESS;
 }
 
+rrt_status rrt_attn_prepare_steps(rrt_attn_plan_t p, int bwd) {
+  for (int s = 0; p->kern->prepare && s < p->nsteps; s++)
+    RRT_CHECK(
+        p->kern->prepare(p->ctx, &p->shape, &p->work, bwd, p->steps[s].items, p->steps[s].nitems));
+  return RRT_SUCCESS;
+}
+
 static rrt_status plan_alloc(rrt_attn_plan_t p) {
   rrt_ctx_t ctx = p->ctx;
   p->steps = calloc((size_t)p->P, sizeof *p->steps);
@@ -107,10 +114,8 @@ static rrt_status plan_alloc(rrt_attn_plan_t p) {
     return rrt_error(ctx, st, rrt_attn_op_create, "%s kernel scratch for %zu query elements",
                      p->kern->name, p->q_elems);
   RRT_CHECK(st);
-  /* the library path's graphs for the forward's items (the backward's at
-   * its first run): nothing is built or allocated in the ring loop */
-  for (int s = 0; p->kern->prepare && s < p->nsteps; s++)
-    RRT_CHECK(p->kern->prepare(ctx, &p->shape, &p->work, 0, p->steps[s].items, p->steps[s].nitems));
+  /* the forward's library graphs (the backward's at its first run) */
+  RRT_CHECK(rrt_attn_prepare_steps(p, 0));
   if (p->async) {
     const int nev = RRT_ATTN_STEP_EVENTS * p->P + 1;
     p->ev = calloc((size_t)nev, sizeof *p->ev);

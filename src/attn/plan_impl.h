@@ -80,6 +80,12 @@ extern const char rrt_attn_op_run_bwd[]; /* "rrt_attn_plan_run_bwd" */
 rrt_status rrt_attn_ring_fwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
                              void *o, float *lse);
 
+/* plan.c: the kernel table prepares every step's items for the forward
+ * (bwd 0, at plan creation) or the backward (bwd 1, at its first run), so
+ * the ring loop builds and allocates nothing (the library path's graphs);
+ * its errors are named by the table, not agreed. */
+rrt_status rrt_attn_prepare_steps(rrt_attn_plan_t p, int bwd);
+
 /* bwd_bufs.c: the backward buffers, made once (a no-op when they exist;
  * not agreed: the caller agrees) and freed with the plan. */
 rrt_status rrt_attn_bwd_alloc(rrt_attn_plan_t p);

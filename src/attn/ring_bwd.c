@@ -207,17 +207,6 @@ static rrt_status check_args(rrt_attn_plan_t p, const void *q, const void *k, co
   return RRT_SUCCESS;
 }
 
-/* The library path's graphs for the backward's items, at the first
- * backward (kern->prepare; its errors are named by the table), so the
- * ring loop builds and allocates nothing. */
-static rrt_status prepare_bwd(rrt_attn_plan_t p) {
-  for (int s = 0; !p->bwd.prepared && p->kern->prepare && s < p->nsteps; s++)
-    RRT_CHECK(
-        p->kern->prepare(p->ctx, &p->shape, &p->work, 1, p->steps[s].items, p->steps[s].nitems));
-  p->bwd.prepared = 1;
-  return RRT_SUCCESS;
-}
-
 rrt_status rrt_attn_plan_run_bwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
                                  const void *o, const float *lse, const void *dout, void *dq,
                                  void *dk, void *dv) {
@@ -229,7 +218,10 @@ rrt_status rrt_attn_plan_run_bwd(rrt_attn_plan_t p, const void *q, const void *k
       st = rrt_error(p->ctx, st, rrt_attn_op_run_bwd, "backward buffers (%zu f32 of dK|dV x 3)",
                      2 * p->kv_elems);
   }
-  if (st == RRT_SUCCESS) st = prepare_bwd(p);
+  if (st == RRT_SUCCESS && !p->bwd.prepared) {
+    st = rrt_attn_prepare_steps(p, 1);
+    p->bwd.prepared = st == RRT_SUCCESS;
+  }
   /* a bad argument or a failed allocation on one rank is an error on all */
   RRT_CHECK(rrt_agree(p->ctx, st));
   bwd_run rr = {k, v, lse, NULL, 0, 0.0, {NULL, NULL}};

@@ -202,15 +202,12 @@ static rrt_status gpu_pick(rrt_ctx_t ctx, const char *what, const rrt_attn_kargs
 /* Whether the library path takes this step's items (w->o_lib: the choice
  * allows it and the library started): its operands (and `more`, the
  * backward's o and dout alignment); forced cudnn where it does not is an
- * error. */
-static rrt_status gpu_lib_pick(const gpu_build *b, rrt_ctx_t ctx, const char *what,
-                               const rrt_attn_work *w, const rrt_attn_kargs *ka, int more,
-                               int *lib) {
+ * error (only alignment can fail there: plan creation checked the rest
+ * and made o_lib). */
+static rrt_status gpu_lib_pick(rrt_ctx_t ctx, const char *what, const rrt_attn_work *w,
+                               const rrt_attn_kargs *ka, int more, int *lib) {
   *lib = w->o_lib && rrt_attn_lib_supported(ka) && more;
   if (*lib || ctx->env.attn_kernel != RRT_ATTN_KERNEL_CUDNN) return RRT_SUCCESS;
-  if (!b->lib_fwd)
-    return rrt_error(ctx, RRT_ERR_INVALID_ARG, what,
-                     "RINGRT_ATTN_KERNEL=cudnn: this build has no cuDNN (RINGRT_CUDNN)");
   return rrt_error(ctx, RRT_ERR_INVALID_ARG, what,
                    "RINGRT_ATTN_KERNEL=cudnn: cuDNN's attention takes bf16/f16 storage, head_dim "
                    "a multiple of 8 up to 256 and 16-byte aligned q, k, v (and o, dout) (dtype "
@@ -289,7 +286,7 @@ static rrt_status gpu_step(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_ksh
   const rrt_attn_kargs ka = kargs_of(sh, w->q, k, v);
   int tc, lib;
   RRT_CHECK(gpu_pick(ctx, "attention forward", &ka, rrt_attn_tc_supported(&ka), &tc));
-  RRT_CHECK(gpu_lib_pick(b, ctx, "attention forward", w, &ka, 1, &lib));
+  RRT_CHECK(gpu_lib_pick(ctx, "attention forward", w, &ka, 1, &lib));
   for (int n = 0; n < nitems; n++) {
     const rrt_attn_item *it = &items[n];
     int done = 0;
@@ -368,7 +365,7 @@ static rrt_status gpu_bwd_step(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn
   const rrt_attn_bargs ba = {kargs_of(sh, w->q, k, v), w->dout, lse, delta};
   int tc, lib;
   RRT_CHECK(gpu_pick(ctx, "attention backward", &ba.f, rrt_attn_bwd_tc_supported(&ba), &tc));
-  RRT_CHECK(gpu_lib_pick(b, ctx, "attention backward", w, &ba.f,
+  RRT_CHECK(gpu_lib_pick(ctx, "attention backward", w, &ba.f,
                          ((uintptr_t)w->o | (uintptr_t)w->dout) % 16 == 0, &lib));
   for (int n = 0; n < nitems; n++) {
     int done = 0;
