@@ -33,4 +33,5 @@ done | c++filt | awk -F'\t' '{
   sub(/^void /, "", s)
   gsub(/ /, "", s)
   print s, $2, $3 }' >>"$tmp"
-mv "$tmp" "$out"
+# Unchanged: keep the old file (and its time stamp).
+if cmp -s "$tmp" "$out"; then rm -f "$tmp"; else mv "$tmp" "$out"; fi

@@ -153,6 +153,8 @@ apt_install() {
 # package, installed as root where nvcc is and the headers are not (else a
 # note), without its Python dependencies (the headers are all the build
 # reads: 7 s and 94 MB, against 17 s and 625 MB with the CUTLASS DSL).
+# Pinned, so two machines build the same thing.
+cudnn_frontend_pin=nvidia-cudnn-frontend==1.32.0
 cudnn_frontend() {
   have nvcc && [[ " ${cmake_args[*]-} " != *"RINGRT_CUDNN=OFF"* ]] || return 0
   # Where cmake/FindCUDNNFrontend.cmake looks first: CUDNN_FRONTEND_ROOT as a
@@ -169,10 +171,12 @@ import os, sys, sysconfig
 p = sysconfig.get_paths()
 sys.exit(0 if any(os.path.exists(os.path.join(p[k], "include", "cudnn_frontend.h"))
                   for k in ("purelib", "platlib")) else 1)' && return 0
-  if [ "$(id -u)" -eq 0 ] && python3 -m pip install -q --no-deps nvidia-cudnn-frontend >/dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ] &&
+    python3 -m pip install -q --disable-pip-version-check --no-deps "$cudnn_frontend_pin" >/dev/null 2>&1; then
+    echo "ringrt deps: installed $cudnn_frontend_pin (headers for cuDNN attention)" >&2
     return 0
   fi
-  echo "ringrt deps: note: no cudnn_frontend.h (pip install nvidia-cudnn-frontend); the cuda" \
+  echo "ringrt deps: note: no cudnn_frontend.h (pip install $cudnn_frontend_pin); the cuda" \
     "backend builds without cuDNN attention" >&2
 }
 cudnn_frontend

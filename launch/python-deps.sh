@@ -8,9 +8,10 @@
 # Prints the venv's python on the last line. As root on Debian, apt-get
 # installs what is missing (python3-venv, python3-mpi4py, python3-petsc4py,
 # python3-scipy); otherwise it says what is missing and exits 1. pip installs
-# what does not import (torch, anndata, scanpy); PyPI's torch wheel carries the CUDA
-# libraries (about 5.5 GiB in the venv, 2-3 minutes here, measured in
-# docs/python.md); a venv that already has them is reused as it is.
+# the pinned versions below (torch, anndata, scanpy and the packages whose
+# versions they leave open) where the venv lacks them; PyPI's torch wheel
+# carries the CUDA libraries (6.1 GiB in the venv, 3.5 minutes on a fresh
+# machine); a venv that already has them is reused as it is.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${RINGRT_VENV:-$root/.venv}"
@@ -36,16 +37,28 @@ fi
 
 [ -x "$venv/bin/python" ] || "$py" -m venv --system-site-packages "$venv"
 vpy="$venv/bin/python"
-want=()
-"$vpy" -c 'import torch' 2>/dev/null || want+=(torch)
-"$vpy" -c 'import anndata' 2>/dev/null || want+=(anndata)
-"$vpy" -c 'import scanpy' 2>/dev/null || want+=(scanpy)
-if [ ${#want[@]} -gt 0 ]; then
-  echo "ringrt python deps: pip install ${want[*]} into $venv" >&2
+# Pinned, so two machines test the same thing (numpy < 2: Debian's petsc4py
+# is built against numpy 1.x). Installed only where a version differs.
+pins=(torch==2.15.0 anndata==0.12.19 scanpy==1.11.5 numpy==1.26.4 scipy==1.17.1
+  pandas==2.3.3 h5py==3.16.0 matplotlib==3.11.2)
+want=$("$vpy" - "${pins[@]}" <<'PY'
+import sys
+from importlib import metadata
+for pin in sys.argv[1:]:
+    name, version = pin.split("==")
+    try:
+        ok = metadata.version(name) == version
+    except metadata.PackageNotFoundError:
+        ok = False
+    if not ok:
+        print(pin)
+PY
+)
+if [ -n "$want" ]; then
+  echo "ringrt python deps: pip install into $venv:" $want >&2
   t0=$(date +%s)
-  # numpy < 2: Debian's petsc4py is built against numpy 1.x.
-  "$vpy" -m pip install -q --disable-pip-version-check 'numpy<2' "${want[@]}" >&2
-  echo "ringrt python deps: pip took $(($(date +%s) - t0)) s" >&2
+  "$vpy" -m pip install -q --disable-pip-version-check "${pins[@]}" >&2
+  echo "ringrt python deps: pip took $(($(date +%s) - t0)) s; versions: ${pins[*]}" >&2
 fi
 # Debian's petsc4py finds PETSc through PETSC_DIR (/usr/lib/petsc exists only
 # with petsc-dev's alternative).

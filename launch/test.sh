@@ -13,7 +13,13 @@ build="${RINGRT_BUILD_DIR:-$root/build}"
 # The Python tests' interpreter (a venv with torch, anndata, scipy, mpi4py,
 # petsc4py: launch/python-deps.sh); RINGRT_PYTHON=/path/python uses another.
 python="${RINGRT_PYTHON:-$(bash "$root/launch/python-deps.sh" | tail -n 1)}"
-bash "$root/launch/build.sh" -DRINGRT_PYTHON="$python"
+# Everything this machine can have, switched on: where nvcc is, the CUDA
+# backend and cuDNN's fused attention are required (launch/deps.sh installs
+# the cudnn-frontend headers), so a leak or a break that only that
+# configuration shows cannot hide behind a build that left it off.
+config=(-DRINGRT_PYTHON="$python" -DRINGRT_CUDA=AUTO -DRINGRT_CUDNN=AUTO)
+command -v nvcc >/dev/null && config=(-DRINGRT_PYTHON="$python" -DRINGRT_CUDA=ON -DRINGRT_CUDNN=ON)
+bash "$root/launch/build.sh" "${config[@]}"
 (cd "$build" && ctest --output-on-failure -j "$(nproc)" "$@")
 
 [ "${RINGRT_SANITIZER_JOB:-1}" = 0 ] && exit 0

@@ -7,6 +7,7 @@
  * iterations of the slowest rank), its FLOP/s (rrt_attn_flops_bwd: 2.5x the
  * forward's count) and the dK/dV hand-off's comm time. */
 #include "attn_bwd.h"
+#include "attn_shards.h"
 
 #include <stdlib.h>
 #include <string.h>

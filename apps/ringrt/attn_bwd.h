@@ -61,12 +61,4 @@ void rrt_app_attn_bwd_text(FILE *out, const rrt_app_attn_bwd *b, long iters, int
 void rrt_app_attn_bwd_json(FILE *jf, const rrt_app_attn_bwd *b, long iters, int P);
 void rrt_app_attn_bwd_free(rrt_ctx_t ctx, rrt_app_attn_bwd *b);
 
-/* cmd_attn.c: this rank's shard of global tensor t (file or generated) at
- * global positions pos[0..L),
- * and the gather of shards into natural order on rank 0. */
-void *rrt_app_attn_shard(uint64_t seed, const rrt_attn_desc *d, int64_t L, const int64_t *pos,
-                         int t, int heads, const rrt_npy *file);
-void *rrt_app_attn_gather(rrt_ctx_t ctx, const rrt_attn_desc *d, const void *shard,
-                          size_t shard_bytes, size_t es, int heads, int is_lse, int *fail);
-
 #endif

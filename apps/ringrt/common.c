@@ -134,6 +134,10 @@ rrt_status rrt_app_ctx_create(MPI_Comm comm, const rrt_app_common *opt, rrt_ctx_
   rrt_ctx_config cfg = RRT_CTX_CONFIG_INITIALIZER;
   if (opt->backend) rrt_backend_parse(opt->backend, &cfg.backend);
   if (opt->timeout_s > 0) cfg.timeout_s = opt->timeout_s;
+  /* The tool owns its process: it binds the rank unless RINGRT_BIND says
+   * otherwise (the library, a guest anywhere else, binds only when asked). */
+  const char *bind = getenv("RINGRT_BIND");
+  cfg.bind = bind && *bind ? -1 : 1;
   /* rrt_ctx_create prints the reason on every rank; nothing more to say. */
   rrt_status st = rrt_ctx_create(comm, &cfg, ctx);
   if (st != RRT_SUCCESS) return st;

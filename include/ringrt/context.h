@@ -54,7 +54,9 @@ typedef struct rrt_ctx_config {
   rrt_backend backend; /**< RRT_BACKEND_DEFAULT: RINGRT_BACKEND, else auto */
   int device;          /**< -1: RINGRT_DEVICE, else local_rank % device count */
   double timeout_s;    /**< <= 0: RINGRT_TIMEOUT, else 600 s */
-  int bind;            /**< -1: RINGRT_BIND (default 1); 0: leave the binding alone */
+  int bind;            /**< -1: RINGRT_BIND, else 0; 0: change no affinity or thread count of
+                            the process; 1: bind the rank's cores and size OpenMP and BLAS
+                            to them (what the `ringrt` tool does) */
   int use_nccl;        /**< -1: RINGRT_NCCL (default 1 when built); 0: MPI staging */
 } rrt_ctx_config;
 

@@ -6,15 +6,6 @@
  * program. */
 #include "pc_ringrt_impl.h"
 
-/* A ringrt call that fails is a PETSc error carrying ringrt's message
- * (ringrt agrees on failure, so every rank raises it). */
-#define RINGRT_CALL(d, call)                                                                       \
-  do {                                                                                             \
-    rrt_status st_ = (call);                                                                       \
-    PetscCheck(st_ == RRT_SUCCESS, PETSC_COMM_SELF, PETSC_ERR_LIB, "PC ringrt: %s (%s)",           \
-               (d)->ctx ? rrt_ctx_last_error((d)->ctx) : #call, rrt_status_string(st_));           \
-  } while (0)
-
 /* A call that can meet a zero pivot (RRT_ERR_SINGULAR, on every rank:
  * ringrt agrees on it and names the global row) or a non-finite one
  * (RRT_ERR_NUMERIC). As for PETSc's own ILU, that is the PC's failed reason
@@ -34,28 +25,6 @@ static PetscErrorCode check_pivot(PC pc, rrt_status st, PCFailedReason zero, Pet
   PetscCall(PetscStrncpy(d->failure, rrt_ctx_last_error(d->ctx), sizeof(d->failure)));
   PetscCall(PCSetFailedReason(pc, st == RRT_ERR_SINGULAR ? zero : PC_FACTOR_OTHER));
   PetscCall(PetscInfo(pc, "ringrt ILU(0) failed: %s\n", d->failure));
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode PCRingrtDrop(PC pc, PetscBool context) {
-  PC_Ringrt *d = (PC_Ringrt *)pc->data;
-
-  PetscFunctionBegin;
-  RINGRT_CALL(d, rrt_ilu0_destroy(d->ilu));
-  RINGRT_CALL(d, rrt_sparse_destroy(d->A));
-  d->ilu = NULL;
-  d->A = NULL;
-  if (d->ctx) {
-    RINGRT_CALL(d, rrt_free(d->ctx, d->r));
-    RINGRT_CALL(d, rrt_free(d->ctx, d->z));
-  }
-  d->r = d->z = NULL;
-  PetscCall(PCRingrtFreeRows(d));
-  if (context && d->ctx) {
-    rrt_ctx_t ctx = d->ctx;
-    d->ctx = NULL;
-    RINGRT_CALL(d, rrt_ctx_destroy(ctx));
-  }
   PetscFunctionReturn(0);
 }
 

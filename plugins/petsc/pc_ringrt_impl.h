@@ -1,6 +1,8 @@
 /* The ringrt PC's private state, shared by its three files: pc_ringrt.c
  * (the PC operations), pc_ringrt_options.c (options, setters, view) and
- * pc_ringrt_matrix.c (this rank's rows of the PETSc matrix). */
+ * pc_ringrt_matrix.c (this rank's rows of the PETSc matrix, and dropping
+ * the state built from them). They call downwards only: pc_ringrt.c ->
+ * pc_ringrt_options.c -> pc_ringrt_matrix.c. */
 #ifndef RINGRT_PETSC_IMPL_H
 #define RINGRT_PETSC_IMPL_H
 
@@ -38,10 +40,22 @@ typedef struct {
   PetscInt analyses, factorizations;
 } PC_Ringrt;
 
+/* A ringrt call that fails is a PETSc error carrying ringrt's message
+ * (ringrt agrees on failure, so every rank raises it). */
+#define RINGRT_CALL(d, call)                                                                       \
+  do {                                                                                             \
+    rrt_status st_ = (call);                                                                       \
+    PetscCheck(st_ == RRT_SUCCESS, PETSC_COMM_SELF, PETSC_ERR_LIB, "PC ringrt: %s (%s)",           \
+               (d)->ctx ? rrt_ctx_last_error((d)->ctx) : #call, rrt_status_string(st_));           \
+  } while (0)
+
 /* pc_ringrt_matrix.c */
 PetscErrorCode PCRingrtReadPattern(Mat P, PC_Ringrt *d, int64_t *n, int64_t *row_begin);
 PetscErrorCode PCRingrtReadValues(Mat P, PC_Ringrt *d, PetscBool *same);
 PetscErrorCode PCRingrtFreeRows(PC_Ringrt *d);
+/* Drop the factors and the rows (and with `context`, the ringrt context):
+ * the next PCSetUp starts over. */
+PetscErrorCode PCRingrtDrop(PC pc, PetscBool context);
 
 /* pc_ringrt_options.c */
 PetscErrorCode PCSetFromOptions_Ringrt(PC pc, PetscOptionItems *PetscOptionsObject);
@@ -49,8 +63,5 @@ PetscErrorCode PCView_Ringrt(PC pc, PetscViewer viewer);
 PetscErrorCode PCRingrtComposeSetters(PC pc);
 PetscErrorCode PCRingrtClearSetters(PC pc);
 
-/* pc_ringrt.c: drop the factors (and with `context`, the ringrt context):
- * the next PCSetUp starts over. */
-PetscErrorCode PCRingrtDrop(PC pc, PetscBool context);
 
 #endif

@@ -89,3 +89,25 @@ PetscErrorCode PCRingrtReadValues(Mat P, PC_Ringrt *d, PetscBool *same) {
   }
   PetscFunctionReturn(0);
 }
+
+PetscErrorCode PCRingrtDrop(PC pc, PetscBool context) {
+  PC_Ringrt *d = (PC_Ringrt *)pc->data;
+
+  PetscFunctionBegin;
+  RINGRT_CALL(d, rrt_ilu0_destroy(d->ilu));
+  RINGRT_CALL(d, rrt_sparse_destroy(d->A));
+  d->ilu = NULL;
+  d->A = NULL;
+  if (d->ctx) {
+    RINGRT_CALL(d, rrt_free(d->ctx, d->r));
+    RINGRT_CALL(d, rrt_free(d->ctx, d->z));
+  }
+  d->r = d->z = NULL;
+  PetscCall(PCRingrtFreeRows(d));
+  if (context && d->ctx) {
+    rrt_ctx_t ctx = d->ctx;
+    d->ctx = NULL;
+    RINGRT_CALL(d, rrt_ctx_destroy(ctx));
+  }
+  PetscFunctionReturn(0);
+}

@@ -1,6 +1,9 @@
 /* The ringrt PC's options: the options database (PCSetFromOptions), the
  * PCRingrtSet.../Get... functions (composed on the PC, so they do nothing on a
  * PC of another type, as PETSc's own), and PCView. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "pc_ringrt_impl.h"
 
 static const char *const precisions[] = {"double", "single"};
@@ -246,12 +249,21 @@ PetscErrorCode PCRingrtClearSetters(PC pc) {
 
 /* ---- options database ---- */
 
+/* The binding in force: -pc_ringrt_bind or PCRingrtSet..., else RINGRT_BIND
+ * as ringrt reads it, else none (a library leaves the program's affinity and
+ * thread counts alone unless asked). */
+static PetscBool bind_in_force(const PC_Ringrt *d) {
+  const char *env = getenv("RINGRT_BIND");
+  if (d->bind >= 0) return (PetscBool)(d->bind == 1);
+  return (PetscBool)(env && strcmp(env, "1") == 0);
+}
+
 PetscErrorCode PCSetFromOptions_Ringrt(PC pc, PetscOptionItems *PetscOptionsObject) {
   PC_Ringrt *d = (PC_Ringrt *)pc->data;
   char names[256], help[320], ordering[64], backend[16];
   PetscReal boost[2] = {d->boost_tol, d->boost_value};
   PetscInt nboost = 2, precision = d->single ? 1 : 0;
-  PetscBool set, bind = (PetscBool)(d->bind == 1);
+  PetscBool set, bind = bind_in_force(d);
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "ringrt ILU(0) options");
@@ -281,7 +293,8 @@ PetscErrorCode PCSetFromOptions_Ringrt(PC pc, PetscOptionItems *PetscOptionsObje
                                "PCRingrtSetBackend", backend, backend, sizeof(backend), &set));
   if (set) PetscCall(PCRingrtSetBackend(pc, backend));
   PetscCall(PetscOptionsBool("-pc_ringrt_bind",
-                             "Let ringrt bind the rank's cores and threads (default: RINGRT_BIND)",
+                             "Let ringrt bind the rank's cores and set the OpenMP and BLAS thread "
+                             "counts (default: RINGRT_BIND, else no)",
                              "", bind, &bind, &set));
   if (set && (int)bind != d->bind) {
     d->bind = bind;
@@ -298,6 +311,7 @@ PetscErrorCode PCView_Ringrt(PC pc, PetscViewer viewer) {
   PetscBool ascii;
   char boost[96] = "off";
   int levels_l, levels_u;
+  rrt_ctx_info info;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
@@ -311,6 +325,15 @@ PetscErrorCode PCView_Ringrt(PC pc, PetscViewer viewer) {
   PetscCall(PetscViewerASCIIPrintf(viewer, "boost: %s\n", boost));
   PetscCall(
       PetscViewerASCIIPrintf(viewer, "factor precision: %s\n", precisions[d->single ? 1 : 0]));
+  if (d->ctx && rrt_ctx_get_info(d->ctx, &info) == RRT_SUCCESS)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "binding: %s, %d OpenMP thread(s) on rank 0\n",
+                                     strcmp(info.cores, "unbound") == 0 ? "none (the program's)"
+                                                                        : info.cores,
+                                     info.threads));
+  else
+    PetscCall(PetscViewerASCIIPrintf(viewer, "binding: %s\n",
+                                     bind_in_force(d) ? "bind the rank's cores (not set up)"
+                                                      : "none (the program's)"));
   if (!d->ctx || !d->ilu) {
     PetscCall(
         PetscViewerASCIIPrintf(viewer, "backend: %s (not set up)\n", rrt_backend_name(d->backend)));

@@ -2,6 +2,7 @@
 #include "comm/bind.h"
 
 #include <omp.h>
+#include <stdio.h>
 
 #include "comm/device.h"
 #include "kernels/cpu/dense.h"
@@ -15,6 +16,12 @@ void rrt_bind_even_share(int local_rank, int local_size, int ncores, int *first,
     *first = local_rank * share;
     *count = share;
   }
+}
+
+void rrt_bind_leave_alone(rrt_ctx_t ctx) {
+  snprintf(ctx->cores, sizeof ctx->cores, "unbound");
+  ctx->numa_node = -1;
+  ctx->threads = omp_get_max_threads();
 }
 
 void rrt_bind_set_threads(rrt_ctx_t ctx, int cores, int launcher_bound) {

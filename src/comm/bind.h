@@ -7,7 +7,11 @@
  * gets one core, round robin. A launcher that already bound the rank more
  * narrowly than the allowed set (Slurm --cpu-bind, mpirun --bind-to core)
  * wins: we keep its binding and only size the thread pools to it.
- * cuda: the cores near the GPU. */
+ * cuda: the cores near the GPU.
+ *
+ * Only when asked (RINGRT_BIND=1, rrt_ctx_config.bind = 1; the `ringrt`
+ * tool asks unless RINGRT_BIND=0): inside someone else's program the
+ * affinity and the thread counts are the program's. */
 #ifndef RRT_COMM_BIND_H
 #define RRT_COMM_BIND_H
 
@@ -17,7 +21,12 @@
  *  `local_rank` of `local_size` gets. */
 void rrt_bind_even_share(int local_rank, int local_size, int ncores, int *first, int *count);
 
-/** Size OpenMP and BLAS to the `cores` the rank is bound to (ranks sharing a
+/** Not asked to bind (the default in a library; the `ringrt` tool asks):
+ *  change no affinity and no thread count of the process, and use the
+ *  OpenMP thread count in force. */
+void rrt_bind_leave_alone(rrt_ctx_t ctx);
+
+/** Asked to bind: size OpenMP and BLAS to the `cores` the rank is bound to (ranks sharing a
  *  GPU's neighbourhood share its cores unless the launcher bound them). */
 void rrt_bind_set_threads(rrt_ctx_t ctx, int cores, int launcher_bound);
 

@@ -1,7 +1,6 @@
 /* CPU binding of a rank with hwloc (the policy: comm/bind.h).
  * cuda: the cores near the GPU (hwloc_cudart_get_device_cpuset). */
 #include <hwloc.h>
-#include <omp.h>
 #include <stdio.h>
 
 #include "comm/bind.h"
@@ -45,6 +44,10 @@ static void describe(rrt_ctx_t ctx, hwloc_topology_t topo, hwloc_const_cpuset_t 
 }
 
 rrt_status rrt_bind_rank(rrt_ctx_t ctx) {
+  if (!ctx->env.bind) {
+    rrt_bind_leave_alone(ctx);
+    return RRT_SUCCESS;
+  }
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0)
     return rrt_error(ctx, RRT_ERR_INTERNAL, "rrt_ctx_create", "hwloc_topology_init failed");
@@ -61,11 +64,6 @@ rrt_status rrt_bind_rank(rrt_ctx_t ctx) {
   if (hwloc_get_cpubind(topo, current, HWLOC_CPUBIND_PROCESS) != 0)
     hwloc_bitmap_copy(current, hwloc_topology_get_allowed_cpuset(topo));
 
-  if (!ctx->env.bind) {
-    snprintf(ctx->cores, sizeof ctx->cores, "unbound");
-    rrt_bind_set_threads(ctx, omp_get_max_threads(), 1);
-    goto done;
-  }
   int launcher_bound = !hwloc_bitmap_isincluded(hwloc_topology_get_allowed_cpuset(topo), current);
   if (launcher_bound) {
     hwloc_bitmap_copy(target, current);

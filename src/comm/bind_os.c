@@ -5,7 +5,6 @@
  * binds without hwloc. */
 #define _GNU_SOURCE
 #include <ctype.h>
-#include <omp.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,6 +117,10 @@ static int device_cpus(int dev, cpu_set_t *set) {
 }
 
 rrt_status rrt_bind_rank(rrt_ctx_t ctx) {
+  if (!ctx->env.bind) {
+    rrt_bind_leave_alone(ctx);
+    return RRT_SUCCESS;
+  }
   cpu_set_t current, allowed, target, u;
   int first_cpu[CPU_SETSIZE];
   if (sched_getaffinity(0, sizeof current, &current) != 0)
@@ -128,11 +131,6 @@ rrt_status rrt_bind_rank(rrt_ctx_t ctx) {
   CPU_OR(&u, &allowed, &current);
   if (!CPU_EQUAL(&u, &allowed)) allowed = current; /* /sys disagrees: trust the OS's mask */
   ctx->numa_node = -1;
-  if (!ctx->env.bind) {
-    snprintf(ctx->cores, sizeof ctx->cores, "unbound");
-    rrt_bind_set_threads(ctx, omp_get_max_threads(), 1);
-    return RRT_SUCCESS;
-  }
   /* bound by the launcher: narrower than what is allowed */
   int launcher_bound = !CPU_EQUAL(&current, &allowed);
   if (launcher_bound) {

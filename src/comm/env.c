@@ -83,7 +83,7 @@ rrt_status rrt_env_read(rrt_env *env, char *err, size_t errlen) {
   env->backend = RRT_BACKEND_AUTO;
   env->device = -1;
   env->timeout_s = RRT_DEFAULT_TIMEOUT_S;
-  env->bind = 1;
+  env->bind = 0; /* a guest in the caller's process: bind only when asked */
   env->use_nccl = 1;
   env->emu_threads = 0;
   env->emu_defer = 0;

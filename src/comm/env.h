@@ -12,7 +12,7 @@ typedef struct rrt_env {
   rrt_backend backend; /* RINGRT_BACKEND (auto|cpu|cuda|emu); AUTO if unset */
   int device;          /* RINGRT_DEVICE; -1 if unset */
   double timeout_s;    /* RINGRT_TIMEOUT seconds; 600 if unset */
-  int bind;            /* RINGRT_BIND (0/1); 1 if unset */
+  int bind;            /* RINGRT_BIND (0/1); 0 if unset */
   int use_nccl;        /* RINGRT_NCCL (0/1); 1 if unset */
   /* RINGRT_NCCL_LIBRARY: the NCCL to open when none is loaded yet ("" if unset) */
   char nccl_library[512];

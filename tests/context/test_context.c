@@ -163,8 +163,22 @@ int main(int argc, char **argv) {
   rrt_backend expected = RRT_BACKEND_CPU;
   if (want) CHECK_OK(rrt_backend_parse(want, &expected));
 
+  /* A guest unless asked (RINGRT_BIND=1): the affinity and the OpenMP
+   * thread count stay the program's. */
+  const char *bind_env = getenv("RINGRT_BIND");
+  int asked = bind_env && strcmp(bind_env, "1") == 0;
+  cpu_set_t aff_before, aff_after;
+  CHECK(sched_getaffinity(0, sizeof aff_before, &aff_before) == 0);
+  int threads_before = omp_get_max_threads();
+
   rrt_ctx_t ctx = NULL;
   rrt_status st = rrt_ctx_create(MPI_COMM_WORLD, NULL, &ctx);
+  CHECK(sched_getaffinity(0, sizeof aff_after, &aff_after) == 0);
+  if (!asked) {
+    CHECK_MSG(CPU_EQUAL(&aff_before, &aff_after) && omp_get_max_threads() == threads_before,
+              "rank %d: not asked to bind, yet the affinity or the threads changed (%d -> %d)",
+              rank, threads_before, omp_get_max_threads());
+  }
   if (expected == RRT_BACKEND_CUDA && rrt_cuda_device_count() == 0) {
     /* No GPU: asking for cuda is an error on every rank, not a crash. */
     CHECK(st == RRT_ERR_NO_DEVICE || st == RRT_ERR_UNSUPPORTED);
@@ -194,6 +208,8 @@ int main(int argc, char **argv) {
     if (rrt_ctx_backend(ctx) != RRT_BACKEND_CUDA) {
       CHECK(info.device == -1 && strcmp(info.device_name, "none") == 0);
     }
+    CHECK_MSG(asked == (strcmp(info.cores, "unbound") != 0), "rank %d: RINGRT_BIND=%s, cores %s",
+              rank, bind_env ? bind_env : "(unset)", info.cores);
     check_bindings(ctx, &info);
     check_trace(ctx);
     CHECK(strcmp(rrt_ctx_last_error(ctx), "") == 0);

@@ -24,7 +24,7 @@ int main(void) {
     unsetenv(vars[i]);
 
   CHECK_OK(rrt_env_read(&env, err, sizeof err));
-  CHECK(env.backend == RRT_BACKEND_AUTO && env.device == -1 && env.bind == 1);
+  CHECK(env.backend == RRT_BACKEND_AUTO && env.device == -1 && env.bind == 0);
   CHECK(env.timeout_s == RRT_DEFAULT_TIMEOUT_S);
 
   CHECK_OK(read_with("RINGRT_BACKEND", "emu", &env, err));

@@ -9,9 +9,9 @@ endif()
 # petsc_ksp knows nothing of ringrt (PETSc and MPI only): the plugin comes
 # in through -dll_append. petsc_ksp_linked links it and calls its API.
 add_executable(petsc_ksp petsc_ksp.c)
-target_link_libraries(petsc_ksp PRIVATE PkgConfig::PETSC MPI::MPI_C)
+target_link_libraries(petsc_ksp PRIVATE PkgConfig::PETSC MPI::MPI_C OpenMP::OpenMP_C)
 add_executable(petsc_ksp_linked petsc_ksp.c)
-target_link_libraries(petsc_ksp_linked PRIVATE ringrt_petsc MPI::MPI_C)
+target_link_libraries(petsc_ksp_linked PRIVATE ringrt_petsc MPI::MPI_C OpenMP::OpenMP_C)
 target_compile_definitions(petsc_ksp_linked PRIVATE RINGRT_PETSC_LINKED)
 
 find_program(RINGRT_PETSC_PYTHON3 NAMES python3 REQUIRED)
@@ -22,7 +22,7 @@ set(_petsc_args --mpiexec ${MPIEXEC_EXECUTABLE} --ksp $<TARGET_FILE:petsc_ksp>
 # PC's setup and apply at np 1-3 as options and zero_pivot do (which that job
 # runs), on two more matrices, and each PETSc process under the job's leak
 # check with slow unwinding costs seconds.
-foreach(case iterations zero_pivot options)
+foreach(case iterations zero_pivot options guest)
   set(_labels ilu petsc mpi)
   if(case STREQUAL "iterations")
     list(APPEND _labels twin)

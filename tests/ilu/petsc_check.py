@@ -19,6 +19,10 @@ prints against PETSc's own answer on the same matrix:
               single precision and a refactorization on the same pattern (one
               analysis, two factorizations); boost; -pc_ringrt_backend emu; a
               bad name and -help.
+  guest       a good guest: at np 2 the program's CPU affinity and OpenMP threads
+              are the same after the solve as before it, by default and with
+              RINGRT_BIND=0; with -pc_ringrt_bind (or RINGRT_BIND=1) ringrt binds
+              the rank to what -ksp_view names; -help shows the value in force.
   petsc4py    petsc4py loads the plugin with -dll_append and solves with
               PETSc.Options()['pc_type'] = 'ringrt'.
 Exit 0 when every check holds, 1 otherwise (each failure printed).
@@ -42,10 +46,10 @@ def check(ok, what):
     return ok
 
 
-def run(args, np, opts, exe=None, expect_rc=0):
+def run(args, np, opts, exe=None, expect_rc=0, env=None):
     cmd = [args.mpiexec, "-n", str(np), "--oversubscribe", "--bind-to", "none",
            exe or args.ksp] + opts
-    env = dict(os.environ)
+    env = {k: v for k, v in dict(os.environ, **(env or {})).items() if v is not None}
     if exe is None and args.plugin not in opts and "ASAN_OPTIONS" in env:
         # PETSc alone (the references): no ringrt code runs, and the sanitizer
         # job's leak check with slow unwinding costs seconds per PETSc process
@@ -232,6 +236,47 @@ def case_options(args):
           is not None, "-help lists the orderings")
 
 
+GUEST = r"^guest: rank=(\d+) before=(\S*) (\d+) after=(\S*) (\d+)$"
+
+
+def guest_states(out):
+    return [{"rank": int(m[0]), "cpus": (m[1], m[3]), "threads": (int(m[2]), int(m[4]))}
+            for m in re.findall(GUEST, out, re.M)]
+
+
+def case_guest(args):
+    prob = ["-problem", "laplace2d", "-grid", "30", "-guest_report"] + GMRES
+    for what, extra, env in (("default", [], {"RINGRT_BIND": None}), ("RINGRT_BIND=0", [], {"RINGRT_BIND": "0"}),
+                             ("-pc_ringrt_bind 0 over RINGRT_BIND=1",
+                              ["-pc_ringrt_bind", "0"], {"RINGRT_BIND": "1"})):
+        out = run(args, 2, prob + ringrt(args, extra + ["-ksp_view"]), env=env)
+        states = guest_states(out)
+        check(len(states) == 2 and all(s["cpus"][0] == s["cpus"][1] and
+                                       s["threads"][0] == s["threads"][1] for s in states),
+              f"{what}: affinity and threads unchanged by the solve: {states}")
+        check(re.search(r"^\s*binding: none \(the program's\)", out, re.M) is not None,
+              f"{what}: -ksp_view says ringrt left the binding alone")
+    for what, extra, env in (("-pc_ringrt_bind", ["-pc_ringrt_bind"], {"RINGRT_BIND": None}),
+                             ("RINGRT_BIND=1", [], {"RINGRT_BIND": "1"})):
+        out = run(args, 2, prob + ringrt(args, extra + ["-ksp_view"]), env=env)
+        states = guest_states(out)
+        view = re.search(r"^\s*binding: (\S+), (\d+) OpenMP thread", out, re.M)
+        r0 = [s for s in states if s["rank"] == 0]
+        ncpu = len(r0[0]["cpus"][0].split(",")) if r0 else 0
+        check(view is not None and r0 and int(view[2]) == r0[0]["threads"][1],
+              f"{what}: -ksp_view names the binding and rank 0 has its thread count: "
+              f"{view and view.group(0)} {r0}")
+        if ncpu >= 2:  # two ranks share the cores: each gets its own part
+            check(r0 and r0[0]["cpus"][1] != r0[0]["cpus"][0],
+                  f"{what}: ringrt bound rank 0 when asked: {r0}")
+    out = run(args, 1, prob + ringrt(args, ["-help"]), env={"RINGRT_BIND": "1"})
+    check(re.search(r"-pc_ringrt_bind: <TRUE", out) is not None,
+          "-help shows RINGRT_BIND=1 as the value in force")
+    out = run(args, 1, prob + ringrt(args, ["-help"]), env={"RINGRT_BIND": None})
+    check(re.search(r"-pc_ringrt_bind: <FALSE", out) is not None,
+          "-help shows no binding by default")
+
+
 def case_petsc4py(args):
     ref = results(run(args, 1, ["-problem", "laplace2d", "-grid", "30", "-pc_type", "ilu"]))
     out = run(args, 2, [args.script, args.plugin], exe=args.python)
@@ -242,7 +287,7 @@ def case_petsc4py(args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=["iterations", "zero_pivot", "options", "petsc4py"])
+    ap.add_argument("case", choices=["iterations", "zero_pivot", "options", "guest", "petsc4py"])
     ap.add_argument("--mpiexec", required=True)
     ap.add_argument("--ksp", required=True)
     ap.add_argument("--ksp-linked", required=True)

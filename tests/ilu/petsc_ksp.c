@@ -18,7 +18,13 @@
  * -dll_append) and with RINGRT_PETSC_LINKED (linked to libringrt_petsc.so:
  * PCRingrtRegister, the getters, and the failure message on every rank).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity */
+#endif
+#include <omp.h>
 #include <petscksp.h>
+#include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #ifdef RINGRT_PETSC_LINKED
 #include "ringrt_petsc.h"
@@ -202,9 +208,23 @@ static PetscErrorCode await_failed_ranks(PetscErrorCode err) {
   return err;
 }
 
+/* -guest_report: the process state a library must leave alone unless asked
+ * (CPU affinity, OpenMP threads), as "CPUS THREADS". */
+static void process_state(char *buf, size_t len) {
+  cpu_set_t set;
+  size_t n = 0;
+  buf[0] = 0;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE && n + 8 < len; c++)
+      if (CPU_ISSET(c, &set)) n += (size_t)snprintf(buf + n, len - n, "%s%d", n ? "," : "", c);
+  snprintf(buf + n, len - n, " %d", omp_get_max_threads());
+}
+
 int main(int argc, char **argv) {
   problem p = {"laplace2d", 30, -1, -1, 100.0};
   PetscBool resolve = PETSC_FALSE, from_file, reorder = PETSC_FALSE, ref = PETSC_FALSE;
+  PetscBool guest = PETSC_FALSE;
+  char before[4096], after[4096];
   char mtx[PETSC_MAX_PATH_LEN], reorder_after[32] = "";
   Mat A;
   Vec x, b, ones;
@@ -232,6 +252,8 @@ int main(int argc, char **argv) {
                              &ref, NULL));
   PetscCall(PetscOptionsBool("-resolve", "solve again with 2 A (same pattern)", NULL, resolve,
                              &resolve, NULL));
+  PetscCall(PetscOptionsBool("-guest_report", "print affinity and threads before and after", NULL,
+                             guest, &guest, NULL));
   PetscOptionsEnd();
 
   if (from_file)
@@ -246,6 +268,7 @@ int main(int argc, char **argv) {
   PetscCall(KSPSetOperators(ksp, A, A));
   PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 1000));
   PetscCall(KSPSetFromOptions(ksp));
+  process_state(before, sizeof before);
   PetscCall(await_failed_ranks(KSPSolve(ksp, b, x)));
   PetscCall(report(ksp, A, x, b, "result"));
   if (resolve) { /* same pattern, new values: PETSc says SAME_NONZERO_PATTERN */
@@ -277,6 +300,14 @@ int main(int argc, char **argv) {
   }
 #endif
   PetscCall(KSPDestroy(&ksp));
+  if (guest) {
+    PetscMPIInt rank;
+    process_state(after, sizeof after);
+    PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+    PetscCall(PetscSynchronizedPrintf(PETSC_COMM_WORLD, "guest: rank=%d before=%s after=%s\n",
+                                      (int)rank, before, after));
+    PetscCall(PetscSynchronizedFlush(PETSC_COMM_WORLD, PETSC_STDOUT));
+  }
   PetscCall(VecDestroy(&ones));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&b));

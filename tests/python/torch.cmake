@@ -7,3 +7,5 @@ ringrt_python_test(py_torch_attn_np3 test_torch_attn.py NP 3 LABELS torch)
 # the same model on the whole sequence in one process.
 ringrt_python_test(py_torch_example_np2 ../../examples/python/train_ring_attention.py NP 2
                    ARGS --check --steps 3 LABELS torch)
+# A good guest: affinity and torch's threads unchanged unless asked.
+ringrt_python_test(py_torch_guest_np2 test_guest.py NP 2 LABELS torch)
