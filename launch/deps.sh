@@ -156,7 +156,8 @@ apt_install() {
 # Pinned, so two machines build the same thing.
 cudnn_frontend_pin=nvidia-cudnn-frontend==1.32.0
 cudnn_frontend() {
-  have nvcc && [[ " ${cmake_args[*]-} " != *"RINGRT_CUDNN=OFF"* ]] || return 0
+  have nvcc && [[ " ${cmake_args[*]-} " != *"RINGRT_CUDNN=OFF"* ]] &&
+    [[ " ${cmake_args[*]-} " != *"RINGRT_CUDA=OFF"* ]] || return 0
   # Where cmake/FindCUDNNFrontend.cmake looks first: CUDNN_FRONTEND_ROOT as a
   # -D argument or in the environment, then the packages of python3.
   local a roots=(${CUDNN_FRONTEND_ROOT-})

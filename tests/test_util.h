@@ -10,6 +10,13 @@
 
 #define RRT_TEST_SKIP 77
 
+/* Where a test writes its scratch files: $TMPDIR (CTest sets it to a
+ * folder of the build tree, so a run leaves nothing in /tmp), else /tmp. */
+static inline const char *rrt_test_tmpdir(void) {
+  const char *t = getenv("TMPDIR");
+  return t && *t ? t : "/tmp";
+}
+
 static int rrt_test_failures_ = 0;
 
 static inline int rrt_test_rank_(void) {

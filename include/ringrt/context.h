@@ -153,6 +153,11 @@ RRT_API const char *rrt_ctx_nccl_library(rrt_ctx_t ctx);
 
 /** Library version string ("0.1.0"). */
 RRT_API const char *rrt_version(void);
+/** The MPI this library was built with, from its mpi.h: "Open MPI 4.1.4",
+ *  "MPICH 4.0.2", else "MPI 3.1" (the standard's version). A program (or
+ *  mpi4py) that uses another MPI cannot share the process with ringrt: the
+ *  Python package compares this with mpi4py's MPI and refuses a mismatch. */
+RRT_API const char *rrt_mpi_build_version(void);
 /** Version of the library that is running, as one integer: major*10000 +
  *  minor*100 + patch (as ncclGetVersion). Compare with RINGRT_VERSION_CODE
  *  in ringrt/config.h, the version a program was compiled against.

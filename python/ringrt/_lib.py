@@ -71,13 +71,54 @@ def _load() -> ctypes.CDLL:
 
 
 def lib() -> ctypes.CDLL:
-    """The loaded library, with its prototypes declared (loaded on first use)."""
+    """The loaded library, with its prototypes declared (loaded on first use).
+    With mpi4py already imported, its MPI is checked against ringrt's."""
     global _loaded
     if _loaded is None:
         handle = _load()
         _declare(handle)
         _loaded = handle
+        if "mpi4py.MPI" in sys.modules:
+            check_mpi_match()
     return _loaded
+
+
+class MPIMismatch(ImportError):
+    """mpi4py and libringrt were built against different MPI libraries."""
+
+
+def _mpi_family(name: str) -> str:
+    return "Open MPI" if name.startswith("Open MPI") else "MPICH-like"
+
+
+def mpi_mismatch(ringrt_mpi: str, mpi4py_vendor: tuple) -> Optional[str]:
+    """Why ringrt's MPI ("Open MPI 4.1.4", rrt_mpi_build_version) and
+    mpi4py's (MPI.get_vendor(): ("Open MPI", (4, 1, 4))) cannot share a
+    process, or None. Open MPI against an MPICH-derived MPI (MPICH, Intel MPI,
+    MVAPICH, Cray MPICH) is a mismatch, as are two Open MPI major versions;
+    within the MPICH family the ABI is shared, so only the family is compared."""
+    name, version = mpi4py_vendor
+    theirs = f"{name} {'.'.join(str(v) for v in version)}"
+    if _mpi_family(ringrt_mpi) != _mpi_family(name):
+        return f"libringrt was built with {ringrt_mpi} but mpi4py uses {theirs}"
+    if _mpi_family(name) == "Open MPI":
+        ours = ringrt_mpi.split()[-1].split(".")[0]
+        if ours != str(version[0]):
+            return f"libringrt was built with {ringrt_mpi} but mpi4py uses {theirs}"
+    return None
+
+
+def check_mpi_match() -> None:
+    """Raise MPIMismatch when mpi4py's MPI is not the one libringrt was
+    built with (two MPIs in one process crash at the first call)."""
+    from mpi4py import MPI
+    problem = mpi_mismatch(lib().rrt_mpi_build_version().decode(), MPI.get_vendor())
+    if problem:
+        import mpi4py
+        raise MPIMismatch(
+            f"{problem} ({mpi4py.__file__}): build mpi4py against the MPI that built ringrt "
+            "(with that MPI's mpicc on PATH: pip install --no-binary=mpi4py mpi4py), or "
+            "build ringrt with mpi4py's MPI (docs/python.md, Install)")
 
 
 def mpi_comm_ctype() -> type:
@@ -120,6 +161,7 @@ class CtxInfo(ctypes.Structure):
 _PROTOTYPES = {
     "rrt_status_string": (c_char_p, [c_int]),
     "rrt_version": (c_char_p, []),
+    "rrt_mpi_build_version": (c_char_p, []),
     "rrt_ctx_create": (c_int, ["COMM", P(CtxConfig), P(c_void_p)]),
     "rrt_ctx_destroy": (c_int, [c_void_p]),
     "rrt_ctx_rank": (c_int, [c_void_p]),

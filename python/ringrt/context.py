@@ -7,7 +7,8 @@ import weakref
 from typing import Any, Callable, Dict, Optional
 
 from . import errors
-from ._lib import CTX_CONFIG_MAGIC, CTX_CONFIG_VERSION, CtxConfig, CtxInfo, lib, mpi_comm_ctype
+from ._lib import (CTX_CONFIG_MAGIC, CTX_CONFIG_VERSION, CtxConfig, CtxInfo, check_mpi_match, lib,
+                   mpi_comm_ctype)
 
 _BACKENDS = {"auto": 0, "cpu": 2, "cuda": 3, "emu": 4}  # "auto": RRT_BACKEND_DEFAULT
 _live: "weakref.WeakSet[Context]" = weakref.WeakSet()
@@ -30,7 +31,8 @@ class Context:
     ``device``: the GPU ordinal (default ``local_rank % ngpus``);
     ``timeout``: seconds any blocking wait may take (default
     ``RINGRT_TIMEOUT``, else 600); ``bind``: let ringrt bind the rank's cores
-    and set the thread count (default ``RINGRT_BIND``, else yes).
+    and set the OpenMP/BLAS thread counts (default ``RINGRT_BIND``, else no:
+    inside your program ringrt leaves the affinity and thread counts alone).
 
     Use it as a context manager, or call :meth:`close`; contexts still open
     at interpreter exit are closed before MPI is finalised.
@@ -39,6 +41,7 @@ class Context:
     def __init__(self, comm: Any = None, backend: str = "auto", *, device: int = -1,
                  timeout: Optional[float] = None, bind: Optional[bool] = None):
         from mpi4py import MPI
+        check_mpi_match()
         if backend not in _BACKENDS:
             raise ValueError(f"backend must be one of {sorted(_BACKENDS)}, got {backend!r}")
         self.comm = MPI.COMM_WORLD if comm is None else comm

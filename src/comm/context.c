@@ -242,6 +242,20 @@ rrt_status rrt_ctx_set_error(rrt_ctx_t ctx, rrt_status status, const char *op,
 
 const char *rrt_version(void) { return RINGRT_VERSION_STRING; }
 
+/* The mpi.h this library was compiled with (mpi.h's own macros). */
+#define RRT_STR_(x) #x
+#define RRT_STR(x) RRT_STR_(x)
+const char *rrt_mpi_build_version(void) {
+#if defined(OMPI_MAJOR_VERSION)
+  return "Open MPI " RRT_STR(OMPI_MAJOR_VERSION) "." RRT_STR(OMPI_MINOR_VERSION) "." RRT_STR(
+      OMPI_RELEASE_VERSION);
+#elif defined(MPICH_VERSION)
+  return "MPICH " MPICH_VERSION;
+#else
+  return "MPI " RRT_STR(MPI_VERSION) "." RRT_STR(MPI_SUBVERSION);
+#endif
+}
+
 /* The code this library was compiled with, not the caller's header's. */
 rrt_status rrt_get_version(int *version) {
   if (!version) return RRT_ERR_INVALID_ARG;

@@ -248,8 +248,8 @@ rrt_status rrt_mpi_post_allgatherv_ex(rrt_request_t req, const void *send, size_
   if (bytes && (const char *)send != own) memmove(own, send, bytes);
   for (int r = 0; r < P; r++) {
     if (recv_bytes[r] == 0) continue;
-    MPI_Datatype t;
-    int n;
+    MPI_Datatype t = MPI_DATATYPE_NULL; /* set by bytes_type (GCC -O3 cannot tell) */
+    int n = 0;
     RRT_CHECK(bytes_type(req, recv_bytes[r], lim, &t, &n));
     MPI_Request *slot = rrt_request_add_mpi(req, r, RRT_DIR_COLL);
     if (!slot) return RRT_ERR_OUT_OF_MEMORY;
@@ -281,8 +281,8 @@ rrt_status rrt_mpi_allgatherv(rrt_ctx_t ctx, const void *send, size_t bytes, voi
 rrt_status rrt_mpi_post_bcast_ex(rrt_request_t req, void *buf, size_t bytes, int root,
                                  rrt_mpi_limits lim) {
   if (bytes == 0) return RRT_SUCCESS;
-  MPI_Datatype t;
-  int n;
+  MPI_Datatype t = MPI_DATATYPE_NULL; /* set by bytes_type (GCC -O3 cannot tell) */
+  int n = 0;
   RRT_CHECK(bytes_type(req, bytes, lim, &t, &n));
   MPI_Request *slot = rrt_request_add_mpi(req, root, RRT_DIR_COLL);
   if (!slot) return RRT_ERR_OUT_OF_MEMORY;

@@ -5,7 +5,8 @@ usage: check_layering.py [--apps APPS_DIR] SRC_DIR NM OBJECT...
 
 1. No two source files depend on each other in a loop: an edge f -> g means
    an object of f uses a symbol that g's object defines (nm); every strongly
-   connected component must be a single file.
+   connected component must be a single file. The objects given are the
+   library's, the `ringrt` tool's and the PETSc plugin's (when built).
 2. Lower layers (comm, kernels, sched, io) never include a workload's
    headers (attn, sparse, ilu, krylov, seacells).
 3. No MPI outside src/comm: no MPI_ call and no <mpi.h> include elsewhere in
@@ -27,10 +28,15 @@ WORKLOADS = ("attn", "sparse", "ilu", "krylov", "seacells")
 
 
 def source_of(obj):
-    """src/CMakeFiles/ringrt_objects.dir/ilu/factor.c.o -> ilu/factor.c"""
-    marker = "ringrt_objects.dir" + os.sep
-    rel = os.path.normpath(obj.split(marker, 1)[-1])
-    return rel[:-2] if rel.endswith(".o") else rel
+    """src/CMakeFiles/ringrt_objects.dir/ilu/factor.c.o -> ilu/factor.c; the
+    objects of other targets (the tool, the PETSc plugin) keep their target's
+    name: apps/CMakeFiles/ringrt_app.dir/ringrt/main.c.o -> ringrt_app:ringrt/main.c"""
+    m = re.search(r"([^/]+)\.dir/(.*)$", obj)
+    if not m:
+        return obj
+    target, rel = m.group(1), os.path.normpath(m.group(2))
+    rel = rel[:-2] if rel.endswith(".o") else rel
+    return rel if target == "ringrt_objects" else f"{target}:{rel}"
 
 
 def symbol_graph(nm, objects):

@@ -40,7 +40,7 @@ static void expect_error(const char *name, rrt_status want, const char *needle) 
 }
 
 int main(void) {
-  snprintf(dir, sizeof dir, "/tmp/rrt_test_npy_%d", (int)getpid());
+  snprintf(dir, sizeof dir, "%s/rrt_test_npy_%d", rrt_test_tmpdir(), (int)getpid());
   char cmd[300];
   snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
   CHECK(system(cmd) == 0);

@@ -109,7 +109,7 @@ static void check_trace(rrt_ctx_t ctx) {
   char path[256];
   long id = (long)getpid();
   MPI_Bcast(&id, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-  snprintf(path, sizeof path, "/tmp/rrt_trace_test_%ld.json", id);
+  snprintf(path, sizeof path, "%s/rrt_trace_test_%ld.json", rrt_test_tmpdir(), id);
   CHECK_OK(rrt_trace_write(ctx, path));
   if (rank == 0) {
     FILE *f = fopen(path, "r");

@@ -22,11 +22,12 @@ static rrt_status sum_dyn(int threads, double *out) {
 }
 
 int main(void) {
-  char path[] = "/tmp/ringrt-emu-regs-XXXXXX";
+  char path[512];
+  snprintf(path, sizeof path, "%s/ringrt-emu-regs-XXXXXX", rrt_test_tmpdir());
   int fd = mkstemp(path);
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (!f) {
-    printf("cannot write a register table in /tmp\n");
+    printf("cannot write a register table in %s\n", rrt_test_tmpdir());
     return 1;
   }
   fprintf(f, "# test table\nk_block_sum_dyn sm_80 60\nk_block_sum_dyn sm_90 65\n"

@@ -22,6 +22,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
     }                                                                                              \
   } while (0)
 
+/* The input file of this process (one path, rewritten for every input),
+ * removed at exit so a run leaves nothing behind. */
+static char fuzz_input_path[512];
+static void fuzz_remove_input(void) {
+  if (fuzz_input_path[0]) remove(fuzz_input_path);
+}
+
 /* Write the input to "$TMPDIR/rrt_fuzz_<tag>_<pid><suffix>" (the suffix
  * matters to readers that dispatch on it) and return that path; aborts when
  * the file cannot be written, since every later result would be noise. */
@@ -30,6 +37,8 @@ static inline const char *fuzz_write_input(const char *tag, const char *suffix, 
   const char *tmp = getenv("TMPDIR");
   snprintf(path, len, "%s/rrt_fuzz_%s_%d%s", tmp && *tmp ? tmp : "/tmp", tag, (int)getpid(),
            suffix);
+  if (!fuzz_input_path[0]) atexit(fuzz_remove_input);
+  snprintf(fuzz_input_path, sizeof fuzz_input_path, "%s", path);
   FILE *f = fopen(path, "wb");
   if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f) != 0) {
     fprintf(stderr, "fuzz: cannot write %s\n", path);

@@ -120,7 +120,7 @@ static void gzip_files(void) {
 }
 
 int main(void) {
-  snprintf(dir, sizeof dir, "/tmp/rrt_mm_input_%d", (int)getpid());
+  snprintf(dir, sizeof dir, "%s/rrt_mm_input_%d", rrt_test_tmpdir(), (int)getpid());
   char cmd[300];
   snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
   CHECK(system(cmd) == 0);

@@ -254,7 +254,7 @@ int main(int argc, char **argv) {
   }
   int pid = (int)getpid();
   MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  snprintf(dir, sizeof dir, "/tmp/rrt_mm_rows_%d", pid);
+  snprintf(dir, sizeof dir, "%s/rrt_mm_rows_%d", rrt_test_tmpdir(), pid);
   if (rank == 0) {
     char cmd[300];
     snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);

@@ -41,7 +41,7 @@ static void expect_bad(const char *name, const char *text, int line, const char 
 }
 
 int main(void) {
-  snprintf(dir, sizeof(dir), "/tmp/rrt_mmio_test_%d", (int)getpid());
+  snprintf(dir, sizeof(dir), "%s/rrt_mmio_test_%d", rrt_test_tmpdir(), (int)getpid());
   char cmd[300];
   snprintf(cmd, sizeof(cmd), "mkdir -p %s", dir);
   CHECK(system(cmd) == 0);

@@ -109,7 +109,7 @@ static void write_h5ad_huge_index(const char *path) {
 #endif
 
 int main(void) {
-  snprintf(dir, sizeof dir, "/tmp/rrt_test_hostile_%d", (int)getpid());
+  snprintf(dir, sizeof dir, "%s/rrt_test_hostile_%d", rrt_test_tmpdir(), (int)getpid());
   char cmd[300];
   snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
   CHECK(system(cmd) == 0);

@@ -62,7 +62,7 @@ static void bad(const char *name, const char *text, unsigned flags, int line, co
 }
 
 int main(void) {
-  snprintf(dir, sizeof dir, "/tmp/rrt_test_int_list_%d", (int)getpid());
+  snprintf(dir, sizeof dir, "%s/rrt_test_int_list_%d", rrt_test_tmpdir(), (int)getpid());
   char cmd[300];
   snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
   CHECK(system(cmd) == 0);

@@ -153,7 +153,7 @@ static void test_probe_and_same(void) {
 
 int main(void) {
   umask(027);
-  snprintf(dir, sizeof dir, "%s/rrt_outfile_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  snprintf(dir, sizeof dir, "%s/rrt_outfile_XXXXXX", rrt_test_tmpdir());
   if (!mkdtemp(dir)) {
     perror("mkdtemp");
     return 1;

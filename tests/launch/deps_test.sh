@@ -8,6 +8,8 @@
 set -u
 src=$1
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# In /tmp, not the build tree: user nobody must reach it whatever folder
+# the build tree is in (the trap removes it).
 tmp=$(mktemp -d /tmp/ringrt-deps-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"

@@ -5,7 +5,7 @@
 set -u
 run=$1 ringrt=$2
 fail() { echo "FAIL: $*" >&2; exit 1; }
-tmp=$(mktemp -d /tmp/ringrt-run-test.XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ringrt-run-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 line=$(RINGRT_TIMEOUT=30 "$run" --dry-run -n 3 --backend cpu "$ringrt" info --json) || fail "dry run"
 for want in "-np 3" "--bind-to none" "-x RINGRT_BACKEND=cpu" "-x RINGRT_TIMEOUT=30" "-x NCCL_DEBUG=WARN" "info --json"; do

@@ -12,8 +12,11 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" 2>&1 ||
   fail "cmake --install: $(tail "$tmp/install.log")"
+# From a copy: setuptools builds in the project folder (build/, *.egg-info),
+# and the test run leaves nothing in the source tree.
+cp -r "$src/python" "$tmp/python"
 "$python" -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation \
-  --target "$tmp/site" "$src/python" >"$tmp/pip.log" 2>&1 || fail "pip install ./python: $(tail "$tmp/pip.log")"
+  --target "$tmp/site" "$tmp/python" >"$tmp/pip.log" 2>&1 || fail "pip install ./python: $(tail "$tmp/pip.log")"
 [ -f "$tmp/site/ringrt/py.typed" ] || fail "py.typed not installed (type hints)"
 
 out=$(cd "$tmp" && env -u RINGRT_LIBRARY PYTHONPATH="$tmp/site" RINGRT_PREFIX="$tmp/prefix" \

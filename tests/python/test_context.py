@@ -6,8 +6,25 @@ import ringrt
 from ringrt import errors
 
 
+def check_mpi_match() -> None:
+    """mpi4py's MPI against the one libringrt was built with."""
+    from ringrt import _lib
+    ours = _lib.lib().rrt_mpi_build_version().decode()
+    name, version = MPI.get_vendor()
+    assert ours.startswith(name), f"this build: ringrt {ours}, mpi4py {name} {version}"
+    _lib.check_mpi_match()  # the same MPI: no error
+    assert _lib.mpi_mismatch("Open MPI 4.1.4", ("Open MPI", (4, 1, 6))) is None
+    assert _lib.mpi_mismatch("MPICH 4.0.2", ("Intel MPI", (2021, 10, 0))) is None
+    msg = _lib.mpi_mismatch("Open MPI 4.1.4", ("MPICH", (4, 0, 2)))
+    assert msg and "Open MPI 4.1.4" in msg and "MPICH 4.0.2" in msg, msg
+    msg = _lib.mpi_mismatch("Open MPI 4.1.4", ("Open MPI", (5, 0, 3)))
+    assert msg and "Open MPI 5.0.3" in msg, msg
+    assert _lib.mpi_mismatch("MPICH 4.1", ("Open MPI", (4, 1, 4)))
+
+
 def main() -> None:
     world = MPI.COMM_WORLD
+    check_mpi_match()
     with ringrt.Context(backend="cpu") as ctx:
         assert (ctx.rank, ctx.size) == (world.Get_rank(), world.Get_size())
         assert ctx.backend == "cpu" and ctx.transport == "mpi"
