@@ -21,7 +21,7 @@ a fresh process (so both pay the first-touch page faults; PETSc's
 symbolic time in a process that already ran one is kept as
 symbolic_warm_s); nothing
 here is estimated or extrapolated. Results go to a JSON file;
-`ilu_petsc.py --render FILE` prints it as the tables of docs/ilu.md.
+`ilu_petsc.py --render FILE` prints it as the tables of docs/results.md.
 """
 import argparse
 import json
@@ -264,7 +264,7 @@ def gmres_compare(ringrt, mtx, tmp):
 
 
 def render(path):
-    """A results file as the markdown tables of docs/ilu.md."""
+    """A results file as the markdown tables of docs/results.md."""
     r = json.load(open(path))
     print("Run %s (commit %s), PETSc %s, %d cores; load before: `%s`; after: `%s`.\n" % (
         os.path.basename(path), r.get("commit", "?"), r["petsc_version"], r.get("nproc", 0),

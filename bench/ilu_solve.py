@@ -13,7 +13,7 @@ time = analysis_s + factor_s + solve_s of its JSON report. One rank per core
 (mpirun --bind-to core), one thread per rank. Each configuration runs in its
 own process RUNS times, PETSc and ringrt alternating so machine load hits
 both alike; the tables give medians. `ilu_solve.py --render FILE` prints a
-results file as the tables of docs/ilu.md.
+results file as the tables of docs/results.md.
 """
 import argparse
 import json

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The reference SEACells' kernel matrix M against the graph convention ringrt
-implements (docs/seacells.md, "The reference's graph"), computed here with an
+implements (docs/seacells.md, "The graph: `--knn`"; the table in docs/results.md), computed here with an
 exact kNN in numpy, independent of ringrt and of the reference's code:
 
   n_neighbors = K (default 15); below 8,192 cells the K - 1 nearest other

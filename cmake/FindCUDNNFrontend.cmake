@@ -6,8 +6,8 @@
 # at run time.
 #
 # Hints: CUDNN_FRONTEND_ROOT and CUDNN_ROOT (CMake or environment), then the
-# packages of a Python (CUDNN_PYTHON, else RINGRT_PYTHON, else python3 on
-# PATH), then the CUDA toolkit and the system paths.
+# packages of the Pythons CUDNN_PYTHON, RINGRT_PYTHON and python3 on PATH (in
+# that order), then the CUDA toolkit and the system paths.
 #
 # Defines CUDNNFrontend_FOUND, CUDNN_FRONTEND_INCLUDE_DIR, CUDNN_INCLUDE_DIR,
 # CUDNN_VERSION (from cudnn_version.h) and the imported target
@@ -15,16 +15,14 @@
 set(_cf_hints ${CUDNN_FRONTEND_ROOT} $ENV{CUDNN_FRONTEND_ROOT})
 set(_cudnn_hints ${CUDNN_ROOT} $ENV{CUDNN_ROOT})
 
-set(_cf_python "${CUDNN_PYTHON}")
-if(NOT _cf_python)
-  set(_cf_python "${RINGRT_PYTHON}")
-endif()
-if(NOT _cf_python)
-  find_program(_cf_python_exe NAMES python3 python)
-  mark_as_advanced(_cf_python_exe)
-  set(_cf_python "${_cf_python_exe}")
-endif()
-if(_cf_python)
+# Every Python that may hold the pip packages: launch/deps.sh installs
+# cudnn-frontend with the python3 on PATH, while the tests' interpreter
+# (RINGRT_PYTHON, a venv) may be another one.
+find_program(_cf_python_exe NAMES python3 python)
+mark_as_advanced(_cf_python_exe)
+set(_cf_pythons ${CUDNN_PYTHON} ${RINGRT_PYTHON} ${_cf_python_exe})
+list(REMOVE_DUPLICATES _cf_pythons)
+foreach(_cf_python IN LISTS _cf_pythons)
   # nvidia-cudnn-frontend installs include/ beside its packages (purelib and
   # platlib differ on some layouts); nvidia.cudnn is PyTorch's cuDNN wheel.
   execute_process(
@@ -39,7 +37,7 @@ if(_cf_python)
   if(_cudnn_rc EQUAL 0 AND IS_DIRECTORY "${_cudnn_wheel}")
     list(APPEND _cudnn_hints "${_cudnn_wheel}")
   endif()
-endif()
+endforeach()
 if(CUDAToolkit_INCLUDE_DIRS)
   list(APPEND _cudnn_hints ${CUDAToolkit_INCLUDE_DIRS})
 endif()

@@ -43,9 +43,17 @@ static rrt_status make_temp(rrt_h5w *w, char *err, size_t errlen) {
     free(w->tmp), w->tmp = NULL;
     return fail(w, err, errlen, "", "cannot create a file next to it: %s", strerror(e));
   }
-  mode_t um = umask(0);
-  umask(um);
-  fchmod(fd, 0666 & ~um);
+  /* mkstemp made it 0600: made again under the same (unique) name with
+   * 0666, the umask decides its mode, as for any new file. (Reading the
+   * umask means setting it, process state a library leaves alone.) */
+  close(fd);
+  unlink(w->tmp);
+  fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+  if (fd < 0) {
+    int e = errno;
+    free(w->tmp), w->tmp = NULL;
+    return fail(w, err, errlen, "", "cannot create a file next to it: %s", strerror(e));
+  }
   close(fd);
   return RRT_SUCCESS;
 }

@@ -2,7 +2,7 @@
  * peak memory (VmHWM): `bench_mm_read FILE rows` uses the per-rank reader
  * (io/mm_rows.h), `bench_mm_read FILE whole` what `ringrt ilu` did before
  * it (every rank reads the whole file, then keeps its block). Not a test:
- * the measurement behind docs/ilu.md's io section. */
+ * the measurement behind the file-reading table of docs/results.md. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -32,5 +32,5 @@ target_include_directories(test_ilu_mm_nozlib PRIVATE ${PROJECT_SOURCE_DIR}/src
 target_link_libraries(test_ilu_mm_nozlib PRIVATE MPI::MPI_C ${MATH_LIBRARY})
 ringrt_add_test(ilu.mm_input.nozlib test_ilu_mm_nozlib LABELS ilu io TIMEOUT 60)
 
-# Not a test: the read time and per-rank peak memory of docs/ilu.md (io).
+# Not a test: the read time and per-rank peak memory in docs/results.md (ILU(0), reading matrices).
 ringrt_test_exe(bench_mm_read bench_mm_read.c)
