@@ -79,4 +79,3 @@ void *rrt_app_attn_gather(rrt_ctx_t ctx, const rrt_attn_desc *d, const void *sha
   free(gathered);
   return nat;
 }
-

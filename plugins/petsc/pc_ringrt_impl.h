@@ -63,5 +63,4 @@ PetscErrorCode PCView_Ringrt(PC pc, PetscViewer viewer);
 PetscErrorCode PCRingrtComposeSetters(PC pc);
 PetscErrorCode PCRingrtClearSetters(PC pc);
 
-
 #endif

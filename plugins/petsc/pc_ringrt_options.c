@@ -326,10 +326,9 @@ PetscErrorCode PCView_Ringrt(PC pc, PetscViewer viewer) {
   PetscCall(
       PetscViewerASCIIPrintf(viewer, "factor precision: %s\n", precisions[d->single ? 1 : 0]));
   if (d->ctx && rrt_ctx_get_info(d->ctx, &info) == RRT_SUCCESS)
-    PetscCall(PetscViewerASCIIPrintf(viewer, "binding: %s, %d OpenMP thread(s) on rank 0\n",
-                                     strcmp(info.cores, "unbound") == 0 ? "none (the program's)"
-                                                                        : info.cores,
-                                     info.threads));
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer, "binding: %s, %d OpenMP thread(s) on rank 0\n",
+        strcmp(info.cores, "unbound") == 0 ? "none (the program's)" : info.cores, info.threads));
   else
     PetscCall(PetscViewerASCIIPrintf(viewer, "binding: %s\n",
                                      bind_in_force(d) ? "bind the rank's cores (not set up)"
