@@ -28,7 +28,8 @@ bash "$root/launch/build.sh" "${config[@]}"
 # mpirun-wrapper tests (a throwaway Slurm and launcher scripts, no library
 # code of ours), and the install and python tests (an outside program or
 # interpreter that loads the sanitized libringrt.so would need the ASan
-# runtime preloaded), and the twins (label twin: the most-ranks run of a test
+# runtime preloaded), the build test (it builds the sources again without
+# the sanitizers, as the normal suite already did), and the twins (label twin: the most-ranks run of a test
 # that also runs at fewer ranks; see tests/CMakeLists.txt). Leaks inside
 # Open MPI, PMIx, hwloc and the loader are suppressed by library name
 # (tests/sanitize/lsan.supp); slow unwinding gives the whole stack, so a leak
@@ -40,4 +41,4 @@ RINGRT_BUILD_DIR="$asan" bash "$root/launch/build.sh" -DRINGRT_SANITIZE=ON -DRIN
 export ASAN_OPTIONS="detect_leaks=1:fast_unwind_on_malloc=0:abort_on_error=0"
 export LSAN_OPTIONS="suppressions=$root/tests/sanitize/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-(cd "$asan" && ctest --output-on-failure -j "$(nproc)" -LE 'gpu|launch|install|python|twin' "$@")
+(cd "$asan" && ctest --output-on-failure -j "$(nproc)" -LE 'gpu|launch|install|python|twin|build' "$@")

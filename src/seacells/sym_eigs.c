@@ -22,8 +22,7 @@
 static rrt_status dots(rrt_sc_run *s, const double *V, int nv, const double *w, double *out) {
   const rrt_cell_blocks *pl = &s->plan;
   int64_t b0 = pl->blk_start[s->rank], b1 = pl->blk_start[s->rank + 1], nb = b1 - b0;
-  /* calloc: a rank without blocks sends none of it, but GCC -O3 cannot see that */
-  double *part = calloc((size_t)(nb * nv + 1), sizeof(double)), *all = NULL;
+  double *part = malloc((size_t)(nb * nv + 1) * sizeof(double)), *all = NULL;
   if (!part) return OOM(s, "eigensolver dots");
   for (int64_t b = b0; b < b1; b++) {
     int64_t lo = b * pl->block - s->c0, hi = (b + 1) * pl->block - s->c0;
@@ -204,7 +203,8 @@ rrt_status rrt_sc_sym_eigs(rrt_sc_run *s, rrt_sc_matvec_fn mv, void *arg, int ne
                      (long long)s->n);
   int m = k.m, keep = nev + (m - nev) / 2;
   size_t vb = (size_t)(m + 1) * (nl + 1) * sizeof(double);
-  k.V = malloc(vb), k.Vn = malloc(vb), k.w = malloc((size_t)(nl + 1) * sizeof(double));
+  /* w: calloc, its pad entry past nl is never written (GCC -O3 warns otherwise) */
+  k.V = malloc(vb), k.Vn = malloc(vb), k.w = calloc((size_t)(nl + 1), sizeof(double));
   k.h = malloc((size_t)(m + 1) * sizeof(double)), k.h2 = malloc((size_t)(m + 1) * sizeof(double));
   k.G = calloc((size_t)m * m, sizeof(double)), k.Gw = malloc((size_t)m * m * sizeof(double));
   k.theta = malloc((size_t)m * sizeof(double)), k.Y = malloc((size_t)m * m * sizeof(double));
