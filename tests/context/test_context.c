@@ -167,6 +167,8 @@ int main(int argc, char **argv) {
    * thread count stay the program's. */
   const char *bind_env = getenv("RINGRT_BIND");
   int asked = bind_env && strcmp(bind_env, "1") == 0;
+  if (argc > 1 && strcmp(argv[1], "guest") == 0) /* the default itself, not a leftover RINGRT_BIND */
+    CHECK_MSG(!bind_env, "rank %d: the guest case runs without RINGRT_BIND, got '%s'", rank, bind_env);
   cpu_set_t aff_before, aff_after;
   CHECK(sched_getaffinity(0, sizeof aff_before, &aff_before) == 0);
   int threads_before = omp_get_max_threads();

@@ -9,3 +9,4 @@ ringrt_python_test(py_torch_example_np2 ../../examples/python/train_ring_attenti
                    ARGS --check --steps 3 LABELS torch)
 # A good guest: affinity and torch's threads unchanged unless asked.
 ringrt_python_test(py_torch_guest_np2 test_guest.py NP 2 LABELS torch)
+set_tests_properties(py_torch_guest_np2 PROPERTIES ENVIRONMENT_MODIFICATION "RINGRT_BIND=unset:")
