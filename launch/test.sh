@@ -17,9 +17,9 @@ python="${RINGRT_PYTHON:-$(bash "$root/launch/python-deps.sh" | tail -n 1)}"
 # backend and cuDNN's fused attention are required (launch/deps.sh installs
 # the cudnn-frontend headers), so a leak or a break that only that
 # configuration shows cannot hide behind a build that left it off.
-config=(-DRINGRT_PYTHON="$python" -DRINGRT_CUDA=AUTO -DRINGRT_CUDNN=AUTO)
-command -v nvcc >/dev/null && config=(-DRINGRT_PYTHON="$python" -DRINGRT_CUDA=ON -DRINGRT_CUDNN=ON)
-bash "$root/launch/build.sh" "${config[@]}"
+gpu=AUTO
+command -v nvcc >/dev/null && gpu=ON
+bash "$root/launch/build.sh" -DRINGRT_PYTHON="$python" -DRINGRT_CUDA=$gpu -DRINGRT_CUDNN=$gpu
 (cd "$build" && ctest --output-on-failure -j "$(nproc)" "$@")
 
 [ "${RINGRT_SANITIZER_JOB:-1}" = 0 ] && exit 0

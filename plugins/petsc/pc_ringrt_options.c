@@ -253,8 +253,8 @@ PetscErrorCode PCRingrtClearSetters(PC pc) {
  * as ringrt reads it, else none (a library leaves the program's affinity and
  * thread counts alone unless asked). */
 static PetscBool bind_in_force(const PC_Ringrt *d) {
-  const char *env = getenv("RINGRT_BIND");
   if (d->bind >= 0) return (PetscBool)(d->bind == 1);
+  const char *env = getenv("RINGRT_BIND");
   return (PetscBool)(env && strcmp(env, "1") == 0);
 }
 

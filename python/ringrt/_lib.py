@@ -13,6 +13,7 @@ through ctypes. Where it looks, in order:
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import shutil
 import subprocess
@@ -98,21 +99,26 @@ def mpi_mismatch(ringrt_mpi: str, mpi4py_vendor: tuple) -> Optional[str]:
     MVAPICH, Cray MPICH) is a mismatch, as are two Open MPI major versions;
     within the MPICH family the ABI is shared, so only the family is compared."""
     name, version = mpi4py_vendor
+    family = _mpi_family(name)
+    same = family == _mpi_family(ringrt_mpi) and (
+        family != "Open MPI" or ringrt_mpi.split()[-1].split(".")[0] == str(version[0]))
+    if same:
+        return None
     theirs = f"{name} {'.'.join(str(v) for v in version)}"
-    if _mpi_family(ringrt_mpi) != _mpi_family(name):
-        return f"libringrt was built with {ringrt_mpi} but mpi4py uses {theirs}"
-    if _mpi_family(name) == "Open MPI":
-        ours = ringrt_mpi.split()[-1].split(".")[0]
-        if ours != str(version[0]):
-            return f"libringrt was built with {ringrt_mpi} but mpi4py uses {theirs}"
-    return None
+    return f"libringrt was built with {ringrt_mpi} but mpi4py uses {theirs}"
+
+
+@functools.lru_cache(maxsize=None)
+def _mpi_problem() -> Optional[str]:
+    """mpi_mismatch for this process (neither MPI changes once loaded)."""
+    from mpi4py import MPI
+    return mpi_mismatch(lib().rrt_mpi_build_version().decode(), MPI.get_vendor())
 
 
 def check_mpi_match() -> None:
     """Raise MPIMismatch when mpi4py's MPI is not the one libringrt was
     built with (two MPIs in one process crash at the first call)."""
-    from mpi4py import MPI
-    problem = mpi_mismatch(lib().rrt_mpi_build_version().decode(), MPI.get_vendor())
+    problem = _mpi_problem()
     if problem:
         import mpi4py
         raise MPIMismatch(

@@ -21,11 +21,6 @@
  *  `local_rank` of `local_size` gets. */
 void rrt_bind_even_share(int local_rank, int local_size, int ncores, int *first, int *count);
 
-/** Not asked to bind (the default in a library; the `ringrt` tool asks):
- *  change no affinity and no thread count of the process, and use the
- *  OpenMP thread count in force. */
-void rrt_bind_leave_alone(rrt_ctx_t ctx);
-
 /** Asked to bind: size OpenMP and BLAS to the `cores` the rank is bound to (ranks sharing a
  *  GPU's neighbourhood share its cores unless the launcher bound them). */
 void rrt_bind_set_threads(rrt_ctx_t ctx, int cores, int launcher_bound);

@@ -44,10 +44,6 @@ static void describe(rrt_ctx_t ctx, hwloc_topology_t topo, hwloc_const_cpuset_t 
 }
 
 rrt_status rrt_bind_rank(rrt_ctx_t ctx) {
-  if (!ctx->env.bind) {
-    rrt_bind_leave_alone(ctx);
-    return RRT_SUCCESS;
-  }
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0)
     return rrt_error(ctx, RRT_ERR_INTERNAL, "rrt_ctx_create", "hwloc_topology_init failed");

@@ -117,10 +117,6 @@ static int device_cpus(int dev, cpu_set_t *set) {
 }
 
 rrt_status rrt_bind_rank(rrt_ctx_t ctx) {
-  if (!ctx->env.bind) {
-    rrt_bind_leave_alone(ctx);
-    return RRT_SUCCESS;
-  }
   cpu_set_t current, allowed, target, u;
   int first_cpu[CPU_SETSIZE];
   if (sched_getaffinity(0, sizeof current, &current) != 0)

@@ -103,7 +103,10 @@ static rrt_status create_local(rrt_ctx_t ctx, const rrt_ctx_config *cfg) {
 #if RINGRT_HAVE_CUDA
   if (ctx->backend == RRT_BACKEND_CUDA) RRT_CHECK(rrt_cuda_select_device(ctx));
 #endif
-  RRT_CHECK(rrt_bind_rank(ctx));
+  if (ctx->env.bind)
+    RRT_CHECK(rrt_bind_rank(ctx));
+  else
+    rrt_bind_leave_alone(ctx);
   RRT_CHECK(rrt_trace_state_create(ctx));
   RRT_CHECK(ctx->dev->stream_create(&ctx->compute_stream, 0));
   RRT_CHECK(ctx->dev->stream_create(&ctx->comm_stream, 1));

@@ -61,7 +61,11 @@ struct rrt_ctx {
 };
 
 /* Lifecycle pieces, each in its own file (NCCL: comm/nccl_init.h). */
-rrt_status rrt_bind_rank(rrt_ctx_t ctx); /* comm/bind_hwloc.c or bind_os.c: binding + threads */
+rrt_status rrt_bind_rank(rrt_ctx_t ctx); /* comm/bind_hwloc.c or bind_os.c: binding + threads (when asked) */
+/* comm/bind.c: not asked to bind (a library's default; the `ringrt` tool
+ * asks): no affinity or thread count of the process changes, and the
+ * OpenMP thread count in force is the rank's. */
+void rrt_bind_leave_alone(rrt_ctx_t ctx);
 rrt_status rrt_trace_state_create(rrt_ctx_t ctx); /* comm/trace.c */
 void rrt_trace_state_destroy(rrt_ctx_t ctx);      /* comm/trace.c */
 

@@ -37,18 +37,16 @@ static rrt_status make_temp(rrt_h5w *w, char *err, size_t errlen) {
   w->tmp = malloc(strlen(w->path) + 16);
   if (!w->tmp) return fail(w, err, errlen, "", "out of memory");
   sprintf(w->tmp, "%.*s.%s.XXXXXX", (int)dlen, w->path, w->path + dlen);
+  /* mkstemp picks a unique name but makes the file 0600: made again under
+   * that name with 0666, the umask decides its mode, as for any new file.
+   * (Reading the umask means setting it, process state a library leaves
+   * alone.) */
   int fd = mkstemp(w->tmp);
-  if (fd < 0) {
-    int e = errno;
-    free(w->tmp), w->tmp = NULL;
-    return fail(w, err, errlen, "", "cannot create a file next to it: %s", strerror(e));
+  if (fd >= 0) {
+    close(fd);
+    unlink(w->tmp);
+    fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
   }
-  /* mkstemp made it 0600: made again under the same (unique) name with
-   * 0666, the umask decides its mode, as for any new file. (Reading the
-   * umask means setting it, process state a library leaves alone.) */
-  close(fd);
-  unlink(w->tmp);
-  fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
   if (fd < 0) {
     int e = errno;
     free(w->tmp), w->tmp = NULL;
