@@ -25,7 +25,7 @@ static const char usage[] = "usage: ringrt seacells INPUT (.h5ad | .npy | .csv) 
                             "  --n-metacells N       default n / 75\n"
                             "  --knn K               the reference's n_neighbors (default 15)\n"
                             "  --seed S              seed of --init maxmin\n"
-                            "  --init cssp|maxmin|waypoint  initial archetypes (default cssp)\n"
+                            "  --init cssp|maxmin|waypoint  initial archetypes (default waypoint)\n"
                             "  --archetypes-in FILE  start from these cells (one index per line)\n"
                             "  --archetypes-out FILE write the initial archetypes\n"
                             "  --diffusion-metrics   also compactness and separation on the\n"

@@ -42,7 +42,7 @@ typedef struct rrt_seacells_options {
                                   from 8192 on, as scanpy's exact and pynndescent paths do;
                                   bandwidth = distance to the (knn / 2)-th nearest other cell */
   uint64_t seed;             /**< for MAXMIN (default 0) */
-  rrt_seacells_init init;    /**< default CSSP */
+  rrt_seacells_init init;    /**< default WAYPOINT (the reference's start) */
   const int64_t *archetypes; /**< INIT_GIVEN: n_metacells global cell indices (same on all ranks) */
   int min_iter;              /**< default 10 */
   int max_iter;              /**< default 100 */
@@ -53,8 +53,8 @@ typedef struct rrt_seacells_options {
 
 #define RRT_SEACELLS_OPTIONS_INITIALIZER                                                           \
   {                                                                                                \
-    sizeof(rrt_seacells_options), RRT_SEACELLS_OPTIONS_MAGIC, 0, 15, 0, RRT_SEACELLS_INIT_CSSP,    \
-        NULL, 10, 100, 1e-3, 50, 0                                                                 \
+    sizeof(rrt_seacells_options), RRT_SEACELLS_OPTIONS_MAGIC, 0, 15, 0,                            \
+        RRT_SEACELLS_INIT_WAYPOINT, NULL, 10, 100, 1e-3, 50, 0                                     \
   }
 
 /** The global row range [*first, *first + *count) this rank must pass for

@@ -345,7 +345,7 @@ def _write(adata: "anndata.AnnData", model: SEACellsModel, params: Dict[str, Any
 
 
 def seacells(adata: "anndata.AnnData", n_metacells: Optional[int] = None, obsm: str = "X_pca", *,
-             knn: int = 15, init: Union[str, Sequence[Union[int, str]]] = "cssp", seed: int = 0,
+             knn: int = 15, init: Union[str, Sequence[Union[int, str]]] = "waypoint", seed: int = 0,
              min_iter: int = 10, max_iter: int = 100, eps: float = 1e-3, fw_iter: int = 50,
              n_top: int = 5, key_added: str = "SEACell", n_components: Optional[int] = None,
              ctx: Optional[Context] = None, verbose: bool = False) -> SEACellsModel:
@@ -369,11 +369,12 @@ def seacells(adata: "anndata.AnnData", n_metacells: Optional[int] = None, obsm: 
             ``knn - 1`` nearest other cells, from 8,192 on the ``knn``
             nearest (as scanpy's exact and pynndescent paths do); bandwidth =
             distance to the ``knn // 2``-th nearest other cell.
-        init: ``"cssp"`` (deterministic greedy column subset selection on the
-            kernel), ``"maxmin"`` (seeded farthest-point sampling),
-            ``"waypoint"`` (the reference's default: max-min waypoints on
-            diffusion components, then greedy CSSP for the rest), or the
-            archetype cells themselves (obs names or indices).
+        init: ``"waypoint"`` (the default, as the reference's: max-min
+            waypoints on diffusion components, then greedy CSSP for the
+            rest; needs at least 30 cells), ``"cssp"`` (deterministic
+            greedy column subset selection on the kernel), ``"maxmin"``
+            (seeded farthest-point sampling), or the archetype cells
+            themselves (obs names or indices).
         seed: the seed of ``init="maxmin"``.
         min_iter: at least this many iterations.
         max_iter: at most this many iterations.

@@ -182,7 +182,8 @@ rrt_status rrt_sc_diffusion_components(rrt_sc_run *s, int n_eigs, double **dc, d
   if (s->n < (int64_t)k + 1 || n_eigs < 2)
     return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, "seacells",
                      "diffusion components (the waypoint init, the diffusion metrics): %lld "
-                     "cells, need at least %d (palantir's 30 neighbours)",
+                     "cells, need at least %d (palantir's 30 neighbours); on fewer cells start "
+                     "with init cssp or maxmin",
                      (long long)s->n, k + 1);
   int32_t *nbr = NULL;
   double *d2 = NULL, *vals = malloc((size_t)n_eigs * sizeof(double)), *vecs = NULL;
