@@ -16,13 +16,17 @@
 #include "io/h5ad.h"
 #include "io/int_list.h"
 #include "io/npy.h"
+#include "io/sniff.h"
 #include "seacells_h5ad_out.h"
 #include "seacells_report.h"
 
 static const char usage[] = "usage: ringrt seacells INPUT (.h5ad | .npy | .csv) [options]\n"
                             "  --obsm KEY            h5ad matrix (default X_pca)\n"
+                            "  --header yes|no|auto  CSV: is the first row a header (default\n"
+                            "                        auto: not numbers, or the column numbers\n"
+                            "                        0..d-1 or 1..d; other integers: an error)\n"
                             "  --labels COLUMN       h5ad obs categorical: purity per metacell\n"
-                            "  --n-metacells N       default n / 75\n"
+                            "  --n-metacells N       at least 1; default n / 75\n"
                             "  --knn K               the reference's n_neighbors (default 15)\n"
                             "  --seed S              seed of --init maxmin\n"
                             "  --init cssp|maxmin|waypoint  initial archetypes (default waypoint)\n"
@@ -41,6 +45,7 @@ typedef struct sc_opts {
   const char *input, *key, *labels, *out, *ain, *aout;
   rrt_app_sc_outs outs; /* --h5ad-out, --summary-out (seacells_h5ad_out.h) */
   int diffusion;        /* --diffusion-metrics */
+  int header;           /* --header: 1 yes, 0 no, -1 auto */
 } sc_opts;
 
 /* This rank's inputs: its block of rows, the labels and cell ids (whole),
@@ -74,7 +79,10 @@ static int parse_number(rrt_app_common *c, const char *a, const char *val,
   }
   /* the iteration counts and --knn are ints: a larger value must not wrap */
   int wide = !strcmp(a, "--n-metacells") || !strcmp(a, "--seed");
-  if (rrt_app_parse_long(c, a, val, 0, wide ? 1L << 40 : INT_MAX, &v)) return 2;
+  /* --n-metacells 0 is refused, as Python's n_metacells=0: the default is
+   * what leaving the option out gives */
+  long lo = !strcmp(a, "--n-metacells") ? 1 : 0;
+  if (rrt_app_parse_long(c, a, val, lo, wide ? 1L << 40 : INT_MAX, &v)) return 2;
   if (!strcmp(a, "--n-metacells"))
     o->n_metacells = v;
   else if (!strcmp(a, "--knn"))
@@ -108,19 +116,27 @@ static int parse_valued(rrt_app_common *c, const char *a, const char *val, sc_op
                       : !strcmp(a, "--archetypes-in")  ? &so->ain
                       : !strcmp(a, "--archetypes-out") ? &so->aout
                                                        : NULL;
-  if (!slot && strcmp(a, "--init") && !is_number_option(a)) return 0;
+  if (!slot && strcmp(a, "--init") && strcmp(a, "--header") && !is_number_option(a)) return 0;
   if (!val) {
     rrt_app_usage_error(c, "%s needs a value", a);
     return 2;
   }
   if (slot) {
     *slot = val;
+  } else if (!strcmp(a, "--header")) {
+    so->header = !strcmp(val, "yes") ? 1 : !strcmp(val, "no") ? 0 : !strcmp(val, "auto") ? -1 : -2;
+    if (so->header == -2) {
+      rrt_app_usage_error(c, "bad --header '%s' (yes, no or auto)", val);
+      return 2;
+    }
   } else if (!strcmp(a, "--init")) {
     if (!strcmp(val, "maxmin"))
       o->init = RRT_SEACELLS_INIT_MAXMIN;
     else if (!strcmp(val, "waypoint"))
       o->init = RRT_SEACELLS_INIT_WAYPOINT;
-    else if (strcmp(val, "cssp")) {
+    else if (!strcmp(val, "cssp"))
+      o->init = RRT_SEACELLS_INIT_CSSP;
+    else {
       rrt_app_usage_error(c, "bad --init '%s' (cssp, maxmin or waypoint)", val);
       return 2;
     }
@@ -176,19 +192,40 @@ static int parse(int argc, char **argv, sc_opts *so, rrt_app_common *c, rrt_seac
 
 /* ------------------------------------------------------------- inputs --- */
 
+/* A file that holds no coordinates ringrt reads: 1 with a message that says
+ * what to give instead. */
+static int input_refused(const char *path, rrt_file_kind kind, char *err, size_t len) {
+  static const char give[] = "ringrt seacells reads PCA coordinates, cells x dims (an .h5ad "
+                             "with obsm, .npy or .csv; scanpy: sc.pp.pca, adata.write_h5ad)";
+  if (kind == RRT_FILE_MATRIX_MARKET)
+    snprintf(err, len, "%s: a Matrix Market file (a count matrix, e.g. 10x's matrix.mtx): %s", path,
+             give);
+  else if (kind == RRT_FILE_GZIP)
+    snprintf(err, len, "%s: gzip-compressed (.mtx.gz, .csv.gz, ...): %s, uncompressed", path, give);
+  else if (kind == RRT_FILE_EMPTY)
+    snprintf(err, len, "%s: an empty file: %s", path, give);
+  else
+    return 0;
+  return 1;
+}
+
 /* Read this rank's rows (and a CSV file's row names, all of them, for the
  * output). Returns 0 or fills err. */
-static rrt_status read_input(const char *path, const char *key, rrt_ctx_t ctx, sc_inputs *in,
-                             char *err, size_t len) {
+static rrt_status read_input(const sc_opts *so, rrt_ctx_t ctx, sc_inputs *in, char *err,
+                             size_t len) {
+  const char *path = so->input, *key = so->key;
   int64_t *n = &in->n, *first = &in->first, *count = &in->count;
   int *d = &in->d;
   double **x = &in->x;
   rrt_status st;
   *x = NULL;
-  /* zarr stores go to the h5ad reader too, which says how to convert them */
-  if (rrt_app_ends_with(path, ".h5ad") || rrt_app_ends_with(path, ".h5") ||
-      rrt_app_ends_with(path, ".zarr") || rrt_app_ends_with(path, ".zarr/") ||
-      rrt_app_ends_with(path, ".zarr.zip")) {
+  rrt_file_kind kind = rrt_file_sniff(path, err, len);
+  if (input_refused(path, kind, err, len)) return RRT_ERR_INVALID_ARG;
+  if (kind == RRT_FILE_MISSING) return RRT_ERR_IO;
+  /* by content; zarr stores go to the h5ad reader too, which says how to
+   * convert them */
+  if (kind == RRT_FILE_HDF5 || kind == RRT_FILE_DIRECTORY || kind == RRT_FILE_ZIP ||
+      rrt_app_ends_with(path, ".h5ad") || rrt_app_ends_with(path, ".h5")) {
     int64_t rows = 0, cols = 0;
     st = rrt_h5ad_matrix_shape(path, key, &rows, &cols, err, len);
     if (st != RRT_SUCCESS) return st;
@@ -197,23 +234,26 @@ static rrt_status read_input(const char *path, const char *key, rrt_ctx_t ctx, s
     return rrt_h5ad_read_matrix_rows(path, key, *first, *count, x, &cols, err, len);
   }
   double *all = NULL;
-  if (rrt_app_ends_with(path, ".npy")) {
+  if (kind == RRT_FILE_NPY) {
     rrt_npy a;
     st = rrt_npy_read(path, &a, err, len);
     if (st != RRT_SUCCESS) return st;
-    if (a.ndim != 2 || (strcmp(a.descr, "<f4") && strcmp(a.descr, "<f8"))) {
-      snprintf(err, len, "%s: expected a 2-D float32/float64 array", path);
+    if (a.ndim != 2) {
+      snprintf(err, len, "%s: a %d-D array; expected cells x dims (2-D)", path, a.ndim);
       rrt_npy_free(&a);
       return RRT_ERR_INVALID_ARG;
     }
     *n = a.shape[0], *d = (int)a.shape[1];
-    all = malloc(a.count * sizeof(double));
-    for (size_t i = 0; all && i < a.count; i++)
-      all[i] = a.elsize == 4 ? ((float *)a.data)[i] : ((double *)a.data)[i];
+    all = malloc((a.count + 1) * sizeof(double));
+    if (all && rrt_npy_to_double(&a, all) != 0) { /* every numeric type, as h5ad and Python */
+      snprintf(err, len, "%s: dtype %s is not a number type", path, a.descr);
+      free(all), rrt_npy_free(&a);
+      return RRT_ERR_INVALID_ARG;
+    }
     rrt_npy_free(&a);
   } else {
     rrt_csv_matrix m;
-    st = rrt_csv_read_matrix(path, -1, &m, err, len);
+    st = rrt_csv_read_matrix(path, so->header, &m, err, len);
     if (st != RRT_SUCCESS) return st;
     *n = m.rows, *d = (int)m.cols;
     all = m.data;
@@ -248,7 +288,7 @@ static rrt_status read_archetypes(const char *path, sc_inputs *in, rrt_seacells_
 static int read_all(rrt_ctx_t ctx, rrt_app_common *com, const sc_opts *so, rrt_seacells_options *o,
                     sc_inputs *in) {
   char err[1024] = "";
-  rrt_status st = read_input(so->input, so->key, ctx, in, err, sizeof err);
+  rrt_status st = read_input(so, ctx, in, err, sizeof err);
   if (st == RRT_SUCCESS && so->labels) {
     st = rrt_h5ad_read_categorical(so->input, so->labels, &in->codes, &in->ncodes, &in->cats, err,
                                    sizeof err);
@@ -334,9 +374,27 @@ static int write_and_report(rrt_ctx_t ctx, rrt_seacells_t s, const sc_opts *so,
   return RRT_EXIT_FAILURE;
 }
 
+/* Each metacell's row in the hard summary: the order in which metacells
+ * first appear among the cells (the reference's obs[label].unique()), empty
+ * ones last. Rank 0 has every assignment; the order is broadcast. */
+static rrt_status appearance_order(rrt_ctx_t ctx, const int64_t *assign_all, int64_t n, int64_t m,
+                                   int64_t *row_of) {
+  if (rrt_ctx_rank(ctx) == 0) {
+    int64_t next = 0;
+    for (int64_t j = 0; j < m; j++)
+      row_of[j] = -1;
+    for (int64_t i = 0; i < n; i++)
+      if (assign_all[i] >= 0 && row_of[assign_all[i]] < 0) row_of[assign_all[i]] = next++;
+    for (int64_t j = 0; j < m; j++)
+      if (row_of[j] < 0) row_of[j] = next++;
+  }
+  return rrt_host_bcast(ctx, row_of, (size_t)m * sizeof(int64_t), 0);
+}
+
 /* --summary-out (collective; 0 when not asked for or written). */
 static int summary_out(rrt_ctx_t ctx, rrt_app_common *com, rrt_seacells_t s, const sc_opts *so,
-                       const sc_inputs *in, const double *comp, const double *sep, int fw_iter) {
+                       const sc_inputs *in, const double *comp, const double *sep, int fw_iter,
+                       const int64_t *row_of) {
   const rrt_app_sc_cells cells = {.input = so->input,
                                   .labels = so->labels,
                                   .n = in->n,
@@ -347,12 +405,13 @@ static int summary_out(rrt_ctx_t ctx, rrt_app_common *com, rrt_seacells_t s, con
                                   .codes = in->codes,
                                   .comp = comp,
                                   .sep = sep,
-                                  .fw_iter = fw_iter};
+                                  .fw_iter = fw_iter,
+                                  .row_of = row_of};
   return rrt_app_sc_summary(ctx, com, s, &so->outs, &cells);
 }
 
 /* Outputs and inputs named on the command line, for the path checks. */
-static int check_paths(rrt_app_common *com, const sc_opts *so) {
+static int check_paths(rrt_app_common *com, sc_opts *so) {
   const rrt_app_path outs[] = {{"--out", so->out},
                                {"--archetypes-out", so->aout},
                                {"--h5ad-out", so->outs.h5ad_out},
@@ -365,7 +424,7 @@ static int check_paths(rrt_app_common *com, const sc_opts *so) {
 int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
   rrt_app_common com;
   rrt_app_common_init(&com, "seacells", comm, argc, argv);
-  sc_opts so = {NULL, "X_pca", NULL, NULL, NULL, NULL, RRT_APP_SC_OUTS_INIT, 0};
+  sc_opts so = {NULL, "X_pca", NULL, NULL, NULL, NULL, RRT_APP_SC_OUTS_INIT, 0, -1};
   rrt_seacells_options o = RRT_SEACELLS_OPTIONS_INITIALIZER;
   int pr = rrt_app_agree_args(comm, &com, parse(argc, argv, &so, &com, &o));
   if (pr) return pr == 1 ? 0 : rrt_app_finish(NULL, &com, RRT_EXIT_USAGE);
@@ -421,12 +480,19 @@ int rrt_cmd_seacells(MPI_Comm comm, int argc, char **argv) {
                                  .seed = o.seed};
     code = write_and_report(ctx, s, &so, &o, &com, &r);
   }
-  gathered_free(&g);
   /* rank 0 wrote the files: its failure is everyone's; convergence is common */
   int wrote = !gather_failed && !rrt_app_any_rank(ctx, code == RRT_EXIT_FAILURE);
-  if (wrote && summary_out(ctx, &com, s, &so, &in, comp, sep, o.fw_iter) == 0)
+  int64_t *row_of = malloc((size_t)(m + 1) * sizeof(int64_t));
+  if (wrote && so.outs.summary_out) {
+    rrt_status ost = rrt_agree(ctx, row_of ? RRT_SUCCESS : RRT_ERR_OUT_OF_MEMORY);
+    if (ost == RRT_SUCCESS) ost = appearance_order(ctx, g.all, in.n, m, row_of);
+    if (ost != RRT_SUCCESS) rrt_app_error(&com, "--summary-out: %s", rrt_ctx_last_error(ctx));
+    wrote = ost == RRT_SUCCESS;
+  }
+  gathered_free(&g);
+  if (wrote && summary_out(ctx, &com, s, &so, &in, comp, sep, o.fw_iter, row_of) == 0)
     rc = rrt_seacells_converged(s) ? RRT_EXIT_OK : RRT_EXIT_NOT_CONVERGED;
-  free(comp), free(sep), free(dcomp), free(dsep);
+  free(comp), free(sep), free(dcomp), free(dsep), free(row_of);
 done:
   rrt_seacells_destroy(s);
   free(in.x), free(in.codes), free(in.arch_in);

@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sys/stat.h>
-
 #include "io/h5ad_result.h"
 #include "io/h5ad_rows.h"
 
@@ -20,16 +18,15 @@ const char rrt_app_sc_outs_help[] =
     "                        metacell's cells (obs: size, --labels purity, compactness,\n"
     "                        separation)\n"
     "  --summary hard|soft   hard sums (default) or the reference's soft weighted means\n"
-    "  --summary-layer L     X (default), raw (raw/X), or a name under layers/\n"
+    "  --summary-layer L     X, raw (raw/X), or a name under layers/ (default: raw, else\n"
+    "                        the layer counts, else X: the reference sums raw counts)\n"
     "  --summary-min-weight W  soft: weights below min(W, the cell's 95th percentile) dropped\n"
     "                        (default 0.05)\n"
-    "  --force               overwrite existing --h5ad-out / --summary-out files\n";
+    "  --force               accepted, no effect: every output is replaced (Output files,\n"
+    "                        below)\n";
 
 int rrt_app_sc_outs_option(rrt_app_common *c, const char *a, const char *val, rrt_app_sc_outs *o) {
-  if (!strcmp(a, "--force")) {
-    o->force = 1;
-    return 3;
-  }
+  if (!strcmp(a, "--force")) return 3; /* scripts written when it was needed */
   const char **slot = !strcmp(a, "--h5ad-out")        ? &o->h5ad_out
                       : !strcmp(a, "--summary-out")   ? &o->summary_out
                       : !strcmp(a, "--summary-layer") ? &o->layer
@@ -60,35 +57,36 @@ int rrt_app_sc_outs_option(rrt_app_common *c, const char *a, const char *val, rr
   return 1;
 }
 
-int rrt_app_sc_outs_check(rrt_app_common *c, const rrt_app_sc_outs *o, const char *input) {
+int rrt_app_sc_outs_check(rrt_app_common *c, rrt_app_sc_outs *o, const char *input) {
   if (!o->h5ad_out && !o->summary_out) return 0;
   if (!rrt_app_ends_with(input, ".h5ad") && !rrt_app_ends_with(input, ".h5")) {
     if (c->rank == 0)
       rrt_app_error(c, "--h5ad-out and --summary-out need an .h5ad INPUT (%s is not one)", input);
     return RRT_EXIT_USAGE;
   }
-  const char *outs[2][2] = {{"--h5ad-out", o->h5ad_out}, {"--summary-out", o->summary_out}};
   char err[1400];
   int64_t rows, cols;
   int sparse;
+  /* the reference sums raw counts: adata.raw, else a counts layer, else X */
+  static const char *const by_default[] = {"raw", "counts", "X"};
+  for (int k = 0; o->summary_out && !o->layer && k < 3; k++)
+    if (k == 2 || rrt_h5ad_rows_shape(input, by_default[k], &rows, &cols, &sparse, err,
+                                      sizeof err) == RRT_SUCCESS)
+      o->layer = by_default[k];
   /* a missing layer or a CSC matrix is known before the run, not after it */
   if (o->summary_out &&
       rrt_h5ad_rows_shape(input, o->layer, &rows, &cols, &sparse, err, sizeof err) != RRT_SUCCESS) {
     if (c->rank == 0) rrt_app_error(c, "--summary-out: %s", err);
     return RRT_EXIT_FAILURE;
   }
-  struct stat st;
-  for (int k = 0; k < 2; k++)
-    if (outs[k][1] && !o->force && stat(outs[k][1], &st) == 0) {
-      if (c->rank == 0)
-        rrt_app_error(c, "%s %s exists (--force overwrites it)", outs[k][0], outs[k][1]);
-      return RRT_EXIT_FAILURE;
-    }
   return 0;
 }
 
 static const char *init_name(rrt_seacells_init i) {
-  return i == RRT_SEACELLS_INIT_MAXMIN ? "maxmin" : i == RRT_SEACELLS_INIT_GIVEN ? "given" : "cssp";
+  return i == RRT_SEACELLS_INIT_MAXMIN     ? "maxmin"
+         : i == RRT_SEACELLS_INIT_GIVEN    ? "given"
+         : i == RRT_SEACELLS_INIT_WAYPOINT ? "waypoint"
+                                           : "cssp";
 }
 
 rrt_status rrt_app_sc_write_h5ad(const rrt_app_sc_outs *o, rrt_seacells_t s, const char *key,
@@ -127,5 +125,5 @@ rrt_status rrt_app_sc_write_h5ad(const rrt_app_sc_outs *o, rrt_seacells_t s, con
                         .sep = r->sep,
                         .params = params,
                         .nparams = (int)(sizeof params / sizeof params[0])};
-  return rrt_h5ad_write_result(r->input, o->h5ad_out, o->force, &hr, err, errlen);
+  return rrt_h5ad_write_result(r->input, o->h5ad_out, 1, &hr, err, errlen);
 }

@@ -14,14 +14,14 @@
 /** The options of these outputs. */
 typedef struct rrt_app_sc_outs {
   const char *h5ad_out, *summary_out; /* NULL: not asked for */
-  const char *layer;                  /* --summary-layer: X (default), raw, or a layers/ name */
+  const char *layer;                  /* --summary-layer: X, raw, or a layers/ name; NULL: raw, else
+                                         layers/counts, else X (resolved by rrt_app_sc_outs_check) */
   int soft;                           /* --summary soft */
-  int force;                          /* --force: overwrite existing outputs */
   double min_weight;                  /* --summary-min-weight (the reference's 0.05) */
 } rrt_app_sc_outs;
 
 #define RRT_APP_SC_OUTS_INIT                                                                       \
-  { NULL, NULL, "X", 0, 0, 0.05 }
+  { NULL, NULL, NULL, 0, 0.05 }
 
 /** The --help lines of these options. */
 extern const char rrt_app_sc_outs_help[];
@@ -32,9 +32,9 @@ extern const char rrt_app_sc_outs_help[];
 int rrt_app_sc_outs_option(rrt_app_common *c, const char *a, const char *val, rrt_app_sc_outs *o);
 
 /** After parsing (every rank, no communication): the input must be an
- *  .h5ad file; an existing output needs --force. Returns an exit code
- *  (printed on rank 0), 0 when fine. */
-int rrt_app_sc_outs_check(rrt_app_common *c, const rrt_app_sc_outs *o, const char *input);
+ *  .h5ad file and the summary's matrix must exist (the default layer is
+ *  chosen here). Returns an exit code (printed on rank 0), 0 when fine. */
+int rrt_app_sc_outs_check(rrt_app_common *c, rrt_app_sc_outs *o, const char *input);
 
 /** Rank 0: write --h5ad-out. Returns RRT_SUCCESS or fills err. */
 rrt_status rrt_app_sc_write_h5ad(const rrt_app_sc_outs *o, rrt_seacells_t s, const char *key,
@@ -49,6 +49,8 @@ typedef struct rrt_app_sc_cells {
   const int32_t *codes;     /* [n] or NULL */
   const double *comp, *sep; /* [m] the metrics (rrt_seacells_metrics) */
   int fw_iter;              /* --fw-iter: a cell's weights are at most min(m, fw_iter) */
+  const int64_t *row_of;    /* [m] hard summary: each metacell's row, in order of first
+                               appearance among the cells (the reference's unique()) */
 } rrt_app_sc_cells;
 
 /** Collective: --summary-out. Returns 0, or RRT_EXIT_FAILURE on every rank

@@ -51,7 +51,8 @@ typedef struct mc_stats {
   const int32_t *major; /* majority label code (-1: none) */
 } mc_stats;
 
-/* Rank 0: the summary's obs (non-empty metacells, in metacell order). */
+/* Rank 0: the summary's obs (non-empty metacells, in the summary's order:
+ * hard by first appearance, soft by metacell). */
 typedef struct summary_obs {
   int64_t rows;
   const char **names;
@@ -79,14 +80,19 @@ static rrt_status summary_obs_make(summary_obs *so, rrt_seacells_t s, const rrt_
       !so->sep || !so->major)
     return RRT_ERR_OUT_OF_MEMORY;
   const int64_t *ar = rrt_seacells_archetypes(s);
-  for (int64_t j = 0; j < m; j++) {
-    if (!(ms->size[j] > 0.0)) continue;
-    int64_t r = so->rows++;
+  int64_t *mc_at = malloc(b * sizeof(int64_t)); /* the metacell of each summary row */
+  if (!mc_at) return RRT_ERR_OUT_OF_MEMORY;
+  for (int64_t j = 0; j < m; j++)
+    mc_at[o->soft ? j : cl->row_of[j]] = j;
+  for (int64_t p = 0; p < m; p++) {
+    if (!(ms->size[p] > 0.0)) continue;
+    int64_t r = so->rows++, j = mc_at[p];
     so->names[r] = cl->names->items[ar[j]], so->arch[r] = ar[j];
-    so->size_i[r] = (int64_t)ms->size[j], so->size_f[r] = ms->size[j];
-    so->purity[r] = ms->purity[j], so->major[r] = ms->major[j];
+    so->size_i[r] = (int64_t)ms->size[p], so->size_f[r] = ms->size[p];
+    so->purity[r] = ms->purity[p], so->major[r] = ms->major[p];
     so->comp[r] = cl->comp[j], so->sep[r] = cl->sep[j];
   }
+  free(mc_at);
   /* the reference's names: hard obs from compute_celltype_purity (LABEL,
    * LABEL_purity), soft Pseudo-sizes; compactness/separation as
    * SEACells.evaluate names them (on the input coordinates here: a
@@ -137,8 +143,8 @@ static rrt_status write_summary(rrt_ctx_t ctx, rrt_seacells_t s, const rrt_app_s
     rrt_h5ad_source_paths(o->layer, mpath, vpath, sizeof mpath);
     wst = summary_obs_make(&so, s, o, cl, ms, m);
     if (wst == RRT_SUCCESS)
-      wst = rrt_h5ad_summary_begin(cl->input, vpath, o->summary_out, o->force, sparse, so.rows,
-                                   cols, so.names, so.col, so.ncol, &w, err, errlen);
+      wst = rrt_h5ad_summary_begin(cl->input, vpath, o->summary_out, 1, sparse, so.rows, cols,
+                                   so.names, so.col, so.ncol, &w, err, errlen);
   }
   for (int r = 0; r < P && st == RRT_SUCCESS; r++) {
     void *recv = NULL;
@@ -193,7 +199,7 @@ static rrt_status run_slots(rrt_seacells_t s, const rrt_app_sc_outs *o, const rr
   if (!*j || !*w) return RRT_ERR_OUT_OF_MEMORY;
   rrt_status st = rrt_seacells_local_assignments(s, *top, NULL, *j, *w);
   for (int64_t i = 0; st == RRT_SUCCESS && !o->soft && i < cl->count; i++)
-    if (!((*w)[i] > 0.0)) (*j)[i] = -1;
+    (*j)[i] = (*w)[i] > 0.0 ? cl->row_of[(*j)[i]] : -1; /* the metacell's summary row */
   return st;
 }
 

@@ -132,6 +132,16 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
+def _integral(v: Any) -> Any:
+    """A float that holds an integer (14.0, np.float64(14)) as that int, as
+    the reference's int() takes it; anything else unchanged (and checked
+    later)."""
+    if isinstance(v, numbers.Real) and not isinstance(v, (numbers.Integral, bool)) \
+            and np.isfinite(v) and float(v).is_integer():
+        return int(v)
+    return v
+
+
 def _coordinates(adata: Any, obsm: str, n_components: Optional[int]) -> Tuple[Any, str]:
     """adata.obsm[obsm] as a 2-D real array (leading n_components columns),
     or (None, problem)."""
@@ -201,6 +211,8 @@ def _given_archetypes(init: Any, names: "pandas.Index", n_metacells: Optional[in
 def _check_options(n: int, n_metacells: Optional[int], knn: Any, seed: Any, min_iter: Any,
                    max_iter: Any, eps: Any, fw_iter: Any, n_top: Any, key_added: Any) -> str:
     """The first problem with the numeric arguments, or ''."""
+    if n == 0:
+        return "adata has no cells (n_obs = 0): nothing to group into metacells"
     if n_metacells is not None and (not _is_int(n_metacells) or not 1 <= n_metacells <= n):
         return f"n_metacells = {n_metacells!r} is out of range 1..{n} (adata has {n} cells)"
     others = (knn - 1 if n < 8192 else knn) if _is_int(knn) else 0  # as the library counts
@@ -414,6 +426,8 @@ def seacells(adata: "anndata.AnnData", n_metacells: Optional[int] = None, obsm: 
     ctx = ctx or default_context()
     if not isinstance(ctx, Context):
         raise TypeError(f"ctx must be a ringrt.Context, got {type(ctx).__name__}")
+    n_metacells, knn, seed, min_iter, max_iter, fw_iter, n_top, n_components = map(
+        _integral, (n_metacells, knn, seed, min_iter, max_iter, fw_iter, n_top, n_components))
     x, given, n_metacells, problem = _validate(adata, obsm, n_components, init, n_metacells,
                                                (knn, seed, min_iter, max_iter, eps, fw_iter,
                                                 n_top, key_added))

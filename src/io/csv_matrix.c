@@ -94,6 +94,39 @@ static int has_name_column(char **fields, int nf, unsigned quoted, const rrt_str
   return header->count == nf && nf > 1 && !header->items[0][0];
 }
 
+/* Whether s is an integer written plainly ("3", "-1", "+2", "007"), and
+ * which (one a column number could be). */
+static int parse_int(const char *s, long long *v) {
+  if (!*s) return 0;
+  char *end;
+  errno = 0;
+  *v = strtoll(s, &end, 10);
+  return *end == 0 && errno == 0;
+}
+
+/* The auto rule for the first row: 1 a header, 0 data, -1 ambiguous.
+ * A first field that is not a number is set aside (the label of a
+ * row-name column, or a cell's name). A header: another field that is not
+ * a number, or the column numbers 0..d-1 or 1..d that pandas
+ * (`to_csv(index=False)` of a plain array) and R write. Data: a row with a
+ * number that is not an integer (PCA coordinates; with a name first, a
+ * cell). Other rows of integers only are ambiguous. */
+static int header_rule(char **fields, int nf) {
+  double v;
+  int s0 = nf > 1 && !parse_num(fields[0], &v);
+  if (nf == 1 && !parse_num(fields[0], &v)) return 1;
+  for (int i = s0; i < nf; i++)
+    if (!parse_num(fields[i], &v)) return 1;
+  long long first = 0, k;
+  for (int i = s0; i < nf; i++) {
+    if (!parse_int(fields[i], &k)) return 0;
+    if (i == s0) first = k;
+    if (first != 0 && first != 1) first = -1;
+    if (first >= 0 && k != first + (i - s0)) first = -1;
+  }
+  return first >= 0 ? 1 : -1;
+}
+
 rrt_status rrt_csv_read_matrix(const char *path, int header, rrt_csv_matrix *out, char *err,
                                size_t errlen) {
   memset(out, 0, sizeof *out);
@@ -122,13 +155,16 @@ rrt_status rrt_csv_read_matrix(const char *path, int header, rrt_csv_matrix *out
     if (nf < 0) goto oom;
     if (first) {
       first = 0;
-      int numeric = 1;
-      double v;
-      /* an empty first field is the label of a row-name column: pandas
-       * writes ",0,1,2" over integer column names, which are numbers */
-      for (int i = 0; i < nf; i++)
-        if (!parse_num(fields[i], &v)) numeric = 0;
-      if (header == 1 || (header == -1 && !numeric)) {
+      int is_header = header >= 0 ? header : header_rule(fields, nf);
+      if (is_header < 0) {
+        snprintf(err, errlen,
+                 "%s:%lld: the first row holds only integers (..., %s): column numbers of a "
+                 "header or a cell's values? Say which with --header yes|no",
+                 path, (long long)lineno, fields[nf - 1]);
+        st = RRT_ERR_INVALID_ARG;
+        goto done;
+      }
+      if (is_header) {
         if (add_strings(&out->header, fields, nf) != RRT_SUCCESS) goto oom;
         header_line = lineno;
         continue;

@@ -1,6 +1,8 @@
 /* Numeric matrices in CSV text: one row per line, comma separated (tabs and
- * semicolons are accepted as well). An optional header row (detected when
- * its fields are not all numbers, or forced) and an optional first column
+ * semicolons are accepted as well). An optional header row (forced, or
+ * detected: fields that are not all numbers, or the column numbers 0..d-1 or
+ * 1..d; a first row of other integers is ambiguous, an error that asks for
+ * the caller's --header yes|no) and an optional first column
  * of row names (detected when the first field of the first data row is not
  * a number) are kept. Blank lines and lines starting with '#' are skipped.
  * Errors name FILE:LINE and the column. */
@@ -24,9 +26,11 @@ typedef struct rrt_csv_matrix {
   rrt_strings header;    /* count 0 without a header (else cols (+1) fields) */
 } rrt_csv_matrix;
 
-/** header: -1 detect, 0 none, 1 the first line is a header. Non-finite
+/** header: -1 detect (the rule above), 0 none, 1 the first line is a
+ *  header. Non-finite
  *  values ("nan", "inf") are parsed; the caller decides whether to refuse
- *  them. Returns RRT_ERR_IO with "FILE:LINE: ..." in err on bad input. */
+ *  them. Returns RRT_ERR_IO with "FILE:LINE: ..." in err on bad input,
+ *  RRT_ERR_INVALID_ARG for an ambiguous first row. */
 rrt_status rrt_csv_read_matrix(const char *path, int header, rrt_csv_matrix *out, char *err,
                                size_t errlen);
 

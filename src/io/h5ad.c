@@ -1,6 +1,7 @@
 /* .h5ad reading through the HDF5 C library (see h5ad.h for the layout). */
 #include "io/h5ad.h"
 
+#include <errno.h>
 #include <hdf5.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,7 +34,10 @@ static rrt_status fail(rrt_status st, char *err, size_t errlen, const char *path
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (err && errlen) snprintf(err, errlen, "%s: %s: %s", path, key ? key : "", msg);
+  if (err && errlen && key && *key)
+    snprintf(err, errlen, "%s: %s: %s", path, key, msg);
+  else if (err && errlen)
+    snprintf(err, errlen, "%s: %s", path, msg);
   return st;
 }
 
@@ -54,6 +58,12 @@ static hid_t open_file(const char *path, char *err, size_t errlen) {
          "anndata.read_zarr(path).write_h5ad('out.h5ad')");
     return -1;
   }
+  FILE *probe = fopen(path, "rb"); /* "no such file" before "not HDF5" */
+  if (!probe) {
+    fail(RRT_ERR_IO, err, errlen, path, "", "cannot open: %s", strerror(errno));
+    return -1;
+  }
+  fclose(probe);
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (f < 0) fail(RRT_ERR_IO, err, errlen, path, "", "cannot open as an HDF5 file");
   return f;
@@ -136,6 +146,14 @@ static rrt_status open_matrix(hid_t f, const char *path, const char *key, hid_t 
                               int64_t *rows, int64_t *cols, char *err, size_t errlen) {
   char p[512];
   matrix_path(key, p, sizeof p);
+  if (!link_exists(f, p) && link_exists(f, "matrix/barcodes"))
+    return fail(RRT_ERR_INVALID_ARG, err, errlen, path, "",
+                "a 10x Genomics count matrix (.h5), not an AnnData with coordinates: read it "
+                "with scanpy (sc.read_10x_h5), compute a PCA (sc.pp.pca) and write an .h5ad");
+  if (!link_exists(f, p) && !link_exists(f, "obs") && !link_exists(f, "obsm"))
+    return fail(RRT_ERR_INVALID_ARG, err, errlen, path, "",
+                "an HDF5 file but not an AnnData (no obs, no obsm): give an .h5ad with the "
+                "PCA in obsm (scanpy: sc.pp.pca, adata.write_h5ad)");
   if (!link_exists(f, p)) {
     char have[400] = "";
     if (!strchr(key, '/')) group_members(f, "obsm", have, sizeof have);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "comm/outfile.h"
+#include "kernels/attn_math.h"
 
 static rrt_status fail(rrt_status st, char *err, size_t errlen, const char *path, const char *fmt,
                        ...)
@@ -37,7 +38,8 @@ static size_t descr_size(const char *d) {
   static const struct {
     const char *descr;
     size_t size;
-  } known[] = {{"<f4", 4}, {"<f8", 8}, {"<i4", 4}, {"<i8", 8}, {"<u2", 2}, {"<f2", 2}, {"|u1", 1}};
+  } known[] = {{"<f4", 4}, {"<f8", 8}, {"<i4", 4}, {"<i8", 8}, {"<u2", 2}, {"<f2", 2},
+               {"|u1", 1}, {"|i1", 1}, {"<i2", 2}, {"<u4", 4}, {"<u8", 8}};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (strcmp(d, known[i].descr) == 0) return known[i].size;
   return 0;
@@ -70,11 +72,14 @@ static rrt_status parse_header(const char *path, const char *hdr, rrt_npy *out, 
     return fail(RRT_ERR_IO, err, errlen, path, "malformed header: bad 'descr'");
   memcpy(out->descr, p, (size_t)(e - p));
   out->descr[e - p] = '\0';
-  if (strcmp(out->descr, "<u1") == 0 || strcmp(out->descr, "|i1") == 0) strcpy(out->descr, "|u1");
+  /* one spelling per byte type: numpy writes '|', older writers '<' */
+  if (strcmp(out->descr, "<u1") == 0) strcpy(out->descr, "|u1");
+  if (strcmp(out->descr, "<i1") == 0) strcpy(out->descr, "|i1");
   out->elsize = descr_size(out->descr);
   if (!out->elsize)
     return fail(RRT_ERR_INVALID_ARG, err, errlen, path,
-                "unsupported dtype '%s' (supported: <f4 <f8 <i4 <i8 <u2 <f2 |u1, little-endian)",
+                "unsupported dtype '%s' (supported: little-endian float16/32/64, int8-64, "
+                "uint8-64)",
                 out->descr);
 
   p = dict_value(hdr, "fortran_order");
@@ -259,4 +264,35 @@ void rrt_npy_free(rrt_npy *a) {
   if (!a) return;
   free(a->data);
   a->data = NULL;
+}
+
+int rrt_npy_to_double(const rrt_npy *a, double *out) {
+  const char *t = a->descr;
+  for (size_t i = 0; i < a->count; i++) {
+    const unsigned char *e = (const unsigned char *)a->data + i * a->elsize;
+    double v;
+    if (!strcmp(t, "<f8")) {
+      memcpy(&v, e, 8);
+    } else if (!strcmp(t, "<f4")) {
+      float f;
+      memcpy(&f, e, 4);
+      v = f;
+    } else if (!strcmp(t, "<f2")) {
+      uint16_t h;
+      memcpy(&h, e, 2);
+      v = rrt_f16_to_f32(h);
+    } else if (t[1] == 'i' || t[1] == 'u') {
+      /* little-endian integer of elsize bytes, sign-extended for 'i' */
+      uint64_t u = 0;
+      for (size_t b = 0; b < a->elsize; b++)
+        u |= (uint64_t)e[b] << (8 * b);
+      int bits = (int)(8 * a->elsize);
+      if (t[1] == 'i' && bits < 64 && (u >> (bits - 1)) & 1u) u |= ~0ull << bits;
+      v = t[1] == 'i' ? (double)(int64_t)u : (double)u;
+    } else {
+      return -1;
+    }
+    out[i] = v;
+  }
+  return 0;
 }

@@ -33,6 +33,9 @@ static rrt_status validate(rrt_sc_run *s, const double *x) {
   if (!s->kern)
     return rrt_error(s->ctx, RRT_ERR_UNSUPPORTED, op,
                      "no SEACells kernels for this backend in this build");
+  if (s->n <= 0)
+    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "no cells (n = %lld): nothing to group",
+                     (long long)s->n);
   if (s->d < 1) return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "dims = %d", s->d);
   if (o->knn < 2)
     return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op,

@@ -388,6 +388,21 @@ def tool_npy_f8(argv, emit):
     emit("%s: %d float64 values" % (base(argv[0]), len(vals)))
 
 
+def tool_npy_of_csv(argv, emit):
+    """npy-of-csv SRC OUT DESCR SCALE: the numeric CSV SRC (no header) times
+    SCALE, rounded for an integer DESCR (<i8, |i1, <u2, ...), as a 2-D .npy."""
+    with open(argv[0]) as f:
+        rows = [[float(v) * float(argv[3]) for v in line.split(",")] for line in f if line.strip()]
+    descr = argv[2]
+    code = {"f8": "d", "f4": "f", "f2": "e", "i8": "q", "i4": "i", "i2": "h", "i1": "b",
+            "u8": "Q", "u4": "I", "u2": "H", "u1": "B"}[descr[1:]]
+    flat = [v if code in "dfe" else int(round(v)) for r in rows for v in r]
+    payload = struct.pack("<%d%s" % (len(flat), code), *flat)
+    with open(argv[1], "wb") as f:
+        f.write(npy_bytes(descr, (len(rows), len(rows[0])), payload))
+    emit("%s: %d x %d %s" % (base(argv[1]), len(rows), len(rows[0]), descr))
+
+
 def tool_write(argv, emit):
     """write FILE TEXT: a file holding TEXT and a newline."""
     with open(argv[0], "w") as f:
@@ -420,4 +435,5 @@ TOOLS = {
     "write": tool_write,
     "gzip": tool_gzip,
     "npy-f8": tool_npy_f8,
+    "npy-of-csv": tool_npy_of_csv,
 }

@@ -122,6 +122,8 @@ def check_errors(adata: anndata.AnnData) -> None:
     raises(ValueError, lambda: ringrt.seacells(bad, n_metacells=N_CELLS + 1),
            match=f"n_metacells = {N_CELLS + 1} is out of range 1..{N_CELLS}")
     raises(ValueError, lambda: ringrt.seacells(bad, n_metacells=0), match="out of range")
+    raises(ValueError, lambda: ringrt.seacells(bad, n_metacells=12.5), match="n_metacells = 12.5")
+    raises(ValueError, lambda: ringrt.seacells(bad[:0].copy()), match="adata has no cells")
     raises(ValueError, lambda: ringrt.seacells(bad, init="random"), match="init = 'random'")
     raises(ValueError, lambda: ringrt.seacells(bad, init=["nope"]), match="'nope' is not in")
     raises(ValueError, lambda: ringrt.seacells(bad, max_iter=5), match="min_iter = 10 is above")
@@ -169,7 +171,7 @@ def read_cli_csv(path: str) -> Tuple[List[str], np.ndarray, np.ndarray, np.ndarr
 
 
 def compare_with_cli(cli: str, path: str, tmp: str, model: SEACellsModel,
-                     init: str = "cssp") -> None:
+                     init: str = "waypoint") -> None:
     """`ringrt seacells` (the C tool, one process) on the same .h5ad."""
     out, arch = os.path.join(tmp, f"mc_{init}.csv"), os.path.join(tmp, f"arch_{init}.txt")
     # This process is an MPI singleton: the tool must not inherit its MPI state.
@@ -205,13 +207,15 @@ def main() -> None:
     model = ringrt.seacells(adata, n_metacells=N_METACELLS)
     assert model.backend == os.environ.get("RINGRT_BACKEND", "cpu"), model.backend
     check_result(adata, model)
-    # the reference's default initialisation (waypoints, then greedy)
+    # the default is the reference's initialisation (waypoints, then greedy);
+    # greedy CSSP alone is the other deterministic start; an integral float
+    # is taken as its int (the reference's int())
     wp_data = adata.copy()
-    wp = ringrt.seacells(wp_data, n_metacells=N_METACELLS, init="waypoint")
+    wp = ringrt.seacells(wp_data, n_metacells=float(N_METACELLS), init="cssp")
     check_result(wp_data, wp)
     if size == 1:
         compare_with_cli(sys.argv[1], path, tmp, model)
-        compare_with_cli(sys.argv[1], path, tmp, wp, init="waypoint")
+        compare_with_cli(sys.argv[1], path, tmp, wp, init="cssp")
         lazy = subprocess.run([sys.executable, "-c", "import sys, ringrt; f = ringrt.seacells; "
                                "assert callable(f) and 'anndata' not in sys.modules and "
                                "'pandas' not in sys.modules"], capture_output=True, text=True)
@@ -248,7 +252,7 @@ def main() -> None:
         np.testing.assert_array_equal(ref.soft_weights, model.soft_weights)  # bit for bit
         np.testing.assert_array_equal(ref.rss, model.rss)
         with ringrt.Context(MPI.COMM_SELF, backend="cpu") as one:
-            ref_wp = ringrt.seacells(adata.copy(), n_metacells=N_METACELLS, init="waypoint",
+            ref_wp = ringrt.seacells(adata.copy(), n_metacells=N_METACELLS, init="cssp",
                                      ctx=one)
         np.testing.assert_array_equal(ref_wp.archetypes, wp.archetypes)
         np.testing.assert_array_equal(ref_wp.soft_weights, wp.soft_weights)  # bit for bit

@@ -5,17 +5,18 @@ file).
 - --h5ad-out: the input's obs, X, var, obsm come back unchanged; obs
   SEACell is the --out CSV's metacell named by its archetype; the soft
   weights are the CSV's top 5; the input file is not modified;
-- --summary-out, hard: X (dense), raw (CSR), a dense layer and a sparse X
-  (an anndata-made copy) are the naive numpy sums over the CSV's
-  assignments; obs size and purity as the reference's
-  compute_celltype_purity counts them;
+- --summary-out, hard: raw (CSR, the default where adata.raw exists), a
+  dense layer and a sparse X (an anndata-made copy without raw, the
+  default there) are the naive numpy sums over the CSV's assignments, rows
+  in order of first appearance (the reference's unique()); obs size and
+  purity as the reference's compute_celltype_purity counts them;
 - --summary soft: the reference's summarize_by_soft_SEACell rule written
   here (sparsify_assignments with numpy's percentile, weighted means) on
   the CSV's weights (--n-metacells 5, so the top 5 are every weight);
 - np 3 gives the same datasets, bit for bit, as np 1 (compactness and
   separation to 1e-12: rrt_seacells_metrics sums across ranks);
-- errors: an existing output without --force, a missing folder, a missing
-  layer, a CSC layer: exit 1, the message names the file, no file left.
+- errors: a missing folder, a missing layer (an existing output stays as
+  it was), a CSC layer: exit 1, the message names the file, no file left.
 """
 from __future__ import annotations
 
@@ -77,7 +78,9 @@ def dense(m) -> np.ndarray:
 
 
 def hard_sums(data, assign: np.ndarray, m: int) -> tuple:
-    used = [j for j in range(m) if (assign == j).any()]
+    """The used metacells in order of first appearance (the reference's
+    obs[label].unique()) and their row sums."""
+    used = list(pd.unique(assign[assign >= 0]))
     return used, np.array([dense(data[assign == j]).sum(0) for j in used])
 
 
@@ -137,8 +140,10 @@ def ref_soft(data, top_j: np.ndarray, top_w: np.ndarray, m: int, thresh: float =
 def check_errors(tmp: str) -> None:
     out = os.path.join(tmp, "s1.h5ad")
     before = hashlib.sha256(open(out, "rb").read()).hexdigest()
-    r = ringrt(PBMC, "--summary-out", out)
-    assert r.returncode == 1 and "s1.h5ad exists (--force overwrites it)" in r.stderr, r.stderr
+    # a run that fails leaves an existing output as it was (outputs are
+    # replaced only by a complete write)
+    r = ringrt(PBMC, "--summary-out", out, "--summary-layer", "nope")
+    assert r.returncode == 1 and "layers/nope: no such matrix" in r.stderr, r.stderr
     assert hashlib.sha256(open(out, "rb").read()).hexdigest() == before
     r = ringrt(PBMC, "--h5ad-out", os.path.join(tmp, "no", "o.h5ad"))
     assert r.returncode == 1 and "cannot create a file in" in r.stderr, r.stderr
@@ -184,7 +189,8 @@ def main() -> None:
             same_files(p(a + ".h5ad"), p(b + ".h5ad"))
         _, assign, _, _ = csv_assign(p("a1.csv"))
         names = ad.read_h5ad(p("o1.h5ad")).uns["SEACell"]["archetype_names"]
-        check_hard(p("s1.h5ad"), src.X, assign, names, src.obs["bulk_labels"])
+        # the default matrix: adata.raw (the reference sums raw counts)
+        check_hard(p("s1.h5ad"), src.raw.X.tocsr(), assign, names, src.obs["bulk_labels"])
         check_hard(p("e1.h5ad"), src.raw.X.tocsr(), assign, names)
         check_hard(p("f1.h5ad"), np.asarray(src.X), assign, names)
 

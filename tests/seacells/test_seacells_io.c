@@ -68,11 +68,37 @@ static void test_csv(void) {
   CHECK(m.data && isnan(m.data[4]) && m.data[5] == 6.0);
   rrt_csv_matrix_free(&m);
   /* plain numbers, no header */
-  p = write_file("sc_io_plain.csv", "1,2\n3,4\n5,6\n");
+  p = write_file("sc_io_plain.csv", "1.5,2\n3,4\n5,6\n");
   CHECK_OK(rrt_csv_read_matrix(p, -1, &m, err, sizeof err));
   CHECK(m.rows == 3 && m.cols == 2 && m.header.count == 0 && m.row_names.count == 0);
-  CHECK(m.data && m.data[5] == 6.0);
+  CHECK(m.data && m.data[0] == 1.5 && m.data[5] == 6.0);
   rrt_csv_matrix_free(&m);
+  /* the header rule: column numbers 0..d-1 or 1..d (pandas' to_csv of a
+   * plain array writes "0,1,2") are a header; other integers are
+   * ambiguous and need --header; a named row of reals is a cell */
+  p = write_file("sc_io_colnums.csv", "0,1,2\n0.5,1,2\n3,4,5\n");
+  CHECK_OK(rrt_csv_read_matrix(p, -1, &m, err, sizeof err));
+  CHECK(m.rows == 2 && m.cols == 3 && m.header.count == 3 && m.data && m.data[0] == 0.5);
+  rrt_csv_matrix_free(&m);
+  p = write_file("sc_io_colnums1.csv", "1,2\n0.5,1\n");
+  CHECK_OK(rrt_csv_read_matrix(p, -1, &m, err, sizeof err));
+  CHECK(m.rows == 1 && m.header.count == 2);
+  rrt_csv_matrix_free(&m);
+  CHECK_OK(rrt_csv_read_matrix(p, 0, &m, err, sizeof err)); /* --header no */
+  CHECK(m.rows == 2 && m.header.count == 0 && m.data && m.data[0] == 1.0);
+  rrt_csv_matrix_free(&m);
+  p = write_file("sc_io_ints.csv", "3,7\n0.5,1\n");
+  CHECK(rrt_csv_read_matrix(p, -1, &m, err, sizeof err) == RRT_ERR_INVALID_ARG);
+  CHECK_MSG(strstr(err, "sc_io_ints.csv:1") && strstr(err, "--header yes|no"), "message: %s", err);
+  CHECK_OK(rrt_csv_read_matrix(p, 1, &m, err, sizeof err)); /* --header yes */
+  CHECK(m.rows == 1 && m.header.count == 2);
+  rrt_csv_matrix_free(&m);
+  p = write_file("sc_io_named.csv", "a,0.5,1\nb,2,3\n");
+  CHECK_OK(rrt_csv_read_matrix(p, -1, &m, err, sizeof err));
+  CHECK(m.rows == 2 && m.cols == 2 && m.header.count == 0 && m.row_names.count == 2);
+  rrt_csv_matrix_free(&m);
+  remove("sc_io_colnums.csv"), remove("sc_io_colnums1.csv"), remove("sc_io_ints.csv");
+  remove("sc_io_named.csv");
   /* pandas' to_csv over integer column names: the header ",0,1" is all
    * numbers but its empty first field labels the row-name column */
   p = write_file("sc_io_pandas.csv", ",0,1\n0,0.5,1.5\n1,2.5,3.5\n2,4.5,5.5\n");
@@ -101,7 +127,7 @@ static void test_csv(void) {
   p = write_file("sc_io_bad.csv", "1,2\n3,4\n5,x\n");
   CHECK(rrt_csv_read_matrix(p, -1, &m, err, sizeof err) != RRT_SUCCESS);
   CHECK_MSG(strstr(err, "sc_io_bad.csv:3") != NULL, "message: %s", err);
-  p = write_file("sc_io_ragged.csv", "1,2\n3,4,5\n");
+  p = write_file("sc_io_ragged.csv", "1.5,2\n3,4,5\n");
   CHECK(rrt_csv_read_matrix(p, -1, &m, err, sizeof err) != RRT_SUCCESS);
   CHECK_MSG(strstr(err, "sc_io_ragged.csv:2") != NULL, "message: %s", err);
   p = write_file("sc_io_empty.csv", "# nothing\n");
