@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/h5ad.h"
 #include "io/h5ad_result.h"
 #include "io/h5ad_rows.h"
 
@@ -67,6 +68,11 @@ int rrt_app_sc_outs_check(rrt_app_common *c, rrt_app_sc_outs *o, const char *inp
   char err[1400];
   int64_t rows, cols;
   int sparse;
+  /* checked before the work, so no output is written by a run that fails */
+  if (o->h5ad_out && rrt_h5ad_check_current_layout(input, err, sizeof err) != RRT_SUCCESS) {
+    if (c->rank == 0) rrt_app_error(c, "--h5ad-out: %s", err);
+    return RRT_EXIT_FAILURE;
+  }
   /* the reference sums raw counts: adata.raw, else a counts layer, else X */
   static const char *const by_default[] = {"raw", "counts", "X"};
   for (int k = 0; o->summary_out && !o->layer && k < 3; k++)

@@ -188,6 +188,20 @@ static rrt_status open_matrix(hid_t f, const char *path, const char *key, hid_t 
   return RRT_SUCCESS;
 }
 
+rrt_status rrt_h5ad_check_current_layout(const char *path, char *err, size_t errlen) {
+  h5_quiet q;
+  quiet_begin(&q);
+  rrt_status st = RRT_SUCCESS;
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f >= 0 && rrt_h5ad_legacy_table(f, "obs"))
+    st = fail(RRT_ERR_INVALID_ARG, err, errlen, path, "obs",
+              "the legacy layout (anndata < 0.7), which the .h5ad outputs do not extend; "
+              "rewrite it first: anndata.read_h5ad(p).write_h5ad(p2)");
+  if (f >= 0) H5Fclose(f);
+  quiet_end(&q);
+  return st;
+}
+
 rrt_status rrt_h5ad_matrix_shape(const char *path, const char *key, int64_t *rows, int64_t *cols,
                                  char *err, size_t errlen) {
   h5_quiet q;

@@ -32,6 +32,11 @@ rrt_status rrt_h5ad_matrix_shape(const char *path, const char *key, int64_t *row
 rrt_status rrt_h5ad_read_matrix_rows(const char *path, const char *key, int64_t row0, int64_t nrows,
                                      double **out, int64_t *cols, char *err, size_t errlen);
 
+/** RRT_ERR_INVALID_ARG with a message when the file's obs is in the
+ *  legacy layout (anndata < 0.7), which the .h5ad writers do not extend;
+ *  RRT_SUCCESS otherwise (an unreadable file is for the readers to name). */
+rrt_status rrt_h5ad_check_current_layout(const char *path, char *err, size_t errlen);
+
 /** The obs index (cell names). */
 rrt_status rrt_h5ad_read_obs_names(const char *path, rrt_strings *names, char *err, size_t errlen);
 

@@ -30,6 +30,10 @@ rrt_status rrt_h5ad_read_matrix_rows(const char *path, const char *key, int64_t 
   return rrt_h5ad_no_hdf5(path, err, errlen);
 }
 
+rrt_status rrt_h5ad_check_current_layout(const char *path, char *err, size_t errlen) {
+  return rrt_h5ad_no_hdf5(path, err, errlen);
+}
+
 rrt_status rrt_h5ad_read_obs_names(const char *path, rrt_strings *names, char *err, size_t errlen) {
   (void)names;
   return rrt_h5ad_no_hdf5(path, err, errlen);

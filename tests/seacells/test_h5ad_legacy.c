@@ -131,6 +131,9 @@ int main(void) {
   CHECK(rrt_h5ad_read_categorical(path, "nope", &codes, &nc, &cats, err, sizeof err) ==
         RRT_ERR_INVALID_ARG);
   CHECK_MSG(strstr(err, "obs/nope") && strstr(err, "index, labels"), "message: %s", err);
+  /* the writers' check, made before a run: the legacy layout is named */
+  CHECK(rrt_h5ad_check_current_layout(path, err, sizeof err) == RRT_ERR_INVALID_ARG);
+  CHECK_MSG(strstr(err, "legacy layout") && strstr(err, "write_h5ad"), "message: %s", err);
   remove(path);
   return test_result();
 }
