@@ -68,9 +68,10 @@ int rrt_app_sc_outs_check(rrt_app_common *c, rrt_app_sc_outs *o, const char *inp
   char err[1400];
   int64_t rows, cols;
   int sparse;
-  /* checked before the work, so no output is written by a run that fails */
-  if (o->h5ad_out && rrt_h5ad_check_current_layout(input, err, sizeof err) != RRT_SUCCESS) {
-    if (c->rank == 0) rrt_app_error(c, "--h5ad-out: %s", err);
+  /* a legacy input's var is no dataframe group to copy: known now, not
+   * after the run (its --h5ad-out is rewritten in the current layout) */
+  if (o->summary_out && rrt_h5ad_check_current_layout(input, err, sizeof err) != RRT_SUCCESS) {
+    if (c->rank == 0) rrt_app_error(c, "--summary-out: %s", err);
     return RRT_EXIT_FAILURE;
   }
   /* the reference sums raw counts: adata.raw, else a counts layer, else X */

@@ -195,7 +195,7 @@ rrt_status rrt_h5ad_check_current_layout(const char *path, char *err, size_t err
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (f >= 0 && rrt_h5ad_legacy_table(f, "obs"))
     st = fail(RRT_ERR_INVALID_ARG, err, errlen, path, "obs",
-              "the legacy layout (anndata < 0.7), which the .h5ad outputs do not extend; "
+              "the legacy layout (anndata < 0.7), whose tables are not copied as they are; "
               "rewrite it first: anndata.read_h5ad(p).write_h5ad(p2)");
   if (f >= 0) H5Fclose(f);
   quiet_end(&q);
@@ -284,9 +284,8 @@ done:
   return st;
 }
 
-/* Read a 1-D string dataset (variable or fixed length) into malloc'd copies. */
-static rrt_status read_string_dataset(hid_t f, const char *path, const char *dpath,
-                                      rrt_strings *out, char *err, size_t errlen) {
+rrt_status rrt_h5ad_string_dataset(int64_t f, const char *path, const char *dpath, rrt_strings *out,
+                                   char *err, size_t errlen) {
   out->count = 0;
   out->items = NULL;
   hid_t ds = H5Dopen2(f, dpath, H5P_DEFAULT);
@@ -427,7 +426,7 @@ rrt_status rrt_h5ad_read_obs_names(const char *path, rrt_strings *names, char *e
     st = fail(RRT_ERR_INVALID_ARG, err, errlen, path, dpath, "obs index dataset not found");
     goto done;
   }
-  st = read_string_dataset(f, path, dpath, names, err, errlen);
+  st = rrt_h5ad_string_dataset(f, path, dpath, names, err, errlen);
 done:
   if (f >= 0) H5Fclose(f);
   quiet_end(&q);
@@ -458,7 +457,7 @@ static rrt_status read_categorical_group(hid_t f, const char *path, const char *
     return fail(RRT_ERR_INVALID_ARG, err, errlen, path, gpath,
                 "not a categorical column (expected a group with 'categories' and 'codes', "
                 "anndata >= 0.8)");
-  rrt_status st = read_string_dataset(f, path, kpath, categories, err, errlen);
+  rrt_status st = rrt_h5ad_string_dataset(f, path, kpath, categories, err, errlen);
   if (st != RRT_SUCCESS) return st;
   hid_t ds = H5Dopen2(f, cpath, H5P_DEFAULT), sp = H5Dget_space(ds);
   hsize_t len = 0;
@@ -495,7 +494,7 @@ static rrt_status read_categorical_legacy(hid_t f, const char *path, const char 
                 "obs/%s of this legacy (anndata < 0.7) file has no categories here: not a "
                 "categorical column",
                 column);
-  return read_string_dataset(f, path, kpath, categories, err, errlen);
+  return rrt_h5ad_string_dataset(f, path, kpath, categories, err, errlen);
 }
 
 rrt_status rrt_h5ad_read_categorical(const char *path, const char *column, int32_t **codes,

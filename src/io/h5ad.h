@@ -33,7 +33,8 @@ rrt_status rrt_h5ad_read_matrix_rows(const char *path, const char *key, int64_t 
                                      double **out, int64_t *cols, char *err, size_t errlen);
 
 /** RRT_ERR_INVALID_ARG with a message when the file's obs is in the
- *  legacy layout (anndata < 0.7), which the .h5ad writers do not extend;
+ *  legacy layout (anndata < 0.7) (--h5ad-out rewrites such a file,
+ *  --summary-out, which copies var as it is, refuses it);
  *  RRT_SUCCESS otherwise (an unreadable file is for the readers to name). */
 rrt_status rrt_h5ad_check_current_layout(const char *path, char *err, size_t errlen);
 
@@ -43,6 +44,11 @@ rrt_status rrt_h5ad_read_obs_names(const char *path, rrt_strings *names, char *e
 /** A categorical obs column: codes (n values, -1 = missing) and categories. */
 rrt_status rrt_h5ad_read_categorical(const char *path, const char *column, int32_t **codes,
                                      int64_t *n, rrt_strings *categories, char *err, size_t errlen);
+
+/** The 1-D string dataset dpath (variable or fixed length) of the open
+ *  file f (an hid_t) as malloc'd copies; path names the file in messages. */
+rrt_status rrt_h5ad_string_dataset(int64_t f, const char *path, const char *dpath, rrt_strings *out,
+                                   char *err, size_t errlen);
 
 /** Value of the string attribute NAME of the open HDF5 object obj (an hid_t)
  *  (variable or fixed length; variable ones are read safely, see

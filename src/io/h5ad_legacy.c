@@ -200,6 +200,38 @@ rrt_status rrt_h5ad_legacy_codes(hid_t f, const char *path, const char *table, c
   return RRT_SUCCESS;
 }
 
+rrt_status rrt_h5ad_legacy_member(hid_t f, const char *path, const char *table, const char *field,
+                                  hid_t *type, void **data, int64_t *rows, char *err,
+                                  size_t errlen) {
+  *data = NULL;
+  *type = -1;
+  hid_t ds, mt;
+  hsize_t n = 0;
+  rrt_status st = open_member(f, path, table, field, &ds, &mt, &n, err, errlen);
+  if (st != RRT_SUCCESS) return st;
+  hid_t native = H5Tget_native_type(mt, H5T_DIR_ASCEND);
+  H5Tclose(mt);
+  size_t el = native >= 0 ? H5Tget_size(native) : 0;
+  hid_t mem = native >= 0 ? single_member(field, native) : -1;
+  void *buf = NULL;
+  if (mem < 0 || !el)
+    st = rrt_errbuf(err, errlen, RRT_ERR_IO, "%s: %s/%s: unreadable type", path, table, field);
+  else if (!rrt_io_claim_fits(n, el) || !(buf = malloc((n ? n : 1) * el)))
+    st = rrt_errbuf(err, errlen, RRT_ERR_OUT_OF_MEMORY, "%s: %s/%s: out of memory", path, table,
+                    field);
+  else if (read_rows(ds, mem, 0, (int64_t)n, buf) != RRT_SUCCESS)
+    st = rrt_errbuf(err, errlen, RRT_ERR_IO, "%s: %s/%s: read failed", path, table, field);
+  if (mem >= 0) H5Tclose(mem);
+  H5Dclose(ds);
+  if (st != RRT_SUCCESS) {
+    free(buf);
+    if (native >= 0) H5Tclose(native);
+    return st;
+  }
+  *type = native, *data = buf, *rows = (int64_t)n;
+  return RRT_SUCCESS;
+}
+
 void rrt_h5ad_legacy_members(hid_t f, const char *table, char *out, size_t len) {
   out[0] = 0;
   hid_t ds = H5Dopen2(f, table, H5P_DEFAULT);

@@ -37,6 +37,13 @@ rrt_status rrt_h5ad_legacy_strings(hid_t f, const char *path, const char *table,
 rrt_status rrt_h5ad_legacy_codes(hid_t f, const char *path, const char *table, const char *field,
                                  int32_t **codes, int64_t *n, char *err, size_t errlen);
 
+/** Member FIELD of TABLE, every row, in its own (native) type: *type is
+ *  that memory type (H5Tclose it; an array type for a per-row array) and
+ *  *data holds rows * H5Tget_size(*type) bytes (free() it). */
+rrt_status rrt_h5ad_legacy_member(hid_t f, const char *path, const char *table, const char *field,
+                                  hid_t *type, void **data, int64_t *rows, char *err,
+                                  size_t errlen);
+
 /** The member names of TABLE, comma separated, into out (for messages). */
 void rrt_h5ad_legacy_members(hid_t f, const char *table, char *out, size_t len);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "io/h5ad.h"
+#include "io/h5ad_upgrade.h"
 #include "io/h5ad_write.h"
 
 #define CK(x)                                                                                      \
@@ -60,6 +61,7 @@ static rrt_status add_column(rrt_h5w *w, hid_t obs, char *err, size_t errlen) {
     if (H5Tget_class(at) == H5T_STRING && H5Sget_simple_extent_ndims(sp) == 1) {
       H5Sget_simple_extent_dims(sp, &n, NULL);
       old = calloc(n + 1, sizeof(char *));
+      H5Tset_cset(t, H5Tget_cset(at)); /* HDF5 converts no vlen string across character sets */
       if (!old || H5Aread(a, t, old) < 0) n = 0;
     }
     H5Tclose(at), H5Sclose(sp), H5Aclose(a);
@@ -208,13 +210,15 @@ done:
 rrt_status rrt_h5ad_write_result(const char *input, const char *path, int force,
                                  const rrt_h5ad_result *r, char *err, size_t errlen) {
   rrt_h5w w;
-  rrt_status st = rrt_h5w_create_copy(&w, input, path, force, err, errlen);
+  /* the current layout is copied whole and extended; a legacy one is
+   * rewritten (h5ad_upgrade.c), as scanpy reads the old and writes the new */
+  int legacy = rrt_h5ad_check_current_layout(input, err, errlen) != RRT_SUCCESS;
+  rrt_status st = legacy ? rrt_h5w_create(&w, path, force, err, errlen)
+                         : rrt_h5w_create_copy(&w, input, path, force, err, errlen);
   if (st != RRT_SUCCESS) return st;
-  if (!is_group(w.f, "obs")) {
-    snprintf(err, errlen,
-             "%s: obs: the input is in the legacy layout (anndata < 0.7), which --h5ad-out does "
-             "not extend; rewrite it first: anndata.read_h5ad(p).write_h5ad(p2)",
-             input);
+  if (legacy) st = rrt_h5ad_upgrade_into(&w, input, err, errlen);
+  if (st == RRT_SUCCESS && !is_group(w.f, "obs")) {
+    snprintf(err, errlen, "%s: obs: not a dataframe group", input);
     st = RRT_ERR_INVALID_ARG;
   }
   const char **an = malloc((size_t)(r->m + 1) * sizeof(char *));

@@ -63,8 +63,10 @@ typedef struct rrt_h5ad_param {
   double f;
 } rrt_h5ad_param;
 
-/** Write `path` as the input plus the result. Refuses an existing path
- *  unless force, and an input in the legacy (anndata < 0.7) layout. */
+/** Write `path` as the input plus the result: a copy of the input, or for
+ *  an input in the legacy (anndata < 0.7) layout a new file in the current
+ *  one with its X, obs, var and obsm (h5ad_upgrade.h; uns, layers and raw
+ *  are not carried). Refuses an existing path unless force. */
 rrt_status rrt_h5ad_write_result(const char *input, const char *path, int force,
                                  const rrt_h5ad_result *r, char *err, size_t errlen);
 
