@@ -79,7 +79,9 @@ typedef struct rrt_sc_run {
   int kbw;                    /* bandwidth: distance to the kbw-th nearest other cell */
   const rrt_sc_kernels *kern; /* the backend's kernels, chosen when the run is made */
   rrt_cell_blocks plan;
-  const double *x; /* local coordinates, nl x d */
+  const double *x; /* local coordinates, nl x d: x_own, or the caller's rows during a call */
+  double *x_own;   /* the handle's copy: it outlives the create call (Python keeps handles) */
+  int64_t *given;  /* a copy of opt.archetypes (INIT_GIVEN), for the same reason */
   /* graph */
   int32_t *nbr; /* nl x knn, global indices */
   double *nbr_d2;
@@ -100,6 +102,8 @@ typedef struct rrt_sc_run {
   rrt_sc_csr t1b; /* A A^T (during the B update) */
   int64_t *archetypes;
   double *rss;
+  int rss_cap;     /* values rss holds (it grows with rrt_seacells_step) */
+  int initialized; /* archetypes chosen and A0 formed (rrt_seacells_initialize) */
   int iters, converged;
   double sec[6];
 } rrt_sc_run;
