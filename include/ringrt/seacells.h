@@ -31,6 +31,13 @@ typedef enum rrt_seacells_init {
                                    CSSP for the rest (see docs/seacells.md) */
 } rrt_seacells_init;
 
+/** How the kNN lists become the symmetric graph of the kernel M (the
+ *  reference's graph_construction). */
+typedef enum rrt_seacells_graph {
+  RRT_SEACELLS_GRAPH_UNION = 0, /**< an edge where either cell lists the other (default) */
+  RRT_SEACELLS_GRAPH_INTERSECT  /**< an edge only where both cells list each other */
+} rrt_seacells_graph;
+
 #define RRT_SEACELLS_OPTIONS_MAGIC 0x53454131u /* "SEA1" */
 
 typedef struct rrt_seacells_options {
@@ -49,12 +56,13 @@ typedef struct rrt_seacells_options {
   double eps;                /**< converged when |RSS_{t-1} - RSS_t| < eps * RSS_0 (default 1e-3) */
   int fw_iter;               /**< inner Frank-Wolfe iterations per A / B update (default 50) */
   int verbose;               /**< 1: a progress line per iteration on rank 0 (stderr) */
+  rrt_seacells_graph graph;  /**< default UNION */
 } rrt_seacells_options;
 
 #define RRT_SEACELLS_OPTIONS_INITIALIZER                                                           \
   {                                                                                                \
     sizeof(rrt_seacells_options), RRT_SEACELLS_OPTIONS_MAGIC, 0, 15, 0, RRT_SEACELLS_INIT_CSSP,    \
-        NULL, 10, 100, 1e-3, 50, 0                                                                 \
+        NULL, 10, 100, 1e-3, 50, 0, RRT_SEACELLS_GRAPH_UNION                                       \
   }
 
 /** The global row range [*first, *first + *count) this rank must pass for

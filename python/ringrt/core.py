@@ -162,13 +162,13 @@ class SEACells:
     def construct_kernel_matrix(self, n_neighbors: Optional[int] = None,
                                 graph_construction: str = "union") -> None:
         """The kNN graph and the adaptive Gaussian kernel M (collective):
-        ``kernel_matrix`` (scipy CSR, n x n, symmetric, unit diagonal)."""
-        if graph_construction != "union":
-            if graph_construction in ("intersection", "intersect"):
-                raise NotImplementedError("graph_construction = 'intersection': ringrt's kernel "
-                                          "is union-symmetrised only (the reference's default)")
-            raise errors.InvalidArgument(f"{_OP}: graph_construction = {graph_construction!r}: "
-                                         "expected 'union' or 'intersection'")
+        ``kernel_matrix`` (scipy CSR, n x n, symmetric, unit diagonal).
+        ``graph_construction``: "union" (an edge where either cell lists the
+        other) or "intersection"/"intersect" (where both do)."""
+        graphs = {"union": 0, "intersection": 1, "intersect": 1}  # rrt_seacells_graph
+        if graph_construction not in graphs:
+            raise ValueError(f"Parameter graph_construction = {graph_construction} is not valid. "
+                             "Please select `union` or `intersection`")
         knn = self.n_neighbors if n_neighbors is None else n_neighbors
         x, _, _, problem = _validate(self.ad, self.build_kernel_on, None, "waypoint", self.k,
                                      (knn, 0, 0, 0, self.convergence_epsilon, self.max_FW_iter,
@@ -192,7 +192,7 @@ class SEACells:
         # min_iter = max_iter = 0: fit() runs the reference's loop, one step at a time
         opt = _Options(ctypes.sizeof(_Options), _OPTIONS_MAGIC, self.k, knn, 0, _INITS["waypoint"],
                        None, 0, 0, self.convergence_epsilon, self.max_FW_iter,
-                       int(bool(self.verbose)))
+                       int(bool(self.verbose)), graphs[graph_construction])
         h = c_void_p()
         ctx.check(L.rrt_seacells_create(ctx.handle, n, x.shape[1], x_local.ctypes.data,
                                         ctypes.byref(opt), ctypes.byref(h)), "rrt_seacells_create")

@@ -82,7 +82,8 @@ static int edge_cmp(const void *a, const void *b) {
   return x->from < y->from ? -1 : x->from > y->from;
 }
 
-/* Rows of M for the local cells: kNN edges both ways (union), diagonal 1. */
+/* Rows of M for the local cells, diagonal 1: kNN edges both ways (union),
+ * or only the edges both ends list (intersect). */
 static rrt_status build_m(rrt_sc_run *s, double **sigma_all) {
   int P = s->size, k = s->knn;
   int64_t nl = s->nl;
@@ -142,8 +143,12 @@ static rrt_status build_m(rrt_sc_run *s, double **sigma_all) {
     goto done;
   }
   int64_t nz = 0;
+  int intersect = s->opt.graph == RRT_SEACELLS_GRAPH_INTERSECT;
   for (size_t e = 0; e < na; e++) {
     if (e > 0 && all[e].to == all[e - 1].to && all[e].from == all[e - 1].from) continue;
+    /* an edge listed by both ends comes twice (own list, transposed one) */
+    int mutual = e + 1 < na && all[e + 1].to == all[e].to && all[e + 1].from == all[e].from;
+    if (intersect && all[e].to != all[e].from && !mutual) continue;
     int64_t i = all[e].to - s->c0;
     s->mrow.col[nz] = all[e].from;
     s->mrow.val[nz] = rrt_sc_kernel(all[e].d2, (*sigma_all)[all[e].to], (*sigma_all)[all[e].from]);

@@ -48,6 +48,9 @@ static rrt_status validate(rrt_sc_run *s, const double *x) {
   if (s->m > s->n)
     return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "fewer cells (%lld) than metacells (%d)",
                      (long long)s->n, s->m);
+  if (o->graph != RRT_SEACELLS_GRAPH_UNION && o->graph != RRT_SEACELLS_GRAPH_INTERSECT)
+    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "graph = %d (union 0 or intersect 1)",
+                     (int)o->graph);
   if (o->fw_iter < 1)
     return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "fw_iter = %d (at least 1)", o->fw_iter);
   if (o->max_iter < 0 || o->min_iter < 0 || o->min_iter > o->max_iter)
