@@ -65,7 +65,7 @@ def _read_csr(h: int, fn: str, rows: int) -> Tuple[np.ndarray, np.ndarray, np.nd
     f = getattr(lib(), fn)
     ptr = np.zeros(rows + 1, dtype=np.int64)
     if f(h, ptr.ctypes.data, None, None) != errors.SUCCESS:
-        raise errors.RingrtError(f"{fn} failed")
+        raise errors.error_for(errors.INVALID_ARG, f"{fn} failed")
     idx = np.zeros(int(ptr[-1]), dtype=np.int32)
     val = np.zeros(int(ptr[-1]), dtype=np.float64)
     f(h, ptr.ctypes.data, idx.ctypes.data, val.ctypes.data)
@@ -281,7 +281,7 @@ class SEACells:
         loop has it). Writes ``ad.obs['SEACell']``; warns (RuntimeWarning)
         when not converged, where the reference raises it."""
         if not (_is_int(max_iter) and _is_int(min_iter) and 0 <= min_iter):
-            raise errors.InvalidArgument(f"{_OP}: min_iter = {min_iter!r}, max_iter = "
+            raise errors.error_for(errors.INVALID_ARG, f"{_OP}: min_iter = {min_iter!r}, max_iter = "
                                          f"{max_iter!r}: need non-negative integers")
         if max_iter < min_iter:
             raise ValueError("The maximum number of iterations specified is lower than the "

@@ -71,7 +71,7 @@ def diffusion_components(ad: "anndata.AnnData", low_dim_embedding: str = "X_pca"
 
 def _labels(ad: "anndata.AnnData", label: str) -> "pandas.Series":
     if label not in ad.obs:
-        raise errors.InvalidArgument(f"{_OP}: ad.obs has no {label!r} column: fit a model first "
+        raise errors.error_for(errors.INVALID_ARG, f"{_OP}: ad.obs has no {label!r} column: fit a model first "
                                      "(it writes ad.obs['SEACell']) or name it with SEACells_label=")
     return ad.obs[label]
 
@@ -112,7 +112,7 @@ def separation(ad: "anndata.AnnData", low_dim_embedding: str = "X_pca", nth_nbr:
     cen = dc.groupby(labels.to_numpy(), sort=True).mean()
     m = len(cen)
     if not (isinstance(nth_nbr, int) and 1 <= nth_nbr < m):
-        raise errors.InvalidArgument(f"{_OP}: nth_nbr = {nth_nbr!r}: need 1..{m - 1} "
+        raise errors.error_for(errors.INVALID_ARG, f"{_OP}: nth_nbr = {nth_nbr!r}: need 1..{m - 1} "
                                      f"({m} metacells)")
     c = cen.to_numpy()
     d2 = ((c[:, None, :] - c[None, :, :]) ** 2).sum(-1)
@@ -123,7 +123,7 @@ def separation(ad: "anndata.AnnData", low_dim_embedding: str = "X_pca", nth_nbr:
     if cluster is None:
         return out
     if cluster not in ad.obs:
-        raise errors.InvalidArgument(f"{_OP}: ad.obs has no {cluster!r} column (cluster=)")
+        raise errors.error_for(errors.INVALID_ARG, f"{_OP}: ad.obs has no {cluster!r} column (cluster=)")
     major = ad.obs[cluster].groupby(labels.to_numpy(), sort=True).agg(_majority).reindex(cen.index)
     same = major.to_numpy()[order] == major.to_numpy()
     return out[same]
@@ -141,7 +141,7 @@ def get_density(ad: "anndata.AnnData", key: str, nth_neighbor: int = 150, *,
     if not isinstance(key, str) or key not in getattr(ad, "obsm", {}):
         raise ValueError(f"Key {key} not present in ad.obsm.")
     if not (isinstance(nth_neighbor, int) and 1 <= nth_neighbor < ad.n_obs):
-        raise errors.InvalidArgument(f"{_OP}: nth_neighbor = {nth_neighbor!r}: need 1.."
+        raise errors.error_for(errors.INVALID_ARG, f"{_OP}: nth_neighbor = {nth_neighbor!r}: need 1.."
                                      f"{ad.n_obs - 1}")
     dc = diffusion_components(ad, key, 8, ctx).to_numpy()
     # k + 1 sorted distances with the cell's own 0 among them: entry k is the
@@ -159,7 +159,7 @@ def compute_celltype_purity(ad: "anndata.AnnData", col_name: str,
     import pandas as pd
     labels = _labels(ad, SEACells_label)
     if col_name not in ad.obs:
-        raise errors.InvalidArgument(f"{_OP}: ad.obs has no {col_name!r} column")
+        raise errors.error_for(errors.INVALID_ARG, f"{_OP}: ad.obs has no {col_name!r} column")
     groups = ad.obs[col_name].groupby(labels.to_numpy(), sort=True)
     top = groups.agg(_majority)
     share = groups.agg(lambda v: v.value_counts().iloc[0] / v.value_counts().sum())

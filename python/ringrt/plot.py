@@ -74,7 +74,7 @@ def plot_assignment_entropy(ad: "anndata.AnnData", title: str = "Entropy of Meta
     distplot). Returns the Axes."""
     col = "Metacell_Entropy"
     if col not in ad.obs:
-        raise errors.InvalidArgument(
+        raise errors.error_for(errors.INVALID_ARG, 
             f"ringrt.plot.plot_assignment_entropy: ad.obs has no {col!r} column; set it, e.g. "
             f"ad.obs[{col!r}] = scipy.stats.entropy(model.A_) (dense A_) for a fitted model")
     import matplotlib.pyplot as plt
