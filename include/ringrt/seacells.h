@@ -229,6 +229,20 @@ typedef struct rrt_seacells_matrix {
   const double *val;
 } rrt_seacells_matrix;
 
+/** rrt_seacells_create with a given kernel M in place of the one built from
+ *  `x` (the reference's add_precomputed_kernel_matrix; collective): `m` is
+ *  this rank's rows of M (CSR, count x n, columns ascending, finite values;
+ *  the diagonal is not required). M must be symmetric bit for bit (the
+ *  drivers take K = M M^T as M M): checked, an error on every rank
+ *  otherwise, naming an entry. `x` is still needed (the waypoint
+ *  initialisation and the diffusion metrics use the coordinates, as the
+ *  reference's do); opt->knn and opt->graph are not used for M. The
+ *  handle copies the rows. */
+RRT_API rrt_status rrt_seacells_create_with_kernel(rrt_ctx_t ctx, int64_t n, int dims,
+                                                   const double *x, const rrt_seacells_matrix *m,
+                                                   const rrt_seacells_options *opt,
+                                                   rrt_seacells_t *result);
+
 typedef struct rrt_seacells_summary *rrt_seacells_summary_t;
 
 /** The metacell x gene summary (collective). Every rank passes a contiguous

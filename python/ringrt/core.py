@@ -30,6 +30,7 @@ from ._lib import P, c_int, c_int64, c_void_p, declare, lib
 from .context import Context, default_context
 from .metacells import (_FINGERPRINT, _INITS, _OPTIONS_MAGIC, _Options, _agree_same_input,
                         _digest, _validate)
+from .summary import _Matrix
 from .summary import summarize_by_SEACell, summarize_by_soft_SEACell  # noqa: F401 - SEACells.core's
 
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ DENSE_LIMIT = 1 << 24
 
 declare({
     "rrt_seacells_create": (c_int, [c_void_p, c_int64, c_int, c_void_p, P(_Options), P(c_void_p)]),
+    "rrt_seacells_create_with_kernel": (c_int, [c_void_p, c_int64, c_int, c_void_p, P(_Matrix),
+                                                P(_Options), P(c_void_p)]),
     "rrt_seacells_initialize": (c_int, [c_void_p, c_void_p]),
     "rrt_seacells_step": (c_int, [c_void_p, c_int]),
     "rrt_seacells_local_cells": (c_int, [c_void_p, P(c_int64), P(c_int64)]),
@@ -153,11 +156,23 @@ class SEACells:
     # ---- the kernel ---------------------------------------------------------------
 
     def add_precomputed_kernel_matrix(self, K: Any) -> None:  # noqa: N803 - the reference's name
-        """Not in this version: ringrt builds M from ``build_kernel_on``
-        (the C library has no entry that takes a given kernel's rows yet)."""
-        raise NotImplementedError("add_precomputed_kernel_matrix: ringrt builds the kernel from "
-                                  "ad.obsm[build_kernel_on] only; a given kernel matrix needs a C "
-                                  "entry that takes its rows (not in this version)")
+        """Use the given kernel M (n x n, dense or scipy sparse) in place of
+        the one built from ``build_kernel_on`` (collective; every rank passes
+        the same K). M must be symmetric bit for bit: ringrt takes K = M M^T
+        as M M (an error otherwise, naming an entry). The coordinates
+        ``ad.obsm[build_kernel_on]`` are still read: the waypoint
+        initialisation uses them, as the reference's does."""
+        import scipy.sparse as sp
+        n = self.n_cells
+        shape = getattr(K, "shape", None)
+        if shape != (n, n):
+            raise errors.error_for(errors.INVALID_ARG,
+                                   f"{_OP}: Dimension of kernel matrix must be n_cells = ({n},{n}), "
+                                   f"not {shape}")
+        m = sp.csr_matrix(K, dtype=np.float64, copy=True)
+        m.sum_duplicates()
+        m.sort_indices()
+        self._create(self.n_neighbors, 0, m)
 
     def construct_kernel_matrix(self, n_neighbors: Optional[int] = None,
                                 graph_construction: str = "union") -> None:
@@ -170,6 +185,10 @@ class SEACells:
             raise ValueError(f"Parameter graph_construction = {graph_construction} is not valid. "
                              "Please select `union` or `intersection`")
         knn = self.n_neighbors if n_neighbors is None else n_neighbors
+        self._create(knn, graphs[graph_construction], None)
+
+    def _create(self, knn: Any, graph: int, given: Any) -> None:
+        """rrt_seacells_create (given None) or _create_with_kernel (collective)."""
         x, _, _, problem = _validate(self.ad, self.build_kernel_on, None, "waypoint", self.k,
                                      (knn, 0, 0, 0, self.convergence_epsilon, self.max_FW_iter,
                                       1, "SEACell"))
@@ -181,28 +200,42 @@ class SEACells:
             problem = (L.rrt_ctx_last_error(ctx.handle) or b"partition failed").decode()
         ctx.agree(problem or None, _OP)
         names = self.ad.obs_names
-        args = repr((self.build_kernel_on, self.k, knn, self.convergence_epsilon,
-                     self.max_FW_iter))
+        kern = () if given is None else (given.indptr.astype(np.int64), given.indices, given.data)
+        args = repr((self.build_kernel_on, self.k, knn, graph, self.convergence_epsilon,
+                     self.max_FW_iter, None if given is None else _digest(*kern)))
         table = _agree_same_input(ctx, [n, x.shape[1], _digest(x.dtype.str.encode(), x),
                                         _digest("\0".join(map(str, names)).encode()),
                                         _digest(args.encode()), first.value, count.value],
                                   self.build_kernel_on)
         self._counts = table[:, _FINGERPRINT.index("count")]
-        x_local = np.ascontiguousarray(x[first.value:first.value + count.value], dtype=np.float64)
+        f, c = first.value, count.value
+        x_local = np.ascontiguousarray(x[f:f + c], dtype=np.float64)
         # min_iter = max_iter = 0: fit() runs the reference's loop, one step at a time
         opt = _Options(ctypes.sizeof(_Options), _OPTIONS_MAGIC, self.k, knn, 0, _INITS["waypoint"],
                        None, 0, 0, self.convergence_epsilon, self.max_FW_iter,
-                       int(bool(self.verbose)), graphs[graph_construction])
+                       int(bool(self.verbose)), graph)
         h = c_void_p()
-        ctx.check(L.rrt_seacells_create(ctx.handle, n, x.shape[1], x_local.ctypes.data,
-                                        ctypes.byref(opt), ctypes.byref(h)), "rrt_seacells_create")
+        if given is None:
+            ctx.check(L.rrt_seacells_create(ctx.handle, n, x.shape[1], x_local.ctypes.data,
+                                            ctypes.byref(opt), ctypes.byref(h)),
+                      "rrt_seacells_create")
+        else:
+            rows = given[f:f + c]
+            ptr = np.ascontiguousarray(rows.indptr, dtype=np.int64)
+            col = np.ascontiguousarray(rows.indices, dtype=np.int32)
+            val = np.ascontiguousarray(rows.data, dtype=np.float64)
+            mat = _Matrix(c, n, ptr.ctypes.data, col.ctypes.data, val.ctypes.data)
+            ctx.check(L.rrt_seacells_create_with_kernel(ctx.handle, n, x.shape[1],
+                                                        x_local.ctypes.data, ctypes.byref(mat),
+                                                        ctypes.byref(opt), ctypes.byref(h)),
+                      "rrt_seacells_create_with_kernel")
         self._release()
         self._h, self.n_neighbors = h.value, knn
         self.archetypes, self._initialized, self._fresh, self._cache = None, False, False, {}
         self.convergence_threshold = None
         import scipy.sparse as sp
-        ptr, col, val = _gather_csr(ctx, *_read_csr(self._h, "rrt_seacells_local_kernel",
-                                                    count.value), self._counts, f"{_OP}: kernel")
+        ptr, col, val = _gather_csr(ctx, *_read_csr(self._h, "rrt_seacells_local_kernel", c),
+                                    self._counts, f"{_OP}: kernel")
         self.kernel_matrix = sp.csr_matrix((val, col, ptr), shape=(n, n))
 
     @property

@@ -313,6 +313,13 @@ static rrt_status build_kdiag(rrt_sc_run *s) {
   return RRT_SUCCESS;
 }
 
+rrt_status rrt_sc_finish_graph(rrt_sc_run *s) {
+  rrt_status st = fetch_ghosts(s, &s->ghost);
+  if (st == RRT_SUCCESS) st = build_kdiag(s);
+  if (st == RRT_SUCCESS) st = rrt_sc_locality_order(s);
+  return st;
+}
+
 void rrt_sc_graph_convention(int64_t n, int n_neighbors, int *count, int *kbw) {
   *count = n < RRT_SC_DENSE_KNN_MAX ? n_neighbors - 1 : n_neighbors;
   *kbw = n_neighbors / 2;
@@ -331,10 +338,8 @@ rrt_status rrt_sc_build_graph(rrt_sc_run *s) {
   s->sec[RRT_SC_PHASE_KNN] += t1 - t0;
   double *sigma_all = NULL;
   st = build_m(s, &sigma_all);
-  if (st == RRT_SUCCESS) st = fetch_ghosts(s, &s->ghost);
   free(sigma_all);
-  if (st == RRT_SUCCESS) st = build_kdiag(s);
-  if (st == RRT_SUCCESS) st = rrt_sc_locality_order(s);
+  if (st == RRT_SUCCESS) st = rrt_sc_finish_graph(s);
   s->sec[RRT_SC_PHASE_KERNEL] += rrt_time_now() - t1;
   st = rrt_agree(s->ctx, st);
   if (st == RRT_SUCCESS && s->opt.verbose) { /* graph sizes: what the memory scales with */

@@ -146,6 +146,12 @@ void rrt_sc_graph_convention(int64_t n, int n_neighbors, int *count, int *kbw);
 /* Graph (graph.c): kNN by the ring, bandwidths, union kernel rows
  * of M, ghost rows, K rows. */
 rrt_status rrt_sc_build_graph(rrt_sc_run *s);
+/* What follows the local rows of M, built or given (graph.c): the ghost
+ * rows, K's diagonal, the locality order. */
+rrt_status rrt_sc_finish_graph(rrt_sc_run *s);
+/* A given kernel's local rows (given_kernel.c): validated, copied into
+ * s->mrow, finished as a built one, and checked symmetric bit for bit. */
+rrt_status rrt_sc_use_kernel(rrt_sc_run *s, const rrt_seacells_matrix *m);
 /* Exact kNN of the local cells (k other cells each, (d2, index) order) by
  * the ring: *nbr and *nbr_d2 are malloc'd nl x k (graph.c). */
 rrt_status rrt_sc_knn(rrt_sc_run *s, int k, int32_t **nbr, double **nbr_d2);

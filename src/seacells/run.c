@@ -222,8 +222,10 @@ static void setup(rrt_sc_run *s, rrt_ctx_t ctx, int64_t n, int dims,
   s->kat_budget = 16 * (int64_t)s->capa;
 }
 
-rrt_status rrt_seacells_create(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
-                               const rrt_seacells_options *user_opt, rrt_seacells_t *result) {
+/* Create with the kernel built from x (m NULL) or given (m: this rank's rows). */
+static rrt_status create(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
+                         const rrt_seacells_matrix *m, const rrt_seacells_options *user_opt,
+                         rrt_seacells_t *result) {
   if (!ctx || !user_opt || !result)
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_seacells_create", "NULL argument");
   *result = NULL;
@@ -248,7 +250,7 @@ rrt_status rrt_seacells_create(rrt_ctx_t ctx, int64_t n, int dims, const double 
   if (st == RRT_SUCCESS) st = rrt_sc_alloc_state(s);
   if (st == RRT_SUCCESS) st = own_inputs(s, x);
   st = rrt_agree(ctx, st);
-  if (st == RRT_SUCCESS) st = rrt_sc_build_graph(s);
+  if (st == RRT_SUCCESS) st = m ? rrt_sc_use_kernel(s, m) : rrt_sc_build_graph(s);
   if (st != RRT_SUCCESS) {
     rrt_sc_run_free(s);
     free(h);
@@ -256,6 +258,20 @@ rrt_status rrt_seacells_create(rrt_ctx_t ctx, int64_t n, int dims, const double 
   }
   *result = h;
   return RRT_SUCCESS;
+}
+
+rrt_status rrt_seacells_create(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
+                               const rrt_seacells_options *opt, rrt_seacells_t *result) {
+  return create(ctx, n, dims, x, NULL, opt, result);
+}
+
+rrt_status rrt_seacells_create_with_kernel(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
+                                           const rrt_seacells_matrix *m,
+                                           const rrt_seacells_options *opt,
+                                           rrt_seacells_t *result) {
+  if (!m)
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_seacells_create_with_kernel", "m is NULL");
+  return create(ctx, n, dims, x, m, opt, result);
 }
 
 /* Given archetypes: m distinct cells in 0..n-1 (the list is the same on

@@ -215,7 +215,8 @@ def check_errors(ad):
     raises(NotImplementedError, lambda: SEACells.core.SEACells(ad, "X_pca", K, n_waypoint_eigs=5))
     m = SEACells.core.SEACells(ad, "X_pca", K, verbose=False)
     raises(RuntimeError, m.step, match="construct_kernel_matrix")
-    raises(NotImplementedError, lambda: m.add_precomputed_kernel_matrix(np.eye(700)))
+    raises(ringrt.errors.InvalidArgument, lambda: m.add_precomputed_kernel_matrix(np.eye(7)),
+           match="(700,700)")
     raises(ValueError, lambda: m.construct_kernel_matrix(graph_construction="both"),
            match="union")
     raises(ValueError, lambda: m.fit(max_iter=5, min_iter=10), match="maximum")
@@ -257,6 +258,27 @@ def check_sparse(ad, dense_model):
     np.testing.assert_allclose(rss_of(m, m.A_, m.B_), m.RSS_iters[-1], rtol=1e-10)
 
 
+def check_given_kernel(ad, model):
+    """add_precomputed_kernel_matrix: the built M given back repeats the
+    model's bits; a kernel without its diagonal gives RSS_iters =
+    |M - M B A|_F of that kernel; an asymmetric one is refused."""
+    given = SEACells.core.SEACells(ad, "X_pca", K, verbose=False)
+    given.add_precomputed_kernel_matrix(model.kernel_matrix)
+    t = len(model.RSS_iters) - 1
+    given.fit(min_iter=t, max_iter=t)
+    assert given.RSS_iters == model.RSS_iters and np.array_equal(given.A_, model.A_)
+    m = model.kernel_matrix.toarray()
+    np.fill_diagonal(m, 0.0)
+    given.add_precomputed_kernel_matrix(m)
+    assert (given.kernel_matrix != sp.csr_matrix(m)).nnz == 0
+    given.fit(min_iter=3, max_iter=3, initial_archetypes=model.archetypes)
+    np.testing.assert_allclose(np.linalg.norm(m - m @ given.B_ @ given.A_), given.RSS_iters[-1],
+                               rtol=1e-10)
+    m[0, 5] += 0.25
+    raises(ringrt.RingrtError, lambda: given.add_precomputed_kernel_matrix(m),  # rank 0's entry:
+           match="not symmetric")  # InvalidArgument there, RemoteError on the other ranks
+
+
 def same_as_one_rank(model, ad, comp, sep):
     """np > 1: a one-rank model on each rank gives the same bits."""
     solo = ringrt.Context(MPI.COMM_SELF)
@@ -268,7 +290,8 @@ def same_as_one_rank(model, ad, comp, sep):
     assert (one.kernel_matrix != model.kernel_matrix).nnz == 0
     ad1 = ad.copy()
     ad1.obs["SEACell"] = one.get_hard_assignments()["SEACell"]
-    assert SEACells.evaluate.compactness(ad1, "X_pca", ctx=solo).equals(comp)
+    c1 = SEACells.evaluate.compactness(ad1, "X_pca", ctx=solo)
+    assert c1.equals(comp), (c1, comp, ad1.obs["SEACell"].dtype)
     assert SEACells.evaluate.separation(ad1, "X_pca", nth_nbr=1, cluster="bulk_labels",
                                         ctx=solo).equals(sep)
     solo.close()
@@ -291,6 +314,7 @@ def main() -> None:
     assert len(model.RSS_iters) >= 11
     check_state(model, ad)
     check_phases_equal_run(model, ad)
+    check_given_kernel(ad.copy(), model)  # its fits write their own obs["SEACell"]
     comp, sep = check_evaluate(ad, x)
     if MPI.COMM_WORLD.size > 1:
         same_as_one_rank(model, ad, comp, sep)
