@@ -149,9 +149,13 @@ class SEACells:
         self._release()
 
     def _release(self) -> None:
-        if getattr(self, "_h", None):
-            lib().rrt_seacells_destroy(self._h)
-            self._h = None
+        """Free the handle (local: host memory only, no communication)."""
+        h, self._h = getattr(self, "_h", None), None
+        if h:
+            try:
+                lib().rrt_seacells_destroy(h)
+            except Exception:  # noqa: BLE001 - at interpreter exit the library may be gone
+                pass
 
     # ---- the kernel ---------------------------------------------------------------
 
@@ -290,6 +294,10 @@ class SEACells:
                 problem = (f"initial_archetypes has {len(given)} cells; this model has "
                            f"n_SEACells = {self.k}")
             self.ctx.agree(problem or None, _OP)
+            given = np.ascontiguousarray(given, dtype=np.int64)
+            sums = {v[0] for v in allgather_ints(self.ctx, [_digest(given)])}
+            self.ctx.agree(None if len(sums) == 1 else "initial_archetypes differ between ranks "
+                           "(every rank must pass the same cells)", _OP)
             self._start(np.ascontiguousarray(given, dtype=np.int64))
         elif self.archetypes is None:
             self._start(None)

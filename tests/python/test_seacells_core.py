@@ -249,6 +249,11 @@ def check_sparse(ad, dense_model):
     again.fit(min_iter=3, max_iter=3, initial_archetypes=dense_model.archetypes)
     assert again.RSS_iters == m.RSS_iters
     np.testing.assert_array_equal(dense(m.A_), again.A_)
+    # fit again on the same handle: initialize restarts the state from the
+    # kept archetypes (RSS history of one value, then the same steps)
+    again.fit(min_iter=3, max_iter=3)
+    assert again.RSS_iters == m.RSS_iters
+    np.testing.assert_array_equal(dense(m.A_), again.A_)
     # intersection: the reference's graph, and a run on it
     m.construct_kernel_matrix(graph_construction="intersection")
     x = np.asarray(ad.obsm["X_pca"], dtype=np.float64)
