@@ -31,6 +31,13 @@ typedef enum rrt_seacells_init {
                                    CSSP for the rest (see docs/seacells.md) */
 } rrt_seacells_init;
 
+/** How the kNN lists become the symmetric graph of the kernel M (the
+ *  reference's graph_construction). */
+typedef enum rrt_seacells_graph {
+  RRT_SEACELLS_GRAPH_UNION = 0, /**< an edge where either cell lists the other (default) */
+  RRT_SEACELLS_GRAPH_INTERSECT  /**< an edge only where both cells list each other */
+} rrt_seacells_graph;
+
 #define RRT_SEACELLS_OPTIONS_MAGIC 0x53454131u /* "SEA1" */
 
 typedef struct rrt_seacells_options {
@@ -49,12 +56,13 @@ typedef struct rrt_seacells_options {
   double eps;                /**< converged when |RSS_{t-1} - RSS_t| < eps * RSS_0 (default 1e-3) */
   int fw_iter;               /**< inner Frank-Wolfe iterations per A / B update (default 50) */
   int verbose;               /**< 1: a progress line per iteration on rank 0 (stderr) */
+  rrt_seacells_graph graph;  /**< default UNION */
 } rrt_seacells_options;
 
 #define RRT_SEACELLS_OPTIONS_INITIALIZER                                                           \
   {                                                                                                \
     sizeof(rrt_seacells_options), RRT_SEACELLS_OPTIONS_MAGIC, 0, 15, 0,                            \
-        RRT_SEACELLS_INIT_WAYPOINT, NULL, 10, 100, 1e-3, 50, 0                                     \
+        RRT_SEACELLS_INIT_WAYPOINT, NULL, 10, 100, 1e-3, 50, 0, RRT_SEACELLS_GRAPH_UNION           \
   }
 
 /** The global row range [*first, *first + *count) this rank must pass for
@@ -71,8 +79,58 @@ typedef struct rrt_seacells *rrt_seacells_t;
 RRT_API rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
                                     const rrt_seacells_options *opt, rrt_seacells_t *result);
 
+/** The run in phases (the reference's construct_kernel_matrix, initialize,
+ *  step); rrt_seacells_run is create, initialize(NULL) and
+ *  step(opt->max_iter), with the same bits.
+ *
+ *  Create (collective): validate and agree as rrt_seacells_run does, then
+ *  build the kNN graph and the kernel M. The handle keeps a copy of this
+ *  rank's rows and of opt->archetypes: the caller may free `x` after the
+ *  call. */
+RRT_API rrt_status rrt_seacells_create(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
+                                       const rrt_seacells_options *opt, rrt_seacells_t *result);
+
+/** Choose the archetypes and form the first state (collective): B the
+ *  archetype cells, A0 one A update from A = 0, RSS_0; resets the RSS
+ *  history and the iteration count. `archetypes`: NULL to choose them by
+ *  opt->init, or n_metacells distinct global cells (the same on every
+ *  rank; an error on every rank otherwise). May be called again to restart. */
+RRT_API rrt_status rrt_seacells_initialize(rrt_seacells_t s, const int64_t *archetypes);
+
+/** Up to `iterations` more outer iterations (A update, B update, RSS) on
+ *  the kept state (collective), at least one when iterations > 0; stops
+ *  after an iteration that meets the convergence test (iteration count >=
+ *  opt->min_iter and |RSS_{t-1} - RSS_t| < opt->eps * RSS_0), which sets
+ *  rrt_seacells_converged (and an iteration that does not clears it). The
+ *  RSS history grows past opt->max_iter as needed. Errors: no
+ *  rrt_seacells_initialize yet, iterations < 0. */
+RRT_API rrt_status rrt_seacells_step(rrt_seacells_t s, int iterations);
+
 /** Free a result (NULL is fine). */
 RRT_API void rrt_seacells_destroy(rrt_seacells_t s);
+
+/** This rank's cells: global indices [*first, *first + *count). */
+RRT_API rrt_status rrt_seacells_local_cells(rrt_seacells_t s, int64_t *first, int64_t *count);
+
+/** This rank's columns of A (k x n; one column per local cell), CSC: cell
+ *  i's entries are [ptr[i], ptr[i + 1]) of metacell/weight, metacells
+ *  ascending; each column sums to 1 (up to rounding) once initialized, all
+ *  empty before. `ptr` has count + 1 values; metacell/weight may be NULL
+ *  (a first call sizes them by ptr[count]). Local, no communication. */
+RRT_API rrt_status rrt_seacells_local_a(rrt_seacells_t s, int64_t *ptr, int32_t *metacell,
+                                        double *weight);
+
+/** All of B (n x k), CSC: archetype j's cells are [ptr[j], ptr[j + 1]) of
+ *  cell/weight (global indices ascending). B is replicated: the same on
+ *  every rank. `ptr` has n_metacells + 1 values; cell/weight may be NULL. */
+RRT_API rrt_status rrt_seacells_b(rrt_seacells_t s, int64_t *ptr, int32_t *cell, double *weight);
+
+/** This rank's rows of the kernel M (n x n, symmetric), CSR: local cell i's
+ *  entries are [ptr[i], ptr[i + 1]) of col/val, global columns ascending,
+ *  the diagonal (1) included. `ptr` has count + 1 values; col/val may be
+ *  NULL. */
+RRT_API rrt_status rrt_seacells_local_kernel(rrt_seacells_t s, int64_t *ptr, int32_t *col,
+                                             double *val);
 
 /** Sizes and outcome. */
 RRT_API int64_t rrt_seacells_n_metacells(rrt_seacells_t s);
@@ -118,6 +176,16 @@ RRT_API rrt_status rrt_seacells_metrics(rrt_ctx_t ctx, rrt_seacells_t s, const d
 RRT_API rrt_status rrt_seacells_metrics_diffusion(rrt_ctx_t ctx, rrt_seacells_t s, const double *x,
                                                   double *compactness, double *separation);
 
+/** The diffusion components of rrt_seacells_metrics_diffusion without a
+ *  run (collective): palantir's run_diffusion_maps on the n x dims rows
+ *  (this rank's block, as rrt_seacells_partition gives it, in `x`) and
+ *  determine_multiscale_space(n_eigs): `dc` gets this rank's rows, count x
+ *  (n_eigs - 1), row-major. The reference's evaluate uses n_eigs = 10
+ *  (compactness, separation) and 8 (get_density). Needs at least 30 cells;
+ *  NaN/Inf coordinates are an error on every rank. */
+RRT_API rrt_status rrt_seacells_diffusion_components(rrt_ctx_t ctx, int64_t n, int dims,
+                                                     const double *x, int n_eigs, double *dc);
+
 /** Seconds spent in the phases "knn", "kernel", "init", "update_a", "update_b",
  *  "rss" on this rank (0 for an unknown name). */
 RRT_API double rrt_seacells_seconds(rrt_seacells_t s, const char *phase);
@@ -160,6 +228,20 @@ typedef struct rrt_seacells_matrix {
   const int32_t *col;
   const double *val;
 } rrt_seacells_matrix;
+
+/** rrt_seacells_create with a given kernel M in place of the one built from
+ *  `x` (the reference's add_precomputed_kernel_matrix; collective): `m` is
+ *  this rank's rows of M (CSR, count x n, columns ascending, finite values;
+ *  the diagonal is not required). M must be symmetric bit for bit (the
+ *  drivers take K = M M^T as M M): checked, an error on every rank
+ *  otherwise, naming an entry. `x` is still needed (the waypoint
+ *  initialisation and the diffusion metrics use the coordinates, as the
+ *  reference's do); opt->knn and opt->graph are not used for M. The
+ *  handle copies the rows. */
+RRT_API rrt_status rrt_seacells_create_with_kernel(rrt_ctx_t ctx, int64_t n, int dims,
+                                                   const double *x, const rrt_seacells_matrix *m,
+                                                   const rrt_seacells_options *opt,
+                                                   rrt_seacells_t *result);
 
 typedef struct rrt_seacells_summary *rrt_seacells_summary_t;
 

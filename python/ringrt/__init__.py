@@ -7,6 +7,8 @@
   and ``ringrt.seacells_plot`` -- their plots (matplotlib);
   :func:`ringrt.summarize_by_SEACell`, :func:`ringrt.summarize_by_soft_SEACell` -- their
   metacell x gene AnnData;
+- ``ringrt.core``, ``ringrt.evaluate``, ``ringrt.plot`` -- the reference SEACells' modules
+  (``import ringrt as SEACells``: ``SEACells.core.SEACells(ad, ...)``, its metrics and plots);
 - :func:`ringrt.ilu0`, :func:`ringrt.krylov_solve` -- SciPy matrices;
   ``ringrt.petsc`` -- a petsc4py preconditioner.
 
@@ -37,6 +39,7 @@ _LAZY = {
     "summarize_by_SEACell": "summary", "summarize_by_soft_SEACell": "summary",
     "SparseMatrix": "sparse", "ILU0": "ilu", "KrylovResult": "ilu", "ilu0": "ilu",
     "krylov_solve": "ilu", "petsc": None, "torch": None,
+    "core": None, "evaluate": None, "plot": None,
 }
 
 
@@ -53,4 +56,4 @@ def __getattr__(name: str) -> object:
 __all__ = ["Context", "default_context", "errors", "RingrtError", "library_version", "streams",
            "seacells", "SEACellsModel", "plot_seacells", "summarize_by_SEACell",
            "summarize_by_soft_SEACell", "SparseMatrix", "ILU0", "KrylovResult",
-           "ilu0", "krylov_solve"]
+           "ilu0", "krylov_solve", "core", "evaluate", "plot"]

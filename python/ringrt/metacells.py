@@ -45,7 +45,7 @@ class _Options(ctypes.Structure):
     _fields_ = [("size", c_size_t), ("magic", ctypes.c_uint), ("n_metacells", c_int64),
                 ("knn", c_int), ("seed", ctypes.c_uint64), ("init", c_int),
                 ("archetypes", c_void_p), ("min_iter", c_int), ("max_iter", c_int),
-                ("eps", c_double), ("fw_iter", c_int), ("verbose", c_int)]
+                ("eps", c_double), ("fw_iter", c_int), ("verbose", c_int), ("graph", c_int)]
 
 
 declare({

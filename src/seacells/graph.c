@@ -82,7 +82,8 @@ static int edge_cmp(const void *a, const void *b) {
   return x->from < y->from ? -1 : x->from > y->from;
 }
 
-/* Rows of M for the local cells: kNN edges both ways (union), diagonal 1. */
+/* Rows of M for the local cells, diagonal 1: kNN edges both ways (union),
+ * or only the edges both ends list (intersect). */
 static rrt_status build_m(rrt_sc_run *s, double **sigma_all) {
   int P = s->size, k = s->knn;
   int64_t nl = s->nl;
@@ -142,8 +143,12 @@ static rrt_status build_m(rrt_sc_run *s, double **sigma_all) {
     goto done;
   }
   int64_t nz = 0;
+  int intersect = s->opt.graph == RRT_SEACELLS_GRAPH_INTERSECT;
   for (size_t e = 0; e < na; e++) {
     if (e > 0 && all[e].to == all[e - 1].to && all[e].from == all[e - 1].from) continue;
+    /* an edge listed by both ends comes twice (own list, transposed one) */
+    int mutual = e + 1 < na && all[e + 1].to == all[e].to && all[e + 1].from == all[e].from;
+    if (intersect && all[e].to != all[e].from && !mutual) continue;
     int64_t i = all[e].to - s->c0;
     s->mrow.col[nz] = all[e].from;
     s->mrow.val[nz] = rrt_sc_kernel(all[e].d2, (*sigma_all)[all[e].to], (*sigma_all)[all[e].from]);
@@ -308,6 +313,13 @@ static rrt_status build_kdiag(rrt_sc_run *s) {
   return RRT_SUCCESS;
 }
 
+rrt_status rrt_sc_finish_graph(rrt_sc_run *s) {
+  rrt_status st = fetch_ghosts(s, &s->ghost);
+  if (st == RRT_SUCCESS) st = build_kdiag(s);
+  if (st == RRT_SUCCESS) st = rrt_sc_locality_order(s);
+  return st;
+}
+
 void rrt_sc_graph_convention(int64_t n, int n_neighbors, int *count, int *kbw) {
   *count = n < RRT_SC_DENSE_KNN_MAX ? n_neighbors - 1 : n_neighbors;
   *kbw = n_neighbors / 2;
@@ -326,10 +338,8 @@ rrt_status rrt_sc_build_graph(rrt_sc_run *s) {
   s->sec[RRT_SC_PHASE_KNN] += t1 - t0;
   double *sigma_all = NULL;
   st = build_m(s, &sigma_all);
-  if (st == RRT_SUCCESS) st = fetch_ghosts(s, &s->ghost);
   free(sigma_all);
-  if (st == RRT_SUCCESS) st = build_kdiag(s);
-  if (st == RRT_SUCCESS) st = rrt_sc_locality_order(s);
+  if (st == RRT_SUCCESS) st = rrt_sc_finish_graph(s);
   s->sec[RRT_SC_PHASE_KERNEL] += rrt_time_now() - t1;
   st = rrt_agree(s->ctx, st);
   if (st == RRT_SUCCESS && s->opt.verbose) { /* graph sizes: what the memory scales with */

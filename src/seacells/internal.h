@@ -79,7 +79,9 @@ typedef struct rrt_sc_run {
   int kbw;                    /* bandwidth: distance to the kbw-th nearest other cell */
   const rrt_sc_kernels *kern; /* the backend's kernels, chosen when the run is made */
   rrt_cell_blocks plan;
-  const double *x; /* local coordinates, nl x d */
+  const double *x; /* local coordinates, nl x d: x_own, or the caller's rows during a call */
+  double *x_own;   /* the handle's copy: it outlives the create call (Python keeps handles) */
+  int64_t *given;  /* a copy of opt.archetypes (INIT_GIVEN), for the same reason */
   /* graph */
   int32_t *nbr; /* nl x knn, global indices */
   double *nbr_d2;
@@ -100,6 +102,8 @@ typedef struct rrt_sc_run {
   rrt_sc_csr t1b; /* A A^T (during the B update) */
   int64_t *archetypes;
   double *rss;
+  int rss_cap;     /* values rss holds (it grows with rrt_seacells_step) */
+  int initialized; /* archetypes chosen and A0 formed (rrt_seacells_initialize) */
   int iters, converged;
   double sec[6];
 } rrt_sc_run;
@@ -142,6 +146,12 @@ void rrt_sc_graph_convention(int64_t n, int n_neighbors, int *count, int *kbw);
 /* Graph (graph.c): kNN by the ring, bandwidths, union kernel rows
  * of M, ghost rows, K rows. */
 rrt_status rrt_sc_build_graph(rrt_sc_run *s);
+/* What follows the local rows of M, built or given (graph.c): the ghost
+ * rows, K's diagonal, the locality order. */
+rrt_status rrt_sc_finish_graph(rrt_sc_run *s);
+/* A given kernel's local rows (given_kernel.c): validated, copied into
+ * s->mrow, finished as a built one, and checked symmetric bit for bit. */
+rrt_status rrt_sc_use_kernel(rrt_sc_run *s, const rrt_seacells_matrix *m);
 /* Exact kNN of the local cells (k other cells each, (d2, index) order) by
  * the ring: *nbr and *nbr_d2 are malloc'd nl x k (graph.c). */
 rrt_status rrt_sc_knn(rrt_sc_run *s, int k, int32_t **nbr, double **nbr_d2);

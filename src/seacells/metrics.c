@@ -125,3 +125,45 @@ rrt_status rrt_seacells_metrics_diffusion(rrt_ctx_t ctx, rrt_seacells_t h, const
                                           double *compactness, double *separation) {
   return metrics(ctx, h, x, 1, compactness, separation);
 }
+
+/* The multiscale diffusion components without a SEACells run (the
+ * reference's evaluate functions take any AnnData): a bare run state with
+ * just what the kNN ring and the eigensolver read. */
+rrt_status rrt_seacells_diffusion_components(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
+                                             int n_eigs, double *dc) {
+  const char *op = "rrt_seacells_diffusion_components";
+  if (!ctx) return RRT_ERR_INVALID_ARG;
+  rrt_sc_run s;
+  memset(&s, 0, sizeof s);
+  s.ctx = ctx;
+  s.rank = rrt_ctx_rank(ctx);
+  s.size = rrt_ctx_size(ctx);
+  s.n = n;
+  s.d = dims;
+  s.kern = rrt_sc_kernels_for(rrt_ctx_backend(ctx));
+  s.x = x;
+  rrt_status st = RRT_SUCCESS;
+  if (n < 0 || dims < 1 || n_eigs < 2 || n_eigs > 1000)
+    st = rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "n = %lld, dims = %d, n_eigs = %d (need 2..1000)",
+                   (long long)n, dims, n_eigs);
+  else if (!s.kern)
+    st = rrt_error(ctx, RRT_ERR_UNSUPPORTED, op, "no SEACells kernels for this backend");
+  else if (rrt_cell_blocks_create(n, s.size, 0, &s.plan) != RRT_SUCCESS)
+    st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, op, "plan");
+  if (st == RRT_SUCCESS) {
+    s.c0 = s.plan.cell_start[s.rank];
+    s.nl = s.plan.cell_start[s.rank + 1] - s.c0;
+    if (s.nl > 0 && (!x || !dc)) st = rrt_error(ctx, RRT_ERR_INVALID_ARG, op, "NULL argument");
+    for (int64_t i = 0; st == RRT_SUCCESS && i < s.nl * dims; i++)
+      if (!isfinite(x[i]))
+        st = rrt_error(ctx, RRT_ERR_NUMERIC, op, "coordinate %lld of cell %lld is %g",
+                       (long long)(i % dims), (long long)(s.c0 + i / dims), x[i]);
+  }
+  st = rrt_agree(ctx, st);
+  double *out = NULL;
+  if (st == RRT_SUCCESS) st = rrt_sc_diffusion_components(&s, n_eigs, &out, NULL);
+  if (st == RRT_SUCCESS && s.nl > 0) memcpy(dc, out, (size_t)s.nl * (n_eigs - 1) * sizeof(double));
+  free(out);
+  rrt_cell_blocks_destroy(&s.plan);
+  return st;
+}

@@ -51,6 +51,9 @@ static rrt_status validate(rrt_sc_run *s, const double *x) {
   if (s->m > s->n)
     return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "fewer cells (%lld) than metacells (%d)",
                      (long long)s->n, s->m);
+  if (o->graph != RRT_SEACELLS_GRAPH_UNION && o->graph != RRT_SEACELLS_GRAPH_INTERSECT)
+    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "graph = %d (union 0 or intersect 1)",
+                     (int)o->graph);
   if (o->fw_iter < 1)
     return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "fw_iter = %d (at least 1)", o->fw_iter);
   if (o->max_iter < 0 || o->min_iter < 0 || o->min_iter > o->max_iter)
@@ -102,6 +105,7 @@ rrt_status rrt_sc_alloc_state(rrt_sc_run *s) {
   s->a_nnz = calloc((size_t)s->nl + 1, sizeof(int));
   s->archetypes = calloc((size_t)m, sizeof(int64_t));
   s->rss = calloc((size_t)s->opt.max_iter + 1, sizeof(double));
+  s->rss_cap = s->opt.max_iter + 1;
   if (!b->nnz || !b->cell || !b->w || !b->first || !b->cnt || !b->ent_j || !b->ent_w ||
       !b->touched || !s->a_idx || !s->a_w || !s->a_nnz || !s->archetypes || !s->rss)
     return rrt_error(s->ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_run", "state for %d metacells",
@@ -109,29 +113,47 @@ rrt_status rrt_sc_alloc_state(rrt_sc_run *s) {
   return RRT_SUCCESS;
 }
 
-static rrt_status iterate(rrt_sc_run *s) {
+/* A0 from the archetypes: B = the archetype cells, a first A update from
+ * A = 0, and RSS_0 (the reference's initialize()). */
+static rrt_status first_state(rrt_sc_run *s) {
   RRT_CHECK(rrt_sc_b_from_archetypes(s));
   RRT_CHECK(rrt_sc_update_t1a(s));
-  RRT_CHECK(rrt_sc_update_a(s, 1)); /* A0: a first A update from a = 0 */
+  RRT_CHECK(rrt_sc_update_a(s, 1));
   RRT_CHECK(rrt_sc_compute_rss(s, &s->rss[0]));
-  int verbose = s->opt.verbose && s->rank == 0;
-  if (verbose) fprintf(stderr, "seacells: init RSS %.6g\n", s->rss[0]);
-  for (int t = 1; t <= s->opt.max_iter; t++) {
-    double t0 = rrt_time_now();
-    RRT_CHECK(rrt_sc_update_a(s, 0));
-    RRT_CHECK(rrt_sc_update_b(s));
-    RRT_CHECK(rrt_sc_update_t1a(s)); /* for the RSS and the next A update */
-    RRT_CHECK(rrt_sc_compute_rss(s, &s->rss[t]));
-    s->iters = t;
-    double delta = fabs(s->rss[t - 1] - s->rss[t]);
-    if (verbose)
-      fprintf(stderr, "seacells: iter %3d  RSS %.6g  change %.3g (threshold %.3g)  %.2f s\n", t,
-              s->rss[t], delta, s->opt.eps * s->rss[0], rrt_time_now() - t0);
-    if (t >= s->opt.min_iter && delta < s->opt.eps * s->rss[0]) {
-      s->converged = 1;
-      break;
-    }
-  }
+  s->iters = 0, s->converged = 0, s->initialized = 1;
+  if (s->opt.verbose && s->rank == 0) fprintf(stderr, "seacells: init RSS %.6g\n", s->rss[0]);
+  return RRT_SUCCESS;
+}
+
+/* Room for `more` RSS values after the current ones. The size is the same
+ * on every rank, so every rank fails here alike. */
+static rrt_status grow_rss(rrt_sc_run *s, int more) {
+  if (s->iters + 1 + more <= s->rss_cap) return RRT_SUCCESS;
+  if (more > INT32_MAX - 1 - s->iters)
+    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, "rrt_seacells_step",
+                     "%d more iterations after %d", more, s->iters);
+  int cap = s->iters + 1 + more;
+  double *r = realloc(s->rss, (size_t)cap * sizeof(double));
+  if (!r) return rrt_error(s->ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_step", "RSS history");
+  s->rss = r, s->rss_cap = cap;
+  return RRT_SUCCESS;
+}
+
+/* One outer iteration (A, then B, then the RSS); sets `converged` as run
+ * decides it: past min_iter, an RSS change below eps * RSS_0. */
+static rrt_status one_iteration(rrt_sc_run *s) {
+  double t0 = rrt_time_now();
+  int t = s->iters + 1;
+  RRT_CHECK(rrt_sc_update_a(s, 0));
+  RRT_CHECK(rrt_sc_update_b(s));
+  RRT_CHECK(rrt_sc_update_t1a(s)); /* for the RSS and the next A update */
+  RRT_CHECK(rrt_sc_compute_rss(s, &s->rss[t]));
+  s->iters = t;
+  double delta = fabs(s->rss[t - 1] - s->rss[t]);
+  if (s->opt.verbose && s->rank == 0)
+    fprintf(stderr, "seacells: iter %3d  RSS %.6g  change %.3g (threshold %.3g)  %.2f s\n", t,
+            s->rss[t], delta, s->opt.eps * s->rss[0], rrt_time_now() - t0);
+  s->converged = t >= s->opt.min_iter && delta < s->opt.eps * s->rss[0];
   return RRT_SUCCESS;
 }
 
@@ -149,6 +171,7 @@ void rrt_sc_run_free(rrt_sc_run *s) {
   free(s->a_idx), free(s->a_w), free(s->a_nnz);
   rrt_sc_csr_free(&s->t1a), rrt_sc_csr_free(&s->t1b);
   free(s->archetypes), free(s->rss);
+  free(s->x_own), free(s->given);
   rrt_cell_blocks_destroy(&s->plan);
 }
 
@@ -163,20 +186,27 @@ static const rrt_options_layout options_layout = {
     .magic = RRT_SEACELLS_OPTIONS_MAGIC,
 };
 
-rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
-                            const rrt_seacells_options *user_opt, rrt_seacells_t *result) {
-  if (!ctx || !user_opt || !result)
-    return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_seacells_run", "NULL argument");
-  *result = NULL;
-  /* options from an older header: its fields, defaults for the rest */
-  rrt_seacells_options full_opt, *opt = &full_opt;
-  char msg[256];
-  if (rrt_options_import(&options_layout, user_opt, opt, msg, sizeof msg) != RRT_SUCCESS)
-    return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_seacells_run", "%s", msg));
-  struct rrt_seacells *h = calloc(1, sizeof *h);
-  if (!h)
-    return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_run", "handle"));
-  rrt_sc_run *s = &h->s;
+/* The handle's own copies of the caller's rows and archetype list: a
+ * handle outlives the call that made it. */
+static rrt_status own_inputs(rrt_sc_run *s, const double *x) {
+  size_t bytes = (size_t)s->nl * s->d * sizeof(double);
+  s->x_own = malloc(bytes + 1);
+  if (s->opt.init == RRT_SEACELLS_INIT_GIVEN) s->given = malloc((size_t)s->m * sizeof(int64_t));
+  if (!s->x_own || (s->opt.init == RRT_SEACELLS_INIT_GIVEN && !s->given))
+    return rrt_error(s->ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_create",
+                     "a copy of the %lld rows", (long long)s->nl);
+  if (bytes) memcpy(s->x_own, x, bytes);
+  s->x = s->x_own;
+  if (s->given) {
+    memcpy(s->given, s->opt.archetypes, (size_t)s->m * sizeof(int64_t));
+    s->opt.archetypes = s->given;
+  }
+  return RRT_SUCCESS;
+}
+
+/* The handle's fields from the arguments (no validation yet). */
+static void setup(rrt_sc_run *s, rrt_ctx_t ctx, int64_t n, int dims,
+                  const rrt_seacells_options *opt) {
   s->ctx = ctx;
   s->opt = *opt;
   s->rank = rrt_ctx_rank(ctx);
@@ -189,31 +219,122 @@ rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
   s->capa = s->m < opt->fw_iter ? s->m : opt->fw_iter;
   if (s->capa < 1) s->capa = 1;
   s->kern = rrt_sc_kernels_for(rrt_ctx_backend(ctx)); /* the one backend question */
-  s->x = x;
   /* K A^T entries kept per cell on average (12 bytes each: at most 9.6 kB a
    * cell at fw_iter 50, typically 30-45 entries on the blobs): the cpu B
    * argmin that skips by sign needs them; over budget it walks the rows */
   s->kat_budget = 16 * (int64_t)s->capa;
+}
+
+/* Create with the kernel built from x (m NULL) or given (m: this rank's rows). */
+static rrt_status create(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
+                         const rrt_seacells_matrix *m, const rrt_seacells_options *user_opt,
+                         rrt_seacells_t *result) {
+  if (!ctx || !user_opt || !result)
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_seacells_create", "NULL argument");
+  *result = NULL;
+  /* options from an older header: its fields, defaults for the rest */
+  rrt_seacells_options opt;
+  char msg[256];
+  if (rrt_options_import(&options_layout, user_opt, &opt, msg, sizeof msg) != RRT_SUCCESS)
+    return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_seacells_create", "%s", msg));
+  struct rrt_seacells *h = calloc(1, sizeof *h);
+  if (!h)
+    return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_create", "handle"));
+  rrt_sc_run *s = &h->s;
+  setup(s, ctx, n, dims, &opt);
   rrt_status st = rrt_cell_blocks_create(n < 0 ? 0 : n, s->size, 0, &s->plan);
   if (st == RRT_SUCCESS) {
     s->c0 = s->plan.cell_start[s->rank];
     s->nl = s->plan.cell_start[s->rank + 1] - s->c0;
     st = validate(s, x);
   } else {
-    st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_run", "plan");
+    st = rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_seacells_create", "plan");
   }
   if (st == RRT_SUCCESS) st = rrt_sc_alloc_state(s);
+  if (st == RRT_SUCCESS) st = own_inputs(s, x);
   st = rrt_agree(ctx, st);
-  if (st == RRT_SUCCESS) st = rrt_sc_build_graph(s);
-  if (st == RRT_SUCCESS) st = rrt_sc_init_archetypes(s);
-  if (st == RRT_SUCCESS) st = iterate(s);
+  if (st == RRT_SUCCESS) st = m ? rrt_sc_use_kernel(s, m) : rrt_sc_build_graph(s);
   if (st != RRT_SUCCESS) {
     rrt_sc_run_free(s);
     free(h);
     return st;
   }
-  if (!s->converged && s->rank == 0 && s->opt.verbose)
-    fprintf(stderr, "seacells: warning: not converged after %d iterations\n", s->iters);
+  *result = h;
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_seacells_create(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
+                               const rrt_seacells_options *opt, rrt_seacells_t *result) {
+  return create(ctx, n, dims, x, NULL, opt, result);
+}
+
+rrt_status rrt_seacells_create_with_kernel(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
+                                           const rrt_seacells_matrix *m,
+                                           const rrt_seacells_options *opt,
+                                           rrt_seacells_t *result) {
+  if (!m)
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_seacells_create_with_kernel", "m is NULL");
+  return create(ctx, n, dims, x, m, opt, result);
+}
+
+/* Given archetypes: m distinct cells in 0..n-1 (the list is the same on
+ * every rank, so every rank finds the same problem). */
+static rrt_status check_archetypes(rrt_sc_run *s, const int64_t *a, const char *op) {
+  for (int j = 0; j < s->m; j++) {
+    if (a[j] < 0 || a[j] >= s->n)
+      return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op,
+                       "archetype %d is cell %lld, outside 0..%lld", j, (long long)a[j],
+                       (long long)s->n - 1);
+    for (int i = 0; i < j; i++)
+      if (a[i] == a[j])
+        return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "archetypes %d and %d are both cell %lld",
+                         i, j, (long long)a[j]);
+  }
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_seacells_initialize(rrt_seacells_t h, const int64_t *archetypes) {
+  if (!h) return RRT_ERR_INVALID_ARG;
+  rrt_sc_run *s = &h->s;
+  if (archetypes) {
+    RRT_CHECK(check_archetypes(s, archetypes, "rrt_seacells_initialize"));
+    memmove(s->archetypes, archetypes, (size_t)s->m * sizeof(int64_t));
+  } else {
+    RRT_CHECK(rrt_sc_init_archetypes(s));
+  }
+  s->initialized = 0;
+  return first_state(s);
+}
+
+rrt_status rrt_seacells_step(rrt_seacells_t h, int iterations) {
+  if (!h) return RRT_ERR_INVALID_ARG;
+  rrt_sc_run *s = &h->s;
+  if (!s->initialized)
+    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, "rrt_seacells_step",
+                     "no initial state: call rrt_seacells_initialize first");
+  if (iterations < 0)
+    return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, "rrt_seacells_step", "iterations = %d",
+                     iterations);
+  RRT_CHECK(grow_rss(s, iterations));
+  for (int i = 0; i < iterations; i++) {
+    RRT_CHECK(one_iteration(s));
+    if (s->converged) break;
+  }
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_seacells_run(rrt_ctx_t ctx, int64_t n, int dims, const double *x,
+                            const rrt_seacells_options *user_opt, rrt_seacells_t *result) {
+  rrt_seacells_t h = NULL;
+  RRT_CHECK(rrt_seacells_create(ctx, n, dims, x, user_opt, &h));
+  rrt_status st = rrt_seacells_initialize(h, NULL);
+  if (st == RRT_SUCCESS) st = rrt_seacells_step(h, h->s.opt.max_iter);
+  if (st != RRT_SUCCESS) {
+    rrt_seacells_destroy(h);
+    return st;
+  }
+  if (!h->s.converged && h->s.rank == 0 && h->s.opt.verbose)
+    fprintf(stderr, "seacells: warning: not converged after %d iterations\n", h->s.iters);
   *result = h;
   return RRT_SUCCESS;
 }
