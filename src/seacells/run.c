@@ -27,6 +27,22 @@ rrt_status rrt_seacells_partition(rrt_ctx_t ctx, int64_t n, int64_t *first, int6
   return RRT_SUCCESS;
 }
 
+/* Given archetypes: m distinct cells in 0..n-1 (the list is the same on
+ * every rank, so every rank finds the same problem). */
+static rrt_status check_archetypes(rrt_sc_run *s, const int64_t *a, const char *op) {
+  for (int j = 0; j < s->m; j++) {
+    if (a[j] < 0 || a[j] >= s->n)
+      return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op,
+                       "archetype %d is cell %lld, outside 0..%lld", j, (long long)a[j],
+                       (long long)s->n - 1);
+    for (int i = 0; i < j; i++)
+      if (a[i] == a[j])
+        return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "archetypes %d and %d are both cell %lld",
+                         i, j, (long long)a[j]);
+  }
+  return RRT_SUCCESS;
+}
+
 static rrt_status validate(rrt_sc_run *s, const double *x) {
   const char *op = "rrt_seacells_run";
   const rrt_seacells_options *o = &s->opt;
@@ -70,17 +86,7 @@ static rrt_status validate(rrt_sc_run *s, const double *x) {
   if (o->init == RRT_SEACELLS_INIT_GIVEN) {
     if (!o->archetypes)
       return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "given archetypes but the list is NULL");
-    for (int j = 0; j < s->m; j++) {
-      if (o->archetypes[j] < 0 || o->archetypes[j] >= s->n)
-        return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op,
-                         "archetype %d is cell %lld, outside 0..%lld", j,
-                         (long long)o->archetypes[j], (long long)s->n - 1);
-      for (int i = 0; i < j; i++)
-        if (o->archetypes[i] == o->archetypes[j])
-          return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op,
-                           "archetypes %d and %d are both cell %lld", i, j,
-                           (long long)o->archetypes[j]);
-    }
+    return check_archetypes(s, o->archetypes, op);
   }
   return RRT_SUCCESS;
 }
@@ -275,22 +281,6 @@ rrt_status rrt_seacells_create_with_kernel(rrt_ctx_t ctx, int64_t n, int dims, c
   if (!m)
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_seacells_create_with_kernel", "m is NULL");
   return create(ctx, n, dims, x, m, opt, result);
-}
-
-/* Given archetypes: m distinct cells in 0..n-1 (the list is the same on
- * every rank, so every rank finds the same problem). */
-static rrt_status check_archetypes(rrt_sc_run *s, const int64_t *a, const char *op) {
-  for (int j = 0; j < s->m; j++) {
-    if (a[j] < 0 || a[j] >= s->n)
-      return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op,
-                       "archetype %d is cell %lld, outside 0..%lld", j, (long long)a[j],
-                       (long long)s->n - 1);
-    for (int i = 0; i < j; i++)
-      if (a[i] == a[j])
-        return rrt_error(s->ctx, RRT_ERR_INVALID_ARG, op, "archetypes %d and %d are both cell %lld",
-                         i, j, (long long)a[j]);
-  }
-  return RRT_SUCCESS;
 }
 
 rrt_status rrt_seacells_initialize(rrt_seacells_t h, const int64_t *archetypes) {
