@@ -18,7 +18,6 @@ attributes (``A_``, ``kernel_matrix``, ..) are collective.
 from __future__ import annotations
 
 import ctypes
-import numbers
 import warnings
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
@@ -29,7 +28,7 @@ from ._coll import allgather_ints, allgather_rows
 from ._lib import P, c_int, c_int64, c_void_p, declare, lib
 from .context import Context, default_context
 from .metacells import (_FINGERPRINT, _INITS, _OPTIONS_MAGIC, _Options, _agree_same_input,
-                        _digest, _validate)
+                        _digest, _integral, _is_int, _validate)
 from .summary import _Matrix
 from .summary import summarize_by_SEACell, summarize_by_soft_SEACell  # noqa: F401 - SEACells.core's
 
@@ -56,10 +55,6 @@ declare({
     "rrt_seacells_b": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p]),
     "rrt_seacells_local_kernel": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p]),
 })
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
 def _read_csr(h: int, fn: str, rows: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -130,6 +125,8 @@ class SEACells:
         self.ctx = ctx or default_context()
         if not isinstance(self.ctx, Context):
             raise TypeError(f"ctx must be a ringrt.Context, got {type(self.ctx).__name__}")
+        # an integral float (n_SEACells=14.0) is taken as its int, as the reference does
+        n_SEACells, n_neighbors = _integral(n_SEACells), _integral(n_neighbors)
         self.ad, self.build_kernel_on, self.k = ad, build_kernel_on, n_SEACells
         self.n_cells = int(getattr(ad, "n_obs", 0))
         self.use_gpu, self.verbose, self.use_sparse = use_gpu, verbose, use_sparse
