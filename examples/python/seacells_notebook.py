@@ -38,7 +38,18 @@ def main() -> int:
     p.add_argument("--celltype", default="bulk_labels")
     p.add_argument("--check", action="store_true")
     a = p.parse_args()
+    if a.out is None and a.check:  # a test: the figures are checked, then removed
+        with tempfile.TemporaryDirectory(prefix="seacells_notebook_") as tmp:
+            return run(a, tmp)
     out = a.out or tempfile.mkdtemp(prefix="seacells_notebook_")
+    if SEACells.default_context().rank == 0:
+        print(f"figures in {out}")
+    return run(a, out)
+
+
+def run(a: argparse.Namespace, out: str) -> int:
+    """The tutorial's steps, the figures into out; with a.check, 1 when an
+    output is not what the tutorial shows."""
     rank0 = SEACells.default_context().rank == 0
 
     ad = anndata.read_h5ad(a.h5ad)
