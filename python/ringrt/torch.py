@@ -412,14 +412,14 @@ def _agree(ctx: Context, unsupported: Optional[str], problem: Optional[str], op:
     try:
         ctx.agree(unsupported or problem, op, status)
     except (errors.Unsupported, errors.RemoteError) as e:
-        # Messages end with the failing rank's status (rrt_error; rrt_agree
-        # forwards it): the library's "not supported by this build" would
-        # send the reader to rebuild, so it is reworded.
+        # Messages carry the failing rank's status (rrt_error; rrt_agree
+        # forwards it): in this agreement only an unsupported argument has
+        # it. The library's "not supported by this build" would send the
+        # reader to rebuild, so it is reworded.
         name = (_lib.lib().rrt_status_string(errors.UNSUPPORTED) or b"").decode()
-        text = e.message.rstrip()
-        if not name or not text.endswith(f"({name})"):
+        if not name or f"({name})" not in e.message:
             raise
-        text = text[:-len(name) - 2] + "(not implemented by ringrt)"
+        text = e.message.replace(f"({name})", "(not implemented by ringrt)")
         raise errors.Unsupported(errors.UNSUPPORTED, text, "RRT_ERR_UNSUPPORTED") from e
 
 
