@@ -384,10 +384,11 @@ def _attention(op: str, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causa
     scale_value, scale_problem = _scale_value(scale)
     if problem is None:
         q, k, v = (_swap(t, fmt) for t in (q, k, v))
-        problem = _first(fmt_problem, _dtype_problem("qkv", (q, k, v)),
+        # A bad cu_seqlens first: it also decides the shapes wanted.
+        problem = _first(cu_problem, fmt_problem, _dtype_problem("qkv", (q, k, v)),
                          _shape_problem(q, k, v, fmt),
                          *(_device_problem(ctx, n, t) for n, t in zip("qkv", (q, k, v))),
-                         cu_problem, win_problem, layout_problem, scale_problem)
+                         win_problem, layout_problem, scale_problem)
     _agree(ctx, unsupported, problem, op)
 
     varlen = fmt == "thd"

@@ -15,3 +15,5 @@ set_tests_properties(py_torch_guest_np2 PROPERTIES ENVIRONMENT_MODIFICATION "RIN
 foreach(np 1 2 3)
   ringrt_python_test(py_torch_flash_np${np} test_torch_flash.py NP ${np} LABELS torch)
 endforeach()
+# torchrun --nproc_per_node 2 (no MPI launcher): Context() refuses in every process.
+ringrt_python_test(py_torchrun_refused test_torchrun.py LABELS torch)
