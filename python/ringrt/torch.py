@@ -191,6 +191,9 @@ def _check_rows(op: str, key: _attn.Key, rows: List[int], nranks: int, what: str
                f"{key.seq}-token sequence{docs} over {nranks} ranks gives rank {r} {want[r]} "
                f"(every rank's rows: {rows}; expected {want}; ringrt.torch.shard cuts a global "
                "tensor so)")
+        if cu is not None and nranks > 1 and cu[-1] == rows[r]:
+            msg += ("; cu_seqlens must be the GLOBAL offsets of the packed documents (these "
+                    "end at this rank's row count: ring-flash-attention passes per-rank ones)")
         raise _invalid(msg)
 
 
