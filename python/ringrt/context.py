@@ -69,6 +69,10 @@ class Context:
 
     Use it as a context manager, or call :meth:`close`; contexts still open
     at interpreter exit are closed before MPI is finalised.
+
+    Raises RuntimeError where torchrun or torch.multiprocessing started the
+    process (``WORLD_SIZE`` > 1) without an MPI launcher (MPI's world has one
+    process) and ``comm`` is that world: the message says how to launch.
     """
 
     def __init__(self, comm: Any = None, backend: str = "auto", *, device: int = -1,
