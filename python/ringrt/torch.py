@@ -1,5 +1,7 @@
 """Ring attention for PyTorch: :func:`ring_attention` (autograd, flash-attn's
-conventions) and the layout helpers :func:`shard` / :func:`unshard`.
+conventions), flash-attn's own functions over it (``flash_attn_func``,
+``flash_attn_varlen_func``, the packed forms: ringrt/_flash_api.py) and the
+layout helpers :func:`shard` / :func:`unshard`.
 
 Every rank holds its shard of the sequence (``ringrt.torch.shard`` cuts a
 global tensor the way the layout says); K/V travel around the ring of the
@@ -8,7 +10,11 @@ in the same order, and ``backward`` of their results runs on every rank.
 
 Inputs are validated on every rank and the outcome agreed before any
 communication: a wrong dtype, device or shape on one rank raises on every
-rank, naming that rank. Non-contiguous inputs are copied to contiguous ones
+rank, naming that rank. Every rank passing identical q and k (the whole
+sequence instead of its shard) raises on every rank too: a hash of sampled
+elements rides on the gather each call makes anyway (``allow_identical_shards``
+opts out). Inputs in another ``qkv_format`` than BSHD are transposed views.
+Non-contiguous inputs are copied to contiguous ones
 (silently, as flash-attn does). float64 is refused: the C library stores
 attention tensors in float32, bfloat16 or float16 (accumulating in f32), so
 ``torch.autograd.gradcheck`` in float64 is not possible.

@@ -201,6 +201,11 @@ def check_errors(ctx: ringrt.Context) -> None:
     expect_everywhere(ctx, bad, lambda: rt.flash_attn_varlen_func(
         qp, qp, qp, cu, cu, 7, 7, block_table=torch.zeros(1) if mine else None, ctx=ctx),
         "block_table", unsup)
+    if ctx.size > 1:  # ring-flash-attention's per-rank offsets: named as the likely cause
+        local_cu = [c // ctx.size for c in (0, 4 * ctx.size, 12 * ctx.size)]
+        ql = torch.randn(12, 2, 8, generator=torch.Generator().manual_seed(ctx.rank))
+        expect_everywhere(ctx, -1, lambda: rt.flash_attn_varlen_func(
+            ql, ql, ql, local_cu, local_cu, 8, 8, ctx=ctx), "GLOBAL offsets")
     # Invalid (not unsupported) on one rank: InvalidArgument there, RemoteError elsewhere.
     expect_everywhere(ctx, bad, lambda: rt.ring_attention(
         q, k, v, qkv_format="hsbd" if mine else "bshd", ctx=ctx), "unknown qkv_format")
