@@ -99,7 +99,7 @@ def _format_of(qkv_format: Any, cu_seqlens: CuSeqlens) -> Tuple[str, Optional[st
     problem with it."""
     if qkv_format is None:
         return ("thd" if cu_seqlens is not None else "bshd"), None
-    if qkv_format not in _FORMATS:
+    if not isinstance(qkv_format, str) or qkv_format not in _FORMATS:
         return "bshd", (f"unknown qkv_format {qkv_format!r} (bshd, sbhd, bhsd or thd)")
     if cu_seqlens is not None and qkv_format != "thd":
         return qkv_format, (f"cu_seqlens (packed documents) needs qkv_format 'thd' "

@@ -210,6 +210,8 @@ def check_errors(ctx: ringrt.Context) -> None:
     expect_everywhere(ctx, bad, lambda: rt.ring_attention(
         q, k, v, qkv_format="hsbd" if mine else "bshd", ctx=ctx), "unknown qkv_format")
     expect_everywhere(ctx, bad, lambda: rt.ring_attention(
+        q, k, v, qkv_format=["bshd"] if mine else "bshd", ctx=ctx), "unknown qkv_format")
+    expect_everywhere(ctx, bad, lambda: rt.ring_attention(
         qp, qp, qp, cu_seqlens=cu, qkv_format="bshd" if mine else None, ctx=ctx),
         "needs qkv_format 'thd'")
     qkv = torch.stack([q, k, v], 2)
