@@ -46,7 +46,11 @@ def _unsupported(dropout_p: Any, softcap: Any, alibi_slopes: Any,
 
 
 def _is_zero(value: Any, allow_negative: bool) -> bool:
-    """value is 0 (or, for softcap, any value <= 0: flash-attn's "off")."""
+    """value is 0 (or, for softcap, None or any value <= 0: flash-attn's
+    "off"; None is what a ring-flash-attention call, which has no softcap,
+    puts there positionally)."""
+    if value is None and allow_negative:
+        return True
     try:
         x = float(value)
     except (TypeError, ValueError):

@@ -94,6 +94,8 @@ def check_dense(ctx: ringrt.Context) -> None:
     for n, g, r in (("dq", ql.grad, dq_r), ("dk", kl.grad, dk_r), ("dv", vl.grad, dv_r)):
         compare(f"flash_attn_func {n}", g, sh(r))
     assert isinstance(rt.flash_attn_func(ql, kl, vl, causal=True, ctx=ctx), torch.Tensor)
+    # ring-flash-attention's positional order (alibi_slopes=None where softcap sits)
+    rt.flash_attn_func(ql, kl, vl, 0.0, None, True, (-1, -1), None, False, ctx=ctx)
 
     # kv-packed (GQA): [B, S, 2, Hkv, D]
     kv = sh(torch.stack([k, v], 2)).requires_grad_()
