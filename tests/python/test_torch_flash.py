@@ -95,7 +95,7 @@ def check_dense(ctx: ringrt.Context) -> None:
         compare(f"flash_attn_func {n}", g, sh(r))
     assert isinstance(rt.flash_attn_func(ql, kl, vl, causal=True, ctx=ctx), torch.Tensor)
     # ring-flash-attention's positional order (alibi_slopes=None where softcap sits)
-    rt.flash_attn_func(ql, kl, vl, 0.0, None, True, (-1, -1), None, False, ctx=ctx)
+    rt.flash_attn_func(ql, kl, vl, 0.0, None, True, (-1, -1), None, ctx=ctx)
 
     # kv-packed (GQA): [B, S, 2, Hkv, D]
     kv = sh(torch.stack([k, v], 2)).requires_grad_()
