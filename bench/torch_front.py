@@ -40,7 +40,7 @@ def median_time(fn, iters: int, comm) -> float:
 
 def bench(ctx: ringrt.Context, S: int, H: int, D: int, iters: int) -> dict:
     comm = ctx.comm
-    gen = torch.Generator().manual_seed(1)
+    gen = torch.Generator().manual_seed(1 + ctx.rank)  # each rank its own shard
     q, k, v = (torch.randn(1, S, H, D, generator=gen) for _ in range(3))
     o = rt.ring_attention(q, k, v, causal=True, ctx=ctx)  # plans once
     plan = _attn.cache_of(ctx).last

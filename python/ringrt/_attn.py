@@ -207,6 +207,9 @@ class PlanCache:
         self.capacity = capacity
         self._plans: "OrderedDict[Key, Plan]" = OrderedDict()
         self.last: Optional[Plan] = None  # the plan of the latest call (for its stats)
+        # Key hashes whose device inputs were probed once (ringrt.torch's
+        # identical-shards check reads CUDA tensors on a problem's first call only).
+        self.probed: set = set()
 
     def get(self, ctx: Context, key: Key) -> Plan:
         """The cached plan for `key` (every rank holds the same key), or a
@@ -232,20 +235,23 @@ def cache_of(ctx: Context) -> PlanCache:
     return cache
 
 
-def plan_for(ctx: Context, key: Key, local_rows: int) -> Tuple[Plan, Key, List[int]]:
-    """Collective: the plan, its full key and every rank's shard rows (rank order).
+def plan_for(ctx: Context, key: Key, local_rows: int, probe: int = -1
+             ) -> Tuple[Plan, Key, List[int], List[int]]:
+    """Collective: the plan, its full key, every rank's shard rows and every
+    rank's `probe` (rank order).
 
     `key` leaves the global length open (seq = -1, see :func:`with_seq`).
-    One small gather carries each rank's rows and the hash of its key; with
-    equal hashes every rank looks up the same key in its cache (a plan is
-    created on a miss, collectively). With differing keys a plan is created
-    without caching: its creation checks that every rank describes the same
-    problem and reports the first differing field on every rank."""
-    rows_hashes = allgather_ints(ctx, [local_rows, key_hash(key)])
-    rows = [r[0] for r in rows_hashes]
+    One small gather carries each rank's rows, the hash of its key and its
+    probe (a hash of its inputs, -1 for none: the caller's identical-shards
+    check rides on this gather instead of costing another); with equal key
+    hashes every rank looks up the same key in its cache (a plan is created
+    on a miss, collectively). With differing keys a plan is created without
+    caching: its creation checks that every rank describes the same problem
+    and reports the first differing field on every rank."""
+    gathered = allgather_ints(ctx, [local_rows, key_hash(key), probe])
+    rows = [g[0] for g in gathered]
+    probes = [g[2] for g in gathered]
     key = with_seq(key, rows)
-    if any(r[1] != rows_hashes[0][1] for r in rows_hashes):
-        return Plan(ctx, key), key, rows
-    return cache_of(ctx).get(ctx, key), key, rows
-
-
+    if any(g[1] != gathered[0][1] for g in gathered):
+        return Plan(ctx, key), key, rows, probes
+    return cache_of(ctx).get(ctx, key), key, rows, probes

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import os
 import weakref
 from typing import Any, Callable, Dict, Optional
 
@@ -21,6 +22,38 @@ def _comm_handle(comm: Any) -> Any:
     return mpi_comm_ctype()(handle)
 
 
+def _launcher_problem(env_world: Optional[str], mpi_world: int, is_world: bool) -> Optional[str]:
+    """Why a context over MPI's world would be a silent one-rank job, or None.
+
+    torchrun and torch.multiprocessing start processes without an MPI
+    launcher: each MPI_Init then makes a world of one, and every process
+    would run the whole problem alone (exit 0, wrong scaling, no warning).
+    Their WORLD_SIZE says how many processes the user meant."""
+    try:
+        want = int(env_world or "")
+    except ValueError:
+        return None
+    if want <= 1 or mpi_world != 1 or not is_world:
+        return None
+    return (f"ringrt.Context: WORLD_SIZE={want} (set by torchrun or torch.multiprocessing) but "
+            "MPI's world has 1 process: these processes were not started by an MPI launcher, "
+            f"so each would run alone. Launch the {want} ranks with an MPI launcher instead: "
+            f"'mpirun -np {want} python script.py', 'srun -n {want} python script.py' or "
+            f"'launch/ringrt-run -n {want} python script.py' (docs/python.md, "
+            "'Launching: torchrun and mpirun'); to run one independent job per process on "
+            "purpose, pass comm=MPI.COMM_SELF")
+
+
+def _refuse_torchrun_world(comm: Any) -> None:
+    """Raise RuntimeError (in every process: each finds it alone) when a
+    context over MPI's world would be a one-rank run under torchrun."""
+    from mpi4py import MPI
+    problem = _launcher_problem(os.environ.get("WORLD_SIZE"), MPI.COMM_WORLD.Get_size(),
+                                comm == MPI.COMM_WORLD)
+    if problem:
+        raise RuntimeError(problem)
+
+
 class Context:
     """One ringrt runtime context per rank (collective to create and close).
 
@@ -36,6 +69,10 @@ class Context:
 
     Use it as a context manager, or call :meth:`close`; contexts still open
     at interpreter exit are closed before MPI is finalised.
+
+    Raises RuntimeError where torchrun or torch.multiprocessing started the
+    process (``WORLD_SIZE`` > 1) without an MPI launcher (MPI's world has one
+    process) and ``comm`` is that world: the message says how to launch.
     """
 
     def __init__(self, comm: Any = None, backend: str = "auto", *, device: int = -1,
@@ -45,6 +82,7 @@ class Context:
         if backend not in _BACKENDS:
             raise ValueError(f"backend must be one of {sorted(_BACKENDS)}, got {backend!r}")
         self.comm = MPI.COMM_WORLD if comm is None else comm
+        _refuse_torchrun_world(self.comm)
         cfg = CtxConfig(ctypes.sizeof(CtxConfig), CTX_CONFIG_MAGIC, CTX_CONFIG_VERSION,
                         _BACKENDS[backend], int(device), float(timeout or 0.0),
                         -1 if bind is None else int(bool(bind)), -1)

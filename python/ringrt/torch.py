@@ -1,5 +1,7 @@
 """Ring attention for PyTorch: :func:`ring_attention` (autograd, flash-attn's
-conventions) and the layout helpers :func:`shard` / :func:`unshard`.
+conventions), flash-attn's own functions over it (``flash_attn_func``,
+``flash_attn_varlen_func``, the packed forms: ringrt/_flash_api.py) and the
+layout helpers :func:`shard` / :func:`unshard`.
 
 Every rank holds its shard of the sequence (``ringrt.torch.shard`` cuts a
 global tensor the way the layout says); K/V travel around the ring of the
@@ -8,7 +10,11 @@ in the same order, and ``backward`` of their results runs on every rank.
 
 Inputs are validated on every rank and the outcome agreed before any
 communication: a wrong dtype, device or shape on one rank raises on every
-rank, naming that rank. Non-contiguous inputs are copied to contiguous ones
+rank, naming that rank. Every rank passing identical q and k (the whole
+sequence instead of its shard) raises on every rank too: a hash of sampled
+elements rides on the gather each call makes anyway (``allow_identical_shards``
+opts out). Inputs in another ``qkv_format`` than BSHD are transposed views.
+Non-contiguous inputs are copied to contiguous ones
 (silently, as flash-attn does). float64 is refused: the C library stores
 attention tensors in float32, bfloat16 or float16 (accumulating in f32), so
 ``torch.autograd.gradcheck`` in float64 is not possible.
@@ -22,6 +28,7 @@ synchronised before each call and ringrt's streams after it.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import operator
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
@@ -31,7 +38,10 @@ import torch
 from . import _attn, _coll, _lib, errors
 from .context import Context, default_context
 
-__all__ = ["ring_attention", "shard", "unshard", "shard_positions", "last_stats"]
+__all__ = ["ring_attention", "flash_attn_func", "flash_attn_qkvpacked_func",
+           "flash_attn_kvpacked_func", "flash_attn_varlen_func",
+           "flash_attn_varlen_qkvpacked_func", "flash_attn_varlen_kvpacked_func", "shard",
+           "unshard", "shard_positions", "last_stats"]
 
 _DTYPES = {torch.float32: _attn.DTYPE_F32, torch.bfloat16: _attn.DTYPE_BF16,
            torch.float16: _attn.DTYPE_F16}
@@ -74,17 +84,49 @@ def _dtype_problem(names: Sequence[str], ts: Sequence[torch.Tensor]) -> Optional
     return None
 
 
+#: qkv_format -> the two dims whose swap makes a 4-D tensor BSHD (ringrt's
+#: native layout; the swap is its own inverse), and the sequence dim as the
+#: user sees it.
+_FORMATS = {"bshd": (None, 1), "sbhd": ((0, 1), 0), "bhsd": ((1, 2), 2), "thd": (None, 0)}
+_FORMS = {"bshd": "[batch, seqlen_local, heads, head_dim]",
+          "sbhd": "[seqlen_local, batch, heads, head_dim] (qkv_format 'sbhd')",
+          "bhsd": "[batch, heads, seqlen_local, head_dim] (qkv_format 'bhsd')",
+          "thd": "[total_local, heads, head_dim] (qkv_format 'thd')"}
+
+
+def _format_of(qkv_format: Any, cu_seqlens: CuSeqlens) -> Tuple[str, Optional[str]]:
+    """The tensor format (None: "thd" with cu_seqlens, else "bshd"), or the
+    problem with it."""
+    if qkv_format is None:
+        return ("thd" if cu_seqlens is not None else "bshd"), None
+    if not isinstance(qkv_format, str) or qkv_format not in _FORMATS:
+        return "bshd", (f"unknown qkv_format {qkv_format!r} (bshd, sbhd, bhsd or thd)")
+    if cu_seqlens is not None and qkv_format != "thd":
+        return qkv_format, (f"cu_seqlens (packed documents) needs qkv_format 'thd' "
+                            f"([total_local, heads, head_dim]), got {qkv_format!r}")
+    return qkv_format, None
+
+
+def _swap(t: torch.Tensor, fmt: str) -> torch.Tensor:
+    """A 4-D tensor in `fmt` as a BSHD view, or a BSHD one back in `fmt`
+    (tensors of another rank are left for the shape check to report)."""
+    dims = _FORMATS[fmt][0]
+    return t.transpose(*dims) if dims is not None and t.dim() == 4 else t
+
+
 def _shape_problem(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                   varlen: bool) -> Optional[str]:
-    form = "[total_local, heads, head_dim] with cu_seqlens" if varlen else \
-        "[batch, seqlen_local, heads, head_dim]"
+                   fmt: str) -> Optional[str]:
+    """Checks BSHD views (3-D for "thd"); shapes are reported as passed."""
+    def shown(t: torch.Tensor) -> Tuple[int, ...]:
+        return tuple(_swap(t, fmt).shape)
+
     for name, t in (("q", q), ("k", k), ("v", v)):
-        if t.dim() != (3 if varlen else 4):
-            return f"{name} has shape {tuple(t.shape)}; expected {form}"
+        if t.dim() != (3 if fmt == "thd" else 4):
+            return f"{name} has shape {shown(t)}; expected {_FORMS[fmt]}"
     if k.shape != v.shape:
-        return f"k has shape {tuple(k.shape)} but v has {tuple(v.shape)}: they must be equal"
+        return f"k has shape {shown(k)} but v has {shown(v)}: they must be equal"
     if q.shape[:-2] != k.shape[:-2] or q.shape[-1] != k.shape[-1]:
-        return (f"q has shape {tuple(q.shape)} and k {tuple(k.shape)}: they must agree in every "
+        return (f"q has shape {shown(q)} and k {shown(k)}: they must agree in every "
                 "dimension but heads (k/v may have fewer heads: GQA/MQA)")
     return None
 
@@ -156,7 +198,60 @@ def _check_rows(op: str, key: _attn.Key, rows: List[int], nranks: int, what: str
                f"{key.seq}-token sequence{docs} over {nranks} ranks gives rank {r} {want[r]} "
                f"(every rank's rows: {rows}; expected {want}; ringrt.torch.shard cuts a global "
                "tensor so)")
+        if cu is not None and nranks > 1 and cu[-1] == rows[r]:
+            msg += ("; cu_seqlens must be the GLOBAL offsets of the packed documents (these "
+                    "end at this rank's row count: ring-flash-attention passes per-rank ones)")
         raise _invalid(msg)
+
+
+# ---- the identical-shards check ---------------------------------------------------
+_PROBE_SAMPLES = 32
+
+
+def _probe(ctx: Context, key: _attn.Key, q: torch.Tensor, k: torch.Tensor, skip: bool) -> int:
+    """A hash of this rank's inputs for the identical-shards check, or -1
+    (no check: opted out, an empty shard, or a CUDA problem already probed).
+
+    Every rank passing the same q and k means every rank passed the whole
+    sequence (or one shard) instead of its own shard: a result for a
+    sequence P times longer, silently. A few evenly spaced elements of q and
+    k plus the shape tell shards apart (different tokens differ) for a few
+    microseconds. Reading CUDA tensors waits for them, so on the cuda
+    backend each problem is probed on its first call only: the mistake is
+    structural and shows there."""
+    if skip or q.numel() == 0:
+        return -1
+    if q.device.type == "cuda":
+        probed, tag = _attn.cache_of(ctx).probed, _attn.key_hash(key)
+        if tag in probed:
+            return -1
+        probed.add(tag)
+    digest = hashlib.blake2b(repr((tuple(q.shape), tuple(k.shape))).encode(), digest_size=8)
+    for t in (q, k):
+        digest.update(_sample(t))
+    return int.from_bytes(digest.digest(), "little") >> 1  # non-negative: -1 means none
+
+
+def _sample(t: torch.Tensor) -> bytes:
+    """The bytes of about _PROBE_SAMPLES evenly spaced elements of a
+    contiguous tensor (as float32: exact for every storage type)."""
+    flat = t.detach().reshape(-1)
+    picked = flat[::max(1, flat.numel() // _PROBE_SAMPLES)][:_PROBE_SAMPLES]
+    return picked.float().cpu().numpy().tobytes()
+
+
+def _check_identical(op: str, probes: List[int], nranks: int) -> None:
+    """Raise (on every rank: `probes` is the same everywhere) when every rank
+    of a ring of 2 or more passed identical inputs. A rank that opted out
+    sends -1, so a partial opt-out disables the check on every rank alike."""
+    if nranks < 2 or probes[0] < 0 or any(p != probes[0] for p in probes):
+        return
+    raise _invalid(
+        f"{op}: every one of the {nranks} ranks passed identical q and k: each rank must pass "
+        "its own shard of the sequence, not the whole sequence (which would be read as one "
+        f"{nranks} times longer). Cut global tensors with ringrt.torch.shard(x, layout=...) "
+        "(and positions with ringrt.torch.shard_positions); if identical shards are really "
+        "meant, pass allow_identical_shards=True")
 
 
 # ---- ordering with torch's CUDA stream ------------------------------------------
@@ -232,15 +327,17 @@ class _RingAttention(torch.autograd.Function):
 def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
                    layout: str = "zigzag", window: Tuple[int, int] = (-1, -1),
                    cu_seqlens: CuSeqlens = None, scale: Optional[float] = None,
-                   ctx: Optional[Context] = None, return_lse: bool = False
+                   ctx: Optional[Context] = None, return_lse: bool = False, *,
+                   qkv_format: Optional[str] = None, allow_identical_shards: bool = False
                    ) -> Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
     """Softmax attention over a sequence split across the context's ranks
     (collective, differentiable in q, k and v).
 
     Args:
         q: this rank's query shard, ``[batch, seqlen_local, heads, head_dim]``
-            (flash-attn's layout), or ``[total_local, heads, head_dim]`` with
-            `cu_seqlens`; float32, bfloat16 or float16.
+            (flash-attn's layout; see `qkv_format` for others), or
+            ``[total_local, heads, head_dim]`` with `cu_seqlens`; float32,
+            bfloat16 or float16.
         k: this rank's key shard, q's shape but possibly fewer heads (GQA/MQA:
             heads % heads_kv == 0).
         v: this rank's value shard, k's shape.
@@ -258,39 +355,87 @@ def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bo
             float32 ``[batch, heads, seqlen_local]`` (varlen:
             ``[heads, total_local]``), as flash-attn's softmax_lse; not
             differentiable.
+        qkv_format: the dims of q, k, v and of the output: "bshd" (the
+            default; flash-attn's), "sbhd" (Megatron/TransformerEngine),
+            "bhsd" (``F.scaled_dot_product_attention``'s) or "thd" (packed,
+            the default with `cu_seqlens`; without them one sequence).
+            Other formats are transposed views of BSHD (copied once).
+        allow_identical_shards: skip the check that raises when every rank
+            passes identical q and k (the whole sequence instead of its shard).
 
     Returns:
-        o, this rank's output shard in q's shape and dtype (and lse).
+        o, this rank's output shard in q's shape, format and dtype (and lse).
 
     Raises:
         ringrt.errors.InvalidArgument: (on every rank) a bad dtype, device,
-            shape, layout, window or cu_seqlens on any rank, shard lengths that
-            are not the layout's, or arguments that differ between ranks.
+            shape, qkv_format, layout, window or cu_seqlens on any rank, shard
+            lengths that are not the layout's, arguments that differ between
+            ranks, or identical inputs on every rank of a ring of 2 or more.
     """
+    o, lse = _attention("ring_attention", q, k, v, causal, layout, window, cu_seqlens, scale,
+                        ctx, qkv_format, allow_identical_shards)
+    return (o, lse) if return_lse else o
+
+
+def _attention(op: str, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
+               layout: str, window: Any, cu_seqlens: CuSeqlens, scale: Any,
+               ctx: Optional[Context], qkv_format: Optional[str], allow_identical: bool,
+               unsupported: Optional[str] = None, packing_problem: Optional[str] = None
+               ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """ring_attention's work, (o, lse), for every front: `op` names the
+    caller in messages; `unsupported` is a flash-attn argument ringrt does
+    not implement, agreed with the other checks and raised as
+    NotImplementedError on every rank; `packing_problem` what is wrong with
+    a packed qkv/kv tensor (q, k, v are then placeholders)."""
     ctx = ctx or default_context()
-    varlen = cu_seqlens is not None
-    tensors = (q, k, v)
-    problem = next((f"{n} is a {type(t).__name__}, not a torch.Tensor"
-                    for n, t in zip("qkv", tensors) if not isinstance(t, torch.Tensor)), None)
+    fmt, fmt_problem = _format_of(qkv_format, cu_seqlens)
+    problem = packing_problem or next(
+        (f"{n} is a {type(t).__name__}, not a torch.Tensor"
+         for n, t in zip("qkv", (q, k, v)) if not isinstance(t, torch.Tensor)), None)
     cu, cu_problem = _cu_tuple(cu_seqlens)
     (wl, wr), win_problem = _window_tuple(window)
     code, layout_problem = _layout_code(layout)
     scale_value, scale_problem = _scale_value(scale)
     if problem is None:
-        problem = _first(_dtype_problem("qkv", tensors), _shape_problem(q, k, v, varlen),
-                         *(_device_problem(ctx, n, t) for n, t in zip("qkv", tensors)),
-                         cu_problem, win_problem, layout_problem, scale_problem)
-    ctx.agree(problem, "ring_attention")
+        q, k, v = (_swap(t, fmt) for t in (q, k, v))
+        # A bad cu_seqlens first: it also decides the shapes wanted.
+        problem = _first(cu_problem, fmt_problem, _dtype_problem("qkv", (q, k, v)),
+                         _shape_problem(q, k, v, fmt),
+                         *(_device_problem(ctx, n, t) for n, t in zip("qkv", (q, k, v))),
+                         win_problem, layout_problem, scale_problem)
+    _agree(ctx, unsupported, problem, op)
 
-    q4, k4, v4 = (t.contiguous().unsqueeze(0) if varlen else t.contiguous() for t in tensors)
+    varlen = fmt == "thd"
+    q4, k4, v4 = (t.contiguous().unsqueeze(0) if varlen else t.contiguous() for t in (q, k, v))
     key = _attn.Key(q4.shape[0], -1, q4.shape[2], k4.shape[2], q4.shape[3], scale_value,
                     int(bool(causal)), code, _DTYPES[q4.dtype], wl, wr, cu)
-    plan, key, rows = _attn.plan_for(ctx, key, q4.shape[1])
-    _check_rows("ring_attention", key, rows, ctx.size, "q.shape[0]" if varlen else "q.shape[1]")
+    probe = _probe(ctx, key, q4, k4, bool(allow_identical))
+    plan, key, rows, probes = _attn.plan_for(ctx, key, q4.shape[1], probe)
+    _check_identical(op, probes, ctx.size)
+    _check_rows(op, key, rows, ctx.size, f"q.shape[{_FORMATS[fmt][1]}]")
     o, lse = _RingAttention.apply(q4, k4, v4, plan)
     if varlen:
         o, lse = o.squeeze(0), lse.squeeze(0)
-    return (o, lse) if return_lse else o
+    return _swap(o, fmt), lse
+
+
+def _agree(ctx: Context, unsupported: Optional[str], problem: Optional[str], op: str) -> None:
+    """One agreement on both kinds of problem: an unsupported argument
+    raises ringrt.errors.Unsupported (a NotImplementedError) on every rank,
+    any other problem InvalidArgument / RemoteError as everywhere else."""
+    status = errors.UNSUPPORTED if unsupported else errors.INVALID_ARG
+    try:
+        ctx.agree(unsupported or problem, op, status)
+    except (errors.Unsupported, errors.RemoteError) as e:
+        # Messages carry the failing rank's status (rrt_error; rrt_agree
+        # forwards it): in this agreement only an unsupported argument has
+        # it. The library's "not supported by this build" would send the
+        # reader to rebuild, so it is reworded.
+        name = (_lib.lib().rrt_status_string(errors.UNSUPPORTED) or b"").decode()
+        if not name or f"({name})" not in e.message:
+            raise
+        text = e.message.replace(f"({name})", "(not implemented by ringrt)")
+        raise errors.Unsupported(errors.UNSUPPORTED, text, "RRT_ERR_UNSUPPORTED") from e
 
 
 def last_stats(ctx: Optional[Context] = None) -> dict:
@@ -426,3 +571,9 @@ def unshard(x: torch.Tensor, layout: str = "zigzag", cu_seqlens: CuSeqlens = Non
         raise _invalid(f"unshard: {problem}")
     _check_rows("unshard", key, rows, ctx.size, f"x.shape[{dim}]")
     return _Unshard.apply(xt, ctx, key, rows).movedim(0, dim)
+
+
+# flash-attn's calling convention (a front of the same ring_attention).
+from ._flash_api import (flash_attn_func, flash_attn_kvpacked_func,  # noqa: E402
+                         flash_attn_qkvpacked_func, flash_attn_varlen_func,
+                         flash_attn_varlen_kvpacked_func, flash_attn_varlen_qkvpacked_func)

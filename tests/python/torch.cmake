@@ -10,3 +10,10 @@ ringrt_python_test(py_torch_example_np2 ../../examples/python/train_ring_attenti
 # A good guest: affinity and torch's threads unchanged unless asked.
 ringrt_python_test(py_torch_guest_np2 test_guest.py NP 2 LABELS torch)
 set_tests_properties(py_torch_guest_np2 PROPERTIES ENVIRONMENT_MODIFICATION "RINGRT_BIND=unset:")
+# flash-attn's calling convention, qkv_format, the identical-shards check and
+# misuse raising on every rank (np 1-3, cpu backend).
+foreach(np 1 2 3)
+  ringrt_python_test(py_torch_flash_np${np} test_torch_flash.py NP ${np} LABELS torch)
+endforeach()
+# torchrun --nproc_per_node 2 (no MPI launcher): Context() refuses in every process.
+ringrt_python_test(py_torchrun_refused test_torchrun.py LABELS torch)
