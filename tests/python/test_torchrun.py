@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 
 from ringrt import context
 
@@ -48,7 +49,10 @@ def main() -> None:
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node",
            "2", os.path.abspath(__file__), "child"]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_COMM_WORLD", "PMI"))}
-    run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
+    # torchrun leaves its per-run folders (torchelastic_*) in TMPDIR
+    with tempfile.TemporaryDirectory(prefix="rrt_torchrun_") as tmp:
+        env["TMPDIR"] = tmp
+        run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
     out = run.stdout + run.stderr
     if run.returncode != 0 or "child ok 0" not in out or "child ok 1" not in out:
         sys.exit(f"torchrun children did not all refuse (rc {run.returncode}):\n{out}")
