@@ -234,7 +234,8 @@ static rrt_status read_input(const sc_opts *so, rrt_ctx_t ctx, sc_inputs *in, ch
     return rrt_h5ad_read_matrix_rows(path, key, *first, *count, x, &cols, err, len);
   }
   double *all = NULL;
-  if (kind == RRT_FILE_NPY) {
+  /* a malformed .npy gets the npy reader's message, not the CSV reader's */
+  if (kind == RRT_FILE_NPY || rrt_app_ends_with(path, ".npy")) {
     rrt_npy a;
     st = rrt_npy_read(path, &a, err, len);
     if (st != RRT_SUCCESS) return st;
