@@ -74,14 +74,17 @@ int rrt_app_sc_outs_check(rrt_app_common *c, rrt_app_sc_outs *o, const char *inp
     if (c->rank == 0) rrt_app_error(c, "--summary-out: %s", err);
     return RRT_EXIT_FAILURE;
   }
-  /* the reference sums raw counts: adata.raw, else a counts layer, else X */
-  static const char *const by_default[] = {"raw", "counts", "X"};
-  for (int k = 0; o->summary_out && !o->layer && k < 3; k++)
-    if (k == 2 || rrt_h5ad_rows_shape(input, by_default[k], &rows, &cols, &sparse, err,
-                                      sizeof err) == RRT_SUCCESS)
-      o->layer = by_default[k];
+  /* the reference sums raw counts: adata.raw, else a counts layer (each
+   * checked as it is found), else X (checked below) */
+  static const char *const by_default[] = {"raw", "counts"};
+  int checked = 0;
+  for (int k = 0; o->summary_out && !o->layer && k < 2; k++)
+    if (rrt_h5ad_rows_shape(input, by_default[k], &rows, &cols, &sparse, err, sizeof err) ==
+        RRT_SUCCESS)
+      o->layer = by_default[k], checked = 1;
+  if (!o->layer) o->layer = "X";
   /* a missing layer or a CSC matrix is known before the run, not after it */
-  if (o->summary_out &&
+  if (o->summary_out && !checked &&
       rrt_h5ad_rows_shape(input, o->layer, &rows, &cols, &sparse, err, sizeof err) != RRT_SUCCESS) {
     if (c->rank == 0) rrt_app_error(c, "--summary-out: %s", err);
     return RRT_EXIT_FAILURE;

@@ -114,7 +114,6 @@ static int parse_int(const char *s, long long *v) {
 static int header_rule(char **fields, int nf) {
   double v;
   int s0 = nf > 1 && !parse_num(fields[0], &v);
-  if (nf == 1 && !parse_num(fields[0], &v)) return 1;
   for (int i = s0; i < nf; i++)
     if (!parse_num(fields[i], &v)) return 1;
   long long first = 0, k;

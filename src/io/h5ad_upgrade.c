@@ -35,6 +35,17 @@ static rrt_status copy_x(rrt_h5w *w, hid_t in, const char *path, char *err, size
   return st;
 }
 
+/* The type class of member NAME of the legacy table (H5T_NO_CLASS when
+ * there is none): strings are read as strings, not in their file type. */
+static H5T_class_t member_class(hid_t in, const char *table, const char *name) {
+  hid_t ds = H5Dopen2(in, table, H5P_DEFAULT), ty = ds >= 0 ? H5Dget_type(ds) : -1;
+  int idx = ty >= 0 ? H5Tget_member_index(ty, name) : -1;
+  H5T_class_t c = idx >= 0 ? H5Tget_member_class(ty, (unsigned)idx) : H5T_NO_CLASS;
+  if (ty >= 0) H5Tclose(ty);
+  if (ds >= 0) H5Dclose(ds);
+  return c;
+}
+
 /* One column of a legacy table: categorical where uns/NAME_categories
  * exists, strings, or the member's own type. */
 static rrt_status copy_column(rrt_h5w *w, hid_t in, const char *path, const char *table,
@@ -55,18 +66,20 @@ static rrt_status copy_column(rrt_h5w *w, hid_t in, const char *path, const char
     rrt_strings_free(&cats);
     return st;
   }
-  hid_t type;
-  void *data;
-  int64_t rows;
-  st = rrt_h5ad_legacy_member(in, path, table, name, &type, &data, &rows, err, errlen);
-  if (st != RRT_SUCCESS) return st;
-  if (H5Tget_class(type) == H5T_STRING) {
+  if (member_class(in, table, name) == H5T_STRING) {
     rrt_strings s = {0};
     st = rrt_h5ad_legacy_strings(in, path, table, name, &s, err, errlen);
     if (st == RRT_SUCCESS)
       st = rrt_h5w_strings(w, g, name, (const char *const *)s.items, s.count, err, errlen);
     rrt_strings_free(&s);
-  } else if (H5Tget_class(type) == H5T_ARRAY) {
+    return st;
+  }
+  hid_t type;
+  void *data;
+  int64_t rows;
+  st = rrt_h5ad_legacy_member(in, path, table, name, &type, &data, &rows, err, errlen);
+  if (st != RRT_SUCCESS) return st;
+  if (H5Tget_class(type) == H5T_ARRAY) {
     hsize_t width = 0;
     H5Tget_array_dims2(type, &width);
     hid_t base = H5Tget_super(type);
@@ -113,11 +126,10 @@ static rrt_status copy_table(rrt_h5w *w, hid_t in, const char *path, const char 
   for (int i = 0; i < nm; i++) {
     int is_index = !strcmp(names[i], "index");
     if (!is_index) cols[ncols++] = names[i];
-    hid_t sub = g;
     if (is_index) { /* the index is the dataset "_index" */
       rrt_strings s = {0};
       CK(rrt_h5ad_legacy_strings(in, path, table, "index", &s, err, errlen));
-      st = rrt_h5w_strings(w, sub, "_index", (const char *const *)s.items, s.count, err, errlen);
+      st = rrt_h5w_strings(w, g, "_index", (const char *const *)s.items, s.count, err, errlen);
       rrt_strings_free(&s);
       CK(st);
     } else {

@@ -266,33 +266,38 @@ void rrt_npy_free(rrt_npy *a) {
   a->data = NULL;
 }
 
+/* Element i of a little-endian integer array of elsize bytes, sign-extended
+ * when signed. */
+static double npy_int(const unsigned char *e, size_t elsize, int is_signed) {
+  uint64_t u = 0;
+  for (size_t b = 0; b < elsize; b++)
+    u |= (uint64_t)e[b] << (8 * b);
+  int bits = (int)(8 * elsize);
+  if (is_signed && bits < 64 && (u >> (bits - 1)) & 1u) u |= ~0ull << bits;
+  return is_signed ? (double)(int64_t)u : (double)u;
+}
+
 int rrt_npy_to_double(const rrt_npy *a, double *out) {
+  /* the type is decided once, not per element */
   const char *t = a->descr;
-  for (size_t i = 0; i < a->count; i++) {
-    const unsigned char *e = (const unsigned char *)a->data + i * a->elsize;
-    double v;
-    if (!strcmp(t, "<f8")) {
-      memcpy(&v, e, 8);
-    } else if (!strcmp(t, "<f4")) {
+  int f8 = !strcmp(t, "<f8"), f4 = !strcmp(t, "<f4"), f2 = !strcmp(t, "<f2");
+  int ints = t[1] == 'i' || t[1] == 'u';
+  if (!f8 && !f4 && !f2 && !ints) return -1;
+  const unsigned char *e = a->data;
+  for (size_t i = 0; i < a->count; i++, e += a->elsize) {
+    if (f8) {
+      memcpy(&out[i], e, 8);
+    } else if (f4) {
       float f;
       memcpy(&f, e, 4);
-      v = f;
-    } else if (!strcmp(t, "<f2")) {
+      out[i] = f;
+    } else if (f2) {
       uint16_t h;
       memcpy(&h, e, 2);
-      v = rrt_f16_to_f32(h);
-    } else if (t[1] == 'i' || t[1] == 'u') {
-      /* little-endian integer of elsize bytes, sign-extended for 'i' */
-      uint64_t u = 0;
-      for (size_t b = 0; b < a->elsize; b++)
-        u |= (uint64_t)e[b] << (8 * b);
-      int bits = (int)(8 * a->elsize);
-      if (t[1] == 'i' && bits < 64 && (u >> (bits - 1)) & 1u) u |= ~0ull << bits;
-      v = t[1] == 'i' ? (double)(int64_t)u : (double)u;
+      out[i] = rrt_f16_to_f32(h);
     } else {
-      return -1;
+      out[i] = npy_int(e, a->elsize, t[1] == 'i');
     }
-    out[i] = v;
   }
   return 0;
 }
