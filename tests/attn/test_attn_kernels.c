@@ -290,7 +290,8 @@ static void check_tc_unfused(rrt_ctx_t ctx, const kcase *c, const kdata *kd,
                              .head_dim = c->dim,
                              .dtype = (int)c->dt,
                              .scale = (float)(1.0 / sqrt((double)c->dim)),
-                             .mask = {lo, hi}};
+                             .mask = {lo, hi},
+                             .smem_optin = ctx->smem_optin};
   rrt_stream cs = ctx->compute_stream;
   for (int p = 0; p < 2; p++)
     CHECK_OK(rrt_k_attn_init_emu(cs, o[p], (int64_t)kd->nq, lse[p], (int64_t)kd->nl));

@@ -185,7 +185,8 @@ rrt_status check_registers(const char *name, const char *signature, unsigned thr
 /** The kernel name inside a kernel_signature ("k<128,true>", no spaces). */
 std::string signature_name(const char *signature);
 /** cudaFuncAttributeMaxDynamicSharedMemorySize of `kernel`: 0, or 1 (a value
- *  above the 227 KiB of sm_90, as cudaErrorInvalidValue). */
+ *  above the emulated arch's opt-in limit, comm/emu_arch.h, as
+ *  cudaErrorInvalidValue). */
 int set_max_dyn_smem(const void *kernel, long bytes);
 
 /* Non-inline accessors of the current fiber: nothing may be cached across a
@@ -269,6 +270,19 @@ template <class To, class From> static inline To bit_cast(From v) {
 
 /* ---- the CUDA runtime's kernel attributes (the opt-in to > 48 KiB) -------------- */
 enum cudaError_t { cudaSuccess = 0, cudaErrorInvalidValue = 1 };
+/* One emulated device, and no sticky error state: a failed call returns
+ * its error and leaves nothing behind for the next launch. */
+static inline cudaError_t cudaGetDevice(int *device) {
+  *device = 0;
+  return cudaSuccess;
+}
+static inline cudaError_t cudaGetLastError() { return cudaSuccess; }
+static inline const char *cudaGetErrorName(cudaError_t e) {
+  return e == cudaSuccess ? "cudaSuccess" : "cudaErrorInvalidValue";
+}
+static inline const char *cudaGetErrorString(cudaError_t e) {
+  return e == cudaSuccess ? "no error" : "invalid argument";
+}
 enum cudaFuncAttribute {
   cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
   cudaFuncAttributePreferredSharedMemoryCarveout = 9

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "comm/emu_arch.h"
 #include "kernels/emu/cuda_builtins.h"
 
 #if defined(__has_feature)
@@ -129,7 +130,6 @@ enum fiber_state { F_READY = 0, F_BLOCK, F_WARP, F_SLEEP, F_DONE };
  * maximum per block of sm_90). */
 constexpr unsigned kMaxBlockThreads = 1024, kMaxBlockZ = 64, kMaxGridYZ = 65535;
 constexpr unsigned kMaxGridX = 0x7fffffffu;
-constexpr size_t kMaxDynSmem = 227u * 1024u;
 constexpr size_t kDefaultDynSmem = 48u * 1024u; /* above it a kernel must opt in */
 
 /* One cp.async of a thread, pending until a wait covers its group. */
@@ -547,6 +547,14 @@ struct DynSmemAttr { /* an internal type: a std::pair's vector members would be 
 std::mutex g_attr_mutex;
 std::vector<DynSmemAttr> g_max_dyn_smem;
 
+/* The emulated arch's opt-in limit (comm/emu_arch.h); an unknown
+ * RINGRT_EMU_ARCH fails the context's creation, so here it is sm_80's. */
+size_t arch_optin() {
+  size_t bytes;
+  (void)rrt_emu_arch_smem_optin(&bytes, nullptr, 0);
+  return bytes;
+}
+
 size_t max_dyn_smem(const void *kernel) {
   std::lock_guard<std::mutex> lock(g_attr_mutex);
   for (const auto &e : g_max_dyn_smem)
@@ -588,8 +596,9 @@ rrt_status check_config(const char *name, const void *kernel, dim3 g, dim3 b, si
   else if (b.x > kMaxBlockThreads || b.y > kMaxBlockThreads || b.z > kMaxBlockZ ||
            (uint64_t)b.x * b.y * b.z > kMaxBlockThreads)
     why = "block too large (at most 1024 threads, z <= 64)";
-  else if (shmem > kMaxDynSmem)
-    why = "dynamic shared memory above 227 KiB";
+  else if (shmem > arch_optin())
+    why = "dynamic shared memory above the opt-in limit of the emulated arch (RINGRT_EMU_ARCH: "
+          "sm_80 163 KiB, sm_86/89 99 KiB, sm_90 227 KiB)";
   else if (shmem > kDefaultDynSmem && shmem > max_dyn_smem(kernel))
     why = "dynamic shared memory above 48 KiB (and above the kernel's "
           "cudaFuncAttributeMaxDynamicSharedMemorySize) without opting in with "
@@ -711,7 +720,7 @@ uint64_t warp_sync(int op, unsigned mask, uint64_t value, int param, int width) 
 }
 
 int set_max_dyn_smem(const void *kernel, long bytes) {
-  if (bytes < 0 || (size_t)bytes > kMaxDynSmem) return 1; /* cudaErrorInvalidValue */
+  if (bytes < 0 || (size_t)bytes > arch_optin()) return 1; /* cudaErrorInvalidValue */
   std::lock_guard<std::mutex> lock(g_attr_mutex);
   for (auto &e : g_max_dyn_smem)
     if (e.kernel == kernel) {
