@@ -197,6 +197,10 @@ dim3 block_dim();
 dim3 grid_dim();
 void *dyn_smem();
 int block_sync(int op, int pred);
+/** __syncthreads at a source line: a barrier, unless RINGRT_EMU_DROP_BARRIER
+ *  names this site (FILE:LINE, FILE the source's base name), which deletes
+ *  it for a planted-fault test (the thread goes on without waiting). */
+void block_sync_at(const char *file, int line);
 /** __nanosleep: the fiber yields; it runs again on the block's next pass. */
 void sleep_yield();
 uint64_t warp_sync(int op, unsigned mask, uint64_t value, int param, int width);
@@ -300,7 +304,8 @@ static inline cudaError_t cudaFuncSetAttribute(F *kernel, cudaFuncAttribute attr
 }
 
 /* ---- barriers and warp collectives -------------------------------------------- */
-static inline void __syncthreads() { (void)::rrt_emu::block_sync(::rrt_emu::B_SYNC, 0); }
+/* A macro, so each barrier knows its source line (RINGRT_EMU_DROP_BARRIER). */
+#define __syncthreads() ::rrt_emu::block_sync_at(__FILE__, __LINE__)
 static inline int __syncthreads_count(int p) {
   return ::rrt_emu::block_sync(::rrt_emu::B_COUNT, p);
 }
