@@ -212,6 +212,10 @@ void fault(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /** A warp collective of all 32 lanes: `all` (32 * bytes) receives every
  *  lane's `bytes` bytes at `mine`, lane j at offset j * bytes. */
 void warp_gather(const char *what, const void *mine, void *all, size_t bytes);
+/** Fault unless [p, p + bytes) may be shared memory of the running block:
+ *  not device (global) memory, not past the launch's dynamic shared bytes
+ *  (static __shared__ arrays cannot be told from other host memory). */
+void check_shared(const char *what, const void *p, size_t bytes);
 /** cp.async of the running thread: queued until a wait covers its group. */
 void cp_async(void *dst, const void *src, unsigned bytes);
 void cp_async_commit();

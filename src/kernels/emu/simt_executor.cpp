@@ -35,6 +35,9 @@
 #include <vector>
 
 #include "comm/emu_arch.h"
+extern "C" {
+#include "comm/emu_mem.h"
+}
 #include "kernels/emu/cuda_builtins.h"
 
 #if defined(__has_feature)
@@ -872,6 +875,18 @@ void warp_gather(const char *what, const void *mine, void *all, size_t bytes) {
   (void)park(w, F_WARP, W_GATHER, 0xffffffffu, 0, 0, (int)bytes);
 }
 
+void check_shared(const char *what, const void *p, size_t bytes) {
+  Worker *w = running(what);
+  const unsigned char *c = static_cast<const unsigned char *>(p);
+  if (rrt_emu_mem_contains(p, bytes))
+    w->fault_at(w->cur, "%s: address %p is global (device) memory, not shared memory", what, p);
+  else if (c >= w->smem && c < w->smem + w->smem_cap && c + bytes > w->smem + w->launch->shmem)
+    w->fault_at(w->cur,
+                "%s: %zu bytes at offset %zu of dynamic shared memory, past the launch's %zu "
+                "bytes",
+                what, bytes, (size_t)(c - w->smem), w->launch->shmem);
+}
+
 /* cp.async: the copy is queued on the issuing thread and lands only at the
  * wait that covers its group, reading the source then too: a kernel that
  * reads the destination before that wait sees what was there before. With
@@ -882,6 +897,10 @@ void cp_async(void *dst, const void *src, unsigned bytes) {
   if (((uintptr_t)dst | (uintptr_t)src) % bytes != 0)
     w->fault_at(w->cur, "cp.async of %u bytes: source %p or destination %p not %u-byte aligned",
                 bytes, src, dst, bytes);
+  check_shared("cp.async destination", dst, bytes);
+  const unsigned char *from = static_cast<const unsigned char *>(src);
+  if (from >= w->smem && from < w->smem + w->smem_cap) /* cp.async.shared.global */
+    w->fault_at(w->cur, "cp.async: source %p is shared memory, not global memory", src);
   if (w->launch->modes.eager_copies)
     memcpy(dst, src, bytes);
   else
