@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import itertools
 import os
 import weakref
 from typing import Any, Callable, Dict, Optional
@@ -13,6 +14,15 @@ from ._lib import (CTX_CONFIG_MAGIC, CTX_CONFIG_VERSION, CtxConfig, CtxInfo, che
 
 _BACKENDS = {"auto": 0, "cpu": 2, "cuda": 3, "emu": 4}  # "auto": RRT_BACKEND_DEFAULT
 _live: "weakref.WeakSet[Context]" = weakref.WeakSet()
+#: The registry of live contexts by key (Context.key -> Context), the one
+#: piece of module state ringrt.torch's custom ops read: an operator takes
+#: only tensors and plain scalars, so a call names its context by this int
+#: (docs/python.md, "torch.compile"). Weak values: a context that is
+#: collected leaves the registry; keys are never reused in a process.
+_registry: "weakref.WeakValueDictionary[int, Context]" = weakref.WeakValueDictionary()
+_keys = itertools.count(1)
+#: Context.key's stand-in for "the default context" (default_context()).
+DEFAULT_KEY = -1
 
 
 def _comm_handle(comm: Any) -> Any:
@@ -95,9 +105,18 @@ class Context:
             # No context to hold the message: the library printed it; name the call.
             errors.check(status, None, f"rrt_ctx_create (backend {backend!r})")
         self._handle = handle.value
+        self._key = next(_keys)
+        _registry[self._key] = self
         _live.add(self)
 
     # ---- handles of objects that live on this context ----
+    @property
+    def key(self) -> int:
+        """This context's key in the registry of live contexts (an int that
+        ringrt.torch's custom ops take instead of the object; see
+        :func:`context_of_key`)."""
+        return self._key
+
     @property
     def handle(self) -> int:
         """The rrt_ctx_t as an integer (for ctypes calls); raises once closed."""
@@ -197,6 +216,19 @@ class Context:
 
 
 _default: Optional[Context] = None
+
+
+def context_of_key(key: int) -> Context:
+    """The live context whose :attr:`Context.key` is `key`
+    (:data:`DEFAULT_KEY`: :func:`default_context`).
+
+    Raises ValueError when no live context has that key (it was collected)."""
+    if key == DEFAULT_KEY:
+        return default_context()
+    ctx = _registry.get(key)
+    if ctx is None:
+        raise ValueError(f"no live ringrt Context has key {key} (it was closed and collected)")
+    return ctx
 
 
 def default_context() -> Context:
