@@ -98,6 +98,7 @@ class Context:
                         -1 if bind is None else int(bool(bind)), -1)
         handle = ctypes.c_void_p()
         self._handle: Optional[int] = None
+        self._owned_comm: Any = None  # a communicator made for this context (freed at close)
         self._children: Dict[int, Callable[[], None]] = {}
         status = lib().rrt_ctx_create(_comm_handle(self.comm), ctypes.byref(cfg),
                                       ctypes.byref(handle))
@@ -108,6 +109,43 @@ class Context:
         self._key = next(_keys)
         _registry[self._key] = self
         _live.add(self)
+
+    @classmethod
+    def from_process_group(cls, pg: Any = None, backend: str = "auto", **kwargs: Any
+                           ) -> "Context":
+        """A context over the processes of a torch.distributed process group
+        (default: torch's world), ranked as in the group: ``ctx.rank`` is
+        ``torch.distributed.get_rank(pg)``. Collective over the group's
+        members; other arguments as :class:`Context`.
+
+        The job must be started by an MPI launcher (mpirun, srun,
+        launch/ringrt-run) with torch's RANK and WORLD_SIZE set from MPI's:
+        the members check that on the group (every member raises the same
+        error if not) and build the MPI communicator of the same processes.
+
+        Raises:
+            RuntimeError: torch.distributed is not initialised.
+            ringrt.errors.InvalidArgument: this process is not in `pg`; the
+                group's torch ranks are not MPI's (on every member).
+        """
+        from ._torch_dist import comm_of_group
+        comm = comm_of_group(pg)
+        try:
+            ctx = cls(comm, backend, **kwargs)
+        except BaseException:
+            comm.Free()
+            raise
+        ctx._owned_comm = comm
+        return ctx
+
+    @classmethod
+    def from_device_mesh(cls, mesh: Any, dim: Any = None, backend: str = "auto",
+                         **kwargs: Any) -> "Context":
+        """A context over one dimension of a torch DeviceMesh (index or
+        name; optional for a 1-D mesh): this process's group along `dim`,
+        as :meth:`from_process_group` (collective over that group)."""
+        from ._torch_dist import group_of_mesh
+        return cls.from_process_group(group_of_mesh(mesh, dim), backend, **kwargs)
 
     # ---- handles of objects that live on this context ----
     @property
@@ -201,7 +239,12 @@ class Context:
         self._children.clear()
         handle, self._handle = self._handle, None
         _live.discard(self)
-        errors.check(lib().rrt_ctx_destroy(handle), None, "rrt_ctx_destroy")
+        try:
+            errors.check(lib().rrt_ctx_destroy(handle), None, "rrt_ctx_destroy")
+        finally:
+            comm, self._owned_comm = self._owned_comm, None
+            if comm is not None:
+                comm.Free()
 
     def __enter__(self) -> "Context":
         return self

@@ -17,3 +17,14 @@ foreach(np 1 2 3)
 endforeach()
 # torchrun --nproc_per_node 2 (no MPI launcher): Context() refuses in every process.
 ringrt_python_test(py_torchrun_refused test_torchrun.py LABELS torch)
+# The custom operators: torch.compile(fullgraph) over every option with the
+# eager bits, eager bits against the C API called directly, autocast,
+# misuse inside a compiled function (np 1-3; np 2 adds a compiled emu case).
+ringrt_python_test(py_torch_compile_np1 test_torch_compile.py NP 1 LABELS torch)
+ringrt_python_test(py_torch_compile_np2 test_torch_compile.py NP 2 ARGS emu LABELS torch)
+ringrt_python_test(py_torch_compile_np3 test_torch_compile.py NP 3 LABELS torch)
+# Context.from_process_group / from_device_mesh with a gloo group under
+# mpirun; np 3 adds a subgroup; mismatched rank mappings raise everywhere.
+foreach(np 2 3)
+  ringrt_python_test(py_torch_dist_np${np} test_torch_dist.py NP ${np} LABELS torch)
+endforeach()
