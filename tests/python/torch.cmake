@@ -22,7 +22,7 @@ ringrt_python_test(py_torchrun_refused test_torchrun.py LABELS torch)
 # misuse inside a compiled function (np 1-3; np 2 adds a compiled emu case).
 ringrt_python_test(py_torch_compile_np1 test_torch_compile.py NP 1 LABELS torch)
 ringrt_python_test(py_torch_compile_np2 test_torch_compile.py NP 2 ARGS emu LABELS torch)
-ringrt_python_test(py_torch_compile_np3 test_torch_compile.py NP 3 LABELS torch)
+ringrt_python_test(py_torch_compile_np3 test_torch_compile.py NP 3 ARGS --lean LABELS torch)
 # Context.from_process_group / from_device_mesh with a gloo group under
 # mpirun; np 3 adds a subgroup; mismatched rank mappings raise everywhere.
 foreach(np 2 3)
