@@ -141,8 +141,8 @@ def _ring_attn_bwd_fake(q: Tensor, k: Tensor, v: Tensor, *args: Any
 
 # ---- autograd ---------------------------------------------------------------------
 def _setup_context(ctx: Any, inputs: Tuple[Any, ...], output: Tuple[Tensor, ...]) -> None:
-    q, k, v, cu_t, cu_l = inputs[:5]
-    ctx_key, layout, causal, wl, wr, scale = inputs[7], *inputs[10:15]  # see the schema
+    (q, k, v, cu_t, cu_l, _cu_k_t, _cu_k_l, ctx_key, _op, _fmt, layout, causal, wl, wr, scale,
+     *_checks) = inputs  # ring_attn_fwd's arguments
     o, lse, seq = output
     ctx.save_for_backward(q, k, v, o, lse, seq, cu_t)
     ctx.args = (cu_l, ctx_key, layout, causal, wl, wr, scale)

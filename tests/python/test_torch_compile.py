@@ -16,6 +16,9 @@ under mpirun: torch.compile, eager bits, autocast, misuse.
 - Under torch.autocast("cpu", bfloat16) float32 inputs run as bfloat16
   (as scaled_dot_product_attention does): the bits of an explicit bfloat16
   call, gradients flowing back to the float32 leaves; eager and compiled.
+- torch.library.opcheck of the forward operator (schema, autograd
+  registration, fake against real, AOT dispatch with dynamic shapes), and
+  a dynamic=True compilation over two sequence lengths (eager bits).
 - Misuse inside a compiled function (a bad layout on one rank) raises
   InvalidArgument there and RemoteError on the others, never a hang.
 - Argument "emu": one tiny compiled case on the emu backend (the GPU code
@@ -170,6 +173,28 @@ def check_every_option(ctx: ringrt.Context) -> None:
         same_bits(f"every option, gradient {i}", g, w)
 
 
+def check_opcheck(ctx: ringrt.Context) -> None:
+    """torch.library.opcheck on the forward operator: schema (no mutation or
+    aliasing), autograd registration, fake tensors against the real
+    operator, AOT dispatch with dynamic shapes (every rank runs the same
+    calls, so the collective stays matched)."""
+    q, k, v = (rt.shard(randn("oc" + n, 1, S, h, 8), ctx=ctx).requires_grad_()
+               for n, h in (("q", 4), ("k", 2), ("v", 2)))
+    args = (q, k, v, None, None, None, None, ctx.key, "ring_attention", "bshd", "zigzag", True,
+            -1, -1, 0.0, False, "", "", "", "", "", "")
+    result = torch.library.opcheck(torch.ops.ringrt.ring_attn_fwd.default, args)
+    assert all(v == "SUCCESS" for v in result.values()), result
+
+
+def check_dynamic(ctx: ringrt.Context) -> None:
+    """dynamic=True: one graph for several sequence lengths, eager bits."""
+    f = torch.compile(lambda q: rt.ring_attention(q, q, q, causal=True, ctx=ctx),
+                      fullgraph=True, backend="aot_eager", dynamic=True)
+    for n in (S, 2 * S):
+        q = rt.shard(randn(f"dyn{n}", 2, n, 2, 8), ctx=ctx)
+        same_bits(f"dynamic S={n}", f(q), rt.ring_attention(q, q, q, causal=True, ctx=ctx))
+
+
 # ---- a small model: explain, compiled training step -------------------------------
 class Attention(nn.Module):
     """x [B, S_local, 32] -> causal ring attention with 4 query heads and 2
@@ -275,6 +300,8 @@ def main() -> None:
         if not lean:
             check_every_option(ctx)
             check_autocast(ctx)
+            check_opcheck(ctx)
+            check_dynamic(ctx)
         check_model(ctx)
         check_misuse(ctx)
     for backend in (a for a in args if not a.startswith("--")):
