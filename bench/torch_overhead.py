@@ -119,8 +119,12 @@ def c_run(ctx: ringrt.Context, iters: int) -> dict:
     plan = _attn.cache_of(ctx).last
     o, lse = torch.empty_like(q), torch.empty(SHAPE[0], SHAPE[2], SHAPE[1])
     dq, dk, dv, do = (torch.empty_like(q) for _ in range(4))
-    fwd = lambda: plan.run(*(t.data_ptr() for t in (q, k, v, o, lse)))  # noqa: E731
-    bwd = lambda: plan.run_bwd(*(t.data_ptr() for t in (q, k, v, o, lse, do, dq, dk, dv)))  # noqa: E731
+    def fwd() -> None:
+        plan.run(*(t.data_ptr() for t in (q, k, v, o, lse)))
+
+    def bwd() -> None:
+        plan.run_bwd(*(t.data_ptr() for t in (q, k, v, o, lse, do, dq, dk, dv)))
+
     fwd()
     do.copy_(o)
     return {"bench": "torch_overhead", "variant": "c_run", "ranks": ctx.size,

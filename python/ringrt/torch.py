@@ -3,6 +3,11 @@ conventions), flash-attn's own functions over it (``flash_attn_func``,
 ``flash_attn_varlen_func``, the packed forms: ringrt/_flash_api.py) and the
 layout helpers :func:`shard` / :func:`unshard`.
 
+ring_attention and the flash-attn functions are Python fronts of the
+``ringrt::ring_attn_fwd`` / ``ring_attn_bwd`` operators (torch.library
+custom ops, ringrt/_torch_op.py): torch.compile traces them without a graph
+break, and torch.autocast casts their inputs as it does SDPA's.
+
 Every rank holds its shard of the sequence (``ringrt.torch.shard`` cuts a
 global tensor the way the layout says); K/V travel around the ring of the
 context's ranks. Calls are collective: every rank of the context calls them
