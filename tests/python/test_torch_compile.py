@@ -18,7 +18,8 @@ under mpirun: torch.compile, eager bits, autocast, misuse.
   call, gradients flowing back to the float32 leaves; eager and compiled.
 - torch.library.opcheck of the forward operator (schema, autograd
   registration, fake against real, AOT dispatch with dynamic shapes), and
-  a dynamic=True compilation over two sequence lengths (eager bits).
+  a dynamic=True compilation over two sequence lengths (eager bits); the
+  default context (ctx=None) compiled.
 - Misuse inside a compiled function (a bad layout on one rank) raises
   InvalidArgument there and RemoteError on the others, never a hang.
 - Argument "emu": one tiny compiled case on the emu backend (the GPU code
@@ -195,6 +196,15 @@ def check_dynamic(ctx: ringrt.Context) -> None:
         same_bits(f"dynamic S={n}", f(q), rt.ring_attention(q, q, q, causal=True, ctx=ctx))
 
 
+def check_default_context() -> None:
+    """ctx=None (the default context, created inside the operator on first
+    use): compiled as eager."""
+    q = rt.shard(randn("default", 1, S, 2, 8), ctx=ringrt.default_context())
+    f = torch.compile(lambda t: rt.ring_attention(t, t, t, causal=True), fullgraph=True,
+                      backend="aot_eager")
+    same_bits("default context", f(q), rt.ring_attention(q, q, q, causal=True))
+
+
 # ---- a small model: explain, compiled training step -------------------------------
 class Attention(nn.Module):
     """x [B, S_local, 32] -> causal ring attention with 4 query heads and 2
@@ -302,6 +312,7 @@ def main() -> None:
             check_autocast(ctx)
             check_opcheck(ctx)
             check_dynamic(ctx)
+            check_default_context()
         check_model(ctx)
         check_misuse(ctx)
     for backend in (a for a in args if not a.startswith("--")):
