@@ -144,7 +144,7 @@ def check_mpi_match() -> None:
     if problem:
         import mpi4py
         from mpi4py import MPI
-        theirs = MPI.Get_library_version().splitlines()[0].strip()
+        theirs = MPI.Get_library_version().replace("\0", "").splitlines()[0].strip()
         raise MPIMismatch(
             f"{problem} ({mpi4py.__file__}: {theirs}): give mpi4py the MPI that built "
             "ringrt (with that MPI's mpicc on PATH: pip install --no-binary=mpi4py mpi4py; "
