@@ -23,8 +23,8 @@ install(PROGRAMS $<TARGET_FILE:ringrt> DESTINATION ${RINGRT_WHEEL_DIR} RENAME li
         COMPONENT python)
 install(TARGETS ringrt_app RUNTIME DESTINATION ${RINGRT_WHEEL_DIR} COMPONENT python)
 
-# What this build found, for `python -m ringrt` / ringrt._lib.build_config()
-# and the import-time MPI check (the same facts as the configure summary).
+# What this build found, for ringrt._lib.build_config()
+# (the same facts as the configure summary).
 set(_mpi_version "${MPI_C_LIBRARY_VERSION_STRING}")
 string(REGEX REPLACE "[\r\n].*" "" _mpi_version "${_mpi_version}")
 string(REPLACE "\"" "'" _mpi_version "${_mpi_version}")
