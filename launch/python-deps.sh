@@ -40,7 +40,10 @@ vpy="$venv/bin/python"
 # Pinned, so two machines test the same thing (numpy < 2: Debian's petsc4py
 # is built against numpy 1.x). Installed only where a version differs.
 pins=(torch==2.15.0 anndata==0.12.19 scanpy==1.11.5 numpy==1.26.4 scipy==1.17.1
-  pandas==2.3.3 h5py==3.16.0 matplotlib==3.11.2)
+  pandas==2.3.3 h5py==3.16.0 matplotlib==3.11.2
+  # the wheel's build backend (python/pyproject.toml), for builds without
+  # network (pip install --no-build-isolation ./python; the test py_wheel)
+  scikit-build-core==1.1.2 pathspec==1.1.1)
 want=$("$vpy" - "${pins[@]}" <<'PY'
 import sys
 from importlib import metadata
@@ -64,6 +67,6 @@ fi
 # with petsc-dev's alternative).
 petsc_dir=${PETSC_DIR:-$(ls -d /usr/lib/petscdir/petsc*/x86_64-linux-gnu-real 2>/dev/null | sort -V | tail -n 1)}
 PETSC_DIR=$petsc_dir "$vpy" -c '
-import torch, anndata, scanpy, scipy, mpi4py, numpy
+import torch, anndata, scanpy, scipy, mpi4py, numpy, scikit_build_core
 import petsc4py' || { echo "ringrt python deps: $venv does not import its packages" >&2; exit 1; }
 echo "$vpy"

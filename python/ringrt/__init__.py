@@ -17,12 +17,13 @@ looked for). Errors are :class:`ringrt.errors.RingrtError` subclasses.
 """
 from __future__ import annotations
 
-from . import _nccl, errors, streams
+from . import _lib, _nccl, errors, streams
 from .context import Context, default_context
 from .errors import RingrtError
 
 __version__ = "0.1.0"
 _nccl.prefer_wheel_nccl()  # one NCCL with torch's, whichever is imported first
+_lib.check_at_import()  # mpi4py already imported: its MPI must be libringrt's
 
 
 def library_version() -> str:

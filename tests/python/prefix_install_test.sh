@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The user's path, not the source tree's: install the C library into a
-# prefix (cmake --install), the package with pip (pip install ./python,
-# here into a target folder, without network: no build isolation, no
-# dependencies), then import it with neither RINGRT_LIBRARY nor the source
-# tree on the path and check which package and which library were loaded.
+# A system install of the C library (cmake --install into a prefix) used by
+# the Python package through RINGRT_PREFIX, ahead of the library a wheel
+# carries (ringrt/_lib; here an unloadable stand-in, so loading it would
+# fail): import with neither RINGRT_LIBRARY nor the source tree on the path
+# and check which package and which library were loaded; with nothing to
+# find, the error names every place tried. (The wheel itself: wheel_test.sh.)
 set -u
 build=$1 src=$2 python=$3
 tmp=$(mktemp -d)
@@ -12,12 +13,11 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" 2>&1 ||
   fail "cmake --install: $(tail "$tmp/install.log")"
-# From a copy: setuptools builds in the project folder (build/, *.egg-info),
-# and the test run leaves nothing in the source tree.
-cp -r "$src/python" "$tmp/python"
-"$python" -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation \
-  --target "$tmp/site" "$tmp/python" >"$tmp/pip.log" 2>&1 || fail "pip install ./python: $(tail "$tmp/pip.log")"
-[ -f "$tmp/site/ringrt/py.typed" ] || fail "py.typed not installed (type hints)"
+# The package as a wheel installs it, with a stand-in for its own library.
+mkdir -p "$tmp/site"
+cp -r "$src/python/ringrt" "$tmp/site/ringrt"
+mkdir "$tmp/site/ringrt/_lib"
+echo "not a library" >"$tmp/site/ringrt/_lib/libringrt.so.0"
 
 out=$(cd "$tmp" && env -u RINGRT_LIBRARY PYTHONPATH="$tmp/site" RINGRT_PREFIX="$tmp/prefix" \
   RINGRT_BACKEND=cpu "$python" -c '
@@ -39,4 +39,6 @@ err=$(cd "$tmp" && env -u RINGRT_LIBRARY PYTHONPATH="$tmp/site" RINGRT_PREFIX="$
   LD_LIBRARY_PATH= "$python" -c 'import ringrt; ringrt.Context()' 2>&1) && fail "no library, yet it loaded"
 [[ "$err" == *"cannot load libringrt"*"$tmp/nowhere/lib/libringrt.so.0 (absent)"* ]] ||
   fail "the not-found message does not name what was tried: $err"
+[[ "$err" == *"$tmp/site/ringrt/_lib/libringrt.so.0 ($tmp/site/ringrt/_lib/libringrt.so.0: "* ]] ||
+  fail "the not-found message does not name the package's own library: $err"
 echo "PASS"
