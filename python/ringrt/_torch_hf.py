@@ -77,14 +77,16 @@ def register(ctx: Optional[Context] = None, layout: str = "zigzag", *, name: str
     local length) on every rank.
 
     Registering again under the same name replaces the earlier setup.
-    Needs transformers >= 4.48 (``AttentionInterface``).
+    Needs transformers >= 4.53 (``AttentionInterface``, ``AttentionMaskInterface``;
+    tested with 5.23.0).
     """
     try:
         from transformers import AttentionInterface
         from transformers.masking_utils import AttentionMaskInterface
     except ImportError as e:
-        raise ImportError("ringrt.torch.hf.register needs transformers with AttentionInterface "
-                          "(4.48 or newer; launch/python-deps.sh pins the tested version)") from e
+        raise ImportError("ringrt.torch.hf.register needs transformers 4.53 or newer "
+                          "(AttentionInterface, AttentionMaskInterface; launch/python-deps.sh "
+                          "pins the tested one, 5.23.0)") from e
     setup = _Setup(ctx, layout, bool(check_positions))
 
     def ringrt_attention_forward(module: torch.nn.Module, query: torch.Tensor,

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import copy
 import zlib
-from typing import Dict, Optional, Tuple
+from typing import Dict, Tuple
 
 import torch
 
@@ -37,24 +37,24 @@ import rrt_testing  # noqa: E402
 import ringrt  # noqa: E402
 from ringrt import errors  # noqa: E402
 from ringrt.torch import hf  # noqa: E402
-from transformers import LlamaConfig, LlamaForCausalLM  # noqa: E402
+from transformers import (LlamaConfig, LlamaForCausalLM, MistralConfig,  # noqa: E402
+                          MistralForCausalLM, PreTrainedModel)
 
 STEPS = 20
 TOL = 1e-5
 VOCAB = 128
+FAMILIES = {"llama": (LlamaConfig, LlamaForCausalLM), "mistral": (MistralConfig, MistralForCausalLM)}
 
 
-def config(**extra) -> LlamaConfig:
-    return LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                       num_attention_heads=4, num_key_value_heads=2, vocab_size=VOCAB,
-                       max_position_embeddings=256, use_cache=False, **extra)
-
-
-def models(**extra) -> Tuple[LlamaForCausalLM, LlamaForCausalLM]:
+def models(family: str = "llama", **extra) -> Tuple[PreTrainedModel, PreTrainedModel]:
     """The reference ("sdpa") and its copy with attn_implementation "ringrt"
     (same weights on every rank: a fixed seed)."""
+    config_class, model_class = FAMILIES[family]
+    config = config_class(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                          num_attention_heads=4, num_key_value_heads=2, vocab_size=VOCAB,
+                          max_position_embeddings=256, use_cache=False, **extra)
     torch.manual_seed(1234)
-    ref = LlamaForCausalLM._from_config(config(**extra), attn_implementation="sdpa")
+    ref = model_class._from_config(config, attn_implementation="sdpa")
     cp = copy.deepcopy(ref)
     cp.set_attn_implementation(hf.NAME)
     assert cp.config._attn_implementation == hf.NAME
@@ -96,12 +96,12 @@ def reference_inputs(batch: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
     return ref
 
 
-def train(ctx: ringrt.Context, what: str, make_batch) -> None:
-    ref, cp = models()
+def train(ctx: ringrt.Context, what: str, make_batch, steps: int = STEPS, **model) -> None:
+    ref, cp = models(**model)
     opt_ref = torch.optim.AdamW(ref.parameters(), lr=1e-3)
     opt_cp = torch.optim.AdamW(cp.parameters(), lr=1e-3)
     worst = 0.0
-    for step in range(STEPS):
+    for step in range(steps):
         batch = make_batch(step)
         want = ref(**reference_inputs(batch)).loss
         want.backward()
@@ -120,10 +120,10 @@ def train(ctx: ringrt.Context, what: str, make_batch) -> None:
             opt.step()
             opt.zero_grad()
     if ctx.rank == 0:
-        print(f"{what}: {STEPS} steps, largest relative loss difference {worst:.2e}")
+        print(f"{what}: {steps} steps, largest relative loss difference {worst:.2e}")
 
 
-def check_gradients(what: str, ref: LlamaForCausalLM, cp: LlamaForCausalLM) -> None:
+def check_gradients(what: str, ref: PreTrainedModel, cp: PreTrainedModel) -> None:
     named = dict(cp.named_parameters())
     for name, p in ref.named_parameters():
         g = named[name].grad
@@ -134,14 +134,14 @@ def check_gradients(what: str, ref: LlamaForCausalLM, cp: LlamaForCausalLM) -> N
 
 # ---- misuse ---------------------------------------------------------------------------
 def everywhere(exc, fn, match: str) -> None:
-    """fn raises `exc` (or, on a rank that was fine, RemoteError naming the
-    failing rank's problem) on every rank, its message containing `match`."""
+    """fn raises `exc` on every rank, its message containing `match`
+    (InvalidArgument: RemoteError on a rank that was fine, naming the
+    failing rank's problem)."""
     try:
         fn()
-    except exc as e:
-        assert match in str(e), f"{match!r} not in {str(e)!r}"
-        return
-    except errors.RemoteError as e:
+    except Exception as e:  # noqa: B902 - the type is checked below
+        remote = exc is errors.InvalidArgument and isinstance(e, errors.RemoteError)
+        assert isinstance(e, exc) or remote, f"{type(e).__name__} raised, not {exc.__name__}: {e}"
         assert match in str(e), f"{match!r} not in {str(e)!r}"
         return
     raise AssertionError(f"{exc.__name__} not raised")
@@ -208,6 +208,10 @@ def main() -> None:
     check_shift()
     train(ctx, "dense", dense_batch)
     train(ctx, "packed", packed_batch)
+    # transformers' sliding_window (keys within 20 positions back) as ring
+    # attention's window; a few steps suffice for the mask
+    train(ctx, "mistral, sliding window 20", dense_batch, steps=3, family="mistral",
+          sliding_window=20)
     check_misuse(ctx)
 
 

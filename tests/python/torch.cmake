@@ -17,3 +17,7 @@ foreach(np 1 2 3)
 endforeach()
 # torchrun --nproc_per_node 2 (no MPI launcher): Context() refuses in every process.
 ringrt_python_test(py_torchrun_refused test_torchrun.py LABELS torch)
+# Hugging Face transformers (ringrt.torch.hf): a small LlamaForCausalLM
+# trained 20 steps with attn_implementation "ringrt" against "sdpa" in one
+# process (dense and packed documents), and misuse raising on every rank.
+ringrt_python_test(py_torch_hf_np2 test_torch_hf.py NP 2 LABELS torch)
