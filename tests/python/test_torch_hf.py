@@ -26,7 +26,6 @@ rank runs the reference on the whole batch), under mpirun.
 from __future__ import annotations
 
 import copy
-import zlib
 from typing import Dict, Tuple
 
 import torch
@@ -43,7 +42,8 @@ from transformers import (LlamaConfig, LlamaForCausalLM, MistralConfig,  # noqa:
 STEPS = 20
 TOL = 1e-5
 VOCAB = 128
-FAMILIES = {"llama": (LlamaConfig, LlamaForCausalLM), "mistral": (MistralConfig, MistralForCausalLM)}
+FAMILIES = {"llama": (LlamaConfig, LlamaForCausalLM),
+            "mistral": (MistralConfig, MistralForCausalLM)}
 
 
 def models(family: str = "llama", **extra) -> Tuple[PreTrainedModel, PreTrainedModel]:
