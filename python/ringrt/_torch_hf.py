@@ -237,7 +237,8 @@ def _dense_problem(setup: _Setup, ctx: Context, pos: torch.Tensor, rows: int) ->
     return (f"position_ids of this rank's rows are {_show(pos[0])}, but the {setup.layout} "
             f"layout of a {rows * ctx.size}-token sequence over {ctx.size} ranks gives rank "
             f"{ctx.rank} the global positions {_show(guess)} (RoPE and the causal mask must "
-            f"agree; transformers' default is arange({rows})).{why} {_SHARD_HINT}")
+            f"agree; transformers' default is arange({rows})).{why} "
+            f"{_SHARD_HINT[0].upper()}{_SHARD_HINT[1:]}")
 
 
 def _packed_problem(setup: _Setup, ctx: Context, pos: torch.Tensor, cu: Any) -> Optional[str]:
@@ -279,9 +280,18 @@ def _rows_equal(pos: torch.Tensor, want: torch.Tensor) -> bool:
     return pos.shape[-1] == want.numel() and bool((pos == want).all())
 
 
-def _show(t: torch.Tensor, n: int = 8) -> str:
-    values = t.reshape(-1).tolist()
-    return str(values) if len(values) <= n else f"[{', '.join(map(str, values[:n]))}, ...]"
+def _show(t: torch.Tensor, runs: int = 6) -> str:
+    """Positions as runs of consecutive values: [0..31, 96..127]."""
+    values = [int(x) for x in t.reshape(-1).tolist()]
+    parts: List[str] = []
+    start = 0
+    for i in range(1, len(values) + 1):
+        if i == len(values) or values[i] != values[i - 1] + 1:
+            a, b = values[start], values[i - 1]
+            parts.append(str(a) if a == b else f"{a}..{b}")
+            start = i
+    more = ", ..." if len(parts) > runs else ""
+    return "[" + ", ".join(parts[:runs]) + more + "]"
 
 
 # ---- batches -----------------------------------------------------------------------------
