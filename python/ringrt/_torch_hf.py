@@ -134,10 +134,13 @@ def _forward(setup: _Setup, module: torch.nn.Module, query: torch.Tensor, key: t
         # Agreed, so a problem on one rank raises on every rank (never a
         # rank left waiting in the ring). Under torch.compile the checks
         # (data-dependent) are skipped on every rank alike.
-        unsupported = _unsupported(query, key, attention_mask, dropout, softcap, kwargs)
-        problem = None
-        if unsupported is None and setup.check_positions:
-            problem = _position_problem(setup, ctx, query, kwargs.get("position_ids"), cu)
+        unsupported, problem = None, None
+        try:
+            unsupported = _unsupported(query, key, attention_mask, dropout, softcap, kwargs)
+            if unsupported is None and setup.check_positions:
+                problem = _position_problem(setup, ctx, query, kwargs.get("position_ids"), cu)
+        except Exception as e:  # noqa: B902 - raised on every rank by the agreement
+            problem = f"checking the arguments failed: {type(e).__name__}: {e}"
         _agree(ctx, unsupported, problem, _OP)
     window = (-1, -1) if sliding_window is None else (sliding_window - 1, sliding_window - 1)
     if cu is None:
@@ -222,15 +225,17 @@ def _dense_problem(setup: _Setup, ctx: Context, pos: torch.Tensor, rows: int) ->
     hit = setup.dense.get(cache_key)
     if hit is not None and _rows_equal(pos, hit[1]):
         return None
-    lo, hi = max(0, (rows - 2) * ctx.size), (rows + 2) * ctx.size
+    lo, hi = max(1, (rows - 2) * ctx.size), (rows + 2) * ctx.size
     for seq in range(lo, hi + 1):
-        want = shard_positions(seq, setup.layout, ctx=ctx)
-        if want.numel() == rows:
+        want = _layout_positions(seq, setup.layout, ctx)
+        if want is not None and want.numel() == rows:
             want = want.to(pos.device)
             if _rows_equal(pos, want):
                 setup.dense[cache_key] = (seq, want)
                 return None
-    guess = shard_positions(rows * ctx.size, setup.layout, ctx=ctx)
+    guess = _layout_positions(max(1, rows * ctx.size), setup.layout, ctx)
+    if guess is None:
+        return None  # a bad layout: the ring call reports it on every rank
     restarts = bool((pos[:, 1:] < pos[:, :-1]).any()) if rows > 1 else False
     why = (" They restart (packed documents), but no cu_seq_lens_q came with them."
            if restarts else "")
@@ -239,6 +244,15 @@ def _dense_problem(setup: _Setup, ctx: Context, pos: torch.Tensor, rows: int) ->
             f"{ctx.rank} the global positions {_show(guess)} (RoPE and the causal mask must "
             f"agree; transformers' default is arange({rows})).{why} "
             f"{_SHARD_HINT[0].upper()}{_SHARD_HINT[1:]}")
+
+
+def _layout_positions(seq: int, layout: str, ctx: Context) -> Optional[torch.Tensor]:
+    """This rank's global positions in a `seq`-token sequence, or None for
+    a bad layout (a check must not raise on one rank alone)."""
+    try:
+        return shard_positions(seq, layout, ctx=ctx)
+    except errors.InvalidArgument:
+        return None
 
 
 def _packed_problem(setup: _Setup, ctx: Context, pos: torch.Tensor, cu: Any) -> Optional[str]:
@@ -251,7 +265,10 @@ def _packed_problem(setup: _Setup, ctx: Context, pos: torch.Tensor, cu: Any) -> 
         offsets = _offsets(cu)
         if offsets is None:
             return None  # a bad cu_seq_lens_q: flash_attn_varlen_func reports it on every rank
-        mine = shard_positions(offsets[-1], setup.layout, cu_seqlens=list(offsets), ctx=ctx)
+        try:
+            mine = shard_positions(offsets[-1], setup.layout, cu_seqlens=list(offsets), ctx=ctx)
+        except errors.InvalidArgument:
+            return None  # flash_attn_varlen_func reports it on every rank
         starts = torch.tensor(offsets[:-1], dtype=torch.int64)
         doc = torch.searchsorted(starts, mine, right=True) - 1
         want = (mine - starts[doc]).to(pos.device)

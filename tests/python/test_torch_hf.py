@@ -26,6 +26,7 @@ rank runs the reference on the whole batch), under mpirun.
 from __future__ import annotations
 
 import copy
+import sys
 from typing import Dict, Tuple
 
 import torch
@@ -203,11 +204,13 @@ def check_shift() -> None:
 
 
 def main() -> None:
+    # --steps N: fewer training steps (the np 3 run: uneven shards)
+    steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv else STEPS
     ctx = ringrt.default_context()
     assert hf.register() == hf.NAME
     check_shift()
-    train(ctx, "dense", dense_batch)
-    train(ctx, "packed", packed_batch)
+    train(ctx, "dense", dense_batch, steps)
+    train(ctx, "packed", packed_batch, steps)
     # transformers' sliding_window (keys within 20 positions back) as ring
     # attention's window; a few steps suffice for the mask
     train(ctx, "mistral, sliding window 20", dense_batch, steps=3, family="mistral",

@@ -21,3 +21,5 @@ ringrt_python_test(py_torchrun_refused test_torchrun.py LABELS torch)
 # trained 20 steps with attn_implementation "ringrt" against "sdpa" in one
 # process (dense and packed documents), and misuse raising on every rank.
 ringrt_python_test(py_torch_hf_np2 test_torch_hf.py NP 2 LABELS torch)
+# np 3: uneven zigzag shards (64 and 96 tokens over 6 chunks), 3 steps.
+ringrt_python_test(py_torch_hf_np3 test_torch_hf.py NP 3 ARGS --steps 3 LABELS torch)
