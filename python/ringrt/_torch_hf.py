@@ -136,7 +136,8 @@ def _forward(setup: _Setup, module: torch.nn.Module, query: torch.Tensor, key: t
         # (data-dependent) are skipped on every rank alike.
         unsupported, problem = None, None
         try:
-            unsupported = _unsupported(query, key, attention_mask, dropout, softcap, kwargs)
+            unsupported = _unsupported(module, query, key, attention_mask, dropout, softcap,
+                                       kwargs)
             if unsupported is None and setup.check_positions:
                 problem = _position_problem(setup, ctx, query, kwargs.get("position_ids"), cu)
         except Exception as e:  # noqa: B902 - raised on every rank by the agreement
@@ -154,8 +155,9 @@ def _forward(setup: _Setup, module: torch.nn.Module, query: torch.Tensor, key: t
     return o.unsqueeze(0), None
 
 
-def _unsupported(query: torch.Tensor, key: torch.Tensor, attention_mask: Any, dropout: Any,
-                 softcap: Any, kwargs: Dict[str, Any]) -> Optional[str]:
+def _unsupported(module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor,
+                 attention_mask: Any, dropout: Any, softcap: Any,
+                 kwargs: Dict[str, Any]) -> Optional[str]:
     """The first argument of the call whose value ringrt attention does not
     implement (local; agreed by the caller), or None."""
     if dropout:
@@ -171,6 +173,14 @@ def _unsupported(query: torch.Tensor, key: torch.Tensor, attention_mask: Any, dr
     mask_problem = _mask_problem(attention_mask)
     if mask_problem:
         return mask_problem
+    if kwargs.get("use_cache") and not getattr(module, "training", True):
+        # Nothing tells generate's prefill from an eval forward, and after
+        # the prefill each rank would sample from its own last row: the
+        # ranks' loops diverge and wait on each other until the timeout.
+        return ("use_cache=True outside training (model.generate, or an eval forward keeping a "
+                "key/value cache): a rank's cache holds only its shard of the sequence, and "
+                "generation would let the ranks diverge; pass use_cache=False (or set "
+                "model.config.use_cache = False) and generate with another attn_implementation")
     if key.shape[2] != query.shape[2]:
         return (f"a key/value cache ({key.shape[2]} keys for {query.shape[2]} queries): "
                 "ringrt attention is for training and full-sequence forwards "

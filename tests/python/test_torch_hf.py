@@ -19,9 +19,10 @@ rank runs the reference on the whole batch), under mpirun.
   2e-6 in loss).
 - Misuse raises on every rank, never hangs: a forgotten position_ids,
   packed position_ids without cu_seq_lens (InvalidArgument pointing at
-  shard_batch); a padding attention_mask on one rank, attention dropout in
-  training, softcap (NotImplementedError naming the argument); and
-  shard_batch's own checks.
+  shard_batch); a padding attention_mask on one rank, generate (a cache
+  outside training), attention dropout in training, softcap
+  (NotImplementedError naming the argument); and shard_batch's own checks.
+- np 3 (--steps 3): uneven zigzag shards (21/22/21 rows of 64 tokens).
 """
 from __future__ import annotations
 
@@ -169,6 +170,12 @@ def check_misuse(ctx: ringrt.Context) -> None:
         everywhere(errors.InvalidArgument,
                    lambda: cp(input_ids=packed["input_ids"], position_ids=packed["position_ids"]),
                    "restart")
+    # generation: the prefill already refuses (use_cache outside training)
+    cp.eval()
+    everywhere(NotImplementedError,
+               lambda: cp.generate(mine["input_ids"], position_ids=mine["position_ids"],
+                                   max_new_tokens=2, use_cache=True), "use_cache")
+    cp(**mine)  # an eval forward without a cache is fine
     # attention dropout while training; fine in eval mode
     _, cp_drop = models(attention_dropout=0.1)
     everywhere(NotImplementedError, lambda: cp_drop(**mine), "dropout")
