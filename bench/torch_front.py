@@ -6,7 +6,8 @@
 Per shape (per-rank shard [1, S_local, H, D], f32, causal, zigzag, cpu
 backend) and per rank 0: the median over --iters calls of
 - front: ring_attention forward (validation, agreement, the small gather,
-  the plan cache, the autograd Function);
+  the plan cache, the ringrt::ring_attn_fwd operator; bench/torch_overhead.py
+  compares it with the previous front and with compiled calls);
 - c_run: the C forward alone on the same plan (rrt_attn_plan_run);
 - plan: creating the plan (what the cache saves per call);
 - front_bwd: forward + backward through autograd, and c_bwd: the C backward

@@ -31,8 +31,9 @@ bash "$root/launch/build.sh" -DRINGRT_PYTHON="$python" -DRINGRT_CUDA=$gpu -DRING
 # runtime preloaded), the build test (it builds the sources again without
 # the sanitizers, as the normal suite already did), and the twins (label
 # twin, tests/CMakeLists.txt: the most-ranks run of a test that also runs
-# at fewer ranks, and the eager emu run of a test that also runs deferred
-# at the same rank count). Leaks inside
+# at fewer ranks, the eager emu run of a test that also runs deferred
+# at the same rank count, and the emulator's hazard-mode reruns of the
+# tensor-core kernel tests). Leaks inside
 # Open MPI, PMIx, hwloc and the loader are suppressed by library name
 # (tests/sanitize/lsan.supp); slow unwinding gives the whole stack, so a leak
 # is suppressed only when one of those libraries is on it. The cli cases

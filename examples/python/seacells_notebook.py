@@ -3,7 +3,7 @@ package's place: the one changed line is the import
 (``import SEACells`` -> ``import ringrt as SEACells``).
 
     python examples/python/seacells_notebook.py pbmc68k_reduced.h5ad [--out DIR] [--check]
-    mpirun -np 2 python examples/python/seacells_notebook.py pbmc68k_reduced.h5ad --check
+    launch/ringrt-run -n 2 -- python examples/python/seacells_notebook.py pbmc68k_reduced.h5ad --check
 
 The AnnData needs ``obsm["X_pca"]`` (and ``X_umap`` for the 2-D plots) and a
 cell-type column (``--celltype``, default ``bulk_labels``, as in scanpy's

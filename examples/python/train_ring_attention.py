@@ -1,6 +1,7 @@
 """A minimal training loop with ring attention (context parallelism).
 
-    mpirun -np 2 python examples/python/train_ring_attention.py [--steps N] [--check]
+    launch/ringrt-run -n 2 -- python examples/python/train_ring_attention.py [--steps N] [--check]
+    mpirun -np 2 python examples/python/train_ring_attention.py   # the same, where mpirun needs no flags
 
 A one-layer causal attention model (rotary positions) learns to copy the
 token 3 places back. Every rank holds the same parameters and its shard of

@@ -20,14 +20,14 @@ from typing import Any, Optional, Tuple
 import torch
 
 from .context import Context
-from .torch import CuSeqlens, _attention, _cu_tuple
+from .torch import CuSeqlens, _attention
 
 
 def _unsupported(dropout_p: Any, softcap: Any, alibi_slopes: Any,
-                 block_table: Any = None, cu_q: CuSeqlens = None,
-                 cu_k: CuSeqlens = None) -> Optional[str]:
+                 block_table: Any = None) -> Optional[str]:
     """The first flash-attn argument whose value ringrt does not implement
-    (local; agreed by the caller), or None."""
+    (local; agreed by the caller), or None. cu_seqlens_k is checked by the
+    operator (it may be a tensor: its values are read there)."""
     if not _is_zero(dropout_p, allow_negative=False):
         return (f"dropout_p={dropout_p!r}: ringrt attention has no dropout (pass 0.0; apply "
                 "dropout outside attention if the model needs it)")
@@ -37,11 +37,6 @@ def _unsupported(dropout_p: Any, softcap: Any, alibi_slopes: Any,
         return "alibi_slopes: ringrt attention has no ALiBi bias (pass None)"
     if block_table is not None:
         return "block_table: ringrt attention has no paged KV cache (pass None)"
-    if cu_k is not None and cu_k is not cu_q:
-        (q_offsets, _), (k_offsets, k_problem) = _cu_tuple(cu_q), _cu_tuple(cu_k)
-        if k_problem or q_offsets != k_offsets:
-            return ("cu_seqlens_k differs from cu_seqlens_q: ringrt attends within the same "
-                    "packed documents for queries and keys (pass the same offsets for both)")
     return None
 
 
@@ -139,11 +134,10 @@ def flash_attn_varlen_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     offsets are `cu_seqlens_q` (= `cu_seqlens_k`); max_seqlen_* are not
     needed. Returns ``out`` or ``(out, softmax_lse, None)``, softmax_lse
     float32 ``[heads, total_local]``."""
-    unsupported = _unsupported(dropout_p, softcap, alibi_slopes,
-                               block_table, cu_seqlens_q, cu_seqlens_k)
+    unsupported = _unsupported(dropout_p, softcap, alibi_slopes, block_table)
     o, lse = _attention("flash_attn_varlen_func", q, k, v, causal, layout, window_size,
                         cu_seqlens_q, softmax_scale, ctx, "thd", allow_identical_shards,
-                        unsupported)
+                        unsupported, cu_seqlens_k=cu_seqlens_k)
     return _result(o, lse, return_attn_probs)
 
 
@@ -177,9 +171,8 @@ def flash_attn_varlen_kvpacked_func(q: torch.Tensor, kv: torch.Tensor, cu_seqlen
                                     allow_identical_shards: bool = False) -> Any:
     """flash_attn_varlen_func on ``q`` and ``kv`` ``[total_local, 2, heads_kv, head_dim]``."""
     (k, v), packing = _unpack(kv, "kv", 2, 1, 4)
-    unsupported = _unsupported(dropout_p, softcap, alibi_slopes, None, cu_seqlens_q,
-                               cu_seqlens_k)
+    unsupported = _unsupported(dropout_p, softcap, alibi_slopes)
     o, lse = _attention("flash_attn_varlen_kvpacked_func", q, k, v, causal, layout, window_size,
                         cu_seqlens_q, softmax_scale, ctx, "thd", allow_identical_shards,
-                        unsupported, packing)
+                        unsupported, packing, cu_seqlens_k)
     return _result(o, lse, return_attn_probs)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import itertools
 import os
 import weakref
 from typing import Any, Callable, Dict, Optional
@@ -13,6 +14,15 @@ from ._lib import (CTX_CONFIG_MAGIC, CTX_CONFIG_VERSION, CtxConfig, CtxInfo, che
 
 _BACKENDS = {"auto": 0, "cpu": 2, "cuda": 3, "emu": 4}  # "auto": RRT_BACKEND_DEFAULT
 _live: "weakref.WeakSet[Context]" = weakref.WeakSet()
+#: The registry of live contexts by key (Context.key -> Context), the one
+#: piece of module state ringrt.torch's custom ops read: an operator takes
+#: only tensors and plain scalars, so a call names its context by this int
+#: (docs/python.md, "torch.compile"). Weak values: a context that is
+#: collected leaves the registry; keys are never reused in a process.
+_registry: "weakref.WeakValueDictionary[int, Context]" = weakref.WeakValueDictionary()
+_keys = itertools.count(1)
+#: Context.key's stand-in for "the default context" (default_context()).
+DEFAULT_KEY = -1
 
 
 def _comm_handle(comm: Any) -> Any:
@@ -88,6 +98,7 @@ class Context:
                         -1 if bind is None else int(bool(bind)), -1)
         handle = ctypes.c_void_p()
         self._handle: Optional[int] = None
+        self._owned_comm: Any = None  # a communicator made for this context (freed at close)
         self._children: Dict[int, Callable[[], None]] = {}
         status = lib().rrt_ctx_create(_comm_handle(self.comm), ctypes.byref(cfg),
                                       ctypes.byref(handle))
@@ -95,9 +106,55 @@ class Context:
             # No context to hold the message: the library printed it; name the call.
             errors.check(status, None, f"rrt_ctx_create (backend {backend!r})")
         self._handle = handle.value
+        self._key = next(_keys)
+        _registry[self._key] = self
         _live.add(self)
 
+    @classmethod
+    def from_process_group(cls, pg: Any = None, backend: str = "auto", **kwargs: Any
+                           ) -> "Context":
+        """A context over the processes of a torch.distributed process group
+        (default: torch's world), ranked as in the group: ``ctx.rank`` is
+        ``torch.distributed.get_rank(pg)``. Collective over the group's
+        members; other arguments as :class:`Context`.
+
+        The job must be started by an MPI launcher (mpirun, srun,
+        launch/ringrt-run) with torch's RANK and WORLD_SIZE set from MPI's:
+        the members check that on the group (every member raises the same
+        error if not) and build the MPI communicator of the same processes.
+
+        Raises:
+            RuntimeError: torch.distributed is not initialised.
+            ringrt.errors.InvalidArgument: this process is not in `pg`; the
+                group's torch ranks are not MPI's (on every member).
+        """
+        from ._torch_dist import comm_of_group
+        comm = comm_of_group(pg)
+        try:
+            ctx = cls(comm, backend, **kwargs)
+        except BaseException:
+            comm.Free()
+            raise
+        ctx._owned_comm = comm
+        return ctx
+
+    @classmethod
+    def from_device_mesh(cls, mesh: Any, dim: Any = None, backend: str = "auto",
+                         **kwargs: Any) -> "Context":
+        """A context over one dimension of a torch DeviceMesh (index or
+        name; optional for a 1-D mesh): this process's group along `dim`,
+        as :meth:`from_process_group` (collective over that group)."""
+        from ._torch_dist import group_of_mesh
+        return cls.from_process_group(group_of_mesh(mesh, dim), backend, **kwargs)
+
     # ---- handles of objects that live on this context ----
+    @property
+    def key(self) -> int:
+        """This context's key in the registry of live contexts (an int that
+        ringrt.torch's custom ops take instead of the object; see
+        :func:`context_of_key`)."""
+        return self._key
+
     @property
     def handle(self) -> int:
         """The rrt_ctx_t as an integer (for ctypes calls); raises once closed."""
@@ -182,7 +239,12 @@ class Context:
         self._children.clear()
         handle, self._handle = self._handle, None
         _live.discard(self)
-        errors.check(lib().rrt_ctx_destroy(handle), None, "rrt_ctx_destroy")
+        try:
+            errors.check(lib().rrt_ctx_destroy(handle), None, "rrt_ctx_destroy")
+        finally:
+            comm, self._owned_comm = self._owned_comm, None
+            if comm is not None:
+                comm.Free()
 
     def __enter__(self) -> "Context":
         return self
@@ -197,6 +259,19 @@ class Context:
 
 
 _default: Optional[Context] = None
+
+
+def context_of_key(key: int) -> Context:
+    """The live context whose :attr:`Context.key` is `key`
+    (:data:`DEFAULT_KEY`: :func:`default_context`).
+
+    Raises ValueError when no live context has that key (it was collected)."""
+    if key == DEFAULT_KEY:
+        return default_context()
+    ctx = _registry.get(key)
+    if ctx is None:
+        raise ValueError(f"no live ringrt Context has key {key} (it was closed and collected)")
+    return ctx
 
 
 def default_context() -> Context:

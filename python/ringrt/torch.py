@@ -3,6 +3,11 @@ conventions), flash-attn's own functions over it (``flash_attn_func``,
 ``flash_attn_varlen_func``, the packed forms: ringrt/_flash_api.py) and the
 layout helpers :func:`shard` / :func:`unshard`.
 
+ring_attention and the flash-attn functions are Python fronts of the
+``ringrt::ring_attn_fwd`` / ``ring_attn_bwd`` operators (torch.library
+custom ops, ringrt/_torch_op.py): torch.compile traces them without a graph
+break, and torch.autocast casts their inputs as it does SDPA's.
+
 Every rank holds its shard of the sequence (``ringrt.torch.shard`` cuts a
 global tensor the way the layout says); K/V travel around the ring of the
 context's ranks. Calls are collective: every rank of the context calls them
@@ -36,7 +41,7 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 import torch
 
 from . import _attn, _coll, _lib, errors
-from .context import Context, default_context
+from .context import DEFAULT_KEY, Context, default_context
 
 __all__ = ["ring_attention", "flash_attn_func", "flash_attn_qkvpacked_func",
            "flash_attn_kvpacked_func", "flash_attn_varlen_func",
@@ -49,16 +54,18 @@ CuSeqlens = Union[torch.Tensor, Sequence[int], None]
 
 
 # ---- validation (local; the caller agrees on the outcome) ----------------------
-def _device_problem(ctx: Context, name: str, t: torch.Tensor) -> Optional[str]:
-    """Why tensor `t` cannot be used on this context's backend, or None."""
-    backend = ctx.backend
+def _device_problem(ctx: Context, name: str, t: torch.Tensor,
+                    device: Optional[torch.device] = None) -> Optional[str]:
+    """Why tensor `t` (on `device`, default its own) cannot be used on this
+    context's backend, or None."""
+    backend, device = ctx.backend, device or t.device
     if backend == "cuda":
         want = _cuda_device(ctx)
-        if t.device.type != "cuda" or t.device.index != want:
-            return (f"{name} is on {t.device}, but the context's backend is cuda "
+        if device.type != "cuda" or device.index != want:
+            return (f"{name} is on {device}, but the context's backend is cuda "
                     f"(device cuda:{want})")
-    elif t.device.type != "cpu":
-        return f"{name} is on {t.device}, but the context's backend is {backend} (CPU tensors)"
+    elif device.type != "cpu":
+        return f"{name} is on {device}, but the context's backend is {backend} (CPU tensors)"
     return None
 
 
@@ -294,36 +301,6 @@ def _addr(t: torch.Tensor, scratch: List[torch.Tensor]) -> int:
 
 
 # ---- ring attention ---------------------------------------------------------------
-class _RingAttention(torch.autograd.Function):
-    """o, lse = attention of this rank's q over every rank's k, v (contiguous
-    inputs; batch-1 views for varlen). lse is not differentiable."""
-
-    @staticmethod
-    def forward(fctx: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                plan: _attn.Plan) -> Tuple[torch.Tensor, torch.Tensor]:
-        o = torch.empty_like(q)
-        lse = torch.empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32,
-                          device=q.device)
-        scratch: List[torch.Tensor] = []
-        with _on_torch_stream(plan.ctx, q.device):
-            plan.run(*(_addr(t, scratch) for t in (q, k, v, o, lse)))
-        fctx.save_for_backward(q, k, v, o, lse)
-        fctx.plan = plan
-        fctx.mark_non_differentiable(lse)
-        return o, lse
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(fctx: Any, do: torch.Tensor, _dlse: Optional[torch.Tensor]) -> Tuple[Any, ...]:
-        q, k, v, o, lse = fctx.saved_tensors
-        do = do.to(o.dtype).contiguous()
-        dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
-        scratch: List[torch.Tensor] = []
-        with _on_torch_stream(fctx.plan.ctx, q.device):
-            fctx.plan.run_bwd(*(_addr(t, scratch) for t in (q, k, v, o, lse, do, dq, dk, dv)))
-        return dq, dk, dv, None
-
-
 def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
                    layout: str = "zigzag", window: Tuple[int, int] = (-1, -1),
                    cu_seqlens: CuSeqlens = None, scale: Optional[float] = None,
@@ -380,43 +357,76 @@ def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bo
 def _attention(op: str, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
                layout: str, window: Any, cu_seqlens: CuSeqlens, scale: Any,
                ctx: Optional[Context], qkv_format: Optional[str], allow_identical: bool,
-               unsupported: Optional[str] = None, packing_problem: Optional[str] = None
-               ) -> Tuple[torch.Tensor, torch.Tensor]:
+               unsupported: Optional[str] = None, packing_problem: Optional[str] = None,
+               cu_seqlens_k: CuSeqlens = None) -> Tuple[torch.Tensor, torch.Tensor]:
     """ring_attention's work, (o, lse), for every front: `op` names the
     caller in messages; `unsupported` is a flash-attn argument ringrt does
     not implement, agreed with the other checks and raised as
     NotImplementedError on every rank; `packing_problem` what is wrong with
-    a packed qkv/kv tensor (q, k, v are then placeholders)."""
-    ctx = ctx or default_context()
-    fmt, fmt_problem = _format_of(qkv_format, cu_seqlens)
-    problem = packing_problem or next(
-        (f"{n} is a {type(t).__name__}, not a torch.Tensor"
-         for n, t in zip("qkv", (q, k, v)) if not isinstance(t, torch.Tensor)), None)
-    cu, cu_problem = _cu_tuple(cu_seqlens)
-    (wl, wr), win_problem = _window_tuple(window)
-    code, layout_problem = _layout_code(layout)
-    scale_value, scale_problem = _scale_value(scale)
-    if problem is None:
-        q, k, v = (_swap(t, fmt) for t in (q, k, v))
-        # A bad cu_seqlens first: it also decides the shapes wanted.
-        problem = _first(cu_problem, fmt_problem, _dtype_problem("qkv", (q, k, v)),
-                         _shape_problem(q, k, v, fmt),
-                         *(_device_problem(ctx, n, t) for n, t in zip("qkv", (q, k, v))),
-                         win_problem, layout_problem, scale_problem)
-    _agree(ctx, unsupported, problem, op)
+    a packed qkv/kv tensor (q, k, v are then placeholders); `cu_seqlens_k`
+    flash-attn's key offsets when they are another object than
+    `cu_seqlens` (they must hold the same values).
 
+    This front is plain Python that torch.compile traces: it reads the
+    arguments, turns q, k, v into contiguous BSHD tensors (views and
+    copies) and calls the ``ringrt::ring_attn_fwd`` operator
+    (ringrt/_torch_op.py), which validates, agrees with the other ranks,
+    plans and runs. Problems found here travel into the operator as strings
+    so that they are agreed there with everything else."""
+    ctx_key = DEFAULT_KEY if ctx is None else ctx.key
+    fmt, fmt_problem = _format_of(qkv_format, cu_seqlens)
+    problem = packing_problem
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if problem is None and not isinstance(t, torch.Tensor):
+            problem = f"{name} is a {type(t).__name__}, not a torch.Tensor"
+    cu_t, cu_l, cu_problem = _cu_arg(cu_seqlens)
+    cu_k_t, cu_k_l, cu_k_problem = (None, None, None) if cu_seqlens_k is cu_seqlens \
+        else _cu_arg(cu_seqlens_k)
+    if unsupported is None and cu_k_problem is not None:
+        unsupported = _CU_K_DIFFERS
+    (wl, wr), win_problem = _window_tuple(window)
+    if isinstance(layout, str):
+        layout_name = layout
+    else:
+        layout_name, win_problem = "", win_problem or _layout_code(layout)[1]
+    scale_value, scale_problem = _scale_value(scale)
     varlen = fmt == "thd"
-    q4, k4, v4 = (t.contiguous().unsqueeze(0) if varlen else t.contiguous() for t in (q, k, v))
-    key = _attn.Key(q4.shape[0], -1, q4.shape[2], k4.shape[2], q4.shape[3], scale_value,
-                    int(bool(causal)), code, _DTYPES[q4.dtype], wl, wr, cu)
-    probe = _probe(ctx, key, q4, k4, bool(allow_identical))
-    plan, key, rows, probes = _attn.plan_for(ctx, key, q4.shape[1], probe)
-    _check_identical(op, probes, ctx.size)
-    _check_rows(op, key, rows, ctx.size, f"q.shape[{_FORMATS[fmt][1]}]")
-    o, lse = _RingAttention.apply(q4, k4, v4, plan)
+    meta = ""
+    if problem is None:
+        # Meta tensors would run the operator's shape function, not its
+        # checks: CPU stand-ins go in instead, with their names.
+        meta = "".join(n for n, t in (("q", q), ("k", k), ("v", v)) if t.device.type == "meta")
+        if meta:
+            q, k, v = (torch.empty_like(t, device="cpu") if t.device.type == "meta" else t
+                       for t in (q, k, v))
+        q, k, v = (_swap(t, fmt).contiguous() for t in (q, k, v))
+        if varlen:
+            q, k, v = q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0)
+    else:
+        q = k = v = torch.empty(0)
+    o, lse, _seq = torch.ops.ringrt.ring_attn_fwd(
+        q, k, v, cu_t, cu_l, cu_k_t, cu_k_l, ctx_key, op, fmt, layout_name, bool(causal), wl,
+        wr, scale_value, bool(allow_identical), meta, problem or "",
+        _first(cu_problem, fmt_problem) or "", win_problem or "", scale_problem or "",
+        unsupported or "")
     if varlen:
         o, lse = o.squeeze(0), lse.squeeze(0)
     return _swap(o, fmt), lse
+
+
+#: The message of cu_seqlens_k holding other offsets than cu_seqlens_q.
+_CU_K_DIFFERS = ("cu_seqlens_k differs from cu_seqlens_q: ringrt attends within the same packed "
+                 "documents for queries and keys (pass the same offsets for both)")
+
+
+def _cu_arg(cu: CuSeqlens) -> Tuple[Optional[torch.Tensor], Optional[List[int]], Optional[str]]:
+    """cu_seqlens as the operator takes it: a tensor stays a tensor (read in
+    the operator, so that a compiled graph does not break on its values); a
+    sequence becomes a list of ints (a constant of the graph), or a problem."""
+    if cu is None or isinstance(cu, torch.Tensor):
+        return cu, None, None
+    values, problem = _cu_tuple(cu)
+    return None, (list(values) if values is not None else None), problem
 
 
 def _agree(ctx: Context, unsupported: Optional[str], problem: Optional[str], op: str) -> None:
@@ -572,6 +582,9 @@ def unshard(x: torch.Tensor, layout: str = "zigzag", cu_seqlens: CuSeqlens = Non
     _check_rows("unshard", key, rows, ctx.size, f"x.shape[{dim}]")
     return _Unshard.apply(xt, ctx, key, rows).movedim(0, dim)
 
+
+# The ringrt::ring_attn_fwd / ring_attn_bwd operators _attention calls.
+from . import _torch_op  # noqa: E402,F401
 
 # flash-attn's calling convention (a front of the same ring_attention).
 from ._flash_api import (flash_attn_func, flash_attn_kvpacked_func,  # noqa: E402

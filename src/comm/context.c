@@ -9,6 +9,7 @@
 
 #include "comm/boot.h"
 #include "comm/ctx.h"
+#include "comm/emu_arch.h"
 #include "comm/emu_stream.h"
 #include "comm/error.h"
 #include "comm/host_coll.h"
@@ -103,6 +104,9 @@ static rrt_status create_local(rrt_ctx_t ctx, const rrt_ctx_config *cfg) {
 #if RINGRT_HAVE_CUDA
   if (ctx->backend == RRT_BACKEND_CUDA) RRT_CHECK(rrt_cuda_select_device(ctx));
 #endif
+  if (ctx->backend == RRT_BACKEND_EMU &&
+      rrt_emu_arch_smem_optin(&ctx->smem_optin, err, sizeof err) != RRT_SUCCESS)
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_ctx_create", "%s", err);
   if (ctx->env.bind)
     RRT_CHECK(rrt_bind_rank(ctx));
   else

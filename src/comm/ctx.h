@@ -31,6 +31,8 @@ struct rrt_ctx {
   const struct rrt_transport_ops *tx; /* the engine, chosen once at creation */
   const rrt_device_ops *dev;          /* device layer of the backend */
   int device;                         /* CUDA ordinal, -1 for none */
+  size_t smem_optin;                  /* the device's opt-in limit of dynamic shared memory a block
+                                         (cuda: the GPU's; emu: RINGRT_EMU_ARCH's, comm/emu_arch.h; cpu: 0) */
   rrt_stream compute_stream; /* cuda: cudaStream_t; host: synchronous, carries emu threads */
   rrt_stream comm_stream;    /* cuda: high-priority stream for transfers */
   rrt_stream user_stream;    /* the caller's stream (rrt_ctx_set_stream), NULL for none */
@@ -61,7 +63,8 @@ struct rrt_ctx {
 };
 
 /* Lifecycle pieces, each in its own file (NCCL: comm/nccl_init.h). */
-rrt_status rrt_bind_rank(rrt_ctx_t ctx); /* comm/bind_hwloc.c or bind_os.c: binding + threads (when asked) */
+rrt_status
+rrt_bind_rank(rrt_ctx_t ctx); /* comm/bind_hwloc.c or bind_os.c: binding + threads (when asked) */
 /* comm/bind.c: not asked to bind (a library's default; the `ringrt` tool
  * asks): no affinity or thread count of the process changes, and the
  * OpenMP thread count in force is the rank's. */

@@ -18,6 +18,13 @@ rrt_status rrt_cuda_select_device(rrt_ctx_t ctx) {
     return rrt_error(ctx, RRT_ERR_CUDA, "rrt_ctx_create", "cudaSetDevice(%d): %s", dev,
                      cudaGetErrorString(e));
   ctx->device = dev;
+  int optin = 0; /* what the tensor-core kernels size their tiles to */
+  e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+  if (e != cudaSuccess)
+    return rrt_error(ctx, RRT_ERR_CUDA, "rrt_ctx_create",
+                     "cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin, %d): %s", dev,
+                     cudaGetErrorString(e));
+  ctx->smem_optin = (size_t)optin;
   return RRT_SUCCESS;
 }
 

@@ -80,8 +80,8 @@ static size_t dkv_half(const rrt_attn_kshape *sh) {
 }
 
 /* The operands of a launch on the block (k, v): the shape, read by value. */
-static rrt_attn_kargs kargs_of(const rrt_attn_kshape *sh, const void *q, const void *k,
-                               const void *v) {
+static rrt_attn_kargs kargs_of(rrt_ctx_t ctx, const rrt_attn_kshape *sh, const void *q,
+                               const void *k, const void *v) {
   rrt_attn_kargs a = {.q = q,
                       .k = k,
                       .v = v,
@@ -93,7 +93,8 @@ static rrt_attn_kargs kargs_of(const rrt_attn_kshape *sh, const void *q, const v
                       .head_dim = sh->head_dim,
                       .dtype = sh->dtype,
                       .scale = sh->scale,
-                      .mask = sh->mask};
+                      .mask = sh->mask,
+                      .smem_optin = ctx->smem_optin};
   return a;
 }
 
@@ -194,9 +195,10 @@ static rrt_status gpu_pick(rrt_ctx_t ctx, const char *what, const rrt_attn_kargs
   if (choice != RRT_ATTN_KERNEL_TC) return RRT_SUCCESS;
   return rrt_error(ctx, RRT_ERR_INVALID_ARG, what,
                    "RINGRT_ATTN_KERNEL=tc: the tensor-core kernels take bf16/f16 storage, "
-                   "head_dim a multiple of 16 up to 256 and 16-byte aligned q, k, v (and dout) "
+                   "head_dim a multiple of 16 up to 256, 16-byte aligned q, k, v (and dout) and "
+                   "tiles within the device's %zu bytes of shared memory a block "
                    "(dtype %d, head_dim %d)",
-                   ka->dtype, ka->head_dim);
+                   ka->smem_optin, ka->dtype, ka->head_dim);
 }
 
 /* Whether the library path takes this step's items (w->o_lib: the choice
@@ -248,7 +250,7 @@ static rrt_status gpu_prepare(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_
                               rrt_attn_work *w, int bwd, const rrt_attn_item *items, int nitems) {
   if (!w->o_lib) return RRT_SUCCESS;
   const char *what = bwd ? "rrt_attn_plan_run_bwd" : "rrt_attn_plan_create";
-  const rrt_attn_kargs ka = kargs_of(sh, NULL, NULL, NULL);
+  const rrt_attn_kargs ka = kargs_of(ctx, sh, NULL, NULL, NULL);
   for (int n = 0; n < nitems; n++) {
     const int64_t band = rrt_attn_lib_band(sh->causal_band, &items[n]);
     char msg[512] = "";
@@ -283,7 +285,7 @@ static rrt_status gpu_step(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_ksh
                            const rrt_attn_item *items, int nitems, float *o, float *lse,
                            const rrt_attn_progress *progress) {
   rrt_stream cs = ctx->compute_stream;
-  const rrt_attn_kargs ka = kargs_of(sh, w->q, k, v);
+  const rrt_attn_kargs ka = kargs_of(ctx, sh, w->q, k, v);
   int tc, lib;
   RRT_CHECK(gpu_pick(ctx, "attention forward", &ka, rrt_attn_tc_supported(&ka), &tc));
   RRT_CHECK(gpu_lib_pick(ctx, "attention forward", w, &ka, 1, &lib));
@@ -362,7 +364,7 @@ static rrt_status gpu_bwd_step(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn
                                const float *delta, float *dq, float *dkv,
                                const rrt_attn_progress *progress) {
   rrt_stream cs = ctx->compute_stream;
-  const rrt_attn_bargs ba = {kargs_of(sh, w->q, k, v), w->dout, lse, delta};
+  const rrt_attn_bargs ba = {kargs_of(ctx, sh, w->q, k, v), w->dout, lse, delta};
   int tc, lib;
   RRT_CHECK(gpu_pick(ctx, "attention backward", &ba.f, rrt_attn_bwd_tc_supported(&ba), &tc));
   RRT_CHECK(gpu_lib_pick(ctx, "attention backward", w, &ba.f,

@@ -610,6 +610,10 @@ int main(int argc, char **argv) {
       {1, 45, 4, 2, 128, RRT_DTYPE_BF16, 3, 1, -1}, /* documents, GQA 4:2 */
       {1, 36, 1, 1, 256, RRT_DTYPE_F16, 0, 1, -1},  /* unmasked, two warps a key group */
       {1, 33, 2, 1, 16, RRT_DTYPE_BF16, 1, 1, 5},   /* a NaN query row */
+      /* 3-4 tiles a block (query tiles x GQA for dkv, key tiles for dq):
+       * a prefetch reuses the buffer of the tile two back, so a missing
+       * end-of-tile barrier shows (the planted-fault test) */
+      {1, 140, 2, 1, 16, RRT_DTYPE_BF16, 0, 1, -1},
   };
   for (size_t i = 0; ctx && tc && i < sizeof tc_cases / sizeof tc_cases[0]; i++)
     check_case_tc(ctx, kt, &tc_cases[i], (int)i);

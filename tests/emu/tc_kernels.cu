@@ -183,6 +183,11 @@ __global__ void k_tc_fault(int which, const uint16_t *src, float *out) {
     rrt_cp_async_cg16(sm + 8 * lane + 2, src + 8 * lane);
     rrt_cp_async_wait_all();
   }
+  if (which == 3) rrt_ldmatrix_x4(r, src + 8 * lane); /* rows in global memory */
+  if (which == 4) {                                   /* into global memory */
+    rrt_cp_async_cg16(const_cast<uint16_t *>(src) + 8 * lane, sm + 8 * lane);
+    rrt_cp_async_wait_all();
+  }
   out[lane] = c[0] + (float)r[0];
 }
 

@@ -38,9 +38,13 @@ RRT_DECLARE_KERNEL(rrt_k_attn_bwd_dq, (rrt_stream stream, const rrt_attn_bargs *
 
 /* Whether the tensor-core kernels (attn_bwd_tc.cu) take these operands:
  * those of the tensor-core forward (rrt_attn_tc_supported), dout 16-byte
- * aligned too. */
+ * aligned too, and dK/dV and dQ tiles that fit in the device's shared
+ * memory (attn_tc_tiles.h). */
 static inline int rrt_attn_bwd_tc_supported(const rrt_attn_bargs *a) {
-  return rrt_attn_tc_supported(&a->f) && (uintptr_t)a->dout % 16 == 0;
+  const int hd = a->f.head_dim;
+  const size_t optin = a->f.smem_optin;
+  return rrt_attn_tc_supported(&a->f) && (uintptr_t)a->dout % 16 == 0 &&
+         rrt_attn_dkv_tc_bq(hd, optin) > 0 && rrt_attn_dq_tc_bk(hd, optin) > 0;
 }
 
 /* rrt_k_attn_bwd_dkv and rrt_k_attn_bwd_dq on tensor cores (mma.sync,

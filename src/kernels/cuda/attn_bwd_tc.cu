@@ -40,9 +40,10 @@
 
 namespace {
 
-constexpr int kWarps = 4;
+constexpr int kWarps = RRT_TC_WARPS;
 constexpr int kThreads = 32 * kWarps;
-constexpr int kDqRows = 16 * kWarps; /* query rows of a dq block */
+constexpr int kDqRows = RRT_TC_DQ_ROWS; /* query rows of a dq block: 16 a warp */
+static_assert(kDqRows == 16 * kWarps, "a warp owns 16 query rows");
 
 template <int N> __device__ void tc_zero(float acc[N][4]) {
   RRT_UNROLL
@@ -336,66 +337,65 @@ __global__ void rrt_attn_bwd_dq_tc_kernel(rrt_attn_bargs a, rrt_attn_item it, in
 
 /* ---- launches ---------------------------------------------------------------- */
 
-/* K, V of the block and two Q, dO tiles; two tiles' key ranges, lse, delta. */
-constexpr size_t dkv_smem(int bq, int dsplit, int head_dim) {
-  return (size_t)(2 * (16 * kWarps / dsplit) + 4 * bq) * (size_t)(head_dim + kTcPad) * 2 +
-         (size_t)(2 * bq) * (2 * sizeof(int64_t) + 2 * sizeof(float));
-}
-
-/* The Q and dO tiles and two K, V tiles. */
-
-constexpr size_t dq_smem(int bk, int head_dim) {
-  return (size_t)(2 * kDqRows + 4 * bk) * (size_t)(head_dim + kTcPad) * 2;
-}
-
+/* Each instantiation opts in once per device to the most it launches with
+ * there (attn_tc.h: tc_opt_in), and launches with its tiles' bytes at this
+ * head_dim (attn_tc_tiles.h). */
 template <int DMAX, int BQ, bool BF16, int DSPLIT>
 rrt_status dkv_launch(rrt_stream stream, const rrt_attn_bargs &ba, const rrt_attn_item &it,
                       float *dk, float *dv) {
+  static std::atomic<unsigned long long> opted{0};
   constexpr int BKV = 16 * kWarps / DSPLIT;
   const int64_t nkt = (it.k_len + BKV - 1) / BKV;
   const int64_t nblocks = ba.f.batch * ba.f.heads_kv * nkt;
   if (nblocks >= ((int64_t)1 << 31)) return RRT_ERR_INVALID_ARG;
-  const size_t smem = dkv_smem(BQ, DSPLIT, ba.f.head_dim);
-  /* above 48 KiB the opt-in (kept per kernel for the process, as on a GPU) */
-  if (smem > 48 * 1024 &&
-      cudaFuncSetAttribute(rrt_attn_bwd_dkv_tc_kernel<DMAX, BQ, BF16, DSPLIT>,
-                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess)
-    return RRT_ERR_CUDA;
+  const size_t most = rrt_attn_dkv_tc_smem(BQ, DSPLIT, DMAX), optin = ba.f.smem_optin;
+  const rrt_status st = tc_opt_in(rrt_attn_bwd_dkv_tc_kernel<DMAX, BQ, BF16, DSPLIT>,
+                                  "rrt_attn_bwd_dkv_tc_kernel", most < optin ? most : optin, opted);
+  if (st != RRT_SUCCESS) return st;
   RRT_LAUNCH((rrt_attn_bwd_dkv_tc_kernel<DMAX, BQ, BF16, DSPLIT>), (unsigned)nblocks, kThreads,
-             smem, stream, ba, it, nkt, dk, dv);
+             rrt_attn_dkv_tc_smem(BQ, DSPLIT, ba.f.head_dim), stream, ba, it, nkt, dk, dv);
 }
 
 template <int DMAX, int BK, bool BF16>
 rrt_status dq_launch(rrt_stream stream, const rrt_attn_bargs &ba, const rrt_attn_item &it,
                      float *dq) {
+  static std::atomic<unsigned long long> opted{0};
   const int64_t nqt = (it.q_len + kDqRows - 1) / kDqRows;
   const int64_t nblocks = ba.f.batch * ba.f.heads_q * nqt;
   if (nblocks >= ((int64_t)1 << 31)) return RRT_ERR_INVALID_ARG;
-  const size_t smem = dq_smem(BK, ba.f.head_dim);
-  if (smem > 48 * 1024 &&
-      cudaFuncSetAttribute(rrt_attn_bwd_dq_tc_kernel<DMAX, BK, BF16>,
-                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess)
-    return RRT_ERR_CUDA;
-  RRT_LAUNCH((rrt_attn_bwd_dq_tc_kernel<DMAX, BK, BF16>), (unsigned)nblocks, kThreads, smem, stream,
-             ba, it, nqt, dq);
+  const size_t most = rrt_attn_dq_tc_smem(BK, DMAX), optin = ba.f.smem_optin;
+  const rrt_status st = tc_opt_in(rrt_attn_bwd_dq_tc_kernel<DMAX, BK, BF16>,
+                                  "rrt_attn_bwd_dq_tc_kernel", most < optin ? most : optin, opted);
+  if (st != RRT_SUCCESS) return st;
+  RRT_LAUNCH((rrt_attn_bwd_dq_tc_kernel<DMAX, BK, BF16>), (unsigned)nblocks, kThreads,
+             rrt_attn_dq_tc_smem(BK, ba.f.head_dim), stream, ba, it, nqt, dq);
 }
 
-/* Tile variants by head_dim (<= 64, 128, 256). Shared memory: dkv 57, 70,
- * 101 KiB; dq 55, 104, 132 KiB (at the bound; below sm_80's 163). */
+/* Tile variants by head_dim bound (64, 128, 256) and the device's opt-in
+ * limit (attn_tc_tiles.h). Shared memory at the bound: dkv 57, 70, 101 KiB
+ * (bq 16 at 256: 67 KiB); dq 55, 104, 132 KiB (bk 32 at 128: 68 KiB, bk 16
+ * at 256: 99 KiB), so sm_86/89's 99 KiB runs every head_dim. */
 template <bool BF16>
 rrt_status dkv_dispatch(rrt_stream stream, const rrt_attn_bargs &ba, const rrt_attn_item &it,
                         float *dk, float *dv) {
-  if (ba.f.head_dim <= 64) return dkv_launch<64, 64, BF16, 1>(stream, ba, it, dk, dv);
-  if (ba.f.head_dim <= 128) return dkv_launch<128, 32, BF16, 1>(stream, ba, it, dk, dv);
-  return dkv_launch<256, 32, BF16, 2>(stream, ba, it, dk, dv);
+  const int hd = ba.f.head_dim;
+  if (hd <= 64) return dkv_launch<64, 64, BF16, 1>(stream, ba, it, dk, dv);
+  if (hd <= 128) return dkv_launch<128, 32, BF16, 1>(stream, ba, it, dk, dv);
+  if (rrt_attn_dkv_tc_bq(hd, ba.f.smem_optin) == 32)
+    return dkv_launch<256, 32, BF16, 2>(stream, ba, it, dk, dv);
+  return dkv_launch<256, 16, BF16, 2>(stream, ba, it, dk, dv);
 }
 
 template <bool BF16>
 rrt_status dq_dispatch(rrt_stream stream, const rrt_attn_bargs &ba, const rrt_attn_item &it,
                        float *dq) {
-  if (ba.f.head_dim <= 64) return dq_launch<64, 64, BF16>(stream, ba, it, dq);
-  if (ba.f.head_dim <= 128) return dq_launch<128, 64, BF16>(stream, ba, it, dq);
-  return dq_launch<256, 32, BF16>(stream, ba, it, dq);
+  const int hd = ba.f.head_dim, bk = rrt_attn_dq_tc_bk(hd, ba.f.smem_optin);
+  if (hd <= 64) return dq_launch<64, 64, BF16>(stream, ba, it, dq);
+  if (hd <= 128)
+    return bk == 64 ? dq_launch<128, 64, BF16>(stream, ba, it, dq)
+                    : dq_launch<128, 32, BF16>(stream, ba, it, dq);
+  return bk == 32 ? dq_launch<256, 32, BF16>(stream, ba, it, dq)
+                  : dq_launch<256, 16, BF16>(stream, ba, it, dq);
 }
 
 } // namespace

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "comm/device.h"
+#include "kernels/cuda/attn_tc_tiles.h"
 #include "sched/attn_item.h"
 
 #ifdef __cplusplus
@@ -22,6 +23,9 @@ typedef struct rrt_attn_kargs {
   int dtype; /* rrt_dtype: F32, BF16, F16 */
   float scale;
   rrt_attn_kmask mask; /* row mask of masked items, device memory */
+  /* The device's opt-in limit of dynamic shared memory a block (the
+   * context's, comm/ctx.h): the tensor-core kernels' tiles are sized to it. */
+  size_t smem_optin;
 } rrt_attn_kargs;
 
 /* Local attention of one item: normalised partial output o_part
@@ -32,12 +36,14 @@ RRT_DECLARE_KERNEL(rrt_k_attn_fwd, (rrt_stream stream, const rrt_attn_kargs *a,
 
 /* Whether the tensor-core kernel (attn_fwd_tc.cu) takes these operands:
  * bf16 or f16 storage, head_dim a multiple of 16 up to 256, q, k and v
- * 16-byte aligned (its cp.async copies 16 bytes). The dtype codes are
+ * 16-byte aligned (its cp.async copies 16 bytes), and a tile that fits in
+ * the device's shared memory (attn_tc_tiles.h). The dtype codes are
  * rrt_dtype's (RRT_AM_BF16 and RRT_AM_F16 of attn_math.h; ringrt/transport.h
  * is not included here: it brings mpi.h into the C++ emulator build). */
 static inline int rrt_attn_tc_supported(const rrt_attn_kargs *a) {
   return (a->dtype == 5 || a->dtype == 6) && a->head_dim >= 16 && a->head_dim <= 256 &&
-         a->head_dim % 16 == 0 && ((uintptr_t)a->q | (uintptr_t)a->k | (uintptr_t)a->v) % 16 == 0;
+         a->head_dim % 16 == 0 && ((uintptr_t)a->q | (uintptr_t)a->k | (uintptr_t)a->v) % 16 == 0 &&
+         rrt_attn_fwd_tc_bk(a->head_dim, a->smem_optin) > 0;
 }
 
 /* rrt_k_attn_fwd on tensor cores (mma.sync, FlashAttention-2 style), the

@@ -44,9 +44,10 @@
 
 namespace {
 
-constexpr int kWarps = 4;
+constexpr int kWarps = RRT_TC_WARPS;
 constexpr int kThreads = 32 * kWarps;
-constexpr int kBQ = 16 * kWarps; /* query rows per block */
+constexpr int kBQ = RRT_TC_FWD_ROWS; /* query rows per block: 16 a warp */
+static_assert(kBQ == 16 * kWarps, "a warp owns 16 query rows");
 
 /* Max and sum over the four lanes of a quad (the lanes holding one row of
  * an accumulator tile): every lane gets the same bits. */
@@ -225,28 +226,24 @@ __global__ void rrt_attn_fwd_tc_kernel(rrt_attn_kargs a, rrt_attn_item it, int64
   }
 }
 
-/* Shared memory of a launch: the Q tile and two K and two V tiles. */
-constexpr size_t tc_smem_bytes(int bk, int head_dim) {
-  return (size_t)(kBQ + 4 * bk) * (size_t)(head_dim + kTcPad) * sizeof(uint16_t);
-}
-
 template <int DMAX, int BK, bool BF16, bool MERGE>
 rrt_status tc_launch(rrt_stream stream, const rrt_attn_kargs &ka, const rrt_attn_item &it,
                      int64_t nqt, unsigned grid, float *out, float *lse_out) {
-  const size_t smem = tc_smem_bytes(BK, ka.head_dim);
-  /* above 48 KiB the opt-in (kept per kernel for the process, as on a GPU) */
-  if (smem > 48 * 1024 &&
-      cudaFuncSetAttribute(rrt_attn_fwd_tc_kernel<DMAX, BK, BF16, MERGE>,
-                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess)
-    return RRT_ERR_CUDA;
-  RRT_LAUNCH((rrt_attn_fwd_tc_kernel<DMAX, BK, BF16, MERGE>), grid, kThreads, smem, stream, ka, it,
-             nqt, out, lse_out);
+  static std::atomic<unsigned long long> opted{0};
+  const size_t most = rrt_attn_fwd_tc_smem(BK, DMAX);
+  const rrt_status st =
+      tc_opt_in(rrt_attn_fwd_tc_kernel<DMAX, BK, BF16, MERGE>, "rrt_attn_fwd_tc_kernel",
+                most < ka.smem_optin ? most : ka.smem_optin, opted);
+  if (st != RRT_SUCCESS) return st;
+  RRT_LAUNCH((rrt_attn_fwd_tc_kernel<DMAX, BK, BF16, MERGE>), grid, kThreads,
+             rrt_attn_fwd_tc_smem(BK, ka.head_dim), stream, ka, it, nqt, out, lse_out);
 }
 
+/* Shared memory (attn_tc_tiles.h): 45 KiB (64), 85 KiB (128), 99 KiB (256),
+ * within every tensor-core arch's opt-in. */
 template <bool BF16, bool MERGE>
 rrt_status tc_dispatch(rrt_stream stream, const rrt_attn_kargs &ka, const rrt_attn_item &it,
                        int64_t nqt, unsigned grid, float *out, float *lse_out) {
-  /* shared memory: 45 KiB (64), 85 KiB (128), 99 KiB (256); below sm_80's 163 */
   if (ka.head_dim <= 64)
     return tc_launch<64, 64, BF16, MERGE>(stream, ka, it, nqt, grid, out, lse_out);
   if (ka.head_dim <= 128)

@@ -6,13 +6,17 @@
 #ifndef RRT_KERNELS_CUDA_ATTN_TC_H
 #define RRT_KERNELS_CUDA_ATTN_TC_H
 
+#include <atomic>
+#include <stdio.h>
+
 #include "kernels/attn_math.h"
+#include "kernels/cuda/attn_tc_tiles.h"
 #include "kernels/cuda/tc_prims.h"
 #include "kernels/simt.h"
 
 namespace {
 
-constexpr int kTcPad = 8; /* elements after each shared-memory row */
+constexpr int kTcPad = RRT_TC_PAD; /* elements after each shared-memory row */
 
 /* Rows [0, nrows) of a shared tile with row stride dp: row r < nvalid
  * copied from src + r * stride by cp.async (16-byte chunks), the rest zero
@@ -102,6 +106,38 @@ __device__ void tc_weights_times_rows(float acc[ND][4], const float w[NK][4], co
       tc_mma<BF16>(acc[nd], wa, zf);
     }
   }
+}
+
+/* The opt-in of `kernel` to `bytes` of dynamic shared memory (above the
+ * 48 KiB every kernel has), set once per device: the caller passes the most
+ * its instantiation launches with on this device, and `opted` (one per
+ * instantiation, a bit per device) remembers that it is set. The attribute
+ * belongs to the kernel function for every later launch from any thread,
+ * so setting it to each launch's size raced between host threads sharing
+ * an instantiation. A failure clears the runtime's error, which would
+ * otherwise fail the next launch of any kernel on this thread, and is
+ * named in the launch note. */
+template <class F>
+rrt_status tc_opt_in(F *kernel, const char *name, size_t bytes,
+                     std::atomic<unsigned long long> &opted) {
+  if (bytes <= 48 * 1024) return RRT_SUCCESS;
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) dev = 0;
+  const unsigned long long bit = dev >= 0 && dev < 64 ? 1ull << dev : 0ull;
+  if (bit && (opted.load(std::memory_order_acquire) & bit)) return RRT_SUCCESS;
+  const cudaError_t e =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    char why[256];
+    snprintf(why, sizeof why,
+             "cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize, %zu): %s: %s",
+             bytes, cudaGetErrorName(e), cudaGetErrorString(e));
+    rrt_launch_note(name, why);
+    return RRT_ERR_CUDA;
+  }
+  opted.fetch_or(bit, std::memory_order_release);
+  return RRT_SUCCESS;
 }
 
 } // namespace

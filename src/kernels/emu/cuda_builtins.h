@@ -185,7 +185,8 @@ rrt_status check_registers(const char *name, const char *signature, unsigned thr
 /** The kernel name inside a kernel_signature ("k<128,true>", no spaces). */
 std::string signature_name(const char *signature);
 /** cudaFuncAttributeMaxDynamicSharedMemorySize of `kernel`: 0, or 1 (a value
- *  above the 227 KiB of sm_90, as cudaErrorInvalidValue). */
+ *  above the emulated arch's opt-in limit, comm/emu_arch.h, as
+ *  cudaErrorInvalidValue). */
 int set_max_dyn_smem(const void *kernel, long bytes);
 
 /* Non-inline accessors of the current fiber: nothing may be cached across a
@@ -196,6 +197,10 @@ dim3 block_dim();
 dim3 grid_dim();
 void *dyn_smem();
 int block_sync(int op, int pred);
+/** __syncthreads at a source line: a barrier, unless RINGRT_EMU_DROP_BARRIER
+ *  names this site (FILE:LINE, FILE the source's base name), which deletes
+ *  it for a planted-fault test (the thread goes on without waiting). */
+void block_sync_at(const char *file, int line);
 /** __nanosleep: the fiber yields; it runs again on the block's next pass. */
 void sleep_yield();
 uint64_t warp_sync(int op, unsigned mask, uint64_t value, int param, int width);
@@ -207,6 +212,10 @@ void fault(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /** A warp collective of all 32 lanes: `all` (32 * bytes) receives every
  *  lane's `bytes` bytes at `mine`, lane j at offset j * bytes. */
 void warp_gather(const char *what, const void *mine, void *all, size_t bytes);
+/** Fault unless [p, p + bytes) may be shared memory of the running block:
+ *  not device (global) memory, not past the launch's dynamic shared bytes
+ *  (static __shared__ arrays cannot be told from other host memory). */
+void check_shared(const char *what, const void *p, size_t bytes);
 /** cp.async of the running thread: queued until a wait covers its group. */
 void cp_async(void *dst, const void *src, unsigned bytes);
 void cp_async_commit();
@@ -269,6 +278,19 @@ template <class To, class From> static inline To bit_cast(From v) {
 
 /* ---- the CUDA runtime's kernel attributes (the opt-in to > 48 KiB) -------------- */
 enum cudaError_t { cudaSuccess = 0, cudaErrorInvalidValue = 1 };
+/* One emulated device, and no sticky error state: a failed call returns
+ * its error and leaves nothing behind for the next launch. */
+static inline cudaError_t cudaGetDevice(int *device) {
+  *device = 0;
+  return cudaSuccess;
+}
+static inline cudaError_t cudaGetLastError() { return cudaSuccess; }
+static inline const char *cudaGetErrorName(cudaError_t e) {
+  return e == cudaSuccess ? "cudaSuccess" : "cudaErrorInvalidValue";
+}
+static inline const char *cudaGetErrorString(cudaError_t e) {
+  return e == cudaSuccess ? "no error" : "invalid argument";
+}
 enum cudaFuncAttribute {
   cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
   cudaFuncAttributePreferredSharedMemoryCarveout = 9
@@ -286,7 +308,8 @@ static inline cudaError_t cudaFuncSetAttribute(F *kernel, cudaFuncAttribute attr
 }
 
 /* ---- barriers and warp collectives -------------------------------------------- */
-static inline void __syncthreads() { (void)::rrt_emu::block_sync(::rrt_emu::B_SYNC, 0); }
+/* A macro, so each barrier knows its source line (RINGRT_EMU_DROP_BARRIER). */
+#define __syncthreads() ::rrt_emu::block_sync_at(__FILE__, __LINE__)
 static inline int __syncthreads_count(int p) {
   return ::rrt_emu::block_sync(::rrt_emu::B_COUNT, p);
 }

@@ -9,7 +9,10 @@
  * or warp collective, then releases the warps whose live lanes all wait at a warp collective
  * (computing shuffle results), or the whole block when every live thread waits at __syncthreads. If
  * nothing can be released, the block is deadlocked: reported, not hung. Blocks are handed out to
- * the OS threads of an OpenMP team from an atomic counter.
+ * the OS threads of an OpenMP team from an atomic counter. Hazard modes (Modes:
+ * RINGRT_EMU_SCHED=runahead, RINGRT_EMU_CPASYNC=eager) run each warp ahead to its block barriers
+ * and land cp.async copies when issued, so missing barriers that the default schedule hides show;
+ * RINGRT_EMU_DROP_BARRIER deletes one barrier for planted-fault tests.
  *
  * Also here, for the tensor-core subset (kernels/cuda/tc_prims.h, tc_emu.cpp): the warp gather
  * that mma and ldmatrix exchange fragments through, the per-thread cp.async queues, kernel faults,
@@ -31,6 +34,10 @@
 #include <utility>
 #include <vector>
 
+#include "comm/emu_arch.h"
+extern "C" {
+#include "comm/emu_mem.h"
+}
 #include "kernels/emu/cuda_builtins.h"
 
 #if defined(__has_feature)
@@ -129,7 +136,6 @@ enum fiber_state { F_READY = 0, F_BLOCK, F_WARP, F_SLEEP, F_DONE };
  * maximum per block of sm_90). */
 constexpr unsigned kMaxBlockThreads = 1024, kMaxBlockZ = 64, kMaxGridYZ = 65535;
 constexpr unsigned kMaxGridX = 0x7fffffffu;
-constexpr size_t kMaxDynSmem = 227u * 1024u;
 constexpr size_t kDefaultDynSmem = 48u * 1024u; /* above it a kernel must opt in */
 
 /* One cp.async of a thread, pending until a wait covers its group. */
@@ -176,6 +182,23 @@ struct Stack {
   size_t len;
 };
 
+/* Scheduling modes that expose hazards a GPU may show and the default
+ * schedule hides (RINGRT_EMU_SCHED, RINGRT_EMU_CPASYNC). */
+struct Modes {
+  /* runahead: each warp in turn runs through its warp collectives until
+   * it waits at a block barrier or exits, so a read of another warp's
+   * shared-memory writes without __syncthreads sees stale data (block: a
+   * warp collective waits for the whole block, like a block barrier). */
+  bool runahead = false;
+  /* eager: a cp.async lands when issued, so a prefetch into a tile other
+   * warps still read corrupts it (lazy: it lands at its wait). */
+  bool eager_copies = false;
+  /* RINGRT_EMU_DROP_BARRIER=FILE:LINE: the __syncthreads at that site is
+   * deleted (planted-fault tests); drop_file NULL: none. */
+  const char *drop_file = nullptr;
+  int drop_line = 0;
+};
+
 struct Launch {
   const char *name;
   dim3 grid, block;
@@ -183,6 +206,7 @@ struct Launch {
   void (*fn)(void *);
   void *arg;
   Order order = {O_FORWARD, 1};
+  Modes modes;
 };
 
 struct Worker {
@@ -219,6 +243,9 @@ struct Worker {
   rrt_status prepare(const Launch &l, int n, size_t want_stack);
   rrt_status run_block(uint64_t b);
   void order_pass(uint64_t block, uint64_t pass);
+  void run_pass();
+  rrt_status run_warp_ahead(int lo, int hi);
+  rrt_status release_warp(int lo, int hi, bool *released);
   void resolve_warp(int lo, unsigned group);
   void resolve_gather(int lo, unsigned group);
   void vfault(int fiber, const char *fmt, va_list ap);
@@ -440,6 +467,72 @@ void Worker::order_pass(uint64_t block, uint64_t pass) {
   }
 }
 
+#define RRT_EMU_TRY(call)                                                                          \
+  do {                                                                                             \
+    const rrt_status rrt_emu_try_ = (call);                                                        \
+    if (rrt_emu_try_ != RRT_SUCCESS) return rrt_emu_try_;                                          \
+  } while (0)
+
+/* Resume every ready fiber once, in the pass's order. */
+void Worker::run_pass() {
+  for (Slot slot : schedule) {
+    const int i = slot.fiber;
+    if (fibers[(size_t)i].state != F_READY) continue;
+    cur = i;
+    ctx_switch(sched, fibers[(size_t)i].ctx);
+  }
+  cur = -1;
+}
+
+/* Run-ahead (Modes): the warp of threads [lo, hi) runs, its collectives
+ * released as soon as its own lanes reach them, until none of its threads
+ * is ready (each waits at a block barrier, sleeps or is done). */
+rrt_status Worker::run_warp_ahead(int lo, int hi) {
+  for (;;) {
+    for (Slot slot : schedule) {
+      const int i = slot.fiber;
+      if (i < lo || i >= hi || fibers[(size_t)i].state != F_READY) continue;
+      cur = i;
+      ctx_switch(sched, fibers[(size_t)i].ctx);
+    }
+    cur = -1;
+    bool released = false;
+    RRT_EMU_TRY(release_warp(lo, hi, &released));
+    if (!released) return RRT_SUCCESS;
+  }
+}
+
+/* Complete the collectives of the warp of threads [lo, hi) that every live
+ * lane of their mask waits at (*released set when one is); lanes waiting at
+ * different collectives are a deadlock, reported. */
+rrt_status Worker::release_warp(int lo, int hi, bool *released) {
+  unsigned alive = 0, waiting = 0; /* lane bit masks */
+  for (int i = lo; i < hi; i++) {
+    const int st = fibers[(size_t)i].state;
+    if (st == F_DONE) continue;
+    alive |= 1u << (i - lo);
+    if (st == F_WARP) waiting |= 1u << (i - lo);
+  }
+  for (unsigned todo = waiting; todo;) {
+    const unsigned first = todo & -todo;
+    const Fiber &f = fibers[(size_t)(lo + __builtin_ctz(first))];
+    const unsigned group = (f.mask & alive) | first;
+    if (group & ~waiting) { /* a lane of the mask is elsewhere: not yet */
+      todo &= ~first;
+      continue;
+    }
+    for (unsigned g = group; g; g &= g - 1) {
+      const Fiber &o = fibers[(size_t)(lo + __builtin_ctz(g))];
+      if (o.op != f.op || o.width != f.width || ((o.mask & alive) | (g & -g)) != group)
+        return report_deadlock("lanes of one warp wait at different warp collectives", lo);
+    }
+    resolve_warp(lo, group);
+    todo &= ~group, waiting &= ~group;
+    *released = true;
+  }
+  return RRT_SUCCESS;
+}
+
 rrt_status Worker::run_block(uint64_t b) {
   const Launch &l = *launch;
   bidx.x = (unsigned)(b % l.grid.x);
@@ -458,50 +551,30 @@ rrt_status Worker::run_block(uint64_t b) {
   }
   for (uint64_t pass = 0;; pass++) {
     order_pass(b, pass);
-    for (Slot slot : schedule) {
-      int i = slot.fiber;
-      if (fibers[(size_t)i].state != F_READY) continue;
-      cur = i;
-      ctx_switch(sched, fibers[(size_t)i].ctx);
+    if (l.modes.runahead) {
+      uint64_t started = 0; /* warps run this pass, in the order their first thread comes */
+      for (Slot slot : schedule) {
+        const int lo = slot.fiber / warpSize * warpSize;
+        if ((started >> (lo / warpSize)) & 1u) continue;
+        started |= 1ull << (lo / warpSize);
+        RRT_EMU_TRY(run_warp_ahead(lo, lo + warpSize < n ? lo + warpSize : n));
+      }
+    } else {
+      run_pass();
     }
-    cur = -1;
     /* Every fiber now waits, sleeps or is done. Sleepers run again on the
      * next pass; when only sleepers are live they wait for other blocks (a
      * spin on a flag another block sets), so the OS thread yields its core. */
     int live = 0, at_block = 0, sleeping = 0;
     bool released = false;
-    for (int i = 0; i < n; i++)
-      if (fibers[(size_t)i].state == F_SLEEP) fibers[(size_t)i].state = F_READY, sleeping++;
-    for (int lo = 0; lo < n; lo += warpSize) {
-      int hi = lo + warpSize < n ? lo + warpSize : n;
-      unsigned alive = 0, waiting = 0; /* lane bit masks */
-      for (int i = lo; i < hi; i++) {
-        int st = fibers[(size_t)i].state;
-        if (st == F_DONE) continue;
-        alive |= 1u << (i - lo);
-        at_block += st == F_BLOCK;
-        if (st == F_WARP) waiting |= 1u << (i - lo);
-      }
-      live += __builtin_popcount(alive);
-      /* A collective completes when every live lane of its mask waits at it. */
-      for (unsigned todo = waiting; todo;) {
-        const unsigned first = todo & -todo;
-        const Fiber &f = fibers[(size_t)(lo + __builtin_ctz(first))];
-        const unsigned group = (f.mask & alive) | first;
-        if (group & ~waiting) { /* a lane of the mask is elsewhere: not yet */
-          todo &= ~first;
-          continue;
-        }
-        for (unsigned g = group; g; g &= g - 1) {
-          const Fiber &o = fibers[(size_t)(lo + __builtin_ctz(g))];
-          if (o.op != f.op || o.width != f.width || ((o.mask & alive) | (g & -g)) != group)
-            return report_deadlock("lanes of one warp wait at different warp collectives", lo);
-        }
-        resolve_warp(lo, group);
-        todo &= ~group, waiting &= ~group;
-        released = true;
-      }
+    for (int i = 0; i < n; i++) {
+      Fiber &f = fibers[(size_t)i];
+      if (f.state == F_SLEEP) f.state = F_READY, sleeping++;
+      live += f.state != F_DONE;
+      at_block += f.state == F_BLOCK;
     }
+    for (int lo = 0; lo < n; lo += warpSize)
+      RRT_EMU_TRY(release_warp(lo, lo + warpSize < n ? lo + warpSize : n, &released));
     if (live == 0) return faulted ? RRT_ERR_INTERNAL : RRT_SUCCESS;
     if (released) continue;
     if (sleeping == live) sched_yield();
@@ -547,6 +620,14 @@ struct DynSmemAttr { /* an internal type: a std::pair's vector members would be 
 std::mutex g_attr_mutex;
 std::vector<DynSmemAttr> g_max_dyn_smem;
 
+/* The emulated arch's opt-in limit (comm/emu_arch.h); an unknown
+ * RINGRT_EMU_ARCH fails the context's creation, so here it is sm_80's. */
+size_t arch_optin() {
+  size_t bytes;
+  (void)rrt_emu_arch_smem_optin(&bytes, nullptr, 0);
+  return bytes;
+}
+
 size_t max_dyn_smem(const void *kernel) {
   std::lock_guard<std::mutex> lock(g_attr_mutex);
   for (const auto &e : g_max_dyn_smem)
@@ -577,6 +658,52 @@ rrt_status parse_order(const char *name, Order *o) {
   return RRT_ERR_INVALID_ARG;
 }
 
+/* One of two words for a mode variable; unset or empty is the first. */
+rrt_status parse_choice(const char *name, const char *var, const char *off, const char *on,
+                        bool *value) {
+  const char *e = getenv(var);
+  *value = false;
+  if (!e || !*e || strcmp(e, off) == 0) return RRT_SUCCESS;
+  if (strcmp(e, on) == 0) {
+    *value = true;
+    return RRT_SUCCESS;
+  }
+  fprintf(stderr, "ringrt emu: kernel %s: %s=%s: expected %s or %s\n", name, var, e, off, on);
+  return RRT_ERR_INVALID_ARG;
+}
+
+/* RINGRT_EMU_DROP_BARRIER=FILE:LINE (Modes). The file part points into
+ * the environment, which the process does not change while kernels run. */
+rrt_status parse_drop(const char *name, Modes *m) {
+  const char *e = getenv("RINGRT_EMU_DROP_BARRIER");
+  if (!e || !*e) return RRT_SUCCESS;
+  const char *colon = strrchr(e, ':');
+  char *end = nullptr;
+  const long line = colon ? strtol(colon + 1, &end, 10) : 0;
+  if (!colon || colon == e || end == colon + 1 || *end != '\0' || line <= 0) {
+    fprintf(stderr, "ringrt emu: kernel %s: RINGRT_EMU_DROP_BARRIER=%s: expected FILE:LINE\n", name,
+            e);
+    return RRT_ERR_INVALID_ARG;
+  }
+  m->drop_file = e, m->drop_line = (int)line;
+  return RRT_SUCCESS;
+}
+
+rrt_status parse_modes(const char *name, Modes *m) {
+  RRT_EMU_TRY(parse_choice(name, "RINGRT_EMU_SCHED", "block", "runahead", &m->runahead));
+  RRT_EMU_TRY(parse_choice(name, "RINGRT_EMU_CPASYNC", "lazy", "eager", &m->eager_copies));
+  return parse_drop(name, m);
+}
+
+/* Whether the barrier at file:line is the one RINGRT_EMU_DROP_BARRIER names. */
+bool dropped(const Modes &m, const char *file, int line) {
+  if (!m.drop_file || line != m.drop_line) return false;
+  const char *base = strrchr(file, '/');
+  base = base ? base + 1 : file;
+  const size_t n = strlen(base);
+  return strncmp(m.drop_file, base, n) == 0 && m.drop_file[n] == ':';
+}
+
 rrt_status check_config(const char *name, const void *kernel, dim3 g, dim3 b, size_t shmem) {
   const char *why = nullptr;
   if (!g.x || !g.y || !g.z)
@@ -588,8 +715,9 @@ rrt_status check_config(const char *name, const void *kernel, dim3 g, dim3 b, si
   else if (b.x > kMaxBlockThreads || b.y > kMaxBlockThreads || b.z > kMaxBlockZ ||
            (uint64_t)b.x * b.y * b.z > kMaxBlockThreads)
     why = "block too large (at most 1024 threads, z <= 64)";
-  else if (shmem > kMaxDynSmem)
-    why = "dynamic shared memory above 227 KiB";
+  else if (shmem > arch_optin())
+    why = "dynamic shared memory above the opt-in limit of the emulated arch (RINGRT_EMU_ARCH: "
+          "sm_80 163 KiB, sm_86/89 99 KiB, sm_90 227 KiB)";
   else if (shmem > kDefaultDynSmem && shmem > max_dyn_smem(kernel))
     why = "dynamic shared memory above 48 KiB (and above the kernel's "
           "cudaFuncAttributeMaxDynamicSharedMemorySize) without opting in with "
@@ -676,8 +804,10 @@ rrt_status launch(const char *name, const void *kernel, dim3 grid, dim3 block, s
     (void)rrt_launch_note_take(NULL, 0); /* the note is about the last launch only */
     st = check_config(name, kernel, grid, block, shmem);
   }
+  Modes modes;
   if (st == RRT_SUCCESS) st = parse_order(name, &order);
-  const Launch l = {name, grid, block, shmem, fn, arg, order};
+  if (st == RRT_SUCCESS) st = parse_modes(name, &modes);
+  const Launch l = {name, grid, block, shmem, fn, arg, order, modes};
   if (st == RRT_SUCCESS && rrt_host_stream_queues(stream)) {
     Queued *q = new (std::nothrow) Queued{l, stream, stack_bytes, drop};
     if (q && (st = rrt_host_stream_enqueue(stream, run_queued, drop_queued, q)) == RRT_SUCCESS)
@@ -704,6 +834,12 @@ int block_sync(int op, int pred) {
   return (int)park(running("__syncthreads"), F_BLOCK, op, 0, pred != 0, 0, 0);
 }
 
+void block_sync_at(const char *file, int line) {
+  Worker *w = running("__syncthreads");
+  if (dropped(w->launch->modes, file, line)) return;
+  (void)park(w, F_BLOCK, B_SYNC, 0, 0, 0, 0);
+}
+
 void sleep_yield() { (void)park(running("__nanosleep"), F_SLEEP, 0, 0, 0, 0, 0); }
 
 uint64_t warp_sync(int op, unsigned mask, uint64_t value, int param, int width) {
@@ -711,7 +847,7 @@ uint64_t warp_sync(int op, unsigned mask, uint64_t value, int param, int width) 
 }
 
 int set_max_dyn_smem(const void *kernel, long bytes) {
-  if (bytes < 0 || (size_t)bytes > kMaxDynSmem) return 1; /* cudaErrorInvalidValue */
+  if (bytes < 0 || (size_t)bytes > arch_optin()) return 1; /* cudaErrorInvalidValue */
   std::lock_guard<std::mutex> lock(g_attr_mutex);
   for (auto &e : g_max_dyn_smem)
     if (e.kernel == kernel) {
@@ -739,15 +875,36 @@ void warp_gather(const char *what, const void *mine, void *all, size_t bytes) {
   (void)park(w, F_WARP, W_GATHER, 0xffffffffu, 0, 0, (int)bytes);
 }
 
+void check_shared(const char *what, const void *p, size_t bytes) {
+  Worker *w = running(what);
+  const unsigned char *c = static_cast<const unsigned char *>(p);
+  if (rrt_emu_mem_contains(p, bytes))
+    w->fault_at(w->cur, "%s: address %p is global (device) memory, not shared memory", what, p);
+  else if (c >= w->smem && c < w->smem + w->smem_cap && c + bytes > w->smem + w->launch->shmem)
+    w->fault_at(w->cur,
+                "%s: %zu bytes at offset %zu of dynamic shared memory, past the launch's %zu "
+                "bytes",
+                what, bytes, (size_t)(c - w->smem), w->launch->shmem);
+}
+
 /* cp.async: the copy is queued on the issuing thread and lands only at the
  * wait that covers its group, reading the source then too: a kernel that
- * reads the destination before that wait sees what was there before. */
+ * reads the destination before that wait sees what was there before. With
+ * RINGRT_EMU_CPASYNC=eager it lands at once instead, the other end of what
+ * hardware may do: a prefetch into a tile still being read corrupts it. */
 void cp_async(void *dst, const void *src, unsigned bytes) {
   Worker *w = running("cp.async");
   if (((uintptr_t)dst | (uintptr_t)src) % bytes != 0)
     w->fault_at(w->cur, "cp.async of %u bytes: source %p or destination %p not %u-byte aligned",
                 bytes, src, dst, bytes);
-  w->fibers[(size_t)w->cur].copies.push_back(Copy{dst, src, bytes, 0});
+  check_shared("cp.async destination", dst, bytes);
+  const unsigned char *from = static_cast<const unsigned char *>(src);
+  if (from >= w->smem && from < w->smem + w->smem_cap) /* cp.async.shared.global */
+    w->fault_at(w->cur, "cp.async: source %p is shared memory, not global memory", src);
+  if (w->launch->modes.eager_copies)
+    memcpy(dst, src, bytes);
+  else
+    w->fibers[(size_t)w->cur].copies.push_back(Copy{dst, src, bytes, 0});
 }
 
 void cp_async_commit() {

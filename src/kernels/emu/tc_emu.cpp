@@ -66,6 +66,7 @@ void ldmatrix(int num, bool trans, uint32_t *r, const void *row) {
   const int lane = (int)lane_id(), g = lane >> 2, t = lane & 3;
   if (lane < 8 * num && (uintptr_t)row % 16 != 0)
     fault("ldmatrix: the row address %p of lane %d is not 16-byte aligned", row, lane);
+  if (lane < 8 * num) check_shared("ldmatrix row", row, 16);
   for (int j = 0; j < num; j++) {
     const unsigned short *p0, *p1; /* the two elements of register j */
     if (!trans) {
