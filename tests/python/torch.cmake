@@ -37,7 +37,8 @@ foreach(np 2 3)
 endforeach()
 # Hugging Face transformers (ringrt.torch.hf): a small LlamaForCausalLM
 # trained 20 steps with attn_implementation "ringrt" against "sdpa" in one
-# process (dense and packed documents), and misuse raising on every rank.
-ringrt_python_test(py_torch_hf_np2 test_torch_hf.py NP 2 LABELS torch)
+# process (dense and packed documents), misuse raising on every rank, and
+# the model compiled with fullgraph=True (aot_eager: the eager bits).
+ringrt_python_test(py_torch_hf_np2 test_torch_hf.py NP 2 ARGS --compile LABELS torch)
 # np 3: uneven zigzag shards (64 and 96 tokens over 6 chunks), 3 steps.
 ringrt_python_test(py_torch_hf_np3 test_torch_hf.py NP 3 ARGS --steps 3 LABELS torch)
