@@ -8,10 +8,12 @@
 # Prints the venv's python on the last line. As root on Debian, apt-get
 # installs what is missing (python3-venv, python3-mpi4py, python3-petsc4py,
 # python3-scipy); otherwise it says what is missing and exits 1. pip installs
-# the pinned versions below (torch, anndata, scanpy and the packages whose
-# versions they leave open) where the venv lacks them; PyPI's torch wheel
-# carries the CUDA libraries (6.1 GiB in the venv, 3.5 minutes on a fresh
-# machine); a venv that already has them is reused as it is.
+# the pinned versions below (torch, anndata, scanpy, transformers and the
+# packages whose versions they leave open) where the venv lacks them; PyPI's
+# torch wheel carries the CUDA libraries (6.1 GiB in the venv, 3.5 minutes
+# on a fresh machine; transformers and its dependencies: 28 MiB of wheels,
+# 181 MiB installed, 40 s); a venv that already has them is reused as
+# it is.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${RINGRT_VENV:-$root/.venv}"
@@ -40,7 +42,7 @@ vpy="$venv/bin/python"
 # Pinned, so two machines test the same thing (numpy < 2: Debian's petsc4py
 # is built against numpy 1.x). Installed only where a version differs.
 pins=(torch==2.15.0 anndata==0.12.19 scanpy==1.11.5 numpy==1.26.4 scipy==1.17.1
-  pandas==2.3.3 h5py==3.16.0 matplotlib==3.11.2
+  pandas==2.3.3 h5py==3.16.0 matplotlib==3.11.2 transformers==5.23.0
   # the wheel's build backend (python/pyproject.toml), for builds without
   # network (pip install --no-build-isolation ./python; the test py_wheel)
   scikit-build-core==1.1.2 pathspec==1.1.1)
@@ -67,6 +69,6 @@ fi
 # with petsc-dev's alternative).
 petsc_dir=${PETSC_DIR:-$(ls -d /usr/lib/petscdir/petsc*/x86_64-linux-gnu-real 2>/dev/null | sort -V | tail -n 1)}
 PETSC_DIR=$petsc_dir "$vpy" -c '
-import torch, anndata, scanpy, scipy, mpi4py, numpy, scikit_build_core
+import torch, anndata, scanpy, scipy, mpi4py, numpy, transformers, scikit_build_core
 import petsc4py' || { echo "ringrt python deps: $venv does not import its packages" >&2; exit 1; }
 echo "$vpy"

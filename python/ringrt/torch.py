@@ -590,3 +590,4 @@ from . import _torch_op  # noqa: E402,F401
 from ._flash_api import (flash_attn_func, flash_attn_kvpacked_func,  # noqa: E402
                          flash_attn_qkvpacked_func, flash_attn_varlen_func,
                          flash_attn_varlen_kvpacked_func, flash_attn_varlen_qkvpacked_func)
+from . import _torch_hf as hf  # noqa: E402  (Hugging Face transformers: ringrt.torch.hf)

@@ -35,3 +35,10 @@ ringrt_python_test(py_torch_compile_np3 test_torch_compile.py NP 3 ARGS --lean L
 foreach(np 2 3)
   ringrt_python_test(py_torch_dist_np${np} test_torch_dist.py NP ${np} LABELS torch)
 endforeach()
+# Hugging Face transformers (ringrt.torch.hf): a small LlamaForCausalLM
+# trained 20 steps with attn_implementation "ringrt" against "sdpa" in one
+# process (dense and packed documents), misuse raising on every rank, and
+# the model compiled with fullgraph=True (aot_eager: the eager bits).
+ringrt_python_test(py_torch_hf_np2 test_torch_hf.py NP 2 ARGS --compile LABELS torch)
+# np 3: uneven zigzag shards (64 and 96 tokens over 6 chunks), 3 steps.
+ringrt_python_test(py_torch_hf_np3 test_torch_hf.py NP 3 ARGS --steps 3 LABELS torch)
