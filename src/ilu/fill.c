@@ -330,7 +330,7 @@ static rrt_status build_padded(rrt_ilu0_t M, const fill_state *F) {
 
 rrt_status rrt_ilu0_fill(rrt_ilu0_t M) {
   if (M->opt.ordering != RRT_ILU_ORDER_NATURAL)
-    return rrt_agree(M->ctx, rrt_error(M->ctx, RRT_ERR_UNSUPPORTED, OPC,
+    return rrt_agree(M->ctx, rrt_error(M->ctx, RRT_ERR_INVALID_ARG, OPC,
                                        "levels %d with ordering %s: ILU(k) with k > 0 supports "
                                        "the natural ordering only",
                                        M->opt.levels, rrt_ilu_ordering_name(M->opt.ordering)));
