@@ -140,9 +140,6 @@ def check_errors(ctx: ringrt.Context) -> None:
     A = convdiff2d(5)
     rrt_testing.raises(errors.InvalidArgument, lambda: ringrt.ilu(A, levels=-1, ctx=ctx),
                        match="levels must be an integer")
-    rrt_testing.raises(errors.InvalidArgument, lambda: ringrt.ilu(A, levels=1, ordering="rcm",
-                                                                  ctx=ctx),
-                       match="natural ordering only")
 
 
 def main() -> None:
