@@ -151,8 +151,6 @@ static void check_matrix(rrt_ctx_t ctx, rrt_ctx_t self, const char *name, int k,
   rrt_ilu0_options opt = RRT_ILU0_OPTIONS_INITIALIZER;
   opt.levels = k, opt.ordering = ord, opt.dd_blocks = 3; /* dd: the same at any np */
   const char *oname = rrt_ilu_ordering_name(ord);
-  if (getenv("ILUK_VERBOSE") && rrt_ctx_rank(ctx) == 0)
-    printf("%s k=%d %s\n", name, k, oname), fflush(stdout);
   CHECK_OK(rrt_ilu0_create(A, &opt, &M));
   int64_t *pos = ref_all_positions(M, A);
   int64_t n = a.nrows, nloc = rrt_sparse_local_rows(A), r0 = rrt_sparse_row_begin(A);
