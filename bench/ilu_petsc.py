@@ -278,8 +278,8 @@ def render(path):
     for e in r["problems"]:
         p = e["petsc"]
         warm = ("; %.1f warm" % (1e3 * p["symbolic_warm_s"])) if "symbolic_warm_s" in p else ""
-        print("| %s | PETSc PCILU(" + str(e.get("levels", 0)) + ") | 1 | natural | - | %.1f "
-              "(symbolic%s) | %.1f | %.1f | %.2f |" % (
+        print(("| %s | PETSc PCILU(" + str(e.get("levels", 0)) + ") | 1 | natural | - | %.1f "
+               "(symbolic%s) | %.1f | %.1f | %.2f |") % (
             e["problem"], 1e3 * p["symbolic_s"], warm, 1e3 * p["first_factor_s"],
             1e3 * p["refactor_s"], 1e3 * p["apply_s"]))
         for k in ("ringrt_np1", "ringrt_np1_multicolor", "ringrt_np2", "ringrt_np2_multicolor"):
