@@ -200,7 +200,6 @@ static rrt_status fill_pipeline(rrt_ilu0_t M) {
     lst = s == A->rank ? own_step(M, &F, lo) : listen_step(M, &F, s);
     st = rrt_agree_named(M->ctx, RRT_ILU0_OP_ANALYSIS("fill"), lst);
   }
-  if (!st) M->fill_window = F.win.ptr[F.win.n];
   if (!st) st = build_padded(M, F.loc.ptr, F.loc.col);
   rrt_fill_state_free(&F);
   free(lo);

@@ -47,9 +47,8 @@ struct rrt_ilu0 {
   rrt_sparse_t A;
   rrt_sparse_t Auser, Afill;
   int64_t *amap;
-  int64_t fill_window; /* U entries of earlier ranks' rows the fill read here */
-  int64_t *fill_pos;   /* other orders than natural: the local rows' positions, computed on A
-                        * before the fill, for the padded matrix's positions phase */
+  int64_t *fill_pos; /* other orders than natural: the local rows' positions, computed on A
+                      * before the fill, for the padded matrix's positions phase */
   /* Transpose apply (transpose.c): the handle of M^T = L' U' (L' = U^T
    * D^-1, U' = D L^T) on its own matrix, built at the first transpose
    * apply, its values refreshed after each factorisation (tstale). */
