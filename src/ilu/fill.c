@@ -87,60 +87,72 @@ static int unpack_urows(rrt_fill_state *F, const int64_t *buf, size_t words) {
   return 0;
 }
 
-/* Step s's messages from rank s: each later rank r gets the rows of this
- * rank inside its window [lo[r], offsets[r]). */
-static rrt_status send_windows(rrt_ilu0_t M, rrt_fill_state *F, const int64_t *lo, int64_t **recv,
-                               size_t *rbytes) {
+/* Step buffers, allocated once before the pipeline (so every step's
+ * collective runs on every rank whatever fails inside a step): send bytes,
+ * send offsets, receive bytes, P each. */
+typedef struct step_layout {
+  size_t *sb, *sd, *rb;
+} step_layout;
+
+/* Words of this rank's rows inside rank r's window [lo[r], offsets[r]):
+ * the local rows [*r0, *r1) and their record size. */
+static size_t window_rows(rrt_sparse_t A, const rrt_fill_state *F, const int64_t *lo, int r,
+                          int64_t *r0, int64_t *r1) {
+  *r0 = lo[r] > A->row_begin ? lo[r] : A->row_begin;
+  *r1 = A->offsets[r] < A->row_begin + A->nloc ? A->offsets[r] : A->row_begin + A->nloc;
+  size_t words = 0;
+  for (int64_t g = *r0; g < *r1; g++)
+    words += 1 + 2 * (size_t)(F->loc.ptr[g - A->row_begin + 1] - F->ldiag[g - A->row_begin] - 1);
+  *r0 -= A->row_begin, *r1 -= A->row_begin;
+  return words;
+}
+
+/* Step s's messages from rank s = this rank (rows computed: ok): each
+ * later rank r gets this rank's rows inside its window. On a failure
+ * before or here, nothing is sent but the collective still runs. */
+static rrt_status send_windows(rrt_ilu0_t M, rrt_fill_state *F, const int64_t *lo, int ok,
+                               step_layout *L) {
   rrt_sparse_t A = M->A;
-  int P = A->size, me = A->rank;
-  size_t *sb = calloc((size_t)P, sizeof(size_t)), *sd = calloc((size_t)P, sizeof(size_t));
-  size_t words = 0, cap = 0;
-  for (int r = me + 1; r < P; r++) {
-    int64_t r0 = lo[r] > A->row_begin ? lo[r] : A->row_begin;
-    int64_t r1 = A->offsets[r] < A->row_begin + A->nloc ? A->offsets[r] : A->row_begin + A->nloc;
-    for (int64_t g = r0; g < r1; g++)
-      cap += 1 + 2 * (size_t)(F->loc.ptr[g - A->row_begin + 1] - F->ldiag[g - A->row_begin] - 1);
+  int P = A->size;
+  size_t cap = 0, words = 0;
+  int64_t r0, r1, *recv = NULL, *buf = NULL;
+  memset(L->sb, 0, (size_t)P * sizeof(size_t)), memset(L->sd, 0, (size_t)P * sizeof(size_t));
+  for (int r = A->rank + 1; r < P && ok; r++)
+    cap += window_rows(A, F, lo, r, &r0, &r1);
+  if (ok) buf = malloc((cap + 1) * sizeof(int64_t));
+  rrt_status st = !ok || buf ? RRT_SUCCESS : rrt_ilu0_nomem(M->ctx, OPC);
+  for (int r = A->rank + 1; r < P && buf; r++) {
+    window_rows(A, F, lo, r, &r0, &r1);
+    L->sd[r] = words * sizeof(int64_t);
+    pack_urows(F, r0, r1, buf, &words);
+    L->sb[r] = words * sizeof(int64_t) - L->sd[r];
   }
-  int64_t *buf = malloc((cap + 1) * sizeof(int64_t));
-  rrt_status st = sb && sd && buf ? RRT_SUCCESS : rrt_ilu0_nomem(M->ctx, OPC);
-  for (int r = me + 1; r < P && !st; r++) {
-    int64_t r0 = lo[r] > A->row_begin ? lo[r] : A->row_begin;
-    int64_t r1 = A->offsets[r] < A->row_begin + A->nloc ? A->offsets[r] : A->row_begin + A->nloc;
-    sd[r] = words * sizeof(int64_t);
-    if (r1 > r0) pack_urows(F, r0 - A->row_begin, r1 - A->row_begin, buf, &words);
-    sb[r] = words * sizeof(int64_t) - sd[r];
-  }
-  if (!st) st = rrt_host_alltoallv_alloc(M->ctx, buf, sb, sd, (void **)recv, rbytes);
-  free(sb), free(sd), free(buf);
-  return st;
+  rrt_status cst = rrt_host_alltoallv_alloc(M->ctx, buf ? (const void *)buf : (const void *)L->sb,
+                                            L->sb, L->sd, (void **)&recv, L->rb);
+  free(buf), free(recv);
+  return st ? st : cst;
 }
 
 /* A step in which this rank only listens (it may receive from rank s). */
-static rrt_status listen_step(rrt_ilu0_t M, rrt_fill_state *F, int s) {
+static rrt_status listen_step(rrt_ilu0_t M, rrt_fill_state *F, int s, step_layout *L) {
   int P = M->A->size;
-  size_t *sb = calloc((size_t)P, sizeof(size_t)), *sd = calloc((size_t)P, sizeof(size_t));
-  size_t *rb = calloc((size_t)P, sizeof(size_t));
-  int64_t *recv = NULL, dummy = 0;
-  rrt_status st = sb && sd && rb ? RRT_SUCCESS : rrt_ilu0_nomem(M->ctx, OPC);
-  if (!st) st = rrt_host_alltoallv_alloc(M->ctx, &dummy, sb, sd, (void **)&recv, rb);
-  if (!st && rb[s] && unpack_urows(F, recv, rb[s] / sizeof(int64_t)))
+  int64_t *recv = NULL;
+  memset(L->sb, 0, (size_t)P * sizeof(size_t)), memset(L->sd, 0, (size_t)P * sizeof(size_t));
+  rrt_status st = rrt_host_alltoallv_alloc(M->ctx, L->sb, L->sb, L->sd, (void **)&recv, L->rb);
+  if (!st && L->rb[s] && unpack_urows(F, recv, L->rb[s] / sizeof(int64_t)))
     st = rrt_ilu0_nomem(M->ctx, OPC);
-  free(sb), free(sd), free(rb), free(recv);
+  free(recv);
   return st;
 }
 
 /* This rank's step: its rows, then the windows of later ranks. */
-static rrt_status own_step(rrt_ilu0_t M, rrt_fill_state *F, const int64_t *lo) {
+static rrt_status own_step(rrt_ilu0_t M, rrt_fill_state *F, const int64_t *lo, step_layout *L) {
   rrt_sparse_t A = M->A;
   int failed = 0;
   for (int64_t i = 0; i < A->nloc && !failed; i++)
     failed = rrt_fill_row(F, i, A->col + A->rowptr[i], A->rowptr[i + 1] - A->rowptr[i]);
   rrt_status st = failed ? rrt_ilu0_nomem(M->ctx, OPC) : RRT_SUCCESS;
-  /* the collective runs even after a local failure (the others are in it) */
-  size_t *rb = calloc((size_t)A->size, sizeof(size_t));
-  int64_t *recv = NULL;
-  rrt_status cst = rb ? send_windows(M, F, lo, &recv, rb) : rrt_ilu0_nomem(M->ctx, OPC);
-  free(rb), free(recv);
+  rrt_status cst = send_windows(M, F, lo, !failed, L);
   return st ? st : cst;
 }
 
@@ -189,20 +201,23 @@ static rrt_status build_padded(rrt_ilu0_t M, const int64_t *ptr, const int64_t *
 static rrt_status fill_pipeline(rrt_ilu0_t M) {
   rrt_sparse_t A = M->A;
   int64_t *lo = NULL;
+  size_t *lay = calloc(3 * (size_t)A->size, sizeof(size_t));
+  step_layout L = {lay, lay + A->size, lay + 2 * A->size};
   rrt_status st = gather_lo(M, &lo);
   rrt_fill_state F = {0};
   rrt_status lst = st;
-  if (!st && rrt_fill_state_init(&F, M->opt.levels, A->row_begin, lo[A->rank], A->nloc, A->nnz))
+  if (!st &&
+      (!lay || rrt_fill_state_init(&F, M->opt.levels, A->row_begin, lo[A->rank], A->nloc, A->nnz)))
     lst = rrt_ilu0_nomem(M->ctx, OPC);
   if (!st) st = rrt_agree_named(M->ctx, RRT_ILU0_OP_ANALYSIS("fill"), lst);
   /* every rank takes part in every step */
   for (int s = 0; s < A->size && !st; s++) {
-    lst = s == A->rank ? own_step(M, &F, lo) : listen_step(M, &F, s);
+    lst = s == A->rank ? own_step(M, &F, lo, &L) : listen_step(M, &F, s, &L);
     st = rrt_agree_named(M->ctx, RRT_ILU0_OP_ANALYSIS("fill"), lst);
   }
   if (!st) st = build_padded(M, F.loc.ptr, F.loc.col);
   rrt_fill_state_free(&F);
-  free(lo);
+  free(lo), free(lay);
   return st;
 }
 
