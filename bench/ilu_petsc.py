@@ -367,7 +367,8 @@ def print_problem(e):
     print("  %-28s %10s %10s %10s %10s %8s" % ("", "analysis ms", "factor1 ms", "refac. ms",
                                                 "apply ms", "levels"))
     print("  %-28s %10.2f %10.2f %10.2f %10.2f %8s" % (
-        "PETSc 1 rank (PCILU(%d))" % e.get("levels", 0), 1e3 * p["symbolic_s"], 1e3 * p["first_factor_s"],
+        "PETSc 1 rank (PCILU(%d))" % e.get("levels", 0), 1e3 * p["symbolic_s"],
+        1e3 * p["first_factor_s"],
         1e3 * p["refactor_s"], 1e3 * p["apply_s"], "-"))
     for k, name in (("ringrt_np1", "ringrt 1 rank natural"),
                     ("ringrt_np1_multicolor", "ringrt 1 rank multicolor"),
