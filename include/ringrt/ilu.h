@@ -59,10 +59,18 @@ typedef struct rrt_ilu0_options {
    *  the preconditioner (and its factors, bit for bit) does not depend on
    *  how many ranks run it. Ignored by the other orderings. */
   int dd_blocks;
+  /** levels of fill, ILU(k) with PETSc's level definition; default 0 = ILU(0).
+   *  The symbolic phase of rrt_ilu0_create adds the fill entries of level
+   *  <= levels (lev(a_ij != 0) = 0, fill at (i,j) from k: lev(i,k) +
+   *  lev(k,j) + 1, the minimum over k) of the matrix in elimination order,
+   *  so with the natural ordering the pattern is PETSc's -pc_factor_levels
+   *  k. The numeric factorisation is ILU(0) on that pattern, with the same
+   *  bitwise promise. */
+  int levels;
 } rrt_ilu0_options;
 
 #define RRT_ILU0_OPTIONS_INITIALIZER                                                               \
-  { sizeof(rrt_ilu0_options), RRT_ILU_ORDER_NATURAL, 0, 0.0, 1.0, 0, 0 }
+  { sizeof(rrt_ilu0_options), RRT_ILU_ORDER_NATURAL, 0, 0.0, 1.0, 0, 0, 0 }
 
 typedef struct rrt_ilu0 *rrt_ilu0_t;
 
@@ -80,6 +88,11 @@ RRT_API rrt_status rrt_ilu0_factor(rrt_ilu0_t ilu);
 
 /** z = U^-1 L^-1 r (collective): local_rows doubles in backend memory each. */
 RRT_API rrt_status rrt_ilu0_apply(rrt_ilu0_t ilu, const double *r, double *z);
+
+/** z = (LU)^-T r = L^-T U^-T r (collective): local_rows doubles in backend
+ *  memory each; r and z may not overlap. Deterministic: the same bits for
+ *  every rank count and backend. */
+RRT_API rrt_status rrt_ilu0_apply_transpose(rrt_ilu0_t ilu, const double *r, double *z);
 
 /** Destroy (local). Safe on NULL. */
 RRT_API rrt_status rrt_ilu0_destroy(rrt_ilu0_t ilu);
@@ -103,9 +116,20 @@ RRT_API void rrt_ilu0_launches(rrt_ilu0_t ilu, int64_t *factor, int64_t *apply);
  *  for rrt_ilu0_levels). */
 RRT_API rrt_status rrt_ilu0_level_histogram(rrt_ilu0_t ilu, int which, int64_t *counts);
 
-/** The local factors on the host, in A's local entry order (combined LU:
- *  entries before the diagonal in elimination order hold L, unit diagonal
- *  implied; the others hold U). vals has local_nnz entries. */
+/** Local entries of the factor pattern: A's local_nnz for levels = 0, more
+ *  with fill (levels > 0). Local. */
+RRT_API int64_t rrt_ilu0_factor_nnz(rrt_ilu0_t ilu);
+
+/** The local rows of the factor pattern on the host (A's pattern plus the
+ *  fill): rowptr has local_rows + 1 entries (from 0), cols
+ *  rrt_ilu0_factor_nnz entries, global columns sorted within a row. For
+ *  levels = 0 it is A's local pattern. Either pointer may be NULL. Local. */
+RRT_API rrt_status rrt_ilu0_get_factor_pattern(rrt_ilu0_t ilu, int64_t *rowptr, int64_t *cols);
+
+/** The local factors on the host, in the order of rrt_ilu0_get_factor_pattern
+ *  (for levels = 0: A's local entry order) (combined LU: entries before the
+ *  diagonal in elimination order hold L, unit diagonal implied; the others
+ *  hold U). vals has rrt_ilu0_factor_nnz entries. */
 RRT_API rrt_status rrt_ilu0_get_factors(rrt_ilu0_t ilu, double *vals);
 
 /** Position of every local row in the elimination order (local_rows entries). */
