@@ -103,6 +103,7 @@ PetscErrorCode PCRingrtDrop(PC pc, PetscBool context) {
     RINGRT_CALL(d, rrt_free(d->ctx, d->z));
   }
   d->r = d->z = NULL;
+  PetscCall(PCRingrtFreeShift(d));
   PetscCall(PCRingrtFreeRows(d));
   if (context && d->ctx) {
     rrt_ctx_t ctx = d->ctx;

@@ -54,6 +54,10 @@ PETSC_EXTERN PetscErrorCode PCRingrtGetFactorPrecision(PC pc, const char *precis
 /** ringrt backend by name: "auto" (default), "cpu", "cuda" or "emu". */
 PETSC_EXTERN PetscErrorCode PCRingrtSetBackend(PC pc, const char backend[]);
 PETSC_EXTERN PetscErrorCode PCRingrtGetBackend(PC pc, const char *backend[]);
+/** Subdomains of the dd orderings: 0 (default) one per rank, K > 0 the
+ *  same K-way split of the rows on any rank count. */
+PETSC_EXTERN PetscErrorCode PCRingrtSetDDBlocks(PC pc, PetscInt blocks);
+PETSC_EXTERN PetscErrorCode PCRingrtGetDDBlocks(PC pc, PetscInt *blocks);
 /** Levels of L and U of the current factorization (0 before PCSetUp). */
 PETSC_EXTERN PetscErrorCode PCRingrtGetLevels(PC pc, PetscInt *levels_l, PetscInt *levels_u);
 /** ringrt's message of the last failed factorization ("" if none): it names
