@@ -360,7 +360,8 @@ PetscErrorCode PCRingrtGetFailure(PC pc, const char *message[]) {
   X(SetOrdering)                                                                                   \
   X(GetOrdering)                                                                                   \
   X(SetBoost)                                                                                      \
-  X(GetBoost) X(SetFactorPrecision) X(GetFactorPrecision) X(SetBackend) X(GetBackend) X(GetLevels) \
+  X(GetBoost)                                                                                      \
+  X(SetFactorPrecision) X(GetFactorPrecision) X(SetBackend) X(GetBackend) X(GetLevels)             \
       X(GetFailure) X(SetDDBlocks) X(GetDDBlocks)
 
 /* PETSc's own PCFactorSet... (PETSc dispatches them by these names). */
@@ -554,6 +555,49 @@ PetscErrorCode PCSetFromOptions_Ringrt(PC pc, PetscOptionItems *PetscOptionsObje
 
 /* ---- PCView ---- */
 
+static PetscErrorCode view_ordering(const PC_Ringrt *d, PetscViewer viewer) {
+  const char *name = rrt_ilu_ordering_name(d->ordering);
+
+  PetscFunctionBegin;
+  if (d->ordering != RRT_ILU_ORDER_DD && d->ordering != RRT_ILU_ORDER_DD_COLOR)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "ordering: %s\n", name));
+  else if (d->dd_blocks > 0)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "ordering: %s, %" PetscInt_FMT " subdomains\n", name,
+                                     d->dd_blocks));
+  else
+    PetscCall(PetscViewerASCIIPrintf(viewer, "ordering: %s, one subdomain per rank\n", name));
+  PetscFunctionReturn(0);
+}
+
+/* PETSc's pivot rule in force and what the last factorization did. */
+static PetscErrorCode view_pivots(const PC_Ringrt *d, PetscViewer viewer) {
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(viewer, "shift: %s, amount %g, zero pivot %g",
+                                   MatFactorShiftTypes[d->shift_type], (double)d->shift_amount,
+                                   (double)d->zeropivot));
+  if (d->shift_tries > 1)
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer, "; last factorization: diagonal shift %g (%" PetscInt_FMT " tries)",
+        (double)d->shift_used, d->shift_tries));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "\n"));
+  PetscFunctionReturn(0);
+}
+
+/* What ringrt's own communicator did on rank 0 (its counters: grouped
+ * point-to-point exchanges, not messages; no bytes). */
+static PetscErrorCode view_comm(const PC_Ringrt *d, PetscViewer viewer) {
+  int groups = 0, reductions = 0;
+  double t = rrt_phase_seconds(d->ctx, "p2p_group", &groups);
+
+  PetscFunctionBegin;
+  (void)rrt_phase_seconds(d->ctx, "allreduce", &reductions);
+  PetscCall(PetscViewerASCIIPrintf(viewer,
+                                   "ringrt communication on rank 0: %d halo exchanges (%.3g s "
+                                   "waiting), %d allreduces\n",
+                                   groups, t, reductions));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode PCView_Ringrt(PC pc, PetscViewer viewer) {
   PC_Ringrt *d = (PC_Ringrt *)pc->data;
   PetscBool ascii;
@@ -567,9 +611,12 @@ PetscErrorCode PCView_Ringrt(PC pc, PetscViewer viewer) {
   if (d->boost)
     PetscCall(PetscSNPrintf(boost, sizeof(boost), "|u_ii| <= %g -> %g", (double)d->boost_tol,
                             (double)d->boost_value));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "ringrt ILU(0): the global ILU(0), the same for any "
-                                           "number of ranks (not block Jacobi)\n"));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "ordering: %s\n", rrt_ilu_ordering_name(d->ordering)));
+  PetscCall(PetscViewerASCIIPrintf(viewer,
+                                   "ringrt ILU(%" PetscInt_FMT "): the global ILU(%" PetscInt_FMT
+                                   "), the same for any number of ranks (not block Jacobi)\n",
+                                   d->levels, d->levels));
+  PetscCall(view_ordering(d, viewer));
+  PetscCall(view_pivots(d, viewer));
   PetscCall(PetscViewerASCIIPrintf(viewer, "boost: %s\n", boost));
   PetscCall(
       PetscViewerASCIIPrintf(viewer, "factor precision: %s\n", precisions[d->single ? 1 : 0]));
@@ -596,6 +643,7 @@ PetscErrorCode PCView_Ringrt(PC pc, PetscViewer viewer) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer, "analyses: %" PetscInt_FMT ", numeric factorizations: %" PetscInt_FMT "\n",
         d->analyses, d->factorizations));
+    PetscCall(view_comm(d, viewer));
   }
   if (d->failed) PetscCall(PetscViewerASCIIPrintf(viewer, "failed: %s\n", d->failure));
   PetscFunctionReturn(0);

@@ -150,11 +150,11 @@ static PetscErrorCode factor_once(PC_Ringrt *d) {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(PCRINGRT_Factor, 0, 0, 0, 0));
   st = rrt_ilu0_factor(d->ilu);
+  /* ringrt's count is over all ranks; each rank logs its share */
+  PetscCall(PetscLogFlops(rrt_ilu0_factor_flops(d->ilu) / (double)rrt_ctx_size(d->ctx)));
   PetscCall(PetscLogEventEnd(PCRINGRT_Factor, 0, 0, 0, 0));
   if (st != RRT_ERR_SINGULAR && st != RRT_ERR_NUMERIC) RINGRT_CALL(d, st);
   rrt_ctx_clear_error(d->ctx);
-  /* ringrt's count is over all ranks; each rank logs its share */
-  PetscCall(PetscLogFlops(rrt_ilu0_factor_flops(d->ilu) / (double)rrt_ctx_size(d->ctx)));
   d->shift_tries++;
   PetscFunctionReturn(0);
 }

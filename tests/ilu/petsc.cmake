@@ -41,4 +41,11 @@ if(RINGRT_PYTHON)
                    --script ${CMAKE_CURRENT_SOURCE_DIR}/petsc4py_ringrt.py)
   set_tests_properties(ilu.petsc.petsc4py PROPERTIES LABELS "ilu;petsc;mpi;python"
                        ENVIRONMENT "${RINGRT_TEST_ENV};PETSC_DIR=${PETSC_PREFIX}" TIMEOUT 300)
+  # PETSc's factor options, matrix types, refusals, -help, dd_blocks, -log_view
+  add_test(NAME ilu.petsc.factor_options
+           COMMAND ${RINGRT_PETSC_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/petsc_check.py factor_options
+                   ${_petsc_args} --python ${RINGRT_PYTHON}
+                   --script ${CMAKE_CURRENT_SOURCE_DIR}/petsc4py_factor_options.py)
+  set_tests_properties(ilu.petsc.factor_options PROPERTIES LABELS "ilu;petsc;mpi;python"
+                       ENVIRONMENT "${RINGRT_TEST_ENV};PETSC_DIR=${PETSC_PREFIX}" TIMEOUT 300)
 endif()
