@@ -62,6 +62,14 @@ static PetscErrorCode analyse(PC pc, PetscBool *ok) {
   opts.boost = d->boost;
   opts.boost_tol = d->boost_tol;
   opts.boost_value = d->boost_value;
+  if (!d->boost && d->shift_type == MAT_SHIFT_NONE && d->zeropivot > 0) {
+    /* PETSc's NONE test, |u_ii| <= zeropivot, inside ringrt's factor: such a
+     * pivot becomes 0, which ringrt reports as the zero pivot of the first
+     * such row in elimination order (pc_ringrt_shift.c) */
+    opts.boost = 1;
+    opts.boost_tol = d->zeropivot;
+    opts.boost_value = 0.0;
+  }
   opts.factors_f32 = d->single;
   opts.dd_blocks = (int)d->dd_blocks;
   opts.levels = (int)d->levels;

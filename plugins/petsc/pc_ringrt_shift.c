@@ -143,8 +143,8 @@ PetscErrorCode PCRingrtFreeShift(PC_Ringrt *d) {
 }
 
 /* One factorization: ringrt's own failures (a zero or non-finite pivot) are
- * left to the pivot tests, which see them in the factors; others are errors. */
-static PetscErrorCode factor_once(PC_Ringrt *d) {
+ * returned in *st; others are errors. */
+static PetscErrorCode factor_once(PC_Ringrt *d, rrt_status *st_out) {
   rrt_status st;
 
   PetscFunctionBegin;
@@ -154,7 +154,7 @@ static PetscErrorCode factor_once(PC_Ringrt *d) {
   PetscCall(PetscLogFlops(rrt_ilu0_factor_flops(d->ilu) / (double)rrt_ctx_size(d->ctx)));
   PetscCall(PetscLogEventEnd(PCRINGRT_Factor, 0, 0, 0, 0));
   if (st != RRT_ERR_SINGULAR && st != RRT_ERR_NUMERIC) RINGRT_CALL(d, st);
-  rrt_ctx_clear_error(d->ctx);
+  *st_out = st;
   d->shift_tries++;
   PetscFunctionReturn(0);
 }
@@ -208,19 +208,32 @@ static PetscErrorCode report(PC pc, int state, PetscInt row, double pivot, Petsc
         msg, sizeof(msg),
         "rank %d: rrt_ilu0_factor: non-finite pivot at global row %" PetscInt_FMT " (0-based)",
         rank, row));
-  else if (d->shift_type == MAT_SHIFT_NONE)
-    PetscCall(PetscSNPrintf(msg, sizeof(msg),
-                            "rank %d: rrt_ilu0_factor: zero pivot at global row %" PetscInt_FMT
-                            " (0-based): |u_ii| = %g <= zeropivot %g (-pc_factor_shift_type none;"
-                            " nonzero, positive_definite or -pc_ringrt_boost may help)",
-                            rank, row, fabs(pivot), (double)d->zeropivot));
   else
     PetscCall(PetscSNPrintf(msg, sizeof(msg),
                             "rank %d: rrt_ilu0_factor: zero pivot at global row %" PetscInt_FMT
-                            " (0-based) after %" PetscInt_FMT " shifts of the diagonal (last %g)",
-                            rank, row, d->shift_tries, d->shift_used));
+                            " (0-based): u_ii = %g after %" PetscInt_FMT
+                            " factorizations with a diagonal shift (last %g)",
+                            rank, row, pivot, d->shift_tries, d->shift_used));
   PetscCall(PCRingrtRecordFailure(
       pc, state == PIVOT_ZERO ? PC_FACTOR_NUMERIC_ZEROPIVOT : PC_FACTOR_OTHER, msg));
+  PetscFunctionReturn(0);
+}
+
+/* NONE (or the user's -pc_ringrt_boost): one factorization. The analysis
+ * gave ringrt the boost |u_ii| <= zeropivot -> 0 (pc_ringrt.c), so ringrt's
+ * zero pivot, the first in elimination order, is PETSc's, and nothing is
+ * read back. */
+static PetscErrorCode factor_plain(PC pc, PetscBool *ok) {
+  PC_Ringrt *d = (PC_Ringrt *)pc->data;
+  rrt_status st;
+
+  PetscFunctionBegin;
+  PetscCall(factor_once(d, &st));
+  *ok = (PetscBool)(st == RRT_SUCCESS);
+  if (!*ok)
+    PetscCall(PCRingrtRecordFailure(
+        pc, st == RRT_ERR_SINGULAR ? PC_FACTOR_NUMERIC_ZEROPIVOT : PC_FACTOR_OTHER,
+        rrt_ctx_last_error(d->ctx)));
   PetscFunctionReturn(0);
 }
 
@@ -230,16 +243,27 @@ PetscErrorCode PCRingrtFactorShifted(PC pc, PetscBool *ok) {
   int state = PIVOT_OK;
   PetscInt row = -1;
   double pivot = 0.0;
+  rrt_status st;
 
   PetscFunctionBegin;
-  PetscCall(ensure_buffers(d));
   d->shift_tries = 0;
   d->shift_used = 0.0;
+  PetscCheck(!d->boost || d->shift_type == MAT_SHIFT_NONE, PetscObjectComm((PetscObject)pc),
+             PETSC_ERR_ARG_INCOMP,
+             "PC ringrt: -pc_ringrt_boost and -pc_factor_shift_type %s both decide what a small "
+             "pivot becomes: choose one",
+             MatFactorShiftTypes[d->shift_type]);
+  if (d->shift_type == MAT_SHIFT_NONE || d->boost) {
+    PetscCall(factor_plain(pc, ok));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(ensure_buffers(d));
   if (d->shift_type == MAT_SHIFT_POSITIVE_DEFINITE) PetscCall(pd_shift_top(pc, &s.top));
   for (;;) {
-    PetscCall(factor_once(d));
+    PetscCall(factor_once(d, &st));
+    rrt_ctx_clear_error(d->ctx); /* the pivot tests below see ringrt's failures too */
     PetscCall(first_failing_pivot(pc, &state, &row, &pivot));
-    PetscBool again = state == PIVOT_ZERO ? (d->shift_type != MAT_SHIFT_NONE && next_shift(d, &s))
+    PetscBool again = state == PIVOT_ZERO ? next_shift(d, &s)
                       : state == PIVOT_OK ? refine_shift(d, &s)
                                           : PETSC_FALSE;
     if (!again) break;
