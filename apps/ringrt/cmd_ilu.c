@@ -35,7 +35,7 @@ typedef struct ilu_opts {
   rrt_krylov_refine refine;
   int no_solver, boost, f32, monitor;
   double tol, atol, dtol, boost_tol, boost_value;
-  long maxit, restart, repeat, dd_blocks;
+  long maxit, restart, repeat, dd_blocks, levels;
 } ilu_opts;
 
 /* What a run holds: the context, this rank's rows, the matrix, the
@@ -62,6 +62,8 @@ typedef struct ilu_measure {
   int nl, nu;                 /* levels of L and U */
   int64_t hmin, hmax;         /* rows per L level */
   int64_t launch_f, launch_a; /* kernel launches of a factorisation, an apply (rank 0; 0 on cpu) */
+  double factor_nnz;          /* entries of the factor pattern (A's plus the fill), global */
+  double rank_nnz_max;        /* the most factor entries one rank holds */
 } ilu_measure;
 
 static void usage(void) {
@@ -77,6 +79,9 @@ static void usage(void) {
          "                      reordering changes the preconditioner (ILU(0) of P A P^T),\n"
          "                      not the system solved. dd: each subdomain's interior rows\n"
          "                      first, the interface rows last (dd-color: interface coloured)\n"
+         "  --levels K          ILU(K): K levels of fill, PETSc's -pc_factor_levels K (0);\n"
+         "                      the same pattern as PETSc's and factors bitwise the same\n"
+         "                      for any rank count; K > 0 needs --reorder natural\n"
          "  --dd-blocks K       subdomains of dd: 0 = one per rank (0), K > 0 = a K-way split\n"
          "                      of the rows, the same preconditioner for any rank count\n"
          "  --solver S          gmres | fgmres | bicgstab | cg | none (gmres; none: factor only)\n"
@@ -146,6 +151,8 @@ static int parse_option(rrt_app_common *c, const char *a, const char *next, ilu_
                           next);
       return 2;
     }
+  } else if (!strcmp(a, "--levels")) {
+    if (rrt_app_parse_long(c, a, next, 0, 1 << 20, &o->levels)) return 2;
   } else if (!strcmp(a, "--dd-blocks")) {
     if (rrt_app_parse_long(c, a, next, 0, 1 << 20, &o->dd_blocks)) return 2;
   } else if (!strcmp(a, "--solver")) {
@@ -296,6 +303,7 @@ static int analyse_and_factor(ilu_run *run, const ilu_opts *o, int quiet, ilu_me
   io.boost = o->boost, io.boost_tol = o->boost_tol, io.boost_value = o->boost_value;
   io.factors_f32 = o->f32;
   io.dd_blocks = (int)o->dd_blocks;
+  io.levels = (int)o->levels;
   double t0 = rrt_time_now();
   rrt_status st = rrt_ilu0_create(run->A, &io, &run->M);
   ms->analysis = max_over(run->ctx, rrt_time_now() - t0);
@@ -323,8 +331,17 @@ static int analyse_and_factor(ilu_run *run, const ilu_opts *o, int quiet, ilu_me
   return 0;
 }
 
+/* The factor pattern's size: global entries and the most on one rank. */
+static void fill_summary(const ilu_run *run, ilu_measure *ms) {
+  double mine = (double)rrt_ilu0_factor_nnz(run->M);
+  ms->factor_nnz = mine;
+  rrt_host_allreduce(run->ctx, &mine, &ms->factor_nnz, 1, RRT_DTYPE_F64, RRT_OP_SUM);
+  ms->rank_nnz_max = max_over(run->ctx, mine);
+}
+
 /* Levels of L and U, and the smallest and largest L level. */
 static void level_summary(const ilu_run *run, ilu_measure *ms) {
+  fill_summary(run, ms);
   rrt_ilu0_levels(run->M, &ms->nl, &ms->nu);
   rrt_ilu0_launches(run->M, &ms->launch_f, &ms->launch_a);
   int64_t *hist = malloc(((size_t)ms->nl + 1) * sizeof(int64_t));
@@ -510,12 +527,20 @@ static ilu_rates rates_of(const ilu_run *run, const ilu_measure *ms) {
 static void report_text(FILE *out, const ilu_run *run, const ilu_opts *o, const ilu_measure *ms,
                         const ilu_rates *r) {
   const char *src = o->matrix ? o->matrix : o->generate;
+  char ilu_name[32] = "0";
+  if (o->levels > 0) snprintf(ilu_name, sizeof ilu_name, "(%ld)", o->levels);
   fprintf(out, "ringrt ilu: %s  n %lld  nnz %.0f  ranks %d  backend %s  ordering %s  factors %s\n",
           src, (long long)run->n, r->nnz, run->P, rrt_backend_name(rrt_ctx_backend(run->ctx)),
           rrt_ilu_ordering_name(o->ordering), o->f32 ? "f32" : "f64");
   if (is_dd(o->ordering))
     fprintf(out, "  subdomains  %ld%s\n", o->dd_blocks ? o->dd_blocks : (long)run->P,
             o->dd_blocks ? " (--dd-blocks)" : " (one per rank)");
+  if (o->levels > 0)
+    fprintf(out,
+            "  fill        ILU(%ld)  factor nnz %.0f (fill %.0f, %.2fx A)  most on a rank %.0f "
+            "(%.3g MB of f64 values + 32-bit columns)\n",
+            o->levels, ms->factor_nnz, ms->factor_nnz - r->nnz, ms->factor_nnz / r->nnz,
+            ms->rank_nnz_max, ms->rank_nnz_max * 12.0 / 1e6);
   fprintf(out, "  levels      L %d  U %d  (rows per L level: min %lld, max %lld)\n", ms->nl, ms->nu,
           (long long)ms->hmin, (long long)ms->hmax);
   if (ms->launch_a > 0)
@@ -528,10 +553,10 @@ static void report_text(FILE *out, const ilu_run *run, const ilu_opts *o, const 
           ms->spmv, r->spmv, ms->apply, r->tri);
   if (!o->no_solver)
     fprintf(out,
-            "  solve       %s+ilu0 (%s)  %d iterations  %.4f s  converged %s (%s)  true residual "
+            "  solve       %s+ilu%s (%s)  %d iterations  %.4f s  converged %s (%s)  true residual "
             "%.3e\n",
-            rrt_krylov_method_name(o->method), side_name(o->side), run->res.iterations, ms->solve,
-            run->res.converged ? "yes" : "no", rrt_krylov_reason_name(run->res.reason),
+            rrt_krylov_method_name(o->method), ilu_name, side_name(o->side), run->res.iterations,
+            ms->solve, run->res.converged ? "yes" : "no", rrt_krylov_reason_name(run->res.reason),
             ms->true_rel);
 }
 
@@ -548,6 +573,13 @@ static void report_json(FILE *js, const ilu_run *run, const ilu_opts *o, const i
           run->P, rrt_backend_name(rrt_ctx_backend(run->ctx)), rrt_ilu_ordering_name(o->ordering),
           o->f32 ? "f32" : "f64", ms->nl, ms->nu);
   if (is_dd(o->ordering)) fprintf(js, ", \"dd_blocks\": %ld", o->dd_blocks);
+  if (o->levels > 0) { /* ILU(k): the fill (ILU(0) reports stay as they were) */
+    fprintf(js, ", \"fill_levels\": %ld", o->levels);
+    rrt_app_json_field(js, "factor_nnz", ms->factor_nnz);
+    rrt_app_json_field(js, "fill_nnz", ms->factor_nnz - r->nnz);
+    rrt_app_json_field(js, "factor_nnz_rank_max", ms->rank_nnz_max);
+    rrt_app_json_field(js, "factor_bytes_rank_max", ms->rank_nnz_max * 12.0);
+  }
   if (ms->launch_a > 0) /* device kernels (cuda, emu) */
     fprintf(js, ", \"launches_factor\": %lld, \"launches_apply\": %lld", (long long)ms->launch_f,
             (long long)ms->launch_a);

@@ -154,17 +154,23 @@ int rrt_app_ilu_write_rows(rrt_ctx_t ctx, const rrt_csr *loc, const double *f, i
 
 int rrt_app_ilu_write_factors(rrt_ctx_t ctx, rrt_ilu0_t M, const rrt_csr *loc, int64_t n,
                               const char *path, char *err, size_t errlen) {
-  double *f = malloc(((size_t)loc->nnz + 1) * sizeof(double));
-  if (rrt_app_any_rank(ctx, !f)) {
+  /* the factor pattern: A's, plus the fill of ILU(k) */
+  int64_t nnz = rrt_ilu0_factor_nnz(M);
+  rrt_csr fp = {.nrows = loc->nrows, .ncols = loc->ncols, .nnz = nnz};
+  fp.rowptr = malloc(((size_t)loc->nrows + 1) * sizeof(int64_t));
+  fp.col = malloc(((size_t)nnz + 1) * sizeof(int64_t));
+  fp.val = malloc(((size_t)nnz + 1) * sizeof(double));
+  int rc = 1;
+  if (rrt_app_any_rank(ctx, !fp.rowptr || !fp.col || !fp.val)) {
     snprintf(err, errlen, "%s: out of memory", path);
-    free(f);
-    return 1;
+  } else {
+    rrt_ilu0_get_factor_pattern(M, fp.rowptr, fp.col);
+    rrt_ilu0_get_factors(M, fp.val);
+    rc = rrt_app_ilu_write_rows(ctx, &fp, fp.val, n, path,
+                                "ringrt ILU factors: L (unit diagonal implied) and U in one "
+                                "pattern (A's plus the fill of ILU(k)), original row/column order",
+                                err, errlen);
   }
-  rrt_ilu0_get_factors(M, f);
-  int rc = rrt_app_ilu_write_rows(ctx, loc, f, n, path,
-                                  "ringrt ILU(0) factors: L (unit diagonal implied) and U in one "
-                                  "pattern, original row/column order",
-                                  err, errlen);
-  free(f);
+  free(fp.rowptr), free(fp.col), free(fp.val);
   return rc;
 }

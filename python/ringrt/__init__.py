@@ -9,7 +9,8 @@
   metacell x gene AnnData;
 - ``ringrt.core``, ``ringrt.evaluate``, ``ringrt.plot`` -- the reference SEACells' modules
   (``import ringrt as SEACells``: ``SEACells.core.SEACells(ad, ...)``, its metrics and plots);
-- :func:`ringrt.ilu0`, :func:`ringrt.krylov_solve` -- SciPy matrices;
+- :func:`ringrt.ilu` (ILU(k), ``ringrt.ilu(A, levels=k)``), :func:`ringrt.ilu0`,
+  :func:`ringrt.krylov_solve` -- SciPy matrices;
   ``ringrt.petsc`` -- a petsc4py preconditioner.
 
 The C library is loaded on first use (see ``ringrt._lib`` for where it is
@@ -37,7 +38,7 @@ def library_version() -> str:
 _LAZY = {
     "seacells": "metacells", "SEACellsModel": "metacells", "plot_seacells": "seacells_plot",
     "summarize_by_SEACell": "summary", "summarize_by_soft_SEACell": "summary",
-    "SparseMatrix": "sparse", "ILU0": "ilu", "KrylovResult": "ilu", "ilu0": "ilu",
+    "SparseMatrix": "sparse", "ILU0": "ilu", "KrylovResult": "ilu", "ilu0": "ilu", "ilu": None,
     "krylov_solve": "ilu", "petsc": None, "torch": None,
     "core": None, "evaluate": None, "plot": None,
 }
@@ -56,4 +57,4 @@ def __getattr__(name: str) -> object:
 __all__ = ["Context", "default_context", "errors", "RingrtError", "library_version", "streams",
            "seacells", "SEACellsModel", "plot_seacells", "summarize_by_SEACell",
            "summarize_by_soft_SEACell", "SparseMatrix", "ILU0", "KrylovResult",
-           "ilu0", "krylov_solve", "core", "evaluate", "plot"]
+           "ilu0", "ilu", "krylov_solve", "core", "evaluate", "plot"]

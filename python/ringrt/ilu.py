@@ -1,7 +1,8 @@
-"""Distributed ILU(0) and Krylov solvers over SciPy sparse matrices.
+"""Distributed ILU(0), ILU(k) and Krylov solvers over SciPy sparse matrices.
 
-:func:`ilu0` computes the exact global ILU(0) of a :class:`SparseMatrix`
-(the factors are bitwise the same for every rank count); :meth:`ILU0.solve`
+:func:`ilu0` computes the exact global ILU(0) of a :class:`SparseMatrix`,
+:func:`ilu` (also ``ringrt.ilu(A, levels=k)``) its ILU(k) with PETSc's
+levels of fill (the factors are bitwise the same for every rank count); :meth:`ILU0.solve`
 and :func:`krylov_solve` run GMRES(m), FGMRES(m), BiCGSTAB or CG with it
 and say why they stopped with PETSc's reason names (``result.reason``). Vectors are
 in the matrix's layout (see :mod:`ringrt.sparse`): whole vectors when every
@@ -12,6 +13,8 @@ rank.
 from __future__ import annotations
 
 import ctypes
+import sys
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Tuple
 
@@ -32,7 +35,7 @@ class _IluOptions(ctypes.Structure):
     """rrt_ilu0_options (include/ringrt/ilu.h)."""
     _fields_ = [("size", c_size_t), ("ordering", c_int), ("boost", c_int),
                 ("boost_tol", c_double), ("boost_value", c_double), ("factors_f32", c_int),
-                ("dd_blocks", c_int)]
+                ("dd_blocks", c_int), ("levels", c_int)]
 
 
 _MONITOR = ctypes.CFUNCTYPE(None, c_int, c_double, c_void_p)
@@ -63,6 +66,9 @@ declare({
     "rrt_ilu0_levels": (None, [c_void_p, P(c_int), P(c_int)]),
     "rrt_ilu0_launches": (None, [c_void_p, P(ctypes.c_int64), P(ctypes.c_int64)]),
     "rrt_ilu0_get_factors": (c_int, [c_void_p, P(c_double)]),
+    "rrt_ilu0_apply_transpose": (c_int, [c_void_p, c_void_p, c_void_p]),
+    "rrt_ilu0_factor_nnz": (ctypes.c_int64, [c_void_p]),
+    "rrt_ilu0_get_factor_pattern": (c_int, [c_void_p, P(ctypes.c_int64), P(ctypes.c_int64)]),
     "rrt_krylov_solve": (c_int, [c_void_p, c_void_p, P(_KrylovOptions), c_void_p, c_void_p,
                                  P(_KrylovResult)]),
     "rrt_krylov_result_free": (None, [P(_KrylovResult)]),
@@ -130,17 +136,19 @@ class KrylovResult:
 
 
 class ILU0:
-    """The exact global ILU(0) of a :class:`SparseMatrix` (made by :func:`ilu0`).
+    """The exact global ILU(k) of a :class:`SparseMatrix` (made by :func:`ilu`
+    or :func:`ilu0`; k = ``fill_levels``, 0 by default).
 
     Attributes:
         matrix: the :class:`SparseMatrix` it factors.
         ordering: the elimination order (``"natural"``, ``"rcm"``, ``"multicolor"``,
             ``"dd"``, ``"dd-color"``).
+        fill_levels: the levels of fill k (PETSc's ``-pc_factor_levels``).
         result: the :class:`KrylovResult` of the last :meth:`solve` (None before).
     """
 
     def __init__(self, A: SparseMatrix, ordering: str = "natural", boost: Any = None,
-                 factors_f32: bool = False, dd_blocks: int = 0):
+                 factors_f32: bool = False, dd_blocks: int = 0, levels: int = 0):
         self.matrix, self.ctx = A, A.ctx
         self.result: Optional[KrylovResult] = None
         L = lib()
@@ -151,10 +159,14 @@ class ILU0:
         blocks_problem = None
         if not isinstance(dd_blocks, (int, np.integer)) or not 0 <= dd_blocks <= 1 << 20:
             blocks_problem = f"dd_blocks must be an integer in [0, {1 << 20}], got {dd_blocks!r}"
+        if not isinstance(levels, (int, np.integer)) or not 0 <= levels <= 1 << 20:
+            blocks_problem = blocks_problem or (
+                f"levels must be an integer in [0, {1 << 20}], got {levels!r}")
         self.ctx.agree(problem or boost_problem or blocks_problem, op)
+        self.fill_levels = int(levels)
         self.ordering = L.rrt_ilu_ordering_name(order).decode()
         opts = _IluOptions(ctypes.sizeof(_IluOptions), order, on, tol, value,
-                           int(bool(factors_f32)), int(dd_blocks))
+                           int(bool(factors_f32)), int(dd_blocks), int(levels))
         out = c_void_p()
         self.ctx.check(L.rrt_ilu0_create(A.handle, ctypes.byref(opts), ctypes.byref(out)),
                        "rrt_ilu0_create")
@@ -196,28 +208,42 @@ class ILU0:
         lib().rrt_ilu0_launches(self.handle, ctypes.byref(lf), ctypes.byref(la))
         return lf.value, la.value
 
+    @property
+    def factor_nnz(self) -> int:
+        """Entries of this rank's rows of the factor pattern (the matrix's
+        pattern plus the fill of ILU(k))."""
+        return int(lib().rrt_ilu0_factor_nnz(self.handle))
+
     def factors(self) -> sp.csr_array:
         """The combined LU factors (collective in the whole layout) in the
-        matrix's pattern: entries before the diagonal in elimination order hold
-        L (unit diagonal implied), the others U. The whole n x n matrix in the
-        whole layout, this rank's rows otherwise."""
-        vals = np.empty(len(self.matrix._data))
+        factor pattern (the matrix's, plus the fill for ILU(k)): entries before
+        the diagonal in elimination order hold L (unit diagonal implied), the
+        others U. The whole n x n matrix in the whole layout, this rank's rows
+        otherwise."""
+        nnz = self.factor_nnz
+        vals, cols = np.empty(nnz), np.empty(nnz, dtype=np.int64)
+        ptr = np.empty(self.matrix.nrows + 1, dtype=np.int64)
+        i64 = ctypes.c_int64
+        self.ctx.check(lib().rrt_ilu0_get_factor_pattern(self.handle, _ptr(ptr, i64),
+                                                         _ptr(cols, i64)),
+                       "rrt_ilu0_get_factor_pattern")
         self.ctx.check(lib().rrt_ilu0_get_factors(self.handle, _ptr(vals, c_double)),
                        "rrt_ilu0_get_factors")
-        local = self.matrix.local_csr()
-        local.data = vals
+        local = sp.csr_array((vals, cols, ptr), shape=(self.matrix.nrows, self.matrix.n))
         if self.matrix.layout != "whole":
             return local
         blocks = self.ctx.comm.allgather(local)
         return sp.csr_array(sp.vstack(blocks, format="csr"))
 
-    def apply(self, r: Any) -> np.ndarray:
-        """z = M^-1 r = U^-1 L^-1 r (collective); vectors in the matrix's layout."""
+    def apply(self, r: Any, transpose: bool = False) -> np.ndarray:
+        """z = M^-1 r = U^-1 L^-1 r, or with ``transpose`` z = M^-T r =
+        L^-T U^-T r (collective); vectors in the matrix's layout."""
         A = self.matrix
         rl = A._local_vector(r, "r", "ringrt.ILU0.apply")
         z = np.empty(A.nrows)
-        A._backend_call(lambda pr, pz: lib().rrt_ilu0_apply(self.handle, pr, pz), [rl, z],
-                        "rrt_ilu0_apply", outputs=(1,))
+        fn = lib().rrt_ilu0_apply_transpose if transpose else lib().rrt_ilu0_apply
+        name = "rrt_ilu0_apply_transpose" if transpose else "rrt_ilu0_apply"
+        A._backend_call(lambda pr, pz: fn(self.handle, pr, pz), [rl, z], name, outputs=(1,))
         return A._global_vector(z)
 
     def solve(self, b: Any, method: str = "gmres", rtol: float = 1e-8, maxit: int = 1000,
@@ -254,12 +280,25 @@ class ILU0:
 
     def __repr__(self) -> str:
         state = "closed" if self._h.value is None else f"levels={self.levels}"
-        return f"<ringrt.ILU0 n={self.matrix.n} ordering={self.ordering} {state}>"
+        return (f"<ringrt.ILU0 n={self.matrix.n} ordering={self.ordering} "
+                f"fill_levels={self.fill_levels} {state}>")
+
+
+def ilu(A: Any, levels: int = 0, ordering: str = "natural", boost: Any = None,
+        factors_f32: bool = False, ctx: Optional[Context] = None, dd_blocks: int = 0) -> ILU0:
+    """The exact global ILU(k) of A (collective), k = ``levels`` levels of
+    fill with PETSc's definition (``-pc_factor_levels k``): the same pattern
+    as PETSc's with the natural ordering, and factors bitwise the same for
+    every rank count and backend. ``levels > 0`` needs the natural ordering.
+    The other arguments, the result and the errors are those of :func:`ilu0`.
+    """
+    return ILU0(_as_matrix(A, ctx), ordering, boost, factors_f32, dd_blocks, levels)
 
 
 def ilu0(A: Any, ordering: str = "natural", boost: Any = None, factors_f32: bool = False,
-         ctx: Optional[Context] = None, dd_blocks: int = 0) -> ILU0:
-    """The exact global ILU(0) of A (collective).
+         ctx: Optional[Context] = None, dd_blocks: int = 0, levels: int = 0) -> ILU0:
+    """The exact global ILU(0) of A (collective), or ILU(k) with ``levels`` = k
+    (see :func:`ilu`).
 
     Args:
         A: a :class:`SparseMatrix`, or a ``scipy.sparse`` matrix made into one
@@ -284,7 +323,7 @@ def ilu0(A: Any, ordering: str = "natural", boost: Any = None, factors_f32: bool
         ringrt.errors.Singular: on every rank for a row without a diagonal
             entry or a zero pivot, naming the global row.
     """
-    return ILU0(_as_matrix(A, ctx), ordering, boost, factors_f32, dd_blocks)
+    return ILU0(_as_matrix(A, ctx), ordering, boost, factors_f32, dd_blocks, levels)
 
 
 def krylov_solve(A: Any, b: Any, M: Optional[ILU0] = None, method: str = "gmres",
@@ -370,3 +409,14 @@ def krylov_solve(A: Any, b: Any, M: Optional[ILU0] = None, method: str = "gmres"
 
 
 __all__ = ["ILU0", "KrylovResult", "ilu0", "krylov_solve"]
+
+
+class _CallableModule(types.ModuleType):
+    """``ringrt.ilu`` is this module (importing it binds the name on the
+    package) and calls :func:`ilu`: ``ringrt.ilu(A, levels=k)``."""
+
+    def __call__(self, *args: Any, **kw: Any) -> ILU0:
+        return ilu(*args, **kw)
+
+
+sys.modules[__name__].__class__ = _CallableModule

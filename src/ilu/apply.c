@@ -76,6 +76,8 @@ static rrt_status apply(rrt_ilu0_t M, const double *r, double *z) {
   return rrt_phase_end(ctx, "ilu0.apply", t0);
 }
 
+rrt_status rrt_ilu0_apply_host(rrt_ilu0_t M, const double *r, double *z) { return apply(M, r, z); }
+
 rrt_status rrt_ilu0_apply(rrt_ilu0_t M, const double *r, double *z) {
   RRT_CHECK(rrt_user_stream_enter(M->ctx, "rrt_ilu0_apply"));
   return rrt_user_stream_leave(M->ctx, "rrt_ilu0_apply", apply(M, r, z));

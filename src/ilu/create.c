@@ -40,6 +40,10 @@ static rrt_status read_options(rrt_ctx_t ctx, const rrt_ilu0_options *options,
                      rrt_error(ctx, RRT_ERR_INVALID_ARG, OPC,
                                "dd_blocks %d out of range (0: one subdomain per rank, or 1 to %d)",
                                opt->dd_blocks, RRT_ILU0_DD_BLOCKS_MAX));
+  if (opt->levels < 0 || opt->levels > RRT_ILU0_LEVELS_MAX)
+    return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, OPC,
+                                    "levels %d out of range (0: ILU(0), or 1 to %d levels of fill)",
+                                    opt->levels, RRT_ILU0_LEVELS_MAX));
   return RRT_SUCCESS;
 }
 
@@ -67,6 +71,8 @@ static rrt_status check_index_width(rrt_ilu0_t M) {
 /* The analysis, phase by phase; S carries what later phases need. */
 static rrt_status analyse(rrt_ilu0_t M, rrt_ilu0_setup *S) {
   rrt_test_stall(M->ctx, "ilu_analysis"); /* fault tests only (RINGRT_TEST_STALL) */
+  /* 0. ILU(k): the filled pattern, the padded matrix the rest runs on */
+  if (M->opt.levels > 0) RRT_ILU0_PHASE("fill", rrt_ilu0_fill(M));
   RRT_CHECK(check_index_width(M));
   /* 1. positions in the elimination order */
   RRT_ILU0_PHASE("positions", rrt_ilu0_positions(M));
@@ -90,6 +96,11 @@ static rrt_status analyse(rrt_ilu0_t M, rrt_ilu0_setup *S) {
 }
 
 rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_ilu0_t *out) {
+  return rrt_ilu0_create_at(A, options, NULL, out);
+}
+
+rrt_status rrt_ilu0_create_at(rrt_sparse_t A, const rrt_ilu0_options *options, const int64_t *pos,
+                              rrt_ilu0_t *out) {
   *out = NULL;
   rrt_ctx_t ctx = A->ctx;
   rrt_ilu0_options opt;
@@ -104,8 +115,10 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
   M->nloc = A->nloc;
   M->nnz = A->nnz;
   M->next = A->nloc + A->nghost;
+  M->given_pos = pos;
   rrt_ilu0_setup S = {0};
   rrt_status st = analyse(M, &S);
+  M->given_pos = NULL;
   rrt_ilu0_setup_free(&S);
   /* every failure above is either agreed (singular) or a local resource
    * problem: agree so no rank goes on to a factorisation the others skip */
@@ -122,6 +135,9 @@ rrt_status rrt_ilu0_create(rrt_sparse_t A, const rrt_ilu0_options *options, rrt_
 rrt_status rrt_ilu0_destroy(rrt_ilu0_t M) {
   if (!M) return RRT_SUCCESS;
   rrt_ctx_t ctx = M->ctx;
+  rrt_ilu0_destroy(M->T);
+  rrt_sparse_destroy(M->At), rrt_sparse_destroy(M->Afill);
+  free(M->tdest), free(M->tperm), free(M->amap);
   rrt_halo_free(ctx, &M->hf), rrt_halo_free(ctx, &M->hl), rrt_halo_free(ctx, &M->hu);
   rrt_ilu0_unshare(ctx, M->d_lr, M->lr), rrt_ilu0_unshare(ctx, M->d_ur, M->ur);
   rrt_ilu0_unshare(ctx, M->d_col, M->fcol), rrt_ilu0_unshare(ctx, M->d_fperm, M->fperm);
@@ -175,6 +191,14 @@ rrt_status rrt_ilu0_level_histogram(rrt_ilu0_t M, int which, int64_t *counts) {
                      "which must be 0 or 1");
   RRT_CHECK(rrt_ilu0_count_levels(M));
   memcpy(counts, M->hist[which], (size_t)M->nlev[which] * sizeof(int64_t));
+  return RRT_SUCCESS;
+}
+
+int64_t rrt_ilu0_factor_nnz(rrt_ilu0_t M) { return M->nnz; }
+
+rrt_status rrt_ilu0_get_factor_pattern(rrt_ilu0_t M, int64_t *rowptr, int64_t *cols) {
+  if (rowptr) memcpy(rowptr, M->A->rowptr, ((size_t)M->nloc + 1) * sizeof(int64_t));
+  if (cols) memcpy(cols, M->A->col, (size_t)M->nnz * sizeof(int64_t));
   return RRT_SUCCESS;
 }
 

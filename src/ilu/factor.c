@@ -127,9 +127,21 @@ static rrt_status check_pivots(rrt_ilu0_t M) {
                    (long long)gbad[1]);
 }
 
+/* ILU(k): A's current values into the padded matrix (its fill entries stay
+ * the explicit zeros they were created with). */
+static rrt_status load_padded(rrt_ilu0_t M) {
+  rrt_sparse_t A = M->Auser, F = M->Afill;
+  for (int64_t e = 0; e < A->nnz; e++)
+    F->val[M->amap[e]] = A->val[e];
+  if ((void *)F->d_val == (void *)F->val) return RRT_SUCCESS;
+  return rrt_memcpy_to_backend(M->ctx, F->d_val, F->val, (size_t)F->nnz * sizeof(double));
+}
+
 static rrt_status factor(rrt_ilu0_t M) {
   rrt_ctx_t ctx = M->ctx;
   double t0 = rrt_phase_begin(ctx);
+  if (M->Afill) RRT_CHECK(rrt_agree(ctx, load_padded(M)));
+  M->tstale = 1; /* the transpose apply's factors follow at its next call */
   /* host memory backends (cpu, emu) read the f64 values in place */
   int host = !ctx->dev->is_cuda;
   /* a transport or kernel failure here cannot be agreed safely only if a

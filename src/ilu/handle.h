@@ -7,13 +7,12 @@
  * factors are bitwise those of the serial ILU(0) of P A P^T.
  *
  * Files: create.c (rrt_ilu0_create in phases, destroy, queries),
- * setup.c (helpers of the phases), ordering.c (positions, ordering names),
- * ordering_dd.c (the domain-decomposition orderings),
- * ordering_dist.c (RCM and multicolour without a gather on every rank),
- * analysis.c (factor storage order, ghost requests, U rows of ghosts,
- * update pairs), levels.c (level sets, schedule lists, coarse levels),
- * plans.c (message plans, halos, backend copies), factor.c
- * (rrt_ilu0_factor), apply.c (rrt_ilu0_apply). */
+ * setup.c (helpers of the phases), fill.c (the ILU(k) pattern), ordering.c (positions, ordering
+ * names), ordering_dd.c (the domain-decomposition orderings), ordering_dist.c (RCM and multicolour
+ * without a gather on every rank), analysis.c (factor storage order, ghost requests, U rows of
+ * ghosts, update pairs), levels.c (level sets, schedule lists, coarse levels), plans.c (message
+ * plans, halos, backend copies), factor.c (rrt_ilu0_factor), apply.c (rrt_ilu0_apply), transpose.c
+ * (rrt_ilu0_apply_transpose). */
 #ifndef RRT_ILU_HANDLE_H
 #define RRT_ILU_HANDLE_H
 
@@ -36,14 +35,32 @@ extern "C" {
 #define RRT_ILU0_SEQ_ROWS_PER_LEVEL 8192
 /* Most subdomains options.dd_blocks may ask for (sched/dd_order.h). */
 #define RRT_ILU0_DD_BLOCKS_MAX (1 << 20)
+/* Most levels of fill options.levels may ask for (levels are int32). */
+#define RRT_ILU0_LEVELS_MAX (1 << 20)
 
 struct rrt_ilu0 {
+  /* The matrix the analysis and the factorisation run on: the user's, or
+   * for levels > 0 the padded one (Afill, owned: the user's pattern plus
+   * explicit zeros at the fill), whose values rrt_ilu0_factor refreshes
+   * from Auser through amap (A's local entry -> Afill's). */
   rrt_sparse_t A;
+  rrt_sparse_t Auser, Afill;
+  int64_t *amap;
+  int64_t fill_window; /* U entries of earlier ranks' rows the fill read here */
+  /* Transpose apply (transpose.c): the handle of M^T = L' U' (L' = U^T
+   * D^-1, U' = D L^T) on its own matrix, built at the first transpose
+   * apply, its values refreshed after each factorisation (tstale). */
+  struct rrt_ilu0 *T;
+  rrt_sparse_t At;
+  int32_t *tdest; /* per local factor entry: the rank owning its column */
+  int64_t *tperm; /* per received transposed entry: its index in At's local entries */
+  int tstale;
   rrt_ctx_t ctx;
   const rrt_ilu0_kernels *k; /* A's kernel table */
   rrt_ilu0_options opt;
   int64_t nloc, next, nnz, nval;
-  int64_t *pos_ext; /* position of every extended row */
+  int64_t *pos_ext;         /* position of every extended row */
+  const int64_t *given_pos; /* rrt_ilu0_create_at's positions (during the analysis only) */
   /* Phases of the elimination order (dd orderings; otherwise nphase = 0):
    * phase j holds the positions phase_start[j] .. phase_start[j + 1] - 1
    * (the last to n - 1), e.g. the interiors, then the interface (or each
@@ -131,6 +148,12 @@ rrt_status rrt_ilu0_upload(rrt_ctx_t ctx, void **dst, const void *src, size_t by
 rrt_status rrt_ilu0_share(rrt_ctx_t ctx, void **dst, void *src, size_t bytes);
 void rrt_ilu0_unshare(rrt_ctx_t ctx, void *dst, const void *src);
 
+/* fill.c */
+/** ILU(k) symbolic factorisation (opt.levels > 0): the filled pattern over
+ *  the ranks, the padded matrix M->Afill; M->A becomes it (M->Auser the
+ *  caller's), M->nnz and M->next follow. Collective. */
+rrt_status rrt_ilu0_fill(rrt_ilu0_t M);
+
 /* ordering.c */
 /** Position of every extended row in the elimination order (M->pos_ext). Collective. */
 rrt_status rrt_ilu0_positions(rrt_ilu0_t M);
@@ -147,6 +170,20 @@ rrt_status rrt_ilu0_dd_positions(rrt_ilu0_t M);
  *  the rows live, RCM computed on rank 0 from the pattern gathered there.
  *  Collective. */
 rrt_status rrt_ilu0_positions_dist(rrt_ilu0_t M);
+/** pos_ext of the ghosts from the positions of the local rows
+ *  (pos_ext[0 .. nloc)), fetched from their owners. Collective. */
+rrt_status rrt_ilu0_ghost_positions(rrt_ilu0_t M, const char *op);
+
+/* create.c */
+/** rrt_ilu0_create with the positions of the local rows given (pos: nloc
+ *  entries, copied; NULL: from options->ordering): the transpose apply's
+ *  handle keeps the elimination order of the handle it transposes. */
+rrt_status rrt_ilu0_create_at(rrt_sparse_t A, const rrt_ilu0_options *options, const int64_t *pos,
+                              rrt_ilu0_t *ilu);
+
+/* apply.c */
+/** rrt_ilu0_apply without the caller's stream ordering (transpose.c). */
+rrt_status rrt_ilu0_apply_host(rrt_ilu0_t M, const double *r, double *z);
 
 /* analysis.c */
 /** Factor storage order (lr, ur, fcol, fperm, porder) and the agreed

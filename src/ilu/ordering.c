@@ -16,6 +16,10 @@ rrt_status rrt_ilu0_positions(rrt_ilu0_t M) {
   rrt_sparse_t A = M->A;
   M->pos_ext = rrt_ilu0_alloc(((size_t)M->next + 1) * sizeof(int64_t));
   if (!M->pos_ext) return rrt_ilu0_nomem(M->ctx, OPC);
+  if (M->given_pos) {
+    memcpy(M->pos_ext, M->given_pos, (size_t)M->nloc * sizeof(int64_t));
+    return rrt_ilu0_ghost_positions(M, RRT_ILU0_OP_ANALYSIS("given positions"));
+  }
   if (M->opt.ordering == RRT_ILU_ORDER_NATURAL) {
     for (int64_t i = 0; i < M->nloc; i++)
       M->pos_ext[i] = A->row_begin + i;

@@ -74,7 +74,7 @@ static rrt_status fetch_run(rrt_ilu0_t M, const char *op, row_fetch *F, const in
 }
 
 /* pos_ext of the ghosts from the positions of the local rows (pos_ext[0 .. nloc)). */
-static rrt_status ghost_positions(rrt_ilu0_t M, const char *op) {
+rrt_status rrt_ilu0_ghost_positions(rrt_ilu0_t M, const char *op) {
   rrt_sparse_t A = M->A;
   row_fetch F;
   rrt_status st = fetch_init(M, op, A->nghost, A->ghost, A->ghost_owner, &F);
@@ -333,7 +333,7 @@ static rrt_status positions_multicolor(rrt_ilu0_t M) {
   lower_graph_free(&G);
   if (!st) st = color_positions(M, color);
   free(color);
-  if (!st) st = ghost_positions(M, OP_COLOR);
+  if (!st) st = rrt_ilu0_ghost_positions(M, OP_COLOR);
   return st;
 }
 
@@ -391,7 +391,7 @@ static rrt_status positions_rcm(rrt_ilu0_t M) {
                                   lay + 3 * P);
   }
   free(len), free(lay), free(gpos);
-  if (!st) st = ghost_positions(M, OP_RCM);
+  if (!st) st = rrt_ilu0_ghost_positions(M, OP_RCM);
   return st;
 }
 

@@ -11,3 +11,13 @@ ringrt_python_test(py_ilu_example_scipy_np2 ../../examples/python/ilu_scipy.py N
 ringrt_python_test(py_ilu_example_petsc_np2 ../../examples/python/ilu_petsc.py NP 2
                    ARGS 16 -pc_type python -pc_python_type ringrt.petsc.ILU0
                    -pc_ringrt_ordering rcm LABELS ilu petsc TIMEOUT 120)
+# ILU(k) and the transpose apply against a naive ILU(k) and spsolve, bitwise
+# across rank counts and backends (test_iluk.py); PETSc's ILU(k) at np 1.
+foreach(np 1 2 4)
+  ringrt_python_test(py_iluk_np${np} test_iluk.py NP ${np} ARGS cpu ${RINGRT_SHARED_DATA}/matrices
+                     LABELS ilu TIMEOUT 120)
+endforeach()
+ringrt_python_test(py_iluk_emu_np3 test_iluk.py NP 3 ARGS emu ${RINGRT_SHARED_DATA}/matrices
+                   LABELS ilu TIMEOUT 120)
+ringrt_python_test(py_iluk_petsc_np1 test_iluk_petsc.py NP 1 ARGS ${RINGRT_SHARED_DATA}/matrices
+                   LABELS ilu petsc TIMEOUT 120)

@@ -1,0 +1,210 @@
+/* ILU(k): the distributed factors are bitwise those of a serial ILU(k)
+ * (a naive level-of-fill pattern here, then the serial IKJ reference of
+ * ilu_ref.h on A padded with zeros at the fill) for k = 0-3, any rank count
+ * and backend; the apply bitwise the serial reference's; the transpose
+ * apply against a serial transposed solve (to rounding) and bitwise a
+ * one-rank run's; re-factoring after new values follows.
+ * Usage: test_iluk [small] (small: the emu subset). */
+#include <limits.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ilu_ref.h"
+#include "ringrt/ringrt.h"
+#include "test_util.h"
+
+static int bits_equal(double a, double b) { return memcmp(&a, &b, sizeof(double)) == 0; }
+
+/* A padded with explicit zeros at the ILU(k) fill, by the definition:
+ * lev = 0 on A's pattern; each earlier row m of row i's pattern (fill
+ * included, in increasing m) proposes lev(i,m) + lev(m,j) + 1 for its j > m;
+ * kept when <= k. Dense per row (the test matrices are small). */
+static rrt_csr ref_fill(const rrt_csr *a, int k) {
+  int64_t n = a->nrows, cap = a->nnz + 16, nnz = 0;
+  int64_t *ptr = calloc((size_t)n + 1, sizeof(int64_t)), *col = malloc((size_t)cap * 8);
+  int *lv = malloc((size_t)cap * sizeof(int)), *row = malloc((size_t)n * sizeof(int));
+  for (int64_t j = 0; j < n; j++)
+    row[j] = INT_MAX;
+  for (int64_t i = 0; i < n; i++) {
+    for (int64_t p = a->rowptr[i]; p < a->rowptr[i + 1]; p++)
+      row[a->col[p]] = 0;
+    for (int64_t m = 0; m < i; m++) {
+      if (row[m] == INT_MAX) continue;
+      for (int64_t q = ptr[m]; q < ptr[m + 1]; q++) {
+        int64_t j = col[q];
+        long p = (long)row[m] + lv[q] + 1;
+        if (j > m && p <= k && p < row[j]) row[j] = (int)p;
+      }
+    }
+    for (int64_t j = 0; j < n; j++) {
+      if (row[j] == INT_MAX) continue;
+      if (nnz == cap) {
+        cap *= 2;
+        col = realloc(col, (size_t)cap * 8), lv = realloc(lv, (size_t)cap * sizeof(int));
+      }
+      col[nnz] = j, lv[nnz++] = row[j], row[j] = INT_MAX;
+    }
+    ptr[i + 1] = nnz;
+  }
+  int64_t *ri = malloc((size_t)nnz * 8);
+  double *v = calloc((size_t)nnz, sizeof(double));
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t p = ptr[i]; p < ptr[i + 1]; p++)
+      ri[p] = i, v[p] = ref_entry(a, i, col[p]) ? *ref_entry(a, i, col[p]) : 0.0;
+  rrt_csr b;
+  rrt_csr_from_triplets(n, n, nnz, ri, col, v, &b);
+  free(ptr), free(col), free(lv), free(row), free(ri), free(v);
+  return b;
+}
+
+/* z = L^-T U^-T r for the factored b (serial, column by column). */
+static void ref_apply_t(const rrt_csr *b, const double *r, double *z) {
+  int64_t n = b->nrows;
+  double *y = malloc((size_t)n * sizeof(double));
+  memcpy(y, r, (size_t)n * sizeof(double));
+  for (int64_t i = 0; i < n; i++) { /* U^T y = r: row i of U scatters y_i */
+    y[i] /= *ref_entry(b, i, i);
+    for (int64_t p = b->rowptr[i]; p < b->rowptr[i + 1]; p++)
+      if (b->col[p] > i) y[b->col[p]] -= b->val[p] * y[i];
+  }
+  for (int64_t i = n - 1; i >= 0; i--) { /* L^T z = y: row i of L scatters z_i */
+    z[i] = y[i];
+    for (int64_t p = b->rowptr[i]; p < b->rowptr[i + 1]; p++)
+      if (b->col[p] < i) y[b->col[p]] -= b->val[p] * z[i];
+  }
+  free(y);
+}
+
+/* The local rows of the factor pattern equal b's, and the factors are bitwise b's. */
+static int64_t compare_factors(rrt_ilu0_t M, int64_t r0, int64_t nloc, const rrt_csr *b) {
+  int64_t nnz = rrt_ilu0_factor_nnz(M), bad = 0;
+  int64_t *rp = malloc(((size_t)nloc + 1) * 8), *cols = malloc(((size_t)nnz + 1) * 8);
+  double *f = malloc(((size_t)nnz + 1) * sizeof(double));
+  CHECK_OK(rrt_ilu0_get_factor_pattern(M, rp, cols));
+  CHECK_OK(rrt_ilu0_get_factors(M, f));
+  if (rp[nloc] != b->rowptr[r0 + nloc] - b->rowptr[r0]) bad = nnz + 1;
+  for (int64_t i = 0; i < nloc && !bad; i++)
+    for (int64_t p = rp[i]; p < rp[i + 1]; p++) {
+      const double *ref = ref_entry(b, r0 + i, cols[p]);
+      bad += !ref || !bits_equal(*ref, f[p]);
+    }
+  free(rp), free(cols), free(f);
+  return bad;
+}
+
+/* rrt_ilu0_apply (transpose or not) of the global r; local result in loc. */
+static void apply(rrt_ctx_t ctx, rrt_ilu0_t M, int t, const double *r, int64_t r0, int64_t nloc,
+                  double *loc) {
+  double *dr, *dz;
+  rrt_malloc(ctx, ((size_t)nloc + 1) * sizeof(double), (void **)&dr);
+  rrt_malloc(ctx, ((size_t)nloc + 1) * sizeof(double), (void **)&dz);
+  rrt_memcpy_to_backend(ctx, dr, r + r0, (size_t)nloc * sizeof(double));
+  CHECK_OK(t ? rrt_ilu0_apply_transpose(M, dr, dz) : rrt_ilu0_apply(M, dr, dz));
+  rrt_memcpy_to_host(ctx, loc, dz, (size_t)nloc * sizeof(double));
+  rrt_free(ctx, dr), rrt_free(ctx, dz);
+}
+
+/* The transpose apply of one rank (a context of its own, same backend). */
+static double *one_rank_transpose(rrt_ctx_t self, const rrt_csr *a, int k, const double *r) {
+  rrt_sparse_t A = NULL;
+  rrt_ilu0_t M = NULL;
+  rrt_ilu0_options opt = RRT_ILU0_OPTIONS_INITIALIZER;
+  opt.levels = k;
+  double *z = malloc(((size_t)a->nrows + 1) * sizeof(double));
+  CHECK_OK(ref_distribute(self, a, &A));
+  CHECK_OK(rrt_ilu0_create(A, &opt, &M));
+  CHECK_OK(rrt_ilu0_factor(M));
+  apply(self, M, 1, r, 0, a->nrows, z);
+  rrt_ilu0_destroy(M), rrt_sparse_destroy(A);
+  return z;
+}
+
+static void check_matrix(rrt_ctx_t ctx, rrt_ctx_t self, const char *name, int k) {
+  rrt_csr a;
+  char err[512];
+  if (ref_missing(name)) return;
+  if (ref_load(name, &a, err, sizeof(err))) {
+    CHECK_MSG(0, "cannot load %s: %s", name, err);
+    return;
+  }
+  rrt_sparse_t A = NULL;
+  rrt_ilu0_t M = NULL;
+  CHECK_OK(ref_distribute(ctx, &a, &A));
+  rrt_ilu0_options opt = RRT_ILU0_OPTIONS_INITIALIZER;
+  opt.levels = k;
+  CHECK_OK(rrt_ilu0_create(A, &opt, &M));
+  int64_t n = a.nrows, nloc = rrt_sparse_local_rows(A), r0 = rrt_sparse_row_begin(A);
+  double *r = malloc((size_t)n * sizeof(double)), *loc = malloc(((size_t)nloc + 1) * 8);
+  double *zref = malloc((size_t)n * sizeof(double));
+  for (int64_t i = 0; i < n; i++)
+    r[i] = 1.0 + (double)((i * 7919) % 13) / 8.0;
+  for (int pass = 0; pass < 2; pass++) { /* pass 1: new values, re-factored */
+    rrt_csr b = ref_fill(&a, k);
+    CHECK_MSG(ref_ilu0(&b) < 0, "%s: the reference has a zero pivot", name);
+    CHECK_OK(rrt_ilu0_factor(M));
+    int64_t bad = compare_factors(M, r0, nloc, &b);
+    CHECK_MSG(bad == 0, "%s ILU(%d) pass %d: %lld factor entries differ from the serial ILU(k)",
+              name, k, pass, (long long)bad);
+    ref_apply(&b, r, zref);
+    apply(ctx, M, 0, r, r0, nloc, loc);
+    for (int64_t i = 0; i < nloc; i++)
+      bad += !bits_equal(loc[i], zref[r0 + i]);
+    CHECK_MSG(bad == 0, "%s ILU(%d): %lld apply entries differ", name, k, (long long)bad);
+    /* transpose: a serial scatter solve rounds differently; the factors
+     * of these matrices are well conditioned (cond(L) cond(U) < 1e4), so
+     * 1e-10 relative is far above rounding and far below any error */
+    ref_apply_t(&b, r, zref);
+    apply(ctx, M, 1, r, r0, nloc, loc);
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < nloc; i++)
+      num += (loc[i] - zref[r0 + i]) * (loc[i] - zref[r0 + i]), den += zref[r0 + i] * zref[r0 + i];
+    double g[2] = {num, den};
+    MPI_Allreduce(MPI_IN_PLACE, g, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    CHECK_MSG(sqrt(g[0]) <= 1e-10 * sqrt(g[1]), "%s ILU(%d): transpose apply off by %.3e", name, k,
+              sqrt(g[0] / g[1]));
+    rrt_csr_free(&b);
+    if (pass == 1) break;
+    if (self) { /* bitwise a one-rank run's */
+      double *z1 = one_rank_transpose(self, &a, k, r);
+      int64_t badt = 0;
+      for (int64_t i = 0; i < nloc; i++)
+        badt += !bits_equal(loc[i], z1[r0 + i]);
+      CHECK_MSG(badt == 0, "%s ILU(%d): %lld transpose entries differ from one rank's", name, k,
+                (long long)badt);
+      free(z1);
+    }
+    for (int64_t p = 0; p < a.nnz; p++)
+      a.val[p] *= a.col[p] == 0 ? 2.0 : 0.75;
+    CHECK_OK(rrt_sparse_set_values(A, a.val + a.rowptr[r0]));
+  }
+  free(r), free(loc), free(zref);
+  rrt_ilu0_destroy(M);
+  rrt_sparse_destroy(A);
+  rrt_csr_free(&a);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  rrt_ctx_t ctx = NULL, self = NULL;
+  int rc = ref_ctx(&ctx);
+  if (rc) {
+    MPI_Finalize();
+    return rc;
+  }
+  if (rrt_ctx_size(ctx) > 1) CHECK_OK(rrt_ctx_create(MPI_COMM_SELF, NULL, &self));
+  int small = argc > 1 && !strcmp(argv[1], "small");
+  static const char *full[] = {"convdiff2d:11,40", "laplace2d:9", "gk_ani1_nonsymm.mtx",
+                               "ss_cage5.mtx", NULL};
+  static const char *emu[] = {"convdiff2d:6,30", "ss_cage5.mtx", NULL};
+  for (const char **m = small ? emu : full; *m; m++)
+    for (int k = 0; k <= 3; k++)
+      check_matrix(ctx, self, *m, k);
+  rrt_ctx_destroy(self);
+  rrt_ctx_destroy(ctx);
+  rc = test_result();
+  MPI_Finalize();
+  return rc;
+}
