@@ -120,8 +120,13 @@ static PetscErrorCode PCSetUp_Ringrt(PC pc) {
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode PCApply_Ringrt(PC pc, Vec x, Vec y) {
+/* y = M^-1 x (transpose: M^-T x) on this rank's rows; backend copies of
+ * the vectors where the backend is not the host. */
+static PetscErrorCode apply(PC pc, Vec x, Vec y, PetscBool transpose) {
   PC_Ringrt *d = (PC_Ringrt *)pc->data;
+  rrt_status (*solve)(rrt_ilu0_t, const double *, double *) =
+      transpose ? rrt_ilu0_apply_transpose : rrt_ilu0_apply;
+  PetscLogEvent event = transpose ? PCRINGRT_ApplyTranspose : PCRINGRT_Apply;
   const PetscScalar *r;
   PetscScalar *z;
   size_t bytes = (size_t)d->nloc * sizeof(double);
@@ -132,24 +137,37 @@ static PetscErrorCode PCApply_Ringrt(PC pc, Vec x, Vec y) {
     PetscCall(VecSetInf(y));
     PetscFunctionReturn(0);
   }
-  PetscCall(PetscLogEventBegin(PCRINGRT_Apply, pc, x, y, 0));
+  PetscCall(PetscLogEventBegin(event, pc, x, y, 0));
   PetscCall(PCRingrtLogCommBegin(d, &mark));
   PetscCall(VecGetArrayRead(x, &r));
   PetscCall(VecGetArrayWrite(y, &z));
   if (d->r) {
     RINGRT_CALL(d, rrt_memcpy_to_backend(d->ctx, d->r, r, bytes));
-    RINGRT_CALL(d, rrt_ilu0_apply(d->ilu, d->r, d->z));
+    RINGRT_CALL(d, solve(d->ilu, d->r, d->z));
     RINGRT_CALL(d, rrt_memcpy_to_host(d->ctx, z, d->z, bytes));
   } else {
-    RINGRT_CALL(d, rrt_ilu0_apply(d->ilu, r, z));
+    RINGRT_CALL(d, solve(d->ilu, r, z));
   }
   PetscCall(VecRestoreArrayWrite(y, &z));
   PetscCall(VecRestoreArrayRead(x, &r));
-  /* one multiply-add per off-diagonal entry, one multiply per row (ringrt's
-   * count is over all ranks; each rank logs its share) */
+  /* ringrt's count is over all ranks (the same for the transpose: the same
+   * entries); each rank logs its share */
   PetscCall(PetscLogFlops(rrt_ilu0_apply_flops(d->ilu) / (double)rrt_ctx_size(d->ctx)));
   PetscCall(PCRingrtLogCommEnd(d, &mark));
-  PetscCall(PetscLogEventEnd(PCRINGRT_Apply, pc, x, y, 0));
+  PetscCall(PetscLogEventEnd(event, pc, x, y, 0));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PCApply_Ringrt(PC pc, Vec x, Vec y) {
+  PetscFunctionBegin;
+  PetscCall(apply(pc, x, y, PETSC_FALSE));
+  PetscFunctionReturn(0);
+}
+
+/* KSPBICG, KSPSolveTranspose, adjoint solves: (LU)^-T through the same levels. */
+static PetscErrorCode PCApplyTranspose_Ringrt(PC pc, Vec x, Vec y) {
+  PetscFunctionBegin;
+  PetscCall(apply(pc, x, y, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 
@@ -194,8 +212,7 @@ PETSC_EXTERN PetscErrorCode PCCreate_Ringrt(PC pc) {
   pc->ops->destroy = PCDestroy_Ringrt;
   pc->ops->view = PCView_Ringrt;
   pc->ops->setfromoptions = PCSetFromOptions_Ringrt;
-  /* no transpose solve in ringrt: PCApplyTranspose reports it unsupported */
-  pc->ops->applytranspose = NULL;
+  pc->ops->applytranspose = PCApplyTranspose_Ringrt;
   PetscCall(PCRingrtComposeSetters(pc));
   PetscFunctionReturn(0);
 }

@@ -43,7 +43,9 @@ typedef struct {
   double *r, *z;          /* backend copies of the vectors (cuda only) */
   int64_t *diag;          /* each local row's diagonal entry in vals (shifts) */
   double *svals;          /* vals with a diagonal shift (NONZERO, POSITIVE_DEFINITE) */
-  double *fvals;          /* the factors, read back for PETSc's pivot tests */
+  int64_t *frowptr;       /* the factors' pattern (A's with the ILU(k) fill), */
+  int64_t *fdiag;         /* each row's diagonal entry in it, */
+  double *fvals;          /* and the factors, read back for PETSc's pivot tests */
   int64_t *pos;           /* each local row's position in the elimination order */
   PetscReal shift_used;   /* the diagonal shift of the last factorization */
   PetscInt shift_tries;   /* factorizations it took */

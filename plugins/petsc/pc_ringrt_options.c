@@ -362,8 +362,8 @@ PetscErrorCode PCRingrtGetFailure(PC pc, const char *message[]) {
   X(SetBoost)                                                                                      \
   X(GetBoost)                                                                                      \
   X(SetFactorPrecision)                                                                            \
-  X(GetFactorPrecision) X(SetBackend) X(GetBackend) X(GetLevels) X(GetFailure) X(SetDDBlocks)      \
-      X(GetDDBlocks)
+  X(GetFactorPrecision)                                                                            \
+  X(SetBackend) X(GetBackend) X(GetLevels) X(GetFailure) X(SetDDBlocks) X(GetDDBlocks)
 
 /* PETSc's own PCFactorSet... (PETSc dispatches them by these names). */
 #define FACTOR_METHODS(X)                                                                          \

@@ -63,9 +63,9 @@ static PetscErrorCode first_failing_pivot(PC pc, int *state, PetscInt *row, doub
   PetscFunctionBegin;
   RINGRT_CALL(d, rrt_ilu0_get_factors(d->ilu, d->fvals));
   for (int64_t i = 0; i < d->nloc; i++) {
-    double rs = 0.0, pv = d->fvals[d->diag[i]];
-    for (int64_t e = d->rowptr[i]; e < d->rowptr[i + 1]; e++)
-      if (e != d->diag[i]) rs += fabs(d->fvals[e]);
+    double rs = 0.0, pv = d->fvals[d->fdiag[i]];
+    for (int64_t e = d->frowptr[i]; e < d->frowptr[i + 1]; e++)
+      if (e != d->fdiag[i]) rs += fabs(d->fvals[e]);
     int s = pivot_state(d, pv, rs);
     if (s != PIVOT_OK && d->pos[i] < best[s - 1]) best[s - 1] = d->pos[i];
   }
@@ -76,7 +76,7 @@ static PetscErrorCode first_failing_pivot(PC pc, int *state, PetscInt *row, doub
   if (*state == PIVOT_OK) PetscFunctionReturn(0);
   for (int64_t i = 0; i < d->nloc; i++)
     if (d->pos[i] == gbest[*state - 1])
-      mine[0] = (double)(row_begin + i), mine[1] = d->fvals[d->diag[i]];
+      mine[0] = (double)(row_begin + i), mine[1] = d->fvals[d->fdiag[i]];
   /* one rank owns the position: the others add zeros */
   PetscCall(MPIU_Allreduce(mine, found, 2, MPI_DOUBLE, MPI_SUM, comm));
   *row = (PetscInt)found[0];
@@ -113,22 +113,36 @@ static PetscErrorCode pd_shift_top(PC pc, double *top) {
   PetscFunctionReturn(0);
 }
 
-/* The buffers the rules read: the diagonal entries, the positions, the
- * factors and the shifted values (once per analysis). */
+/* Each row's diagonal entry in a pattern (global columns). */
+static void find_diagonals(int64_t nloc, int64_t row_begin, const int64_t *rowptr,
+                           const int64_t *cols, int64_t *diag) {
+  for (int64_t i = 0; i < nloc; i++) {
+    diag[i] = -1; /* ringrt's analysis refused a row without one */
+    for (int64_t e = rowptr[i]; e < rowptr[i + 1]; e++)
+      if (cols[e] == row_begin + i) diag[i] = e;
+  }
+}
+
+/* The buffers the rules read: A's diagonal entries (the shifts), the
+ * factors' pattern and its diagonal entries (ILU(k) adds fill), the
+ * positions, the factors and the shifted values (once per analysis). */
 static PetscErrorCode ensure_buffers(PC_Ringrt *d) {
-  int64_t row_begin = rrt_sparse_row_begin(d->A);
+  int64_t row_begin = rrt_sparse_row_begin(d->A), fnnz = rrt_ilu0_factor_nnz(d->ilu);
+  int64_t *fcols;
 
   PetscFunctionBegin;
   if (d->diag) PetscFunctionReturn(0);
   PetscCall(PetscMalloc1(d->nloc, &d->diag));
+  PetscCall(PetscMalloc1(d->nloc, &d->fdiag));
   PetscCall(PetscMalloc1(d->nloc, &d->pos));
-  PetscCall(PetscMalloc1(d->nnz, &d->fvals));
+  PetscCall(PetscMalloc1(d->nloc + 1, &d->frowptr));
+  PetscCall(PetscMalloc1(fnnz, &d->fvals));
   PetscCall(PetscMalloc1(d->nnz, &d->svals));
-  for (int64_t i = 0; i < d->nloc; i++) {
-    d->diag[i] = -1; /* ringrt's analysis refused a row without one */
-    for (int64_t e = d->rowptr[i]; e < d->rowptr[i + 1]; e++)
-      if (d->cols[e] == row_begin + i) d->diag[i] = e;
-  }
+  PetscCall(PetscMalloc1(fnnz, &fcols));
+  find_diagonals(d->nloc, row_begin, d->rowptr, d->cols, d->diag);
+  RINGRT_CALL(d, rrt_ilu0_get_factor_pattern(d->ilu, d->frowptr, fcols));
+  find_diagonals(d->nloc, row_begin, d->frowptr, fcols, d->fdiag);
+  PetscCall(PetscFree(fcols));
   RINGRT_CALL(d, rrt_ilu0_get_positions(d->ilu, d->pos));
   PetscFunctionReturn(0);
 }
@@ -136,6 +150,8 @@ static PetscErrorCode ensure_buffers(PC_Ringrt *d) {
 PetscErrorCode PCRingrtFreeShift(PC_Ringrt *d) {
   PetscFunctionBegin;
   PetscCall(PetscFree(d->diag));
+  PetscCall(PetscFree(d->fdiag));
+  PetscCall(PetscFree(d->frowptr));
   PetscCall(PetscFree(d->pos));
   PetscCall(PetscFree(d->fvals));
   PetscCall(PetscFree(d->svals));

@@ -30,7 +30,8 @@
  * diagonal entry: PC_FACTOR_STRUCT_ZEROPIVOT), so KSPSolve reports
  * KSP_DIVERGED_PC_FAILED; the global row is in the -info message and in
  * PCView. -log_view shows the events RingrtAnalysis, RingrtFactor and
- * RingrtApply. PCApplyTranspose is not supported yet.
+ * RingrtApply (RingrtApplyTrans). PCApplyTranspose applies (LU)^-T through the
+ * same levels (KSPBICG, KSPSolveTranspose).
  */
 #ifndef RINGRT_PETSC_H
 #define RINGRT_PETSC_H

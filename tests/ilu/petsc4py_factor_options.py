@@ -49,9 +49,9 @@ def laplace(edit=None, kind="aij"):
     return A
 
 
-def solve(A, prefix, opts):
-    """z = M^-1 b with a preonly KSP of options prefix `prefix` (b fixed):
-    (reason, z)."""
+def solve(A, prefix, opts, transpose=False):
+    """z = M^-1 b (transpose: M^-T b) with a preonly KSP of options prefix
+    `prefix` (b fixed): (reason, z)."""
     db = PETSc.Options()
     for k, v in opts.items():
         db[prefix + k] = v
@@ -62,7 +62,7 @@ def solve(A, prefix, opts):
     ksp.setFromOptions()
     x, b = A.createVecs()
     b.setArray(np.sin(np.arange(A.getSize()[0]) + 1.0))
-    ksp.solve(b, x)
+    (ksp.solveTranspose if transpose else ksp.solve)(b, x)
     reason, z = ksp.getConvergedReason(), x.getArray().copy()
     for k in opts:
         db.delValue(prefix + k)
@@ -70,9 +70,9 @@ def solve(A, prefix, opts):
     return reason, z
 
 
-def compare(name, A, opts, expect_fail=False):
-    ref = solve(A, "ref_", dict(opts, pc_type="ilu"))
-    got = solve(A, "rrt_", dict(opts, pc_type="ringrt"))
+def compare(name, A, opts, expect_fail=False, transpose=False):
+    ref = solve(A, "ref_", dict(opts, pc_type="ilu"), transpose)
+    got = solve(A, "rrt_", dict(opts, pc_type="ringrt"), transpose)
     if expect_fail:
         check(ref[0] == PC_FAILED and got[0] == PC_FAILED,
               f"{name}: both fail with DIVERGED_PC_FAILED (PETSc {ref[0]}, ringrt {got[0]})")
@@ -97,6 +97,12 @@ def zero_row(r):
 
 def tiny_pivot(r, value):
     return lambda g, cols, vals: [value if c == g else 0.0 for c in cols] if g == r else vals
+
+
+def convection(c):
+    """a nonsymmetric 5-point operator: -1 - c left/below, -1 + c right/above"""
+    return lambda g, cols, vals: [v if c_ == g else v + (c if c_ > g else -c)
+                                  for c_, v in zip(cols, vals)]
 
 
 def negative_diagonal(r):
@@ -135,6 +141,18 @@ def main():
     compare("-pc_factor_mat_ordering_type natural", plain,
             {"pc_factor_mat_ordering_type": "natural"})
     compare("-pc_factor_levels 0", plain, {"pc_factor_levels": "0"})
+    cd = laplace(convection(0.3))
+    for k in (1, 2, 3):
+        compare(f"convection, -pc_factor_levels {k}", cd, {"pc_factor_levels": str(k)})
+    compare("convection, -pc_ringrt_levels 2", cd, {"pc_ringrt_levels": "2",
+                                                    "pc_factor_levels": "2"})
+    compare("convection, M^-T b (KSPSolveTranspose)", cd, {}, transpose=True)
+    fwd, bwd = (solve(cd, "c_", {"pc_type": "ringrt"}, t)[1] for t in (False, True))
+    check(np.linalg.norm(fwd - bwd) > 1e-3 * np.linalg.norm(fwd),
+          "convection: M^-T b is not M^-1 b (the transpose comparison is not vacuous)")
+    compare("convection, ILU(2), M^-T b", cd, {"pc_factor_levels": "2"}, transpose=True)
+    compare("convection, zero row, nonzero shift, ILU(1)", laplace(zero_row(150)),
+            {"pc_factor_levels": "1", "pc_factor_shift_type": "nonzero"})
     # the PCFactorSet... API (petsc4py's setFactorShift) reaches the ringrt PC
     ref, got = [], []
     for pc_type, out in (("ilu", ref), ("ringrt", got)):

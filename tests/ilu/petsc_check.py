@@ -29,7 +29,8 @@ prints against PETSc's own answer on the same matrix:
               PETSc's -pc_factor_* options against PETSc's own ILU and the AIJ
               types at np 1 (petsc4py_factor_options.py); the refusals' messages
               on every rank; -help; -pc_ringrt_dd_blocks the same at np 1 and 2;
-              mpiaijperm/sell, mpibaij/sbaij at np 2; the -log_view events.
+              mpiaijsell, mpisbaij at np 2; KSPBICG (PCApplyTranspose) and ILU(2)
+              at np 1 and 2 with PETSc's iterations; the -log_view events.
 Exit 0 when every check holds, 1 otherwise (each failure printed).
 """
 import argparse
@@ -285,6 +286,16 @@ def case_factor_options(args):
                         + ringrt(args)))
         check(len(r) == 1 and ref and r[0]["its"] == ref[0]["its"],
               f"-mat_type {kind} at np 2: {r} vs PETSc ILU np 1 {ref}")
+    # KSPBICG needs PCApplyTranspose: the iterations of PETSc's ILU(0) BiCG (np 1) at
+    # np 1 and 2; ILU(2) with GMRES at np 2 as PETSc's ILU(2) at np 1
+    cd = ["-problem", "convdiff2d", "-grid", "30", "-pe", "100"]
+    for ksp, extra in ((["-ksp_type", "bicg"], []), (GMRES, ["-pc_factor_levels", "2"])):
+        ref = results(run(args, 1, cd + ksp + ["-pc_type", "ilu"] + extra))
+        for np in (1, 2):
+            r = results(run(args, np, cd + ksp + ringrt(args, extra)))
+            check(len(r) == 1 and ref and r[0]["reason"] == "CONVERGED_RTOL"
+                  and r[0]["its"] == ref[0]["its"],
+                  f"{' '.join(ksp + extra)} np {np}: {r} vs PETSc ILU np 1 {ref}")
     # -log_view: ringrt's events with their counts and flops
     out = run(args, 2, prob + ringrt(args, ["-log_view", "-resolve"]))
     its = sum(x["its"] for x in results(out))
