@@ -17,6 +17,8 @@ solve with 2 A (-resolve: the re-factor on the same pattern). From each
                PETSc: MatLUFactorNum / 2
   apply        ringrt: RingrtApply / count; PETSc: MatSolve / count
   iterations   of the first solve
+  ringrt's first setup split (-info :pc, rank 0): reading PETSc's rows,
+               rrt_sparse_create (the distributed CSR), rrt_ilu0_create
 Medians over the runs; ratios ringrt / PETSc against issue 36's targets
 (first setup <= 1.5x, re-factor <= 0.5x, apply <= 0.8x, iterations equal).
 Timings mean little on a busy machine: run it on a quiet one.
@@ -53,20 +55,25 @@ def run_once(build, np, prob, pc):
     cmd = ["mpiexec", "-n", str(np), "--oversubscribe", "--bind-to", "core",
            f"{build}/tests/ilu/petsc_ksp"] + prob + \
         ["-ksp_type", "gmres", "-ksp_gmres_restart", "30", "-ksp_rtol", "1e-8", "-resolve",
-         "-log_view"] + pc
+         "-log_view", "-info", ":pc"] + pc
     out = subprocess.run(cmd, capture_output=True, text=True, env=ENV, check=True).stdout
     its = [int(x) for x in re.findall(r"^result: np=\d+ iterations=(\d+)", out, re.M)]
     ev = events(out)
+    split = re.search(r"ringrt setup on rank 0: read the rows (\S+) s, distributed CSR "
+                      r"\(rrt_sparse_create\) (\S+) s, ILU analysis \(rrt_ilu0_create\) (\S+) s",
+                      out)
+    extra = {"read_rows_s": float(split[1]), "sparse_create_s": float(split[2]),
+             "ilu0_create_s": float(split[3])} if split else {}
     if "RingrtFactor" in ev:
         refactor = ev["RingrtFactor"][1] / ev["RingrtFactor"][0]
-        first = ev["PCSetUp"][1] - refactor
+        first = ev["PCSetUp"][1] - ev["RingrtFactor"][1] / ev["RingrtFactor"][0]
         apply_ = ev["RingrtApply"][1] / ev["RingrtApply"][0]
     else:
         refactor = ev["MatLUFactorNum"][1] / ev["MatLUFactorNum"][0]
         first = ev["MatILUFactorSym"][1] + refactor
         apply_ = ev["MatSolve"][1] / ev["MatSolve"][0]
-    return {"first_setup_s": first, "refactor_s": refactor, "apply_s": apply_,
-            "iterations": its[0]}
+    return dict({"first_setup_s": first, "refactor_s": refactor, "apply_s": apply_,
+                 "iterations": its[0]}, **extra)
 
 
 def median_of(runs):
@@ -93,7 +100,7 @@ def main():
                                        ["-dll_append", plugin, "-pc_type", "ringrt"])
                               for _ in range(a.runs)])
             row = {"problem": spec, "np": np, "ringrt": ours, "petsc_np1": petsc,
-                   "ratio": {k: ours[k] / petsc[k] for k in ours if petsc[k]}}
+                   "ratio": {k: ours[k] / petsc[k] for k in petsc if petsc[k]}}
             results.append(row)
             r = row["ratio"]
             print(f"{spec:22s} np {np}: first setup {ours['first_setup_s']:.3f} s "
@@ -101,6 +108,11 @@ def main():
                   f"re-factor {ours['refactor_s']:.4f} s ({r['refactor_s']:.2f}x; 0.5), "
                   f"apply {ours['apply_s'] * 1e3:.2f} ms ({r['apply_s']:.2f}x; 0.8), "
                   f"iterations {ours['iterations']:.0f} vs {petsc['iterations']:.0f}", flush=True)
+            if "read_rows_s" in ours:
+                print(f"{'':22s}       first setup split: read rows {ours['read_rows_s']:.3f} s, "
+                      f"rrt_sparse_create {ours['sparse_create_s']:.3f} s, rrt_ilu0_create "
+                      f"{ours['ilu0_create_s']:.3f} s, factor {ours['refactor_s']:.3f} s",
+                      flush=True)
     if a.out:
         with open(a.out, "w") as f:
             json.dump({"runs": a.runs, "results": results,
