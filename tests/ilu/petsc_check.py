@@ -27,7 +27,10 @@ prints against PETSc's own answer on the same matrix:
               PETSc.Options()['pc_type'] = 'ringrt'.
   factor_options
               PETSc's -pc_factor_* options against PETSc's own ILU and the AIJ
-              types at np 1 (petsc4py_factor_options.py); the refusals' messages
+              types at np 1 (petsc4py_factor_options.py).
+  factor_options_c
+              the NONZERO and POSITIVE_DEFINITE shifts at np 2 with PETSc's
+              iterations; the refusals' messages
               on every rank; -help; -pc_ringrt_dd_blocks the same at np 1 and 2;
               mpiaijsell, mpisbaij at np 2; KSPBICG (PCApplyTranspose) and ILU(2)
               at np 1 and 2 with PETSc's iterations; the -log_view events.
@@ -248,7 +251,22 @@ def case_factor_options(args):
     out = run(args, 1, [args.script, args.plugin], exe=args.python)
     check(re.search(r"^0 failure\(s\)$", out, re.M) is not None,
           "petsc4py_factor_options.py: every option as PETSc's own ILU\n" + out)
+
+
+def case_factor_options_c(args):
     prob = ["-problem", "laplace2d", "-grid", "30"] + GMRES
+    # the shifts in a PETSc program (and under the sanitizer job, which runs no
+    # python): the iterations and residual of PETSc's ILU with the same shift
+    zero = prob + ["-zero_row", "707"]
+    for shift in ("nonzero", "positive_definite"):
+        out = run(args, 2, zero + ringrt(args, ["-pc_factor_shift_type", shift, "-ksp_view"]))
+        r = results(out)
+        ref = results(run(args, 1, zero + ["-pc_type", "ilu", "-pc_factor_shift_type", shift]))
+        check(len(r) == 1 and ref and r[0]["its"] == ref[0]["its"]
+              and r[0]["reason"] == ref[0]["reason"],
+              f"zero row, -pc_factor_shift_type {shift} np 2: {r} vs PETSc ILU np 1 {ref}")
+        check(re.search(rf"shift: {shift.upper()}, .*; last factorization: diagonal shift", out)
+              is not None, f"-ksp_view names the {shift} shift")
     # the refusals' messages, on every rank
     for opt, want in ((["-pc_factor_fill", "2"], r"PC ringrt: option -pc_factor_fill is not supported by "
                        r"ringrt \(it honours -pc_factor_levels"),
@@ -366,7 +384,7 @@ def case_petsc4py(args):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case", choices=["iterations", "zero_pivot", "options", "guest", "petsc4py",
-                                     "factor_options"])
+                                     "factor_options", "factor_options_c"])
     ap.add_argument("--mpiexec", required=True)
     ap.add_argument("--ksp", required=True)
     ap.add_argument("--ksp-linked", required=True)
