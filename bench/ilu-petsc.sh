@@ -5,7 +5,9 @@
 # bench/results/ilu-petsc-<date>.json (with `uptime` before and after: the
 # numbers mean little on a busy machine).
 #
-#   bench/ilu-petsc.sh [BUILD_DIR] [RUNS]     (default build-ilu2, 5)
+#   bench/ilu-petsc.sh [BUILD_DIR] [RUNS] [LEVELS]   (default build-ilu2, 5, 0)
+#
+# LEVELS k > 0: ILU(k) in both (ringrt ilu --levels k, PETSc -pc_factor_levels k).
 #
 # Needs Debian's python3-petsc4py, python3-mpi4py and python3-scipy
 # (apt-get install ...); they live in the system python, so /usr/bin/python3
@@ -14,10 +16,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-ilu2}
 runs=${2:-5}
+levels=${3:-0}
 . bench/ilu-common.sh
 ilu_bench_begin ilu-petsc "$build"
 isai=../shared/data/matrices/gk_isai_a.mtx
 [ -f "$isai" ] || isai=""
 PYTHONPATH= $py bench/ilu_petsc.py --ringrt "$build/apps/ringrt" --runs "$runs" \
-  --out "$out" ${isai:+--isai "$isai"}
+  --out "$out" --levels "$levels" ${isai:+--isai "$isai"}
 ilu_bench_end

@@ -9,7 +9,9 @@ that Debian's python3-petsc4py installs into). In one run:
      small grids of the same family (so the large ones are the same too).
   2. One rank: ILU(0) factorisation (first and repeated numeric factor) and
      one apply (L and U triangular solves), ringrt vs PETSc PCILU with
-     levels 0 and natural ordering; medians of several runs, ratio printed.
+     levels 0 (--levels k: ILU(k) in both, ringrt ilu --levels k against
+     -pc_factor_levels k) and natural ordering; medians of several runs,
+     ratio printed.
   3. Two ranks: ringrt with natural and multicolour orderings (levels,
      factor, apply, speedup over one rank of the same ordering).
   4. GMRES(30)+ILU(0) on gk_isai_a.mtx in both, plus the size of the
@@ -110,13 +112,13 @@ def check_same_matrix(ringrt, family, tmp):
     return problem
 
 
-def petsc_ilu(a, runs, reps):
+def petsc_ilu(a, runs, reps, levels=0):
     """Symbolic and first numeric factorisation (PETSc's log events), median
     numeric refactorisation and median apply (wall clock)."""
     m = petsc_mat(a)
     pc = PETSc.PC().create(comm=PETSc.COMM_SELF)
     pc.setType("ilu")
-    pc.setFactorLevels(0)
+    pc.setFactorLevels(levels)
     pc.setFactorOrdering("natural")
     pc.setOperators(m)
     ev_num, ev_sym = PETSc.Log.Event("MatLUFactorNum"), PETSc.Log.Event("MatILUFactorSym")
@@ -155,7 +157,7 @@ def petsc_ilu(a, runs, reps):
             "refactor_s": statistics.median(refac), "apply_s": statistics.median(app)}
 
 
-def petsc_sample(problem, reps):
+def petsc_sample(problem, reps, levels=0):
     """One PETSc sample in a fresh process, as every ringrt sample is: the
     first PCSetUp of a process pays for first-touch page faults (about 21,000
     on laplace3d:100), a later one in the same process reuses freed memory
@@ -163,16 +165,17 @@ def petsc_sample(problem, reps):
     compared are the fresh process's; the warm symbolic time is kept too."""
     env = dict(os.environ, PYTHONPATH="")
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--petsc-sample", problem,
-                          str(reps)], env=env, capture_output=True, text=True, timeout=600)
+                          str(reps), str(levels)],
+                         env=env, capture_output=True, text=True, timeout=600)
     if out.returncode:
         raise RuntimeError("PETSc sample failed: %s" % out.stderr[-2000:])
     return json.loads(out.stdout.splitlines()[-1])
 
 
-def petsc_sample_main(problem, reps):
+def petsc_sample_main(problem, reps, levels):
     a = stencil(problem)
-    cold = petsc_ilu(a, 1, reps)
-    cold["symbolic_warm_s"] = petsc_ilu(a, 1, 1)["symbolic_s"]
+    cold = petsc_ilu(a, 1, reps, levels)
+    cold["symbolic_warm_s"] = petsc_ilu(a, 1, 1, levels)["symbolic_s"]
     print(json.dumps(cold))
 
 
@@ -275,7 +278,8 @@ def render(path):
     for e in r["problems"]:
         p = e["petsc"]
         warm = ("; %.1f warm" % (1e3 * p["symbolic_warm_s"])) if "symbolic_warm_s" in p else ""
-        print("| %s | PETSc PCILU(0) | 1 | natural | - | %.1f (symbolic%s) | %.1f | %.1f | %.2f |" % (
+        print(("| %s | PETSc PCILU(" + str(e.get("levels", 0)) + ") | 1 | natural | - | %.1f "
+               "(symbolic%s) | %.1f | %.1f | %.2f |") % (
             e["problem"], 1e3 * p["symbolic_s"], warm, 1e3 * p["first_factor_s"],
             1e3 * p["refactor_s"], 1e3 * p["apply_s"]))
         for k in ("ringrt_np1", "ringrt_np1_multicolor", "ringrt_np2", "ringrt_np2_multicolor"):
@@ -302,8 +306,8 @@ def render(path):
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--render":
         return render(sys.argv[2])
-    if len(sys.argv) == 4 and sys.argv[1] == "--petsc-sample":
-        return petsc_sample_main(sys.argv[2], int(sys.argv[3]))
+    if len(sys.argv) == 5 and sys.argv[1] == "--petsc-sample":
+        return petsc_sample_main(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ringrt", required=True, help="path of the ringrt executable")
     ap.add_argument("--runs", type=int, default=5, help="runs per measurement (median)")
@@ -311,22 +315,25 @@ def main():
     ap.add_argument("--problems", default="laplace2d:1000,laplace3d:100")
     ap.add_argument("--isai", default="", help="gk_isai_a.mtx for the GMRES comparison")
     ap.add_argument("--out", required=True, help="JSON results file")
+    ap.add_argument("--levels", type=int, default=0,
+                    help="ILU(k) in both: -pc_factor_levels k and ringrt ilu --levels k")
     a = ap.parse_args()
     res = {"petsc_version": ".".join(map(str, PETSc.Sys.getVersion())), "runs": a.runs,
-           "reps": a.reps, "problems": []}
+           "reps": a.reps, "levels": a.levels, "problems": []}
     with tempfile.TemporaryDirectory() as tmp:
         checked = [check_same_matrix(a.ringrt, f, tmp) for f in ("laplace2d", "laplace3d")]
         res["matrix_check"] = "scipy == ringrt --matrix-out on " + ", ".join(checked)
         for prob in a.problems.split(","):
             A = stencil(prob)
-            entry = {"problem": prob, "n": A.shape[0], "nnz": A.nnz}
-            base = ["--generate", prob, "--solver", "none", "--repeat", str(a.reps)]
+            entry = {"problem": prob, "n": A.shape[0], "nnz": A.nnz, "levels": a.levels}
+            base = ["--generate", prob, "--solver", "none", "--repeat", str(a.reps),
+                    "--levels", str(a.levels)]
             # PETSc and ringrt (1 rank, natural) alternate, run by run, so a
             # busy machine slows both alike; medians over the runs; each
             # sample of either in a fresh process (petsc_sample)
             ps, rs = [], []
             for _ in range(a.runs):
-                ps.append(petsc_sample(prob, a.reps))
+                ps.append(petsc_sample(prob, a.reps, a.levels))
                 rs.append(ringrt_json(base, a.ringrt))
             del A
             entry["petsc"] = {k: statistics.median(p[k] for p in ps) for k in ps[0]}
@@ -360,7 +367,8 @@ def print_problem(e):
     print("  %-28s %10s %10s %10s %10s %8s" % ("", "analysis ms", "factor1 ms", "refac. ms",
                                                 "apply ms", "levels"))
     print("  %-28s %10.2f %10.2f %10.2f %10.2f %8s" % (
-        "PETSc 1 rank (PCILU(0))", 1e3 * p["symbolic_s"], 1e3 * p["first_factor_s"],
+        "PETSc 1 rank (PCILU(%d))" % e.get("levels", 0), 1e3 * p["symbolic_s"],
+        1e3 * p["first_factor_s"],
         1e3 * p["refactor_s"], 1e3 * p["apply_s"], "-"))
     for k, name in (("ringrt_np1", "ringrt 1 rank natural"),
                     ("ringrt_np1_multicolor", "ringrt 1 rank multicolor"),

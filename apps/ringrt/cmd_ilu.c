@@ -81,7 +81,7 @@ static void usage(void) {
          "                      first, the interface rows last (dd-color: interface coloured)\n"
          "  --levels K          ILU(K): K levels of fill, PETSc's -pc_factor_levels K (0);\n"
          "                      the same pattern as PETSc's and factors bitwise the same\n"
-         "                      for any rank count; K > 0 needs --reorder natural\n"
+         "                      for any rank count (with --reorder: of P A P^T)\n"
          "  --dd-blocks K       subdomains of dd: 0 = one per rank (0), K > 0 = a K-way split\n"
          "                      of the rows, the same preconditioner for any rank count\n"
          "  --solver S          gmres | fgmres | bicgstab | cg | none (gmres; none: factor only)\n"

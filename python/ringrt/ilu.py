@@ -289,7 +289,8 @@ def ilu(A: Any, levels: int = 0, ordering: str = "natural", boost: Any = None,
     """The exact global ILU(k) of A (collective), k = ``levels`` levels of
     fill with PETSc's definition (``-pc_factor_levels k``): the same pattern
     as PETSc's with the natural ordering, and factors bitwise the same for
-    every rank count and backend. ``levels > 0`` needs the natural ordering.
+    every rank count and backend. In another ordering it is the ILU(k) of
+    P A P^T (the pattern filled on rank 0).
     The other arguments, the result and the errors are those of :func:`ilu0`.
     """
     return ILU0(_as_matrix(A, ctx), ordering, boost, factors_f32, dd_blocks, levels)

@@ -137,7 +137,7 @@ rrt_status rrt_ilu0_destroy(rrt_ilu0_t M) {
   rrt_ctx_t ctx = M->ctx;
   rrt_ilu0_destroy(M->T);
   rrt_sparse_destroy(M->At), rrt_sparse_destroy(M->Afill);
-  free(M->tdest), free(M->tperm), free(M->amap);
+  free(M->tdest), free(M->tperm), free(M->amap), free(M->fill_pos);
   rrt_halo_free(ctx, &M->hf), rrt_halo_free(ctx, &M->hl), rrt_halo_free(ctx, &M->hu);
   rrt_ilu0_unshare(ctx, M->d_lr, M->lr), rrt_ilu0_unshare(ctx, M->d_ur, M->ur);
   rrt_ilu0_unshare(ctx, M->d_col, M->fcol), rrt_ilu0_unshare(ctx, M->d_fperm, M->fperm);

@@ -7,7 +7,8 @@
  * factors are bitwise those of the serial ILU(0) of P A P^T.
  *
  * Files: create.c (rrt_ilu0_create in phases, destroy, queries),
- * setup.c (helpers of the phases), fill.c (the ILU(k) pattern), ordering.c (positions, ordering
+ * setup.c (helpers of the phases), fill.c, fill_rows.c, fill_root.c (the
+ * ILU(k) pattern), ordering.c (positions, ordering
  * names), ordering_dd.c (the domain-decomposition orderings), ordering_dist.c (RCM and multicolour
  * without a gather on every rank), analysis.c (factor storage order, ghost requests, U rows of
  * ghosts, update pairs), levels.c (level sets, schedule lists, coarse levels), plans.c (message
@@ -46,7 +47,8 @@ struct rrt_ilu0 {
   rrt_sparse_t A;
   rrt_sparse_t Auser, Afill;
   int64_t *amap;
-  int64_t fill_window; /* U entries of earlier ranks' rows the fill read here */
+  int64_t *fill_pos; /* other orders than natural: the local rows' positions, computed on A
+                      * before the fill, for the padded matrix's positions phase */
   /* Transpose apply (transpose.c): the handle of M^T = L' U' (L' = U^T
    * D^-1, U' = D L^T) on its own matrix, built at the first transpose
    * apply, its values refreshed after each factorisation (tstale). */
@@ -153,6 +155,11 @@ void rrt_ilu0_unshare(rrt_ctx_t ctx, void *dst, const void *src);
  *  the ranks, the padded matrix M->Afill; M->A becomes it (M->Auser the
  *  caller's), M->nnz and M->next follow. Collective. */
 rrt_status rrt_ilu0_fill(rrt_ilu0_t M);
+/* fill_root.c */
+/** The filled pattern in an order other than natural (M->pos_ext computed
+ *  on A): gathered, filled and scattered back by rank 0; *ptr, *col the
+ *  local rows (malloc'd, global columns sorted). Collective. */
+rrt_status rrt_ilu0_fill_root(rrt_ilu0_t M, int64_t **ptr, int64_t **col);
 
 /* ordering.c */
 /** Position of every extended row in the elimination order (M->pos_ext). Collective. */

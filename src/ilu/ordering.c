@@ -16,8 +16,13 @@ rrt_status rrt_ilu0_positions(rrt_ilu0_t M) {
   rrt_sparse_t A = M->A;
   M->pos_ext = rrt_ilu0_alloc(((size_t)M->next + 1) * sizeof(int64_t));
   if (!M->pos_ext) return rrt_ilu0_nomem(M->ctx, OPC);
-  if (M->given_pos) {
-    memcpy(M->pos_ext, M->given_pos, (size_t)M->nloc * sizeof(int64_t));
+  /* given: the transpose apply's handle, or ILU(k) in an order computed on
+   * A before the fill (the padded matrix has other ghosts) */
+  const int64_t *given = M->given_pos ? M->given_pos : M->fill_pos;
+  if (given) {
+    memcpy(M->pos_ext, given, (size_t)M->nloc * sizeof(int64_t));
+    free(M->fill_pos);
+    M->fill_pos = NULL;
     return rrt_ilu0_ghost_positions(M, RRT_ILU0_OP_ANALYSIS("given positions"));
   }
   if (M->opt.ordering == RRT_ILU_ORDER_NATURAL) {

@@ -47,42 +47,43 @@ static rrt_status entry_dests(rrt_ilu0_t M) {
   return RRT_SUCCESS;
 }
 
-/* Received (row, col) records sorted by row, then column. */
-static const int64_t *sort_recs;
-static int cmp_rec(const void *a, const void *b) {
-  const int64_t *x = sort_recs + 2 * *(const int64_t *)a, *y = sort_recs + 2 * *(const int64_t *)b;
-  if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
-  return (x[1] > y[1]) - (x[1] < y[1]);
+/* A received transposed entry: (row, column) and its record index. */
+typedef struct trec {
+  int64_t row, col, t;
+} trec;
+
+static int cmp_trec(const void *a, const void *b) {
+  const trec *x = a, *y = b;
+  if (x->row != y->row) return x->row < y->row ? -1 : 1;
+  return (x->col > y->col) - (x->col < y->col);
 }
 
-/* At's local rows from the received transposed entries; tperm[t]: where
- * record t sits in them. */
+/* At's local rows from the received transposed entries (records of (row,
+ * col)); tperm[t]: where record t sits in them. */
 static rrt_status build_at(rrt_ilu0_t M, int64_t nrecv, const int64_t *recs) {
   rrt_sparse_t A = M->A;
-  int64_t *idx = malloc(((size_t)nrecv + 1) * sizeof(int64_t));
+  trec *sorted = malloc(((size_t)nrecv + 1) * sizeof(trec));
   int64_t *rowptr = calloc((size_t)A->nloc + 1, sizeof(int64_t));
   int64_t *cols = malloc(((size_t)nrecv + 1) * sizeof(int64_t));
   double *zeros = calloc((size_t)nrecv + 1, sizeof(double));
   M->tperm = malloc(((size_t)nrecv + 1) * sizeof(int64_t));
   rrt_status st =
-      idx && rowptr && cols && zeros && M->tperm ? RRT_SUCCESS : rrt_ilu0_nomem(M->ctx, OPT);
+      sorted && rowptr && cols && zeros && M->tperm ? RRT_SUCCESS : rrt_ilu0_nomem(M->ctx, OPT);
   if (!st) {
     for (int64_t t = 0; t < nrecv; t++)
-      idx[t] = t;
-    sort_recs = recs; /* the analysis runs on one thread */
-    qsort(idx, (size_t)nrecv, sizeof(int64_t), cmp_rec);
+      sorted[t] = (trec){recs[2 * t], recs[2 * t + 1], t};
+    qsort(sorted, (size_t)nrecv, sizeof(trec), cmp_trec);
     for (int64_t s = 0; s < nrecv; s++) {
-      const int64_t *r = recs + 2 * idx[s];
-      rowptr[r[0] - A->row_begin + 1]++;
-      cols[s] = r[1];
-      M->tperm[idx[s]] = s;
+      rowptr[sorted[s].row - A->row_begin + 1]++;
+      cols[s] = sorted[s].col;
+      M->tperm[sorted[s].t] = s;
     }
     for (int64_t i = 0; i < A->nloc; i++)
       rowptr[i + 1] += rowptr[i];
   }
   st = rrt_agree_named(M->ctx, OPT_EX, st);
   if (!st) st = rrt_sparse_create(M->ctx, A->n, A->row_begin, A->nloc, rowptr, cols, zeros, &M->At);
-  free(idx), free(rowptr), free(cols), free(zeros);
+  free(sorted), free(rowptr), free(cols), free(zeros);
   return st;
 }
 

@@ -83,7 +83,8 @@ def naive_iluk(A: sp.csr_array, k: int, boost: "tuple[float, float] | None" = No
     rows: "list[dict[int, float]]" = []
     for i, pattern in enumerate(naive_iluk_pattern(A, k)):
         row = {j: 0.0 for j in pattern}
-        for j, a in zip(A.indices[A.indptr[i]:A.indptr[i + 1]], A.data[A.indptr[i]:A.indptr[i + 1]]):
+        lo, hi = A.indptr[i], A.indptr[i + 1]
+        for j, a in zip(A.indices[lo:hi], A.data[lo:hi]):
             row[int(j)] = float(a)
         for m in sorted(c for c in row if c < i):
             row[m] /= rows[m][m]

@@ -68,7 +68,8 @@ def main() -> None:
                     _, res = ringrt.krylov_solve(A, b, M=M, method=method, rtol=RTOL, side="right")
                     assert M.factor_nnz == pnz, f"{name} k={k}: {M.factor_nnz} != PETSc's {pnz}"
                     assert (res.iterations, res.reason) == (pi, pr), \
-                        f"{name} k={k} {method}: ringrt {res.iterations} {res.reason}, PETSc {pi} {pr}"
+                        f"{name} k={k} {method}: ringrt {res.iterations} {res.reason}, " \
+                        f"PETSc {pi} {pr}"
                     if method == "gmres":
                         err = np.max(np.abs(res.history - pnorms) / pnorms[0])
                         assert err <= 1e-10, f"{name} k={k}: GMRES norms differ by {err:.1e}"
