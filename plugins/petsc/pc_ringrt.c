@@ -6,25 +6,21 @@
  * program. */
 #include "pc_ringrt_impl.h"
 
-/* A call that can meet a zero pivot (RRT_ERR_SINGULAR, on every rank:
- * ringrt agrees on it and names the global row) or a non-finite one
- * (RRT_ERR_NUMERIC). As for PETSc's own ILU, that is the PC's failed reason
- * (`zero` for a zero pivot), so KSPSolve ends with KSP_DIVERGED_PC_FAILED,
- * or an error under PCSetErrorIfFailure. *ok says whether it succeeded. */
-static PetscErrorCode check_pivot(PC pc, rrt_status st, PCFailedReason zero, PetscBool *ok) {
+/* The analysis can meet a row without a diagonal entry (RRT_ERR_SINGULAR on
+ * every rank: ringrt agrees on it and names the global row). As for PETSc's
+ * own ILU that is the PC's failed reason, so KSPSolve ends with
+ * KSP_DIVERGED_PC_FAILED, or an error under PCSetErrorIfFailure. *ok says
+ * whether it succeeded. */
+static PetscErrorCode check_analysis(PC pc, rrt_status st, PetscBool *ok) {
   PC_Ringrt *d = (PC_Ringrt *)pc->data;
-  PetscBool pivot = (PetscBool)(st == RRT_ERR_SINGULAR || st == RRT_ERR_NUMERIC);
 
   PetscFunctionBegin;
   *ok = (PetscBool)(st == RRT_SUCCESS);
   if (st == RRT_SUCCESS) PetscFunctionReturn(0);
-  if (!pivot) RINGRT_CALL(d, st);
-  PetscCheck(!pc->erroriffailure, PETSC_COMM_SELF, PETSC_ERR_MAT_LU_ZRPVT, "PC ringrt: %s",
-             rrt_ctx_last_error(d->ctx));
-  d->failed = PETSC_TRUE;
-  PetscCall(PetscStrncpy(d->failure, rrt_ctx_last_error(d->ctx), sizeof(d->failure)));
-  PetscCall(PCSetFailedReason(pc, st == RRT_ERR_SINGULAR ? zero : PC_FACTOR_OTHER));
-  PetscCall(PetscInfo(pc, "ringrt ILU(0) failed: %s\n", d->failure));
+  if (st != RRT_ERR_SINGULAR && st != RRT_ERR_NUMERIC) RINGRT_CALL(d, st);
+  PetscCall(PCRingrtRecordFailure(
+      pc, st == RRT_ERR_SINGULAR ? PC_FACTOR_STRUCT_ZEROPIVOT : PC_FACTOR_OTHER,
+      rrt_ctx_last_error(d->ctx)));
   PetscFunctionReturn(0);
 }
 
@@ -46,26 +42,60 @@ static PetscErrorCode ensure_context(PC pc) {
   PetscFunctionReturn(0);
 }
 
-/* A new pattern: the CSR, the analysis (ordering, levels, plans), the
- * vector copies in backend memory when that is not the host. */
-static PetscErrorCode analyse(PC pc, PetscBool *ok) {
-  PC_Ringrt *d = (PC_Ringrt *)pc->data;
+/* ringrt's ILU options from the PC's. */
+static rrt_ilu0_options ilu_options(const PC_Ringrt *d) {
   rrt_ilu0_options opts = RRT_ILU0_OPTIONS_INITIALIZER;
-  int64_t n, row_begin;
-
-  PetscFunctionBegin;
-  PetscCall(PCRingrtDrop(pc, PETSC_FALSE));
-  PetscCall(ensure_context(pc));
-  PetscCall(PCRingrtReadPattern(pc->pmat, d, &n, &row_begin));
-  RINGRT_CALL(d,
-              rrt_sparse_create(d->ctx, n, row_begin, d->nloc, d->rowptr, d->cols, d->vals, &d->A));
   opts.ordering = d->ordering;
   opts.boost = d->boost;
   opts.boost_tol = d->boost_tol;
   opts.boost_value = d->boost_value;
+  if (!d->boost && d->shift_type == MAT_SHIFT_NONE && d->zeropivot > 0) {
+    /* PETSc's NONE test, |u_ii| <= zeropivot, inside ringrt's factor: such a
+     * pivot becomes 0, which ringrt reports as the zero pivot of the first
+     * such row in elimination order (pc_ringrt_shift.c) */
+    opts.boost = 1;
+    opts.boost_tol = d->zeropivot;
+    opts.boost_value = 0.0;
+  }
   opts.factors_f32 = d->single;
+  opts.dd_blocks = (int)d->dd_blocks;
+  opts.levels = (int)d->levels;
+  return opts;
+}
+
+/* A new pattern: the CSR, the analysis (ordering, levels, plans), the
+ * vector copies in backend memory when that is not the host. -info says
+ * where the time went (the first PCSetUp's profile, bench/ilu_petsc_plugin.py). */
+static PetscErrorCode analyse(PC pc, PetscBool *ok) {
+  PC_Ringrt *d = (PC_Ringrt *)pc->data;
+  rrt_ilu0_options opts = ilu_options(d);
+  int64_t n, row_begin;
+  double mark;
+  PetscLogDouble t[4];
+  rrt_status st;
+
+  PetscFunctionBegin;
+  PetscCall(PCRingrtDrop(pc, PETSC_FALSE));
+  PetscCall(ensure_context(pc));
+  PetscCall(PetscTime(&t[0]));
+  PetscCall(PCRingrtReadPattern(pc->pmat, d, &n, &row_begin));
+  PetscCall(PetscLogEventBegin(PCRINGRT_Analysis, pc, pc->pmat, 0, 0));
+  PetscCall(PCRingrtLogCommBegin(d, &mark));
+  PetscCall(PetscTime(&t[1]));
+  st = rrt_sparse_create(d->ctx, n, row_begin, d->nloc, d->rowptr, d->cols, d->vals, &d->A);
+  PetscCall(PetscTime(&t[2]));
   /* a row without a diagonal entry is RRT_ERR_SINGULAR here */
-  PetscCall(check_pivot(pc, rrt_ilu0_create(d->A, &opts, &d->ilu), PC_FACTOR_STRUCT_ZEROPIVOT, ok));
+  if (st == RRT_SUCCESS) st = rrt_ilu0_create(d->A, &opts, &d->ilu);
+  PetscCall(PetscTime(&t[3]));
+  PetscCall(PCRingrtLogCommEnd(d, &mark));
+  PetscCall(PetscLogEventEnd(PCRINGRT_Analysis, pc, pc->pmat, 0, 0));
+  PetscCall(PetscInfo(pc,
+                      "ringrt setup on rank %d: read the rows %.4f s, distributed CSR "
+                      "(rrt_sparse_create) %.4f s, ILU analysis (rrt_ilu0_create) %.4f s\n",
+                      d->ctx ? rrt_ctx_rank(d->ctx) : -1, (double)(t[1] - t[0]),
+                      (double)(t[2] - t[1]), (double)(t[3] - t[2])));
+  if (!d->A) RINGRT_CALL(d, st);
+  PetscCall(check_analysis(pc, st, ok));
   if (!*ok) PetscFunctionReturn(0);
   d->analyses++;
   if (rrt_ctx_backend(d->ctx) == RRT_BACKEND_CUDA) {
@@ -98,36 +128,63 @@ static PetscErrorCode PCSetUp_Ringrt(PC pc) {
     PetscCall(analyse(pc, &ok));
   }
   if (ok) {
-    PetscCall(check_pivot(pc, rrt_ilu0_factor(d->ilu), PC_FACTOR_NUMERIC_ZEROPIVOT, &ok));
+    double mark;
+    PetscCall(PCRingrtLogCommBegin(d, &mark));
+    PetscCall(PCRingrtFactorShifted(pc, &ok));
+    PetscCall(PCRingrtLogCommEnd(d, &mark));
     if (ok) d->factorizations++;
   }
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode PCApply_Ringrt(PC pc, Vec x, Vec y) {
+/* y = M^-1 x (transpose: M^-T x) on this rank's rows; backend copies of
+ * the vectors where the backend is not the host. */
+static PetscErrorCode apply(PC pc, Vec x, Vec y, PetscBool transpose) {
   PC_Ringrt *d = (PC_Ringrt *)pc->data;
+  rrt_status (*solve)(rrt_ilu0_t, const double *, double *) =
+      transpose ? rrt_ilu0_apply_transpose : rrt_ilu0_apply;
+  PetscLogEvent event = transpose ? PCRINGRT_ApplyTranspose : PCRINGRT_Apply;
   const PetscScalar *r;
   PetscScalar *z;
   size_t bytes = (size_t)d->nloc * sizeof(double);
+  double mark;
 
   PetscFunctionBegin;
   if (d->failed || !d->ilu) { /* as MatSolve after a failed factorization */
     PetscCall(VecSetInf(y));
     PetscFunctionReturn(0);
   }
+  PetscCall(PetscLogEventBegin(event, pc, x, y, 0));
+  PetscCall(PCRingrtLogCommBegin(d, &mark));
   PetscCall(VecGetArrayRead(x, &r));
   PetscCall(VecGetArrayWrite(y, &z));
   if (d->r) {
     RINGRT_CALL(d, rrt_memcpy_to_backend(d->ctx, d->r, r, bytes));
-    RINGRT_CALL(d, rrt_ilu0_apply(d->ilu, d->r, d->z));
+    RINGRT_CALL(d, solve(d->ilu, d->r, d->z));
     RINGRT_CALL(d, rrt_memcpy_to_host(d->ctx, z, d->z, bytes));
   } else {
-    RINGRT_CALL(d, rrt_ilu0_apply(d->ilu, r, z));
+    RINGRT_CALL(d, solve(d->ilu, r, z));
   }
   PetscCall(VecRestoreArrayWrite(y, &z));
   PetscCall(VecRestoreArrayRead(x, &r));
-  /* one multiply-add per off-diagonal entry, one multiply per row */
-  PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)(d->nnz - d->nloc) + (PetscLogDouble)d->nloc));
+  /* ringrt's count is over all ranks (the same for the transpose: the same
+   * entries); each rank logs its share */
+  PetscCall(PetscLogFlops(rrt_ilu0_apply_flops(d->ilu) / (double)rrt_ctx_size(d->ctx)));
+  PetscCall(PCRingrtLogCommEnd(d, &mark));
+  PetscCall(PetscLogEventEnd(event, pc, x, y, 0));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PCApply_Ringrt(PC pc, Vec x, Vec y) {
+  PetscFunctionBegin;
+  PetscCall(apply(pc, x, y, PETSC_FALSE));
+  PetscFunctionReturn(0);
+}
+
+/* KSPBICG, KSPSolveTranspose, adjoint solves: (LU)^-T through the same levels. */
+static PetscErrorCode PCApplyTranspose_Ringrt(PC pc, Vec x, Vec y) {
+  PetscFunctionBegin;
+  PetscCall(apply(pc, x, y, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 
@@ -160,6 +217,11 @@ PETSC_EXTERN PetscErrorCode PCCreate_Ringrt(PC pc) {
   d->boost_value = 1.0;
   d->backend = RRT_BACKEND_DEFAULT;
   d->bind = -1;
+  /* PETSc's factor defaults (PCFactorInitialize): no shift, 100 eps */
+  d->shift_type = MAT_SHIFT_NONE;
+  d->shift_amount = 100.0 * PETSC_MACHINE_EPSILON;
+  d->zeropivot = 100.0 * PETSC_MACHINE_EPSILON;
+  PetscCall(PCRingrtLogRegister());
   pc->data = d;
   pc->ops->setup = PCSetUp_Ringrt;
   pc->ops->apply = PCApply_Ringrt;
@@ -167,14 +229,14 @@ PETSC_EXTERN PetscErrorCode PCCreate_Ringrt(PC pc) {
   pc->ops->destroy = PCDestroy_Ringrt;
   pc->ops->view = PCView_Ringrt;
   pc->ops->setfromoptions = PCSetFromOptions_Ringrt;
-  /* no transpose solve in ringrt: PCApplyTranspose reports it unsupported */
-  pc->ops->applytranspose = NULL;
+  pc->ops->applytranspose = PCApplyTranspose_Ringrt;
   PetscCall(PCRingrtComposeSetters(pc));
   PetscFunctionReturn(0);
 }
 
 PETSC_EXTERN PetscErrorCode PCRingrtRegister(void) {
   PetscFunctionBegin;
+  PetscCall(PCRingrtLogRegister());
   PetscCall(PCRegister(PCRINGRT, PCCreate_Ringrt));
   PetscFunctionReturn(0);
 }

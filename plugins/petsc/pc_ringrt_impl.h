@@ -26,7 +26,13 @@ typedef struct {
   PetscReal boost_tol, boost_value;
   PetscBool single; /* f32 factors in the apply */
   rrt_backend backend;
-  int bind; /* -1: RINGRT_BIND decides, else 0/1 */
+  int bind;           /* -1: RINGRT_BIND decides, else 0/1 */
+  PetscInt dd_blocks; /* subdomains of the dd orderings (0: one per rank) */
+  PetscInt levels;    /* ILU(k) levels of fill */
+  /* PETSc's factor options (-pc_factor_*, PCFactorSet*), PETSc's meaning */
+  MatFactorShiftType shift_type;
+  PetscReal shift_amount; /* PETSc's shiftamount (default 100 eps) */
+  PetscReal zeropivot;    /* PETSc's zeropivot (default 100 eps) */
   /* state, built by PCSetUp */
   rrt_ctx_t ctx;
   rrt_sparse_t A;
@@ -35,6 +41,14 @@ typedef struct {
   int64_t *rowptr, *cols; /* this rank's pattern, global columns */
   double *vals;           /* its values, refilled for a new factorization */
   double *r, *z;          /* backend copies of the vectors (cuda only) */
+  int64_t *diag;          /* each local row's diagonal entry in vals (shifts) */
+  double *svals;          /* vals with a diagonal shift (NONZERO, POSITIVE_DEFINITE) */
+  int64_t *frowptr;       /* the factors' pattern (A's with the ILU(k) fill), */
+  int64_t *fdiag;         /* each row's diagonal entry in it, */
+  double *fvals;          /* and the factors, read back for PETSc's pivot tests */
+  int64_t *pos;           /* each local row's position in the elimination order */
+  PetscReal shift_used;   /* the diagonal shift of the last factorization */
+  PetscInt shift_tries;   /* factorizations it took */
   PetscBool failed;       /* the last factorization hit a zero pivot */
   char failure[512];      /* ringrt's message for it (names the row) */
   PetscInt analyses, factorizations;
@@ -48,6 +62,17 @@ typedef struct {
     PetscCheck(st_ == RRT_SUCCESS, PETSC_COMM_SELF, PETSC_ERR_LIB, "PC ringrt: %s (%s)",           \
                (d)->ctx ? rrt_ctx_last_error((d)->ctx) : #call, rrt_status_string(st_));           \
   } while (0)
+
+/* pc_ringrt_shift.c: the numeric factorization under PETSc's shift rule */
+PetscErrorCode PCRingrtFactorShifted(PC pc, PetscBool *ok);
+PetscErrorCode PCRingrtRecordFailure(PC pc, PCFailedReason reason, const char *message);
+PetscErrorCode PCRingrtFreeShift(PC_Ringrt *d);
+
+/* pc_ringrt_log.c: -log_view events */
+extern PetscLogEvent PCRINGRT_Analysis, PCRINGRT_Factor, PCRINGRT_Apply, PCRINGRT_ApplyTranspose;
+PetscErrorCode PCRingrtLogRegister(void);
+PetscErrorCode PCRingrtLogCommBegin(PC_Ringrt *d, double *mark);
+PetscErrorCode PCRingrtLogCommEnd(PC_Ringrt *d, const double *mark);
 
 /* pc_ringrt_matrix.c */
 PetscErrorCode PCRingrtReadPattern(Mat P, PC_Ringrt *d, int64_t *n, int64_t *row_begin);

@@ -133,6 +133,123 @@ static PetscErrorCode PCRingrtGetBackend_Ringrt(PC pc, const char *name[]) {
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode PCRingrtSetDDBlocks_Ringrt(PC pc, PetscInt blocks) {
+  PC_Ringrt *d = (PC_Ringrt *)pc->data;
+
+  PetscFunctionBegin;
+  PetscCheck(blocks >= 0 && blocks <= INT32_MAX, PetscObjectComm((PetscObject)pc),
+             PETSC_ERR_ARG_OUTOFRANGE,
+             "PC ringrt: dd_blocks must be >= 0 (0: one subdomain per rank), got %" PetscInt_FMT,
+             blocks);
+  if (blocks != d->dd_blocks) {
+    d->dd_blocks = blocks;
+    PetscCall(changed(pc, PETSC_FALSE));
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PCRingrtGetDDBlocks_Ringrt(PC pc, PetscInt *blocks) {
+  PetscFunctionBegin;
+  *blocks = ((PC_Ringrt *)pc->data)->dd_blocks;
+  PetscFunctionReturn(0);
+}
+
+/* PCFactorSetLevels and -pc_factor_levels / -pc_ringrt_levels: ILU(k). */
+static PetscErrorCode PCFactorSetLevels_Ringrt(PC pc, PetscInt levels) {
+  PC_Ringrt *d = (PC_Ringrt *)pc->data;
+
+  PetscFunctionBegin;
+  PetscCheck(levels >= 0 && levels <= INT32_MAX, PetscObjectComm((PetscObject)pc),
+             PETSC_ERR_ARG_OUTOFRANGE, "PC ringrt: levels of fill must be >= 0, got %" PetscInt_FMT,
+             levels);
+  if (levels != d->levels) {
+    d->levels = levels;
+    PetscCall(changed(pc, PETSC_FALSE));
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PCFactorGetLevels_Ringrt(PC pc, PetscInt *levels) {
+  PetscFunctionBegin;
+  *levels = ((PC_Ringrt *)pc->data)->levels;
+  PetscFunctionReturn(0);
+}
+
+/* PCFactorSetShiftType: NONE, NONZERO and POSITIVE_DEFINITE with PETSc's
+ * meaning (pc_ringrt_shift.c); INBLOCKS adds the shift to a small pivot
+ * inside the elimination, which ringrt's factor cannot do yet. */
+static PetscErrorCode PCFactorSetShiftType_Ringrt(PC pc, MatFactorShiftType type) {
+  PC_Ringrt *d = (PC_Ringrt *)pc->data;
+
+  PetscFunctionBegin;
+  PetscCheck(type == MAT_SHIFT_NONE || type == MAT_SHIFT_NONZERO ||
+                 type == MAT_SHIFT_POSITIVE_DEFINITE,
+             PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP,
+             "PC ringrt: shift type %s is not supported (ringrt has NONE, NONZERO, "
+             "POSITIVE_DEFINITE; -pc_ringrt_boost TOL,VALUE sets small pivots to VALUE)",
+             type >= 0 && type <= MAT_SHIFT_INBLOCKS ? MatFactorShiftTypes[type] : "(unknown)");
+  if (type != d->shift_type) {
+    d->shift_type = type;
+    PetscCall(changed(pc, PETSC_FALSE));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* PETSC_DECIDE / PETSC_DEFAULT: PETSc's default, 100 machine epsilon. */
+static PetscErrorCode PCFactorSetShiftAmount_Ringrt(PC pc, PetscReal amount) {
+  PC_Ringrt *d = (PC_Ringrt *)pc->data;
+
+  PetscFunctionBegin;
+  if (amount == (PetscReal)PETSC_DECIDE || amount == (PetscReal)PETSC_DEFAULT)
+    amount = 100.0 * PETSC_MACHINE_EPSILON;
+  PetscCheck(amount >= 0 && !PetscIsInfOrNanReal(amount), PetscObjectComm((PetscObject)pc),
+             PETSC_ERR_ARG_OUTOFRANGE,
+             "PC ringrt: the shift amount must be finite and >= 0, got %g", (double)amount);
+  if (amount != d->shift_amount) {
+    d->shift_amount = amount;
+    PetscCall(changed(pc, PETSC_FALSE));
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PCFactorSetZeroPivot_Ringrt(PC pc, PetscReal zero) {
+  PC_Ringrt *d = (PC_Ringrt *)pc->data;
+
+  PetscFunctionBegin;
+  if (zero == (PetscReal)PETSC_DECIDE || zero == (PetscReal)PETSC_DEFAULT)
+    zero = 100.0 * PETSC_MACHINE_EPSILON;
+  PetscCheck(zero >= 0 && !PetscIsInfOrNanReal(zero), PetscObjectComm((PetscObject)pc),
+             PETSC_ERR_ARG_OUTOFRANGE,
+             "PC ringrt: the zero pivot tolerance must be finite and "
+             ">= 0, got %g",
+             (double)zero);
+  if (zero != d->zeropivot) {
+    d->zeropivot = zero;
+    PetscCall(changed(pc, PETSC_FALSE));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* PCFactorSetMatOrderingType: natural and rcm (PETSc's names ringrt has;
+ * the permutation is ringrt's RCM, see docs/ilu.md). */
+static PetscErrorCode PCFactorSetMatOrderingType_Ringrt(PC pc, MatOrderingType type) {
+  PetscBool natural, rcm;
+  char names[256];
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrcmp(type, MATORDERINGNATURAL, &natural));
+  PetscCall(PetscStrcmp(type, MATORDERINGRCM, &rcm));
+  if (!natural && !rcm) {
+    PetscCall(ordering_names(names, sizeof(names)));
+    SETERRQ(PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP,
+            "PC ringrt: -pc_factor_mat_ordering_type %s is not supported: ringrt has natural and "
+            "rcm there (and -pc_ringrt_ordering %s)",
+            type, names);
+  }
+  PetscCall(PCRingrtSetOrdering(pc, type));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode PCRingrtGetLevels_Ringrt(PC pc, PetscInt *levels_l, PetscInt *levels_u) {
   PC_Ringrt *d = (PC_Ringrt *)pc->data;
   int l = 0, u = 0;
@@ -210,6 +327,21 @@ PetscErrorCode PCRingrtGetBackend(PC pc, const char *backend[]) {
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode PCRingrtSetDDBlocks(PC pc, PetscInt blocks) {
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
+  PetscValidLogicalCollectiveInt(pc, blocks, 2);
+  PetscTryMethod(pc, "PCRingrtSetDDBlocks_C", (PC, PetscInt), (pc, blocks));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PCRingrtGetDDBlocks(PC pc, PetscInt *blocks) {
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
+  PetscUseMethod(pc, "PCRingrtGetDDBlocks_C", (PC, PetscInt *), (pc, blocks));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode PCRingrtGetLevels(PC pc, PetscInt *levels_l, PetscInt *levels_u) {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
@@ -227,14 +359,25 @@ PetscErrorCode PCRingrtGetFailure(PC pc, const char *message[]) {
 #define RINGRT_METHODS(X)                                                                          \
   X(SetOrdering)                                                                                   \
   X(GetOrdering)                                                                                   \
-  X(SetBoost) X(GetBoost) X(SetFactorPrecision) X(GetFactorPrecision) X(SetBackend) X(GetBackend)  \
-      X(GetLevels) X(GetFailure)
+  X(SetBoost)                                                                                      \
+  X(GetBoost)                                                                                      \
+  X(SetFactorPrecision)                                                                            \
+  X(GetFactorPrecision)                                                                            \
+  X(SetBackend) X(GetBackend) X(GetLevels) X(GetFailure) X(SetDDBlocks) X(GetDDBlocks)
+
+/* PETSc's own PCFactorSet... (PETSc dispatches them by these names). */
+#define FACTOR_METHODS(X)                                                                          \
+  X(SetLevels) X(GetLevels) X(SetShiftType) X(SetShiftAmount) X(SetZeroPivot) X(SetMatOrderingType)
 
 PetscErrorCode PCRingrtComposeSetters(PC pc) {
   PetscFunctionBegin;
 #define COMPOSE(m)                                                                                 \
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCRingrt" #m "_C", PCRingrt##m##_Ringrt));
   RINGRT_METHODS(COMPOSE)
+#undef COMPOSE
+#define COMPOSE(m)                                                                                 \
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCFactor" #m "_C", PCFactor##m##_Ringrt));
+  FACTOR_METHODS(COMPOSE)
 #undef COMPOSE
   PetscFunctionReturn(0);
 }
@@ -243,6 +386,9 @@ PetscErrorCode PCRingrtClearSetters(PC pc) {
   PetscFunctionBegin;
 #define CLEAR(m) PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCRingrt" #m "_C", NULL));
   RINGRT_METHODS(CLEAR)
+#undef CLEAR
+#define CLEAR(m) PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCFactor" #m "_C", NULL));
+  FACTOR_METHODS(CLEAR)
 #undef CLEAR
   PetscFunctionReturn(0);
 }
@@ -258,29 +404,56 @@ static PetscBool bind_in_force(const PC_Ringrt *d) {
   return (PetscBool)(env && strcmp(env, "1") == 0);
 }
 
-PetscErrorCode PCSetFromOptions_Ringrt(PC pc, PetscOptionItems *PetscOptionsObject) {
+/* "TOL" or "TOL,VALUE" (VALUE default 1). */
+static PetscErrorCode parse_boost(PC pc, const char *text, PetscReal *tol, PetscReal *value) {
+  char *end;
+
+  PetscFunctionBegin;
+  *tol = (PetscReal)strtod(text, &end);
+  *value = 1.0;
+  if (end != text && *end == ',') {
+    const char *v = end + 1;
+    *value = (PetscReal)strtod(v, &end);
+    if (end == v) end = (char *)v - 1; /* nothing after the comma: bad */
+  }
+  PetscCheck(end != text && *end == '\0', PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONG,
+             "PC ringrt: -pc_ringrt_boost takes TOL[,VALUE] (numbers), got \"%s\"", text);
+  PetscFunctionReturn(0);
+}
+
+/* ringrt's own options (-pc_ringrt_*). */
+static PetscErrorCode ringrt_options(PC pc, PetscOptionItems *PetscOptionsObject) {
   PC_Ringrt *d = (PC_Ringrt *)pc->data;
-  char names[256], help[320], ordering[64], backend[16];
-  PetscReal boost[2] = {d->boost_tol, d->boost_value};
-  PetscInt nboost = 2, precision = d->single ? 1 : 0;
+  char names[256], help[320], ordering[64], backend[16], boost[96] = "off";
+  PetscInt precision = d->single ? 1 : 0, ival;
   PetscBool set, bind = bind_in_force(d);
 
   PetscFunctionBegin;
-  PetscOptionsHeadBegin(PetscOptionsObject, "ringrt ILU(0) options");
   PetscCall(ordering_names(names, sizeof(names)));
   PetscCall(PetscSNPrintf(help, sizeof(help), "Elimination order: %s", names));
   PetscCall(PetscStrncpy(ordering, rrt_ilu_ordering_name(d->ordering), sizeof(ordering)));
   PetscCall(PetscOptionsString("-pc_ringrt_ordering", help, "PCRingrtSetOrdering", ordering,
                                ordering, sizeof(ordering), &set));
   if (set) PetscCall(PCRingrtSetOrdering(pc, ordering));
-  PetscCall(PetscOptionsRealArray("-pc_ringrt_boost",
-                                  "Pivots with |u_ii| <= tol become value (default 1): tol[,value]",
-                                  "PCRingrtSetBoost", boost, &nboost, &set));
-  if (set) {
-    PetscCheck(nboost <= 2, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONG,
-               "PC ringrt: -pc_ringrt_boost takes tol[,value]");
+  PetscCall(PetscOptionsInt("-pc_ringrt_dd_blocks",
+                            "Subdomains of the dd orderings: 0 = one per rank, K > 0 = the same "
+                            "K-way split on any rank count",
+                            "PCRingrtSetDDBlocks", d->dd_blocks, &ival, &set));
+  if (set) PetscCall(PCRingrtSetDDBlocks(pc, ival));
+  PetscCall(PetscOptionsInt("-pc_ringrt_levels", "Levels of fill, ILU(k) (as -pc_factor_levels)",
+                            "PCFactorSetLevels", d->levels, &ival, &set));
+  if (set) PetscCall(PCFactorSetLevels(pc, ival));
+  if (d->boost)
     PetscCall(
-        PCRingrtSetBoost(pc, PETSC_TRUE, nboost > 0 ? boost[0] : 0.0, nboost > 1 ? boost[1] : 1.0));
+        PetscSNPrintf(boost, sizeof(boost), "%g,%g", (double)d->boost_tol, (double)d->boost_value));
+  PetscCall(PetscOptionsString("-pc_ringrt_boost",
+                               "TOL[,VALUE]: pivots with |u_ii| <= TOL become VALUE (default 1); "
+                               "off by default",
+                               "PCRingrtSetBoost", boost, boost, sizeof(boost), &set));
+  if (set) {
+    PetscReal tol, value;
+    PetscCall(parse_boost(pc, boost, &tol, &value));
+    PetscCall(PCRingrtSetBoost(pc, PETSC_TRUE, tol, value));
   }
   PetscCall(PetscOptionsEList("-pc_ringrt_factor_precision",
                               "Precision of the factors the apply reads (the solve stays double)",
@@ -300,11 +473,131 @@ PetscErrorCode PCSetFromOptions_Ringrt(PC pc, PetscOptionItems *PetscOptionsObje
     d->bind = bind;
     PetscCall(changed(pc, PETSC_TRUE));
   }
+  PetscFunctionReturn(0);
+}
+
+/* PETSc's factor options ringrt honours, with PETSc's meaning (-pc_factor_*). */
+static PetscErrorCode factor_options(PC pc, PetscOptionItems *PetscOptionsObject) {
+  PC_Ringrt *d = (PC_Ringrt *)pc->data;
+  char ordering[64];
+  PetscInt ival;
+  PetscReal rval;
+  PetscEnum shift;
+  PetscBool set;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsInt("-pc_factor_levels", "Levels of fill, ILU(k)", "PCFactorSetLevels",
+                            d->levels, &ival, &set));
+  if (set) PetscCall(PCFactorSetLevels(pc, ival));
+  PetscCall(PetscOptionsEnum("-pc_factor_shift_type",
+                             "Shift on zero pivots (NONE, NONZERO, POSITIVE_DEFINITE; INBLOCKS "
+                             "not supported)",
+                             "PCFactorSetShiftType", MatFactorShiftTypes, (PetscEnum)d->shift_type,
+                             &shift, &set));
+  if (set) PetscCall(PCFactorSetShiftType(pc, (MatFactorShiftType)shift));
+  PetscCall(PetscOptionsReal("-pc_factor_shift_amount", "Shift added to the diagonal (NONZERO)",
+                             "PCFactorSetShiftAmount", d->shift_amount, &rval, &set));
+  if (set) PetscCall(PCFactorSetShiftAmount(pc, rval));
+  PetscCall(PetscOptionsReal("-pc_factor_zeropivot", "Pivot is considered zero if less than",
+                             "PCFactorSetZeroPivot", d->zeropivot, &rval, &set));
+  if (set) PetscCall(PCFactorSetZeroPivot(pc, rval));
+  PetscCall(PetscStrncpy(ordering, rrt_ilu_ordering_name(d->ordering), sizeof(ordering)));
+  PetscCall(PetscOptionsString(
+      "-pc_factor_mat_ordering_type", "Reordering: natural or rcm (ringrt's RCM)",
+      "PCFactorSetMatOrderingType", ordering, ordering, sizeof(ordering), &set));
+  if (set) PetscCall(PCFactorSetMatOrderingType(pc, ordering));
+  PetscFunctionReturn(0);
+}
+
+static const char *const honoured[] = {
+    "pc_ringrt_ordering",     "pc_ringrt_dd_blocks",        "pc_ringrt_levels",
+    "pc_ringrt_boost",        "pc_ringrt_factor_precision", "pc_ringrt_backend",
+    "pc_ringrt_bind",         "pc_factor_levels",           "pc_factor_shift_type",
+    "pc_factor_shift_amount", "pc_factor_zeropivot",        "pc_factor_mat_ordering_type"};
+
+/* No -pc_factor_* or -pc_ringrt_* option of this PC's prefix goes
+ * unnoticed: one ringrt does not honour is an error naming it. */
+static PetscErrorCode refuse_unknown(PC pc) {
+  const char *prefix = ((PetscObject)pc)->prefix ? ((PetscObject)pc)->prefix : "";
+  size_t plen = strlen(prefix);
+  PetscInt n;
+  char **names, **values;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsLeftGet(((PetscObject)pc)->options, &n, &names, &values));
+  for (PetscInt i = 0; i < n; i++) {
+    const char *name = names[i][0] == '-' ? names[i] + 1 : names[i], *rest = name + plen;
+    PetscBool known = PETSC_FALSE;
+    if (strncmp(name, prefix, plen) != 0) continue;
+    if (strncmp(rest, "pc_factor_", 10) != 0 && strncmp(rest, "pc_ringrt_", 10) != 0) continue;
+    for (size_t k = 0; k < sizeof(honoured) / sizeof(honoured[0]); k++)
+      if (strcmp(rest, honoured[k]) == 0) known = PETSC_TRUE;
+    if (known) continue; /* set, read by another object first: harmless */
+    PetscCall(PetscOptionsLeftRestore(((PetscObject)pc)->options, &n, &names, &values));
+    SETERRQ(PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP,
+            "PC ringrt: option -%s is not supported by ringrt (it honours -pc_factor_levels, "
+            "-pc_factor_shift_type, -pc_factor_shift_amount, -pc_factor_zeropivot, "
+            "-pc_factor_mat_ordering_type and -pc_ringrt_*: see -help)",
+            name);
+  }
+  PetscCall(PetscOptionsLeftRestore(((PetscObject)pc)->options, &n, &names, &values));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PCSetFromOptions_Ringrt(PC pc, PetscOptionItems *PetscOptionsObject) {
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "ringrt ILU options");
+  PetscCall(ringrt_options(pc, PetscOptionsObject));
+  PetscCall(factor_options(pc, PetscOptionsObject));
   PetscOptionsHeadEnd();
+  PetscCall(refuse_unknown(pc));
   PetscFunctionReturn(0);
 }
 
 /* ---- PCView ---- */
+
+static PetscErrorCode view_ordering(const PC_Ringrt *d, PetscViewer viewer) {
+  const char *name = rrt_ilu_ordering_name(d->ordering);
+
+  PetscFunctionBegin;
+  if (d->ordering != RRT_ILU_ORDER_DD && d->ordering != RRT_ILU_ORDER_DD_COLOR)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "ordering: %s\n", name));
+  else if (d->dd_blocks > 0)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "ordering: %s, %" PetscInt_FMT " subdomains\n", name,
+                                     d->dd_blocks));
+  else
+    PetscCall(PetscViewerASCIIPrintf(viewer, "ordering: %s, one subdomain per rank\n", name));
+  PetscFunctionReturn(0);
+}
+
+/* PETSc's pivot rule in force and what the last factorization did. */
+static PetscErrorCode view_pivots(const PC_Ringrt *d, PetscViewer viewer) {
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(viewer, "shift: %s, amount %g, zero pivot %g",
+                                   MatFactorShiftTypes[d->shift_type], (double)d->shift_amount,
+                                   (double)d->zeropivot));
+  if (d->shift_tries > 1)
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer, "; last factorization: diagonal shift %g (%" PetscInt_FMT " tries)",
+        (double)d->shift_used, d->shift_tries));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "\n"));
+  PetscFunctionReturn(0);
+}
+
+/* What ringrt's own communicator did on rank 0 (its counters: grouped
+ * point-to-point exchanges, not messages; no bytes). */
+static PetscErrorCode view_comm(const PC_Ringrt *d, PetscViewer viewer) {
+  int groups = 0, reductions = 0;
+  double t = rrt_phase_seconds(d->ctx, "p2p_group", &groups);
+
+  PetscFunctionBegin;
+  (void)rrt_phase_seconds(d->ctx, "allreduce", &reductions);
+  PetscCall(PetscViewerASCIIPrintf(viewer,
+                                   "ringrt communication on rank 0: %d halo exchanges (%.3g s "
+                                   "waiting), %d allreduces\n",
+                                   groups, t, reductions));
+  PetscFunctionReturn(0);
+}
 
 PetscErrorCode PCView_Ringrt(PC pc, PetscViewer viewer) {
   PC_Ringrt *d = (PC_Ringrt *)pc->data;
@@ -319,9 +612,12 @@ PetscErrorCode PCView_Ringrt(PC pc, PetscViewer viewer) {
   if (d->boost)
     PetscCall(PetscSNPrintf(boost, sizeof(boost), "|u_ii| <= %g -> %g", (double)d->boost_tol,
                             (double)d->boost_value));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "ringrt ILU(0): the global ILU(0), the same for any "
-                                           "number of ranks (not block Jacobi)\n"));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "ordering: %s\n", rrt_ilu_ordering_name(d->ordering)));
+  PetscCall(PetscViewerASCIIPrintf(viewer,
+                                   "ringrt ILU(%" PetscInt_FMT "): the global ILU(%" PetscInt_FMT
+                                   "), the same for any number of ranks (not block Jacobi)\n",
+                                   d->levels, d->levels));
+  PetscCall(view_ordering(d, viewer));
+  PetscCall(view_pivots(d, viewer));
   PetscCall(PetscViewerASCIIPrintf(viewer, "boost: %s\n", boost));
   PetscCall(
       PetscViewerASCIIPrintf(viewer, "factor precision: %s\n", precisions[d->single ? 1 : 0]));
@@ -348,6 +644,7 @@ PetscErrorCode PCView_Ringrt(PC pc, PetscViewer viewer) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer, "analyses: %" PetscInt_FMT ", numeric factorizations: %" PetscInt_FMT "\n",
         d->analyses, d->factorizations));
+    PetscCall(view_comm(d, viewer));
   }
   if (d->failed) PetscCall(PetscViewerASCIIPrintf(viewer, "failed: %s\n", d->failure));
   PetscFunctionReturn(0);

@@ -20,7 +20,16 @@ Options (with the PC's prefix), read by ``setFromOptions``:
   (default 1.0); off by default;
 - ``-pc_ringrt_factor_precision double|single``: single applies the factors
   rounded to float32 (vectors and arithmetic stay double);
-- ``-pc_ringrt_backend auto|cpu|cuda|emu``.
+- ``-pc_ringrt_backend auto|cpu|cuda|emu``;
+- ``-pc_ringrt_dd_blocks K``: subdomains of the dd orderings (0, the
+  default: one per rank; K > 0: the same K-way split at any rank count).
+
+Any other ``-pc_ringrt_*`` option, and every ``-pc_factor_*`` one (PETSc's
+factor options: the C plugin, ``-pc_type ringrt``, honours them; this python
+PC does not), is an error naming it, on every rank. The matrix may be any
+AIJ type (``aijperm``, ``aijsell``, ...; read through ``getValuesCSR``);
+``baij``/``sbaij`` are converted to AIJ (one more copy of the matrix per
+``setUp``).
 
 ``setUp`` factors again when the operator's values changed (same pattern:
 the analysis is kept) and starts over when its pattern did. A zero pivot is
@@ -42,7 +51,9 @@ from .ilu import ILU0 as _RingrtILU0
 from .sparse import SparseMatrix
 
 _PRECISIONS = {"double": False, "single": True}
-_SUPPORTED = ("seqaij", "mpiaij")
+_BLOCK_TYPES = ("seqbaij", "mpibaij", "seqsbaij", "mpisbaij")
+_OPTIONS = ("pc_ringrt_ordering", "pc_ringrt_boost", "pc_ringrt_factor_precision",
+            "pc_ringrt_backend", "pc_ringrt_dd_blocks")
 
 
 def _raise_without_pc(method: Callable[..., None]) -> Callable[..., None]:
@@ -68,15 +79,16 @@ class ILU0:
         boost: None, a tolerance or ``(tol, value)`` (see :func:`ringrt.ilu0`).
         factor_precision: ``"double"`` or ``"single"``.
         backend: the ringrt backend (``"auto"``, ``"cpu"``, ``"cuda"``, ``"emu"``).
+        dd_blocks: subdomains of the dd orderings (0: one per rank).
 
     The options database (``-pc_ringrt_*``) overrides these in ``setFromOptions``.
     """
 
     def __init__(self, ordering: str = "natural", boost: Any = None,
-                 factor_precision: str = "double", backend: str = "auto"):
+                 factor_precision: str = "double", backend: str = "auto", dd_blocks: int = 0):
         self.options: Dict[str, Any] = {"ordering": ordering, "boost": boost,
                                         "factor_precision": factor_precision,
-                                        "backend": backend}
+                                        "backend": backend, "dd_blocks": dd_blocks}
         self.ctx: Optional[Context] = None
         self.matrix: Optional[SparseMatrix] = None
         self.ilu: Optional[_RingrtILU0] = None
@@ -84,10 +96,13 @@ class ILU0:
         self.factorizations = 0
 
     # ---- the python-PC protocol ----
+    @_raise_without_pc
     def setFromOptions(self, pc: Any) -> None:
         """Read ``-pc_ringrt_*`` from the options database (with the PC's prefix)."""
         from petsc4py import PETSc
-        db = PETSc.Options(pc.getOptionsPrefix())
+        prefix = pc.getOptionsPrefix() or ""
+        db = PETSc.Options(prefix)
+        _refuse_unknown(prefix, PETSc.Options().getAll())
         new = dict(self.options)
         new["ordering"] = db.getString("pc_ringrt_ordering", new["ordering"])
         if db.hasName("pc_ringrt_boost"):
@@ -95,6 +110,7 @@ class ILU0:
         new["factor_precision"] = db.getString("pc_ringrt_factor_precision",
                                                new["factor_precision"])
         new["backend"] = db.getString("pc_ringrt_backend", new["backend"])
+        new["dd_blocks"] = db.getInt("pc_ringrt_dd_blocks", new["dd_blocks"])
         if new != self.options:
             if new["backend"] != self.options["backend"]:
                 self._close_context()
@@ -127,7 +143,7 @@ class ILU0:
             self.ctx.agree(problem, "ringrt.petsc.ILU0")
             self.matrix = SparseMatrix(csr, self.ctx, row_begin=row_begin)
             self.ilu = _RingrtILU0(self.matrix, self.options["ordering"], self.options["boost"],
-                                   _PRECISIONS[precision])
+                                   _PRECISIONS[precision], self.options["dd_blocks"])
             self.setups += 1
         self.factorizations += 1
 
@@ -181,6 +197,23 @@ class ILU0:
         self.ctx = None
 
 
+def _refuse_unknown(prefix: str, options: Dict[str, str]) -> None:
+    """Every -pc_ringrt_* / -pc_factor_* option of this prefix is one this
+    PC reads, else an error naming it (the same on every rank: the options
+    database is)."""
+    for name in sorted(options):
+        if not name.startswith(prefix):
+            continue
+        rest = name[len(prefix):]
+        if rest.startswith("pc_factor_") or (rest.startswith("pc_ringrt_")
+                                               and rest not in _OPTIONS):
+            raise errors.InvalidArgument(
+                errors.INVALID_ARG,
+                f"ringrt.petsc.ILU0: option -{name} is not supported (it reads "
+                f"{', '.join('-' + o for o in _OPTIONS)}; PETSc's -pc_factor_* options are "
+                f"honoured by the C plugin, -pc_type ringrt)")
+
+
 def _parse_boost(text: str) -> Any:
     """``TOL`` or ``TOL,VALUE`` from the options database (checked by ilu0)."""
     parts = text.split(",")
@@ -194,13 +227,19 @@ def _local_rows(P: Any) -> "tuple[sp.csr_array, int]":
     """This rank's rows of an AIJ matrix (global columns) and the first row's index."""
     kind = P.getType()
     m, n = P.getSize()
-    if kind not in _SUPPORTED or m != n:
+    aij = kind.startswith("seqaij") or kind.startswith("mpiaij")
+    if not (aij or kind in _BLOCK_TYPES) or m != n:
         raise errors.InvalidArgument(
             errors.INVALID_ARG,
-            f"ringrt.petsc.ILU0: the preconditioning matrix must be square {'/'.join(_SUPPORTED)},"
-            f" got {kind} of size {m} x {n}")
+            f"ringrt.petsc.ILU0: the preconditioning matrix must be square AIJ (seqaij, mpiaij "
+            f"or a subtype) or baij/sbaij, got {kind} of size {m} x {n}")
     rstart, rend = P.getOwnershipRange()
-    indptr, cols, vals = P.getValuesCSR()
+    if not aij:  # one more copy of the matrix, freed after the read
+        C = P.convert("aij")
+        indptr, cols, vals = C.getValuesCSR()
+        C.destroy()
+    else:
+        indptr, cols, vals = P.getValuesCSR()
     return sp.csr_array((vals, cols, indptr), shape=(rend - rstart, n)), rstart
 
 

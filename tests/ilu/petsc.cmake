@@ -22,7 +22,7 @@ set(_petsc_args --mpiexec ${MPIEXEC_EXECUTABLE} --ksp $<TARGET_FILE:petsc_ksp>
 # PC's setup and apply at np 1-3 as options and zero_pivot do (which that job
 # runs), on two more matrices, and each PETSc process under the job's leak
 # check with slow unwinding costs seconds.
-foreach(case iterations zero_pivot options guest)
+foreach(case iterations zero_pivot options guest factor_options_c)
   set(_labels ilu petsc mpi)
   if(case STREQUAL "iterations")
     list(APPEND _labels twin)
@@ -40,5 +40,12 @@ if(RINGRT_PYTHON)
                    ${_petsc_args} --python ${RINGRT_PYTHON}
                    --script ${CMAKE_CURRENT_SOURCE_DIR}/petsc4py_ringrt.py)
   set_tests_properties(ilu.petsc.petsc4py PROPERTIES LABELS "ilu;petsc;mpi;python"
+                       ENVIRONMENT "${RINGRT_TEST_ENV};PETSC_DIR=${PETSC_PREFIX}" TIMEOUT 300)
+  # PETSc's factor options and matrix types against PETSc's ILU (petsc4py)
+  add_test(NAME ilu.petsc.factor_options
+           COMMAND ${RINGRT_PETSC_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/petsc_check.py factor_options
+                   ${_petsc_args} --python ${RINGRT_PYTHON}
+                   --script ${CMAKE_CURRENT_SOURCE_DIR}/petsc4py_factor_options.py)
+  set_tests_properties(ilu.petsc.factor_options PROPERTIES LABELS "ilu;petsc;mpi;python"
                        ENVIRONMENT "${RINGRT_TEST_ENV};PETSC_DIR=${PETSC_PREFIX}" TIMEOUT 300)
 endif()

@@ -25,6 +25,15 @@ prints against PETSc's own answer on the same matrix:
               the rank to what -ksp_view names; -help shows the value in force.
   petsc4py    petsc4py loads the plugin with -dll_append and solves with
               PETSc.Options()['pc_type'] = 'ringrt'.
+  factor_options
+              PETSc's -pc_factor_* options against PETSc's own ILU and the AIJ
+              types at np 1 (petsc4py_factor_options.py).
+  factor_options_c
+              the NONZERO and POSITIVE_DEFINITE shifts at np 2 with PETSc's
+              iterations; the refusals' messages
+              on every rank; -help; -pc_ringrt_dd_blocks the same at np 1 and 2;
+              mpiaijsell, mpisbaij at np 2; KSPBICG (PCApplyTranspose) and ILU(2)
+              at np 1 and 2 with PETSc's iterations; the -log_view events.
 Exit 0 when every check holds, 1 otherwise (each failure printed).
 """
 import argparse
@@ -225,15 +234,112 @@ def case_options(args):
           f"-pc_ringrt_backend emu: as many iterations as cpu: {r} {cpu}")
     check(view_field(out, "backend") == ["emu, 1 rank(s), transport mpi"],
           f"-ksp_view backend emu: {view_field(out, 'backend')}")
-    out = run(args, 1, small + ["-mat_type", "baij"] + ringrt(args), expect_rc=None)
-    check(re.search(r"PC ringrt: the preconditioning matrix must be seqaij or mpiaij, got seqbaij",
-                    out) is not None, "another matrix type is an error naming it")
+    out = run(args, 1, small + ["-mat_type", "dense"] + ringrt(args), expect_rc=None)
+    check(re.search(r"PC ringrt: the preconditioning matrix must be AIJ .* or baij/sbaij .*got "
+                    r"seqdense", out) is not None, "a matrix type ringrt cannot read is an error "
+          "naming it")
     out = run(args, 1, prob + ringrt(args, ["-pc_ringrt_ordering", "bogus", "-help"]),
               expect_rc=None)
     check(re.search(r'unknown ordering "bogus" \(ringrt has: natural, rcm, multicolor', out)
           is not None, "a bad ordering is an error listing ringrt's names")
     check(re.search(r"-pc_ringrt_ordering <now bogus.*natural, rcm, multicolor", out)
           is not None, "-help lists the orderings")
+
+
+def case_factor_options(args):
+    # PETSc's factor options against PETSc's ILU, matrix types, refusals (np 1, petsc4py)
+    out = run(args, 1, [args.script, args.plugin], exe=args.python)
+    check(re.search(r"^0 failure\(s\)$", out, re.M) is not None,
+          "petsc4py_factor_options.py: every option as PETSc's own ILU\n" + out)
+
+
+def case_factor_options_c(args):
+    prob = ["-problem", "laplace2d", "-grid", "30"] + GMRES
+    # the shifts in a PETSc program (and under the sanitizer job, which runs no
+    # python): the iterations and residual of PETSc's ILU with the same shift
+    zero = prob + ["-zero_row", "707"]
+    for shift, np in (("nonzero", 2), ("positive_definite", 1)):
+        # np 1: PETSc's ILU in the same process (-ref), np 2: its own process
+        same = ["-ref", "-ref_pc_type", "ilu", "-ref_pc_factor_shift_type", shift] + REF_GMRES \
+            if np == 1 else []
+        out = run(args, np, zero + ringrt(args, ["-pc_factor_shift_type", shift, "-ksp_view"])
+                  + same)
+        r = results(out)
+        ref = results(out, "reference") if np == 1 else results(
+            run(args, 1, zero + ["-pc_type", "ilu", "-pc_factor_shift_type", shift]))
+        check(len(r) == 1 and ref and r[0]["its"] == ref[0]["its"]
+              and r[0]["reason"] == ref[0]["reason"],
+              f"zero row, -pc_factor_shift_type {shift} np {np}: {r} vs PETSc ILU np 1 {ref}")
+        check(re.search(rf"shift: {shift.upper()}, .*; last factorization: diagonal shift", out)
+              is not None, f"-ksp_view names the {shift} shift")
+    # the refusals' messages, on every rank
+    for opt, want in ((["-pc_factor_fill", "2"], r"PC ringrt: option -pc_factor_fill is not supported by "
+                       r"ringrt \(it honours -pc_factor_levels"),
+                      (["-pc_factor_shift_type", "inblocks"], r"PC ringrt: shift type INBLOCKS is not "
+                       r"supported \(ringrt has NONE, NONZERO, POSITIVE_DEFINITE"),
+                      (["-pc_factor_mat_ordering_type", "nd"], r"PC ringrt: -pc_factor_mat_ordering_type nd "
+                       r"is not supported: ringrt has natural and rcm")):
+        # every rank raises it (mpirun may end the job before a second rank prints)
+        out = run(args, 2, prob + ringrt(args, opt), expect_rc=None)
+        check(re.search(rf"\[\d\]PETSC ERROR: {want}", out) is not None,
+              f"{' '.join(opt)}: the error says so")
+    # -help: each option's form and value in force
+    out = run(args, 1, prob + ringrt(args, ["-help"]))
+    for want in (r"-pc_ringrt_boost <now off : formerly off>: TOL\[,VALUE\]",
+                 r"-pc_ringrt_dd_blocks <now 0 : formerly 0>", r"-pc_ringrt_levels <now 0",
+                 r"-pc_factor_levels <now 0", r"-pc_factor_shift_type <now NONE : formerly NONE>",
+                 r"-pc_factor_shift_amount <2\.22045e-14 : 2\.22045e-14>",
+                 r"-pc_factor_zeropivot <2\.22045e-14 : 2\.22045e-14>", r"-pc_factor_mat_ordering_type <now natural"):
+        check(re.search(want, out) is not None, f"-help shows {want}")
+    # dd_blocks: the same preconditioner at np 1 and 2 (the same iterations and residual)
+    res = []
+    for np in (1, 2):
+        out = run(args, np, prob + ringrt(args, ["-pc_ringrt_ordering", "dd",
+                                                 "-pc_ringrt_dd_blocks", "3", "-ksp_view"]))
+        res += results(out)
+        check(view_field(out, "ordering") == ["dd, 3 subdomains"],
+              f"dd_blocks np {np}: -ksp_view {view_field(out, 'ordering')}")
+    check(len(res) == 2 and res[0]["its"] == res[1]["its"] and res[0]["reason"] == "CONVERGED_RTOL",
+          f"-pc_ringrt_dd_blocks 3: the same iterations at np 1 and 2: {res}")
+    # AIJ subtypes and converted block types at np 2: PETSc's ILU iterations (np 1)
+    ref = results(run(args, 1, prob + ["-pc_type", "ilu"]))
+    for kind in ("mpisbaij",):  # np 1: every type (petsc4py_factor_options.py)
+        r = results(run(args, 2, prob + ["-mat_type", kind, "-mat_ignore_lower_triangular"]
+                        + ringrt(args)))
+        check(len(r) == 1 and ref and r[0]["its"] == ref[0]["its"],
+              f"-mat_type {kind} at np 2: {r} vs PETSc ILU np 1 {ref}")
+    # KSPBICG needs PCApplyTranspose: the iterations of PETSc's ILU(0) BiCG (np 1) at
+    # np 1 and 2; ILU(2) with GMRES at np 2 as PETSc's ILU(2) at np 1; -log_view of the
+    # BiCG solve at np 2 (with -resolve: two factorizations)
+    cd = ["-problem", "convdiff2d", "-grid", "30", "-pe", "100"]
+    logged = ""
+    for ksp, extra, nps in ((["-ksp_type", "bicg"], [], (1, 2)),
+                            (GMRES, ["-pc_factor_levels", "2"], (2,))):
+        ref = results(run(args, 1, cd + ksp + ["-pc_type", "ilu"] + extra))
+        for np in nps:
+            log = ["-log_view", "-resolve"] if np == 2 and not extra else []
+            out = run(args, np, cd + ksp + ringrt(args, extra + log))
+            logged = out if log else logged
+            r = results(out)[:1]
+            check(len(r) == 1 and ref and r[0]["reason"] == "CONVERGED_RTOL"
+                  and r[0]["its"] == ref[0]["its"],
+                  f"{' '.join(ksp + extra)} np {np}: {r} vs PETSc ILU np 1 {ref}")
+    # -log_view: ringrt's events with their counts and flops
+    its = sum(x["its"] for x in results(logged))
+    for event, count in (("RingrtAnalysis", 1), ("RingrtFactor", 2), ("RingrtApply", None),
+                         ("RingrtApplyTrans", None)):
+        line = re.search(rf"^{event}\s.*$", logged, re.M)
+        # Count, ratio, Time, ratio, Flop, ratio, Mess, AvgLen, Reduct, ...
+        m = [None] + line.group(0).split()[1:] if line else None
+        check(m is not None and (count is None or int(m[1]) == count)
+              and (event == "RingrtAnalysis" or float(m[5]) > 0),
+              f"-log_view: {event} (count {count or '~ iterations ' + str(its)}, flops > 0): "
+              f"{line and line.group(0)}")
+        if event.startswith("RingrtApply") and m:
+            check(int(m[1]) >= its, f"-log_view: {event} count {m[1]} >= {its} iterations")
+        if event == "RingrtAnalysis" and m:
+            check(float(m[9]) > 0, f"-log_view: ringrt's reductions counted in RingrtAnalysis: "
+                  f"{m[9]}")
 
 
 GUEST = r"^guest: rank=(\d+) before=(\S*) (\d+) after=(\S*) (\d+)$"
@@ -287,7 +393,8 @@ def case_petsc4py(args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=["iterations", "zero_pivot", "options", "guest", "petsc4py"])
+    ap.add_argument("case", choices=["iterations", "zero_pivot", "options", "guest", "petsc4py",
+                                     "factor_options", "factor_options_c"])
     ap.add_argument("--mpiexec", required=True)
     ap.add_argument("--ksp", required=True)
     ap.add_argument("--ksp-linked", required=True)

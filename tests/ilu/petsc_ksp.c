@@ -84,6 +84,7 @@ static PetscErrorCode assemble(const problem *p, Mat *A) {
   PetscCall(
       MatSeqBAIJSetPreallocation(*A, 1, 7, NULL)); /* -mat_type baij (a type ringrt refuses) */
   PetscCall(MatMPIBAIJSetPreallocation(*A, 1, 7, NULL, 6, NULL));
+  PetscCall(MatSetUp(*A)); /* any other -mat_type (dense: a type ringrt refuses) */
   /* explicit zeros (the zero-pivot row) stay in the pattern: MatSetValues keeps them */
   PetscCall(MatGetOwnershipRange(*A, &rs, &re));
   for (PetscInt g = rs; g < re; g++) {

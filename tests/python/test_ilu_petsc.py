@@ -122,7 +122,8 @@ def check_options_view_refactor(world: MPI.Comm) -> None:
     _, x = solve(ksp, M, b)
     assert rel(x, np.ones(N * N)) < 1e-5
     assert context.options == {"ordering": "multicolor", "factor_precision": "single",
-                               "backend": "cpu", "boost": (1e-300, 1.0)}, context.options
+                               "backend": "cpu", "boost": (1e-300, 1.0),
+                               "dd_blocks": 0}, context.options
     assert context.ilu.levels == (2, 2), context.ilu.levels  # multicolour 5-point grid
     path = os.path.join(tempfile.gettempdir(), f"ringrt_pc_view_{os.getpid()}.txt")
     viewer = PETSc.Viewer().createASCII(path, comm=PETSc.COMM_SELF)
@@ -160,6 +161,50 @@ def check_options_view_refactor(world: MPI.Comm) -> None:
             opts.delValue(key)
 
 
+def check_dd_blocks_types_refusals(world: MPI.Comm) -> None:
+    """-pc_ringrt_dd_blocks gives the same preconditioner on every rank count
+    (the factors of ringrt.ilu0 with the same dd_blocks on COMM_SELF); baij
+    and aijsell read the same rows; -pc_factor_* and unknown -pc_ringrt_*
+    options are errors naming them."""
+    opts = PETSc.Options()
+    for key, value in (("d_pc_type", "python"), ("d_pc_python_type", "ringrt.petsc.ILU0"),
+                       ("d_pc_ringrt_ordering", "dd"), ("d_pc_ringrt_dd_blocks", "3")):
+        opts.setValue(key, value)
+    b = A_GLOBAL @ np.ones(N * N)
+    its = []
+    for kind in ("aij", "aijsell", "baij"):
+        M = petsc_matrix(A_GLOBAL, world)
+        if kind != "aij":
+            M = M.convert(kind)
+        ksp = make_ksp(M, "d_")
+        ksp.setFromOptions()
+        its.append(solve(ksp, M, b)[0])
+        context = ksp.getPC().getPythonContext()
+        assert context.options["dd_blocks"] == 3, context.options
+        lo, _ = M.getOwnershipRange()
+        local = context.matrix.local_csr()
+        serial = ringrt.ilu0(A_GLOBAL, "dd", dd_blocks=3, ctx=ringrt.Context(MPI.COMM_SELF))
+        want = serial.factors()[lo:lo + local.shape[0]]
+        assert np.array_equal(context.ilu.factors().data, sp.csr_array(want).data), kind
+        serial.close()
+        ksp.destroy(), M.destroy()
+    assert len(set(its)) == 1, its
+    for bad in ("d_pc_factor_levels", "d_pc_ringrt_bogus"):
+        opts.setValue(bad, "1")
+        M = petsc_matrix(A_GLOBAL, world)
+        ksp = make_ksp(M, "d_")
+        try:
+            ksp.setFromOptions()
+            raise AssertionError(f"-{bad} was accepted")
+        except ringrt.errors.InvalidArgument as e:
+            assert f"option -{bad} is not supported" in str(e), e
+        ksp.destroy(), M.destroy()
+        opts.delValue(bad)
+    for key in list(opts.getAll()):
+        if key.startswith("d_"):
+            opts.delValue(key)
+
+
 def check_zero_pivot(world: MPI.Comm) -> None:
     """A zero pivot on the last rank's rows: every rank's KSP.solve raises Singular."""
     Z = sp.csr_array(A_GLOBAL, copy=True)
@@ -178,6 +223,7 @@ def main() -> None:
     world = MPI.COMM_WORLD
     check_rank_independence(world)
     check_options_view_refactor(world)
+    check_dd_blocks_types_refusals(world)
     check_zero_pivot(world)
 
 
