@@ -168,16 +168,15 @@ static int64_t place_entries(rrt_ilu0_t M, int in_order) {
   return missing;
 }
 
-/* Agreed structural-singularity check: every rank names the same row. */
-static rrt_status agree_missing(rrt_ilu0_t M, int64_t missing) {
+rrt_status rrt_ilu0_agree_missing(rrt_ilu0_t M, int64_t missing) {
   int64_t gmin = INT64_MAX;
   RRT_CHECK(rrt_host_allreduce_named(M->ctx, RRT_ILU0_OP_ANALYSIS("diagonal check"), &missing,
                                      &gmin, 1, RRT_DTYPE_I64, RRT_OP_MIN));
   if (gmin != INT64_MAX)
     return rrt_error(M->ctx, RRT_ERR_SINGULAR, OPC,
-                     "zero pivot: global row %lld (0-based) has no diagonal entry, ILU(0) does "
+                     "zero pivot: global row %lld (0-based) has no diagonal entry, ILU(%d) does "
                      "not exist",
-                     (long long)gmin);
+                     (long long)gmin, M->opt.levels);
   return RRT_SUCCESS;
 }
 
@@ -194,7 +193,7 @@ rrt_status rrt_ilu0_factor_order(rrt_ilu0_t M) {
   if (!in_order && !(M->fperm = rrt_ilu0_alloc(((size_t)M->nnz + 1) * sizeof(int32_t))))
     return rrt_ilu0_nomem(M->ctx, OPC);
   M->nlv = count_lower(M, in_order);
-  return agree_missing(M, place_entries(M, in_order));
+  return rrt_ilu0_agree_missing(M, place_entries(M, in_order));
 }
 
 /* Which ghosts the L part (bit 0) and the U part (bit 1) of the local rows

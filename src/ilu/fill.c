@@ -38,21 +38,14 @@
 /* Agreed: every row has its diagonal in A (ILU(k) keeps PETSc's rule that
  * it must, rather than letting fill supply it). */
 static rrt_status check_diagonals(rrt_ilu0_t M, rrt_sparse_t A) {
-  int64_t missing = INT64_MAX, gmin = INT64_MAX;
+  int64_t missing = INT64_MAX;
   for (int64_t i = 0; i < A->nloc && missing == INT64_MAX; i++) {
     int found = 0;
     for (int64_t e = A->rowptr[i]; e < A->rowptr[i + 1]; e++)
       found |= A->col[e] == A->row_begin + i;
     if (!found) missing = A->row_begin + i;
   }
-  RRT_CHECK(rrt_host_allreduce_named(M->ctx, RRT_ILU0_OP_ANALYSIS("fill: diagonal check"), &missing,
-                                     &gmin, 1, RRT_DTYPE_I64, RRT_OP_MIN));
-  if (gmin != INT64_MAX)
-    return rrt_error(M->ctx, RRT_ERR_SINGULAR, OPC,
-                     "zero pivot: global row %lld (0-based) has no diagonal entry, ILU(%d) does "
-                     "not exist",
-                     (long long)gmin, M->opt.levels);
-  return RRT_SUCCESS;
+  return rrt_ilu0_agree_missing(M, missing);
 }
 
 /* Records of the local U rows [r0, r1) (local indices) into buf at *o:

@@ -154,6 +154,11 @@ void rrt_ilu0_unshare(rrt_ctx_t ctx, void *dst, const void *src);
 /** ILU(k) symbolic factorisation (opt.levels > 0): the filled pattern over
  *  the ranks, the padded matrix M->Afill; M->A becomes it (M->Auser the
  *  caller's), M->nnz and M->next follow. Collective. */
+/* Agreed structural-singularity check (analysis.c): `missing` is this
+ * rank's lowest global row without a diagonal entry (INT64_MAX: none);
+ * every rank then names the same row, or all succeed. */
+rrt_status rrt_ilu0_agree_missing(rrt_ilu0_t M, int64_t missing);
+
 rrt_status rrt_ilu0_fill(rrt_ilu0_t M);
 /* fill_root.c */
 /** The filled pattern in an order other than natural (M->pos_ext computed

@@ -467,6 +467,8 @@ void Worker::order_pass(uint64_t block, uint64_t pass) {
   }
 }
 
+/* RRT_CHECK of comm/error.h, which the emulator cannot include (it brings
+ * mpi.h into the C++ build). */
 #define RRT_EMU_TRY(call)                                                                          \
   do {                                                                                             \
     const rrt_status rrt_emu_try_ = (call);                                                        \
