@@ -1,9 +1,10 @@
 /* The SIMT executor of the emu backend (interface and supported subset:
  * cuda_builtins.h).
  *
- * One fiber per CUDA thread (a small assembly context switch on x86-64,
- * ucontext elsewhere and under AddressSanitizer: swapcontext makes two
- * system calls per switch, which dominated the emu tests of real kernels). A worker (one per OS
+ * One fiber per CUDA thread (a small assembly context switch on x86-64, with
+ * AddressSanitizer's fiber annotations in the sanitizer build; ucontext
+ * elsewhere: swapcontext makes two system calls per switch, which dominated
+ * the emu tests of real kernels). A worker (one per OS
  * thread, cached in thread-local storage so that fiber stacks are reused across launches) runs one
  * block at a time: it resumes every ready fiber in turn until each one exits or waits at a barrier
  * or warp collective, then releases the warps whose live lanes all wait at a warp collective
@@ -48,8 +49,12 @@ extern "C" {
 #if defined(__SANITIZE_ADDRESS__)
 #define RRT_EMU_ASAN 1
 #endif
-#if defined(__x86_64__) && defined(__linux__) && !defined(RRT_EMU_ASAN)
+#if defined(__x86_64__) && defined(__linux__)
 #define RRT_EMU_FAST_SWITCH 1
+#endif
+#if RRT_EMU_FAST_SWITCH && RRT_EMU_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
 #endif
 
 #if RRT_EMU_FAST_SWITCH
@@ -94,13 +99,47 @@ namespace rrt_emu {
 namespace {
 
 #if RRT_EMU_FAST_SWITCH
+/* bottom/size: the stack's bounds, for AddressSanitizer's fiber annotations
+ * (the scheduler's own stack learns them on its first switch into a fiber). */
 struct Ctx {
   void *sp;
+  const void *bottom;
+  size_t size;
 };
-inline void ctx_switch(Ctx &from, Ctx &to) { rrt_emu_switch(&from.sp, to.sp); }
+#if RRT_EMU_ASAN
+/* Under AddressSanitizer the switch tells ASan which stack it moves to.
+ * swapcontext's interceptor would instead clear the shadow of the whole
+ * target stack on every switch, which was 60 % of the emu tests' time under
+ * ASan. Fibers only switch to the scheduler and the scheduler only to the
+ * fiber it resumes, so the stack ASan reports we came back from is `to`'s.
+ * `exiting`: the fiber never runs again (ASan drops its fake stack). */
+inline void ctx_switch(Ctx &from, Ctx &to, bool exiting = false) {
+  void *fake = nullptr;
+  __sanitizer_start_switch_fiber(exiting ? nullptr : &fake, to.bottom, to.size);
+  rrt_emu_switch(&from.sp, to.sp);
+  __sanitizer_finish_switch_fiber(fake, &to.bottom, &to.size);
+}
+/* A fiber's first instructions: finish the switch that started it. */
+inline void ctx_started(Ctx &sched) {
+  __sanitizer_finish_switch_fiber(nullptr, &sched.bottom, &sched.size);
+}
+#else
+inline void ctx_switch(Ctx &from, Ctx &to, bool exiting = false) {
+  (void)exiting;
+  rrt_emu_switch(&from.sp, to.sp);
+}
+inline void ctx_started(Ctx &) {}
+#endif
 /* A new stack whose first switch "returns" into entry with the stack aligned
  * as at a function entry; the frame mirrors what rrt_emu_switch pops. */
 void ctx_make(Ctx &c, char *stack, size_t bytes, void (*entry)()) {
+#if RRT_EMU_ASAN
+  /* The stack's last fiber never returned from its frames: clear their
+   * redzones once here, not on every switch. */
+  __asan_unpoison_memory_region(stack, bytes);
+#endif
+  c.bottom = stack;
+  c.size = bytes;
   uint64_t *sp = (uint64_t *)(((uintptr_t)(stack + bytes)) & ~(uintptr_t)15);
   *--sp = 0;               /* entry's return address: it never returns */
   *--sp = (uint64_t)entry; /* popped by ret */
@@ -116,7 +155,11 @@ void ctx_make(Ctx &c, char *stack, size_t bytes, void (*entry)()) {
 struct Ctx {
   ucontext_t uc;
 };
-inline void ctx_switch(Ctx &from, Ctx &to) { swapcontext(&from.uc, &to.uc); }
+inline void ctx_switch(Ctx &from, Ctx &to, bool exiting = false) {
+  (void)exiting;
+  swapcontext(&from.uc, &to.uc);
+}
+inline void ctx_started(Ctx &) {}
 /* Not inlined: getcontext returns twice, which would put the caller's loop
  * variables at risk (-Wclobbered). */
 __attribute__((noinline)) void ctx_make(Ctx &c, char *stack, size_t bytes, void (*entry)()) {
@@ -271,11 +314,12 @@ Worker *running(const char *what) {
 
 void fiber_main() {
   Worker *w = t_current;
+  ctx_started(w->sched);
   w->launch->fn(w->launch->arg);
   w = t_current;
   Fiber &f = w->fibers[(size_t)w->cur];
   f.state = F_DONE;
-  ctx_switch(f.ctx, w->sched); /* never resumed */
+  ctx_switch(f.ctx, w->sched, true); /* never resumed */
   abort();
 }
 
