@@ -210,8 +210,11 @@ unsigned lane_id();
  *  and thread); the launch then returns RRT_ERR_INTERNAL. */
 void fault(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /** A warp collective of all 32 lanes: `all` (32 * bytes) receives every
- *  lane's `bytes` bytes at `mine`, lane j at offset j * bytes. */
-void warp_gather(const char *what, const void *mine, void *all, size_t bytes);
+ *  lane's `bytes` bytes at `mine`, lane j at offset j * bytes. `site` (the
+ *  instruction's code address) and `shape` must be the same in every lane
+ *  (.aligned: one instruction of the warp), else a kernel fault. */
+void warp_gather(const char *what, const void *mine, void *all, size_t bytes, uintptr_t site,
+                 int shape);
 /** Fault unless [p, p + bytes) may be shared memory of the running block:
  *  not device (global) memory, not past the launch's dynamic shared bytes
  *  (static __shared__ arrays cannot be told from other host memory). */
@@ -358,9 +361,14 @@ static inline int __all_sync(unsigned mask, int p) {
 /* ---- memory ordering and atomics ------------------------------------------------ */
 /* Blocks of one launch run in parallel on several OS threads, so global
  * atomics are real atomics. Threads of one block never run concurrently. */
-static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-static inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-static inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+/* Out of line (simt_executor.cpp): the kernel objects are compiled with the
+ * race checker's instrumentation, under which GCC has no inline fence. */
+namespace rrt_emu {
+void thread_fence();
+}
+static inline void __threadfence() { ::rrt_emu::thread_fence(); }
+static inline void __threadfence_block() { ::rrt_emu::thread_fence(); }
+static inline void __threadfence_system() { ::rrt_emu::thread_fence(); }
 static inline void __trap() { abort(); }
 
 #define RRT_EMU_ATOMIC_INT(T)                                                                      \
