@@ -54,6 +54,11 @@
  *   - __nanosleep: a fiber switch (see spin loops below);
  *   - RINGRT_EMU_ORDER=reverse|shuffle[:SEED] resumes the fibers of a block in
  *     reversed or shuffled order (default forward), to expose missing barriers;
+ *   - RINGRT_EMU_RACECHECK=1: the shared-memory race checker (racecheck.h):
+ *     plain loads and stores are seen through GCC's -fsanitize=thread
+ *     instrumentation of the emulator's kernel objects, ldmatrix/cp.async
+ *     directly; the lanes of an .aligned instruction must share its call
+ *     site and shape (always checked);
  *   - the register limit of sm_80/sm_90 (registers a thread x threads a block,
  *     in units of 256 a warp, at most 65,536), from the ptxas report of the
  *     CUDA build (emu_regs.cpp: RINGRT_EMU_REGS, RINGRT_EMU_REGS_STRICT); a
