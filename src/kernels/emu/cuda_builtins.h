@@ -376,6 +376,35 @@ static inline void __threadfence_block() { ::rrt_emu::thread_fence(); }
 static inline void __threadfence_system() { ::rrt_emu::thread_fence(); }
 static inline void __trap() { abort(); }
 
+/* libcu++'s cuda::atomic_ref, the subset the kernels use (load, store,
+ * fetch_add); every order is sequentially consistent here. */
+namespace cuda {
+enum memory_order {
+  memory_order_relaxed = __ATOMIC_RELAXED,
+  memory_order_acquire = __ATOMIC_ACQUIRE,
+  memory_order_release = __ATOMIC_RELEASE,
+  memory_order_acq_rel = __ATOMIC_ACQ_REL,
+  memory_order_seq_cst = __ATOMIC_SEQ_CST
+};
+enum thread_scope { thread_scope_system, thread_scope_device, thread_scope_block };
+template <class T, thread_scope S = thread_scope_system> class atomic_ref {
+public:
+  explicit atomic_ref(T &r) : p_(&r) {}
+  T load(memory_order = memory_order_seq_cst) const {
+    return __atomic_load_n(p_, __ATOMIC_SEQ_CST);
+  }
+  void store(T v, memory_order = memory_order_seq_cst) const {
+    __atomic_store_n(p_, v, __ATOMIC_SEQ_CST);
+  }
+  T fetch_add(T v, memory_order = memory_order_seq_cst) const {
+    return __atomic_fetch_add(p_, v, __ATOMIC_SEQ_CST);
+  }
+
+private:
+  T *p_;
+};
+} // namespace cuda
+
 #define RRT_EMU_ATOMIC_INT(T)                                                                      \
   static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }      \
   static inline T atomicSub(T *p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); }      \
