@@ -201,6 +201,9 @@ extern "C" int rrt_emu_racecheck_observes_plain(void) {
 }
 
 /* ---- the hooks of -fsanitize=thread instrumentation ---------------------------------- */
+/* Only where the kernel objects are instrumented: under the sanitizers
+ * GCC declares these names as built-ins of its own. */
+#if defined(RRT_EMU_INSTRUMENTED)
 #define RC_PC ((uintptr_t)__builtin_return_address(0))
 #define RC_HOOK(name, bytes, write)                                                                \
   extern "C" __attribute__((visibility("hidden"))) void name(void *p) {                            \
@@ -288,3 +291,4 @@ RC_ATOMICS(64, uint64_t)
 #undef RC_ATOMICS
 #undef RC_ATOMIC_RMW
 #undef RC_SC
+#endif /* RRT_EMU_INSTRUMENTED */

@@ -19,6 +19,12 @@
 #include "kernels/emu/racecheck.h"
 #include "kernels/cuda/tc_prims.h"
 
+/* A planted fault for tests/emu/cute_truth.sh only: 1 swaps the two
+ * halves of every A register of mma, which CuTe's layouts must catch. */
+#ifndef RRT_EMU_PLANTED_SWAP
+#define RRT_EMU_PLANTED_SWAP 0
+#endif
+
 namespace rrt_emu {
 namespace {
 
@@ -45,7 +51,7 @@ void mma(int k, int type, float d[4], const uint32_t *a, const uint32_t *b, cons
   for (int lane = 0; lane < 32; lane++) {
     const int g = lane >> 2, t = lane & 3;
     for (int i = 0; i < 2 * na; i++)
-      A[g + 8 * ((i >> 1) & 1)][2 * t + (i & 1) + 8 * (i >= 4)] =
+      A[g + 8 * ((i >> 1) & 1)][2 * t + (RRT_EMU_PLANTED_SWAP ^ (i & 1)) + 8 * (i >= 4)] =
           element(all[lane].a[i >> 1], i & 1, type);
     for (int i = 0; i < 2 * nb; i++)
       B[2 * t + (i & 1) + 8 * (i >= 2)][g] = element(all[lane].b[i >> 1], i & 1, type);
