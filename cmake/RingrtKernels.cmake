@@ -10,7 +10,10 @@
 # is never linked), so plain shared-memory accesses are seen. Not under
 # RINGRT_SANITIZE (ASan and TSan instrumentation exclude each other) nor
 # with other compilers: the checker then sees ldmatrix and cp.async only.
-if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND NOT RINGRT_SANITIZE)
+# RINGRT_EMU_INSTRUMENT_KERNELS=OFF leaves them uninstrumented (to measure
+# what the instrumentation costs: bench/emu_racecheck.sh).
+option(RINGRT_EMU_INSTRUMENT_KERNELS "Instrument the emu kernels for the race checker" ON)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND NOT RINGRT_SANITIZE AND RINGRT_EMU_INSTRUMENT_KERNELS)
   set(RINGRT_EMU_INSTRUMENT "-fsanitize=thread;--param=tsan-instrument-func-entry-exit=0"
       CACHE INTERNAL "compile options of the emulator's kernel objects")
 else()
