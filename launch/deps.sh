@@ -182,6 +182,28 @@ sys.exit(0 if any(os.path.exists(os.path.join(p[k], "include", "cudnn_frontend.h
 }
 cudnn_frontend
 
+# CuTe's layouts, the emulator's ground truth (tests/emu/cute_truth.sh, the
+# test emu_cute_truth): the headers of the nvidia-cutlass wheel
+# (cutlass_library/source/include; 6.4 MB download, 40 MB installed, 7 s),
+# installed as root where nvcc is and python3 lacks them, without its
+# Python dependencies; pinned. Without them the test is skipped.
+cutlass_pin=nvidia-cutlass==4.2.0.0
+cutlass_headers() {
+  have nvcc && have python3 || return 0
+  python3 -c 'import importlib.util as u, os, sys
+s = u.find_spec("cutlass_library")
+sys.exit(0 if s and os.path.exists(os.path.join(os.path.dirname(s.origin), "source", "include",
+                                                "cute", "tensor.hpp")) else 1)' && return 0
+  if [ "$(id -u)" -eq 0 ] &&
+    python3 -m pip install -q --disable-pip-version-check --no-deps "$cutlass_pin" >/dev/null 2>&1; then
+    echo "ringrt deps: installed $cutlass_pin (CuTe headers for the emulator's ground truth)" >&2
+    return 0
+  fi
+  echo "ringrt deps: note: no CuTe headers (pip install --no-deps $cutlass_pin); the test" \
+    "emu_cute_truth is skipped" >&2
+}
+cutlass_headers
+
 check_all
 # Twice: the library probe runs only once the commands it needs are there,
 # so what it finds missing shows up after the first install.

@@ -165,6 +165,25 @@ static void tc_check_tile(const emu_target *t, int k, int type) {
   emu_release(t, da), emu_release(t, db), emu_release(t, dc), emu_release(t, dd);
 }
 
+int rrt_emu_racecheck_observes_plain(void); /* src/kernels/emu/racecheck.h */
+
+/* Set an environment variable for a while: the old value is returned
+ * (malloc'd, NULL when unset) for tc_env_restore. */
+static char *tc_env_set(const char *var, const char *value) {
+  const char *was = getenv(var);
+  char *saved = was ? strdup(was) : NULL;
+  setenv(var, value, 1);
+  return saved;
+}
+
+static void tc_env_restore(const char *var, char *saved) {
+  if (saved)
+    setenv(var, saved, 1);
+  else
+    unsetenv(var);
+  free(saved);
+}
+
 /* The copies land at the wait that covers their group; without one the
  * emulator shows the stale -1 (a GPU may show either: racy), or, under
  * RINGRT_EMU_CPASYNC=eager, the copy (it landed when issued). */
@@ -176,7 +195,22 @@ static void tc_check_cp_async(const emu_target *t) {
     src[i] = 1000 + i;
   int *dsrc = emu_put(t, src, sizeof src), *dout = emu_put(t, NULL, sizeof out);
   for (int mode = 0; mode < 4; mode++) {
+    /* modes 1 and 2 read copies not waited for (plain loads): races, which
+     * the race checker reports where it sees plain accesses (checked
+     * here), so they run without it to show the stale values */
+    char *checker = NULL;
+    if (!t->dev->is_cuda && (mode == 1 || mode == 2)) {
+      checker = tc_env_set("RINGRT_EMU_RACECHECK", "1");
+      if (rrt_emu_racecheck_observes_plain())
+        CHECK_MSG(emu_fault_status(t, RRT_KCALL(t->dev, emu_tc_cp_async, t->stream, dsrc, mode,
+                                                dout)) == RRT_ERR_INTERNAL,
+                  "%s: racecheck: cp.async mode %d read before its wait not reported", t->label,
+                  mode);
+      setenv("RINGRT_EMU_RACECHECK", "0", 1);
+    }
     CHECK_OK(RRT_KCALL(t->dev, emu_tc_cp_async, t->stream, dsrc, mode, dout));
+    if (!t->dev->is_cuda && (mode == 1 || mode == 2))
+      tc_env_restore("RINGRT_EMU_RACECHECK", checker);
     emu_get(t, out, dout, sizeof out);
     int bad = 0;
     for (int th = 0; th < 64; th++) {
@@ -237,6 +271,8 @@ static void tc_check_orders(const emu_target *t) {
   int *dx = emu_put(t, x, sizeof x), *dout = emu_put(t, NULL, sizeof out);
   CHECK(tc_neighbour_wrong(t, dx, dout, out, 1, x) == 0);
   if (!t->dev->is_cuda) {
+    /* the racy kernel runs to show the wrong values: without the checker */
+    char *checker = tc_env_set("RINGRT_EMU_RACECHECK", "0");
     const char *was = getenv("RINGRT_EMU_ORDER");
     char *saved = was ? strdup(was) : NULL;
     const char *orders[] = {"forward", "reverse", "shuffle", "shuffle:12345"};
@@ -258,6 +294,7 @@ static void tc_check_orders(const emu_target *t) {
     else
       unsetenv("RINGRT_EMU_ORDER");
     free(saved);
+    tc_env_restore("RINGRT_EMU_RACECHECK", checker);
   }
   emu_release(t, dx), emu_release(t, dout);
 }
@@ -281,6 +318,61 @@ static void tc_check_faults(const emu_target *t) {
   emu_release(t, src), emu_release(t, out);
 }
 
+/* RINGRT_EMU_RACECHECK=1 (emulator only): each planted race of emu_tc_race
+ * fails the launch, its corrected twin passes with the right count, and
+ * so do the correct kernels of tc_check_orders in every order. Cases of
+ * plain loads and stores need the instrumented build (not the sanitizer
+ * build, which says so). */
+static void tc_check_racecheck(const emu_target *t) {
+  if (t->dev->is_cuda) return;
+  enum { T = 64 };
+  uint16_t src[64];
+  for (int i = 0; i < 64; i++)
+    src[i] = (uint16_t)(i + 1);
+  uint16_t *dsrc = emu_put(t, src, sizeof src);
+  int out[T], *dout = emu_put(t, NULL, sizeof out);
+  char *saved = tc_env_set("RINGRT_EMU_RACECHECK", "1");
+  const int plain = rrt_emu_racecheck_observes_plain();
+  if (!plain)
+    fprintf(stderr,
+            "%s: this build does not instrument plain shared-memory accesses: the race "
+            "checker's cases 1 and 6 are not run\n",
+            t->label);
+  const int racy[] = {1, 3, 5, 6}, fine[] = {0, 2, 4, 7};
+  for (int i = 0; i < 4; i++) {
+    if (!plain && (racy[i] == 1 || racy[i] == 6)) continue;
+    CHECK_MSG(emu_fault_status(t, RRT_KCALL(t->dev, emu_tc_race, t->stream, racy[i], dsrc, dout)) ==
+                  RRT_ERR_INTERNAL,
+              "%s: racecheck: planted race %d not reported", t->label, racy[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    CHECK_OK(emu_fault_status(t, RRT_KCALL(t->dev, emu_tc_race, t->stream, fine[i], dsrc, dout)));
+    emu_get(t, out, dout, sizeof out);
+    /* lane 31 of warp 1: count, plus in case 4 its ldmatrix register (row
+     * 7, columns 6 and 7 of the copied tile) */
+    const int want = fine[i] == 2   ? T
+                     : fine[i] == 7 ? 7
+                     : fine[i] == 4 ? (int)((uint32_t)src[62] | (uint32_t)src[63] << 16)
+                                    : 0;
+    CHECK_MSG(out[T - 1] == want, "%s: racecheck case %d: out %d", t->label, fine[i], out[T - 1]);
+  }
+  /* .aligned: checked with or without the race checker */
+  CHECK_MSG(emu_fault_status(t, RRT_KCALL(t->dev, emu_tc_race, t->stream, 8, dsrc, dout)) ==
+                RRT_ERR_INTERNAL,
+            "%s: ldmatrix at two call sites in one warp not reported", t->label);
+  int x[256], nb[256];
+  for (int i = 0; i < 256; i++)
+    x[i] = i;
+  int *dx = emu_put(t, x, sizeof x), *dnb = emu_put(t, NULL, sizeof nb);
+  CHECK_OK(RRT_KCALL(t->dev, emu_tc_neighbour, t->stream, dx, dnb, 256, 1));
+  if (plain)
+    CHECK_MSG(emu_fault_status(t, RRT_KCALL(t->dev, emu_tc_neighbour, t->stream, dx, dnb, 256,
+                                            0)) == RRT_ERR_INTERNAL,
+              "%s: racecheck: the neighbour kernel without its barrier not reported", t->label);
+  tc_env_restore("RINGRT_EMU_RACECHECK", saved);
+  emu_release(t, dsrc), emu_release(t, dout), emu_release(t, dx), emu_release(t, dnb);
+}
+
 static void tc_run_checks(const emu_target *t) {
   for (int k = 8; k <= 16; k += 8)
     for (int type = 0; type < 2; type++) {
@@ -292,6 +384,7 @@ static void tc_run_checks(const emu_target *t) {
   tc_check_big_smem(t);
   tc_check_orders(t);
   tc_check_faults(t);
+  tc_check_racecheck(t);
 }
 
 #endif

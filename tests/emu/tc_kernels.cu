@@ -194,3 +194,65 @@ __global__ void k_tc_fault(int which, const uint16_t *src, float *out) {
 RRT_KERNEL_API(emu_tc_fault)(rrt_stream s, int which, const uint16_t *src, float *out) {
   RRT_LAUNCH(k_tc_fault, 1, which == 0 ? 16 : 32, 0, s, which, src, out);
 }
+
+/* The race checker's cases (tc_kernels.h: emu_tc_race). 64 threads, two
+ * warps; sm holds two 8x8 b16 tiles (rows of 16 bytes). */
+__global__ void k_tc_race(int which, const uint16_t *src, int *out) {
+  __shared__ __align__(16) uint16_t sm[2 * 64];
+  __shared__ int count;
+  const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  for (int i = t; i < 2 * 64; i += blockDim.x)
+    sm[i] = 0;
+  if (t == 0) count = 0;
+  __syncthreads();
+  uint32_t r[1] = {0};
+  switch (which) {
+  case 1: count = count + 1; break; /* non-atomic read-modify-write */
+  case 2: /* correct: atomic */ atomicAdd(&count, 1); break;
+  case 3: /* warp 0 copies tile 0; warp 1 reads it without a barrier after the wait */
+    if (warp == 0 && lane < 8) rrt_cp_async_cg16(sm + 8 * lane, src + 8 * lane);
+    rrt_cp_async_wait_all();
+    if (which == 3 && warp == 1) rrt_ldmatrix_x1(r, sm + 8 * (lane & 7));
+    break;
+  case 4: /* correct: the same with the barrier */
+    if (warp == 0 && lane < 8) rrt_cp_async_cg16(sm + 8 * lane, src + 8 * lane);
+    rrt_cp_async_wait_all();
+    __syncthreads();
+    if (warp == 1) rrt_ldmatrix_x1(r, sm + 8 * (lane & 7));
+    break;
+  case 5: /* warp 1 reads tile 0 while warp 0 prefetches over it (no barrier
+           * between the read and the copy's issue; it lands after) */
+    if (warp == 1) rrt_ldmatrix_x1(r, sm + 8 * (lane & 7));
+    if (warp == 0 && lane < 8) rrt_cp_async_cg16(sm + 8 * lane, src + 8 * lane);
+    rrt_cp_async_commit();
+    __syncthreads();
+    rrt_cp_async_wait_all();
+    break;
+  case 6: /* lanes of one warp: lane 0 writes, lane 1 reads, no __syncwarp */
+    if (t == 0) sm[64] = 7;
+    if (t == 1) count = sm[64];
+    break;
+  case 7: /* correct: the same with __syncwarp between */
+    if (t == 0) sm[64] = 7;
+    __syncwarp();
+    if (t == 1) count = sm[64];
+    break;
+  case 8: /* .aligned: the lanes of a warp at two ldmatrix sites (what
+           * follows each differs, so the compiler cannot merge the calls) */
+    if (lane < 16) {
+      rrt_ldmatrix_x1(r, sm + 8 * (lane & 7));
+      r[0] += 1;
+    } else {
+      rrt_ldmatrix_x1(r, sm + 64 + 8 * (lane & 7));
+      r[0] *= 3;
+    }
+    break;
+  default: break;
+  }
+  __syncthreads();
+  out[t] = count + (int)r[0];
+}
+
+RRT_KERNEL_API(emu_tc_race)(rrt_stream s, int which, const uint16_t *src, int *out) {
+  RRT_LAUNCH(k_tc_race, 1, 64, 0, s, which, src, out);
+}

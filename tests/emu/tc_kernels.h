@@ -43,6 +43,15 @@ RRT_DECLARE_KERNEL(emu_tc_neighbour,
  * at a row address not 16-byte aligned, 2 cp.async of 16 bytes to a
  * destination not 16-byte aligned. */
 RRT_DECLARE_KERNEL(emu_tc_fault, (rrt_stream s, int which, const uint16_t *src, float *out))
+/* The race checker's cases (RINGRT_EMU_RACECHECK=1, emulator only), one
+ * block of 64 threads: 0 none, 1 a non-atomic read-modify-write of one
+ * shared int by every thread, 2 the same with atomicAdd, 3 cp.async by warp
+ * 0 then ldmatrix of the rows by warp 1 with no barrier after the wait, 4
+ * the same with it, 5 warp 1 reads rows warp 0 then copies over, 6 lane 0
+ * writes and lane 1 reads with no __syncwarp, 7 with it, 8 the lanes of a
+ * warp at two ldmatrix call sites (.aligned). Races: 1, 3, 5, 6; fault: 8.
+ * src: 64 b16; out: 64 ints. */
+RRT_DECLARE_KERNEL(emu_tc_race, (rrt_stream s, int which, const uint16_t *src, int *out))
 
 #ifdef __cplusplus
 }

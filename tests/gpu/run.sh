@@ -4,7 +4,8 @@
 # for the node's GPU (sm_90 on an H200) and HDF5/BLAS/hwloc AUTO (a minimal
 # node has none of them), builds with ninja, runs the gpu-labelled tests
 # (several ranks share the one GPU: tests/gpu/rank_env.sh gives each rank its
-# own NCCL_HOSTID) and the sm_XX object check, then the GPU benchmarks
+# own NCCL_HOSTID) and the sm_XX object check, the emulator's hazard-mode and
+# race-checker tests of the tensor-core kernels (at most 100 s), then the GPU benchmarks
 # (bench/gpu-attn.sh, gpu-seacells.sh, gpu-ilu.sh) in the time that is left;
 # all of it inside RINGRT_GPU_BUDGET_S (default 480 s). Writes the log and a
 # JSON summary to $OUT (the device runner's folder) or to BUILD/gpu-out.
@@ -15,7 +16,8 @@
 # python3, python that imports torch), RINGRT_GPU_CMAKE_ARGS (more configure
 # arguments, e.g. -DRINGRT_HDF5=OFF to simulate the node elsewhere),
 # RINGRT_GPU_ARCH (default: the GPU's compute capability, else 90),
-# RINGRT_GPU_BENCH=0 (tests only), RINGRT_GPU_MPI=kit (the kit's Open MPI even
+# RINGRT_GPU_BENCH=0 (tests only), RINGRT_GPU_EMU=0 (not the emulator's
+# hazard-mode and race-checker tests), RINGRT_GPU_MPI=kit (the kit's Open MPI even
 # where one is on PATH). Paste the log's summary into
 # docs/gpu-results.md with the date and commit it prints.
 set -uo pipefail
@@ -200,6 +202,28 @@ summary[tests_skipped]=$(grep -c '\*\*\*Skipped' "$out/ctest-gpu.log")
 failed=$(sed -nE '/tests FAILED:/,$ s/^[[:space:]]*[0-9]+ - ([^ ]+) \(.*/\1/p' "$out/ctest-gpu.log" |
   paste -sd, -)
 summary[tests_failed]="\"$failed\""
+
+# --- the emulator's hazard modes and race checker on this build's kernels
+# (the CUDA build's register table checks their launches too): the
+# tensor-core kernels' emu tests in the default, run-ahead/eager and sm_86
+# modes, the executor's planted races and the SEACells scatter, all under
+# RINGRT_EMU_RACECHECK=1 (set by the tests' CMake); RINGRT_GPU_EMU=0 skips.
+if [ "${RINGRT_GPU_EMU:-1}" = 1 ] && [ "$(left)" -gt 120 ]; then
+  te=$SECONDS
+  emu_re='^(emu_executor|emu_executor_hazards|emu_sc_scatter|attn_kernels_tc_emu|attn_bwd_tc_emu'
+  emu_re+='|attn_kernels_tc_emu_hazards|attn_bwd_tc_emu_hazards|attn_bwd_tc_emu_sm86)$'
+  if (cd "$build" && timeout 100 ctest -R "$emu_re" -j "$(nproc)" --output-on-failure) \
+    >"$out/ctest-emu.log" 2>&1; then
+    summary[emu_tests]="\"$(grep -E 'tests passed' "$out/ctest-emu.log" | head -1)\""
+  else
+    summary[emu_tests]='"failed"'
+    rc=1
+  fi
+  tail -15 "$out/ctest-emu.log"
+  summary[emu_tests_s]=$((SECONDS - te))
+else
+  summary[emu_tests]='"not run"'
+fi
 
 # --- benchmarks, in what is left (the attention first: issue 12's numbers)
 if [ "${RINGRT_GPU_BENCH:-1}" = 1 ] && [ -n "$gpu" ]; then

@@ -5,6 +5,9 @@
 // the CPU. One launch per level (the level's row list lives in device
 // memory), or one sync-free launch for a run of levels (the *_chain kernels).
 #include "kernels/simt.h"
+#if defined(__CUDACC__)
+#include <cuda/atomic> // cuda::atomic_ref (the emulator's: cuda_builtins.h)
+#endif
 #include "kernels/ilu0_math.h"
 
 #include <stdint.h>
@@ -127,23 +130,25 @@ __device__ inline int64_t ilu0_chain_take(rrt_ilu0_chain c) {
   return (int64_t)t * warpSize + lane;
 }
 
-// Wait until the local rows read through col[e0 .. e1) are done. The fence
-// after the flags (acquire) orders this thread's reads of their values after
-// the producers' writes, which their fence before the flag (release) made visible.
+// Wait until the local rows read through col[e0 .. e1) are done. The flags
+// are device-scope atomics (cuda::atomic_ref; the emulator's is sequentially
+// consistent): the acquire load that sees a producer's flag orders this
+// thread's reads of that row's values after the producer's writes, which
+// its release store of the flag published.
 __device__ inline void ilu0_chain_wait(rrt_ilu0_chain c, const int32_t *col, int64_t e0,
                                        int64_t e1) {
   for (int64_t e = e0; e < e1; e++) {
     const int32_t k = col[e];
     if (k >= c.nloc) continue; /* a ghost: received before the launch */
-    while (*(volatile const int32_t *)(c.done + k) != c.gen)
+    cuda::atomic_ref<int32_t, cuda::thread_scope_device> flag(c.done[k]);
+    while (flag.load(cuda::memory_order_acquire) != c.gen)
       __nanosleep(64);
   }
-  __threadfence();
 }
 
 __device__ inline void ilu0_chain_mark(rrt_ilu0_chain c, int32_t i) {
-  __threadfence();
-  *(volatile int32_t *)(c.done + i) = c.gen;
+  cuda::atomic_ref<int32_t, cuda::thread_scope_device> flag(c.done[i]);
+  flag.store(c.gen, cuda::memory_order_release);
 }
 
 __global__ void ilu0_factor_chain_k(rrt_ilu0_chain c, const int32_t *rows, int64_t nrows,
@@ -292,15 +297,21 @@ RRT_KERNEL_API(rrt_k_ilu0_axpby)
 __global__ void ilu0_mdot_partial_k(int64_t n, rrt_vec_group g, const double *y, double *partial) {
   __shared__ double sh[RRT_VEC_GROUP][ILU0_BLOCK];
   int tid = threadIdx.x;
+  // Loops over the group's fixed bound, unrolled, with t < g.k inside: the
+  // indices are constants, so s stays in registers and g in the parameter
+  // space (a run-time index made nvcc copy both to local memory: 112 bytes
+  // of stack frame on sm_80)
   double s[RRT_VEC_GROUP] = {0.0, 0.0, 0.0, 0.0};
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + tid; i < n;
        i += (int64_t)gridDim.x * blockDim.x) {
     double yi = y[i];
-    for (int t = 0; t < g.k; t++)
-      s[t] = rrt_ilu0_madd(s[t], g.x[t][i], yi);
+    RRT_UNROLL
+    for (int t = 0; t < RRT_VEC_GROUP; t++)
+      if (t < g.k) s[t] = rrt_ilu0_madd(s[t], g.x[t][i], yi);
   }
-  for (int t = 0; t < g.k; t++)
-    sh[t][tid] = s[t];
+  RRT_UNROLL
+  for (int t = 0; t < RRT_VEC_GROUP; t++)
+    if (t < g.k) sh[t][tid] = s[t];
   __syncthreads();
   for (int w = ILU0_BLOCK / 2; w > 0; w /= 2) {
     if (tid < w)
@@ -318,9 +329,18 @@ RRT_KERNEL_API(rrt_k_ilu0_mdot_partial)
   RRT_LAUNCH(ilu0_mdot_partial_k, (unsigned)nblocks, ILU0_BLOCK, 0, s, n, g, y, partial);
 }
 
+// rrt_ilu0_maxpy_elem's operations in its order, unrolled over the group's
+// fixed bound with constant indices: &g of a by-value kernel argument, or a
+// run-time index into it, made nvcc copy g to local memory (72 bytes of
+// stack frame on sm_80)
 __global__ void ilu0_maxpy_k(int64_t n, rrt_vec_group g, double *y) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = rrt_ilu0_maxpy_elem(y[i], &g, i);
+  if (i >= n) return;
+  double v = y[i];
+  RRT_UNROLL
+  for (int t = 0; t < RRT_VEC_GROUP; t++)
+    if (t < g.k) v = rrt_ilu0_madd(v, g.a[t], g.x[t][i]);
+  y[i] = v;
 }
 
 RRT_KERNEL_API(rrt_k_ilu0_maxpy)(rrt_stream s, int64_t n, rrt_vec_group g, double *y) {

@@ -112,6 +112,10 @@ __global__ void rrt_sc_a_solve_kernel(int64_t nl, int m, int fw_iter, int capa, 
       rrt_sc_block_argmin(rv, ri, bv, bi, &gv, &gi);
       int amin = gi == INT64_MAX ? 0 : (int)gi;
       double f = rrt_sc_fw_step(t);
+      // one thread per entry: race-free because a T1a row never repeats a
+      // column (rrt_sc_gram accumulates each row densely and emits each
+      // column once); the emulator's race checker reports a repeat
+      // (tests/emu/test_emu_sc_scatter.c)
       for (int64_t q = t1p[amin] + threadIdx.x; q < t1p[amin + 1]; q += blockDim.x)
         row[t1c[q]] = t1v[q];
       __syncthreads();

@@ -54,6 +54,11 @@
  *   - __nanosleep: a fiber switch (see spin loops below);
  *   - RINGRT_EMU_ORDER=reverse|shuffle[:SEED] resumes the fibers of a block in
  *     reversed or shuffled order (default forward), to expose missing barriers;
+ *   - RINGRT_EMU_RACECHECK=1: the shared-memory race checker (racecheck.h):
+ *     plain loads and stores are seen through GCC's -fsanitize=thread
+ *     instrumentation of the emulator's kernel objects, ldmatrix/cp.async
+ *     directly; the lanes of an .aligned instruction must share its call
+ *     site and shape (always checked);
  *   - the register limit of sm_80/sm_90 (registers a thread x threads a block,
  *     in units of 256 a warp, at most 65,536), from the ptxas report of the
  *     CUDA build (emu_regs.cpp: RINGRT_EMU_REGS, RINGRT_EMU_REGS_STRICT); a
@@ -210,8 +215,11 @@ unsigned lane_id();
  *  and thread); the launch then returns RRT_ERR_INTERNAL. */
 void fault(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /** A warp collective of all 32 lanes: `all` (32 * bytes) receives every
- *  lane's `bytes` bytes at `mine`, lane j at offset j * bytes. */
-void warp_gather(const char *what, const void *mine, void *all, size_t bytes);
+ *  lane's `bytes` bytes at `mine`, lane j at offset j * bytes. `site` (the
+ *  instruction's code address) and `shape` must be the same in every lane
+ *  (.aligned: one instruction of the warp), else a kernel fault. */
+void warp_gather(const char *what, const void *mine, void *all, size_t bytes, uintptr_t site,
+                 int shape);
 /** Fault unless [p, p + bytes) may be shared memory of the running block:
  *  not device (global) memory, not past the launch's dynamic shared bytes
  *  (static __shared__ arrays cannot be told from other host memory). */
@@ -358,10 +366,44 @@ static inline int __all_sync(unsigned mask, int p) {
 /* ---- memory ordering and atomics ------------------------------------------------ */
 /* Blocks of one launch run in parallel on several OS threads, so global
  * atomics are real atomics. Threads of one block never run concurrently. */
-static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-static inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-static inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+/* Out of line (simt_executor.cpp): the kernel objects are compiled with the
+ * race checker's instrumentation, under which GCC has no inline fence. */
+namespace rrt_emu {
+void thread_fence();
+}
+static inline void __threadfence() { ::rrt_emu::thread_fence(); }
+static inline void __threadfence_block() { ::rrt_emu::thread_fence(); }
+static inline void __threadfence_system() { ::rrt_emu::thread_fence(); }
 static inline void __trap() { abort(); }
+
+/* libcu++'s cuda::atomic_ref, the subset the kernels use (load, store,
+ * fetch_add); every order is sequentially consistent here. */
+namespace cuda {
+enum memory_order {
+  memory_order_relaxed = __ATOMIC_RELAXED,
+  memory_order_acquire = __ATOMIC_ACQUIRE,
+  memory_order_release = __ATOMIC_RELEASE,
+  memory_order_acq_rel = __ATOMIC_ACQ_REL,
+  memory_order_seq_cst = __ATOMIC_SEQ_CST
+};
+enum thread_scope { thread_scope_system, thread_scope_device, thread_scope_block };
+template <class T, thread_scope S = thread_scope_system> class atomic_ref {
+public:
+  explicit atomic_ref(T &r) : p_(&r) {}
+  T load(memory_order = memory_order_seq_cst) const {
+    return __atomic_load_n(p_, __ATOMIC_SEQ_CST);
+  }
+  void store(T v, memory_order = memory_order_seq_cst) const {
+    __atomic_store_n(p_, v, __ATOMIC_SEQ_CST);
+  }
+  T fetch_add(T v, memory_order = memory_order_seq_cst) const {
+    return __atomic_fetch_add(p_, v, __ATOMIC_SEQ_CST);
+  }
+
+private:
+  T *p_;
+};
+} // namespace cuda
 
 #define RRT_EMU_ATOMIC_INT(T)                                                                      \
   static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }      \

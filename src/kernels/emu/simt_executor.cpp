@@ -40,6 +40,7 @@ extern "C" {
 #include "comm/emu_mem.h"
 }
 #include "kernels/emu/cuda_builtins.h"
+#include "kernels/emu/racecheck.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -186,7 +187,10 @@ struct Copy {
   void *dst;
   const void *src;
   unsigned bytes;
-  int group; /* commit group number, 0 while not committed */
+  int group;            /* commit group number, 0 while not committed */
+  uint32_t issue_epoch; /* the race checker's epoch at the issue */
+  uintptr_t pc;         /* where it was issued (race reports) */
+  bool landed;          /* RINGRT_EMU_CPASYNC=eager: kept only for the race checker */
 };
 
 /* The order the scheduler resumes the ready fibers of a block in
@@ -215,7 +219,9 @@ struct Fiber {
   uint64_t result;
   const void *gather_src; /* W_GATHER: this lane's bytes, and where all lanes' go */
   void *gather_dst;
-  const char *what;         /* the instruction waiting at a W_GATHER, for messages */
+  const char *what; /* the instruction waiting at a W_GATHER, for messages */
+  uintptr_t site;   /* its call site and shape: one per warp (.aligned) */
+  int shape;
   std::vector<Copy> copies; /* cp.async not yet landed, in issue order */
   int groups;               /* cp.async groups committed so far */
 };
@@ -240,6 +246,8 @@ struct Modes {
    * deleted (planted-fault tests); drop_file NULL: none. */
   const char *drop_file = nullptr;
   int drop_line = 0;
+  /* RINGRT_EMU_RACECHECK=1: the shared-memory race checker (racecheck.h) */
+  bool racecheck = false;
 };
 
 struct Launch {
@@ -269,6 +277,8 @@ struct Worker {
    * std::vector<int>'s out-of-line members would be exported from the
    * library (api.exports) */
   std::vector<Slot> schedule;
+  Racecheck rc;
+  bool rc_on = false; /* this launch checks races */
 
   Worker() {
     long p = sysconf(_SC_PAGESIZE);
@@ -291,9 +301,12 @@ struct Worker {
   rrt_status release_warp(int lo, int hi, bool *released);
   void resolve_warp(int lo, unsigned group);
   void resolve_gather(int lo, unsigned group);
+  void check_aligned(int lo, unsigned group);
   void vfault(int fiber, const char *fmt, va_list ap);
   void fault_at(int fiber, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
   rrt_status report_deadlock(const char *why, int warp_lo);
+  void record(const void *p, size_t n, bool write, uintptr_t pc, uint32_t since);
+  void report_race(const RcRace &r, uintptr_t pc);
 };
 
 thread_local Worker *t_current = nullptr; /* worker running a block on this OS thread */
@@ -369,7 +382,8 @@ rrt_status Worker::prepare(const Launch &l, int n, size_t want_stack) {
     smem_cap = smem ? need : 0;
     if (!smem) return RRT_ERR_OUT_OF_MEMORY;
   }
-  return RRT_SUCCESS;
+  rc_on = l.modes.racecheck;
+  return rc_on ? rc.prepare(smem, l.shmem) : RRT_SUCCESS;
 }
 
 /* Complete one warp collective: `group` holds the lanes (bit i: thread lo+i)
@@ -419,6 +433,7 @@ void Worker::resolve_warp(int lo, unsigned group) {
   }
   for (unsigned g = group; g; g &= g - 1)
     fibers[(size_t)(lo + __builtin_ctz(g))].state = F_READY;
+  rc.warp_released(lo / warpSize);
 }
 
 /* Every lane of the group receives the bytes of every lane (lane j at offset
@@ -433,6 +448,7 @@ void Worker::resolve_gather(int lo, unsigned group) {
              "%s needs all 32 lanes of the warp, only lanes %08x take part (exited lanes, or a "
              "block size that is not a multiple of 32)",
              first.what, group);
+  check_aligned(lo, group);
   for (unsigned g = group; g; g &= g - 1) {
     Fiber &f = fibers[(size_t)(lo + __builtin_ctz(g))];
     unsigned char *dst = (unsigned char *)f.gather_dst;
@@ -445,6 +461,29 @@ void Worker::resolve_gather(int lo, unsigned group) {
   }
   for (unsigned g = group; g; g &= g - 1)
     fibers[(size_t)(lo + __builtin_ctz(g))].state = F_READY;
+  rc.warp_released(lo / warpSize);
+}
+
+/* The lanes of one .aligned instruction (mma.sync, ldmatrix) must execute
+ * the same instruction: one call site, one shape. Lanes at two call sites
+ * (the instruction reached from different branches) are undefined on
+ * hardware; here a kernel fault naming both sites. */
+void Worker::check_aligned(int lo, unsigned group) {
+  const int l0 = lo + __builtin_ctz(group);
+  const Fiber &a = fibers[(size_t)l0];
+  for (unsigned g = group; g; g &= g - 1) {
+    const int li = lo + __builtin_ctz(g);
+    const Fiber &b = fibers[(size_t)li];
+    if (b.site == a.site && b.shape == a.shape && b.what == a.what) continue;
+    char sa[600], sb[600];
+    describe_pc(a.site, sa, sizeof sa);
+    describe_pc(b.site, sb, sizeof sb);
+    fault_at(li,
+             "lanes of one warp at different .aligned warp instructions: lane %d at %s (%s), lane "
+             "%d at %s (%s): an .aligned instruction reached from divergent branches",
+             l0 - lo, a.what, sa, li - lo, b.what, sb);
+    return;
+  }
 }
 
 /* A kernel fault (misuse that hardware punishes with an error or undefined
@@ -595,6 +634,7 @@ rrt_status Worker::run_block(uint64_t b) {
     f.groups = 0;
     ctx_make(f.ctx, stacks[(size_t)i].map + page, stack_bytes, fiber_main);
   }
+  rc.begin_block();
   for (uint64_t pass = 0;; pass++) {
     order_pass(b, pass);
     if (l.modes.runahead) {
@@ -626,6 +666,7 @@ rrt_status Worker::run_block(uint64_t b) {
     if (sleeping == live) sched_yield();
     if (sleeping) continue;
     if (at_block == live) {
+      rc.barrier();
       int count = 0, all = 1;
       for (int i = 0; i < n; i++) {
         Fiber &f = fibers[(size_t)i];
@@ -738,6 +779,12 @@ rrt_status parse_drop(const char *name, Modes *m) {
 rrt_status parse_modes(const char *name, Modes *m) {
   RRT_EMU_TRY(parse_choice(name, "RINGRT_EMU_SCHED", "block", "runahead", &m->runahead));
   RRT_EMU_TRY(parse_choice(name, "RINGRT_EMU_CPASYNC", "lazy", "eager", &m->eager_copies));
+  RRT_EMU_TRY(parse_choice(name, "RINGRT_EMU_RACECHECK", "0", "1", &m->racecheck));
+  static std::atomic<bool> told{false};
+  if (m->racecheck && !rrt_emu_racecheck_observes_plain() && !told.exchange(true))
+    fprintf(stderr, "ringrt emu: RINGRT_EMU_RACECHECK=1: this build does not instrument the "
+                    "kernels (a sanitizer build, or not GCC): only ldmatrix and cp.async "
+                    "accesses to shared memory are checked\n");
   return parse_drop(name, m);
 }
 
@@ -781,6 +828,10 @@ rrt_status check_config(const char *name, const void *kernel, dim3 g, dim3 b, si
 
 namespace {
 
+/* Launches running with the race checker: the instrumentation hooks'
+ * fast test (one relaxed load when none is). */
+std::atomic<int> g_rc_launches{0};
+
 /* Run the blocks of a checked launch over the OS threads of its stream. */
 rrt_status run_grid(const Launch &l, rrt_stream stream, size_t stack_bytes) {
   const uint64_t nblocks = (uint64_t)l.grid.x * l.grid.y * l.grid.z;
@@ -804,12 +855,14 @@ rrt_status run_grid(const Launch &l, rrt_stream stream, size_t stack_bytes) {
     int ok = RRT_SUCCESS;
     if (s != RRT_SUCCESS) status.compare_exchange_strong(ok, (int)s);
   };
+  if (l.modes.racecheck) g_rc_launches.fetch_add(1);
   if (threads == 1) {
     work();
   } else {
 #pragma omp parallel num_threads(threads)
     work();
   }
+  if (l.modes.racecheck) g_rc_launches.fetch_sub(1);
   return (rrt_status)status.load();
 }
 
@@ -914,10 +967,11 @@ void fault(const char *fmt, ...) {
 
 unsigned lane_id() { return (unsigned)running("the lane id")->cur % warpSize; }
 
-void warp_gather(const char *what, const void *mine, void *all, size_t bytes) {
+void warp_gather(const char *what, const void *mine, void *all, size_t bytes, uintptr_t site,
+                 int shape) {
   Worker *w = running(what);
   Fiber &f = w->fibers[(size_t)w->cur];
-  f.gather_src = mine, f.gather_dst = all, f.what = what;
+  f.gather_src = mine, f.gather_dst = all, f.what = what, f.site = site, f.shape = shape;
   (void)park(w, F_WARP, W_GATHER, 0xffffffffu, 0, 0, (int)bytes);
 }
 
@@ -947,10 +1001,16 @@ void cp_async(void *dst, const void *src, unsigned bytes) {
   const unsigned char *from = static_cast<const unsigned char *>(src);
   if (from >= w->smem && from < w->smem + w->smem_cap) /* cp.async.shared.global */
     w->fault_at(w->cur, "cp.async: source %p is shared memory, not global memory", src);
-  if (w->launch->modes.eager_copies)
+  const uintptr_t pc = (uintptr_t)__builtin_return_address(0);
+  const bool eager = w->launch->modes.eager_copies;
+  if (eager) {
+    if (w->rc_on) w->record(dst, bytes, true, pc, w->rc.epoch());
     memcpy(dst, src, bytes);
-  else
-    w->fibers[(size_t)w->cur].copies.push_back(Copy{dst, src, bytes, 0});
+  }
+  /* Eager copies stay queued for the race checker: on hardware they may
+   * land as late as their wait, which it checks them at too. */
+  if (!eager || w->rc_on)
+    w->fibers[(size_t)w->cur].copies.push_back(Copy{dst, src, bytes, 0, w->rc.epoch(), pc, eager});
 }
 
 void cp_async_commit() {
@@ -970,9 +1030,11 @@ void cp_async_wait(int pending) {
   size_t keep = 0;
   for (size_t i = 0; i < f.copies.size(); i++) {
     Copy &c = f.copies[i];
-    if (pending < 0 || (c.group != 0 && c.group <= upto))
-      memcpy(c.dst, c.src, c.bytes);
-    else
+    if (pending < 0 || (c.group != 0 && c.group <= upto)) {
+      /* a race with any access since the issue: the copy may land then */
+      if (w->rc_on) w->record(c.dst, c.bytes, true, c.pc, c.issue_epoch);
+      if (!c.landed) memcpy(c.dst, c.src, c.bytes);
+    } else
       f.copies[keep++] = c;
   }
   f.copies.resize(keep);
@@ -986,6 +1048,49 @@ unsigned active_mask() {
   for (int i = lo; i < hi; i++)
     if (w->fibers[(size_t)i].state != F_DONE) m |= 1u << (i - lo);
   return m;
+}
+
+void thread_fence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
+bool rc_armed() { return g_rc_launches.load(std::memory_order_relaxed) != 0; }
+
+void rc_access(const void *p, size_t n, bool write, uintptr_t pc) {
+  Worker *w = t_current;
+  if (!w || w->cur < 0 || !w->rc_on) return; /* host code, or a launch without the checker */
+  w->record(p, n, write, pc, w->rc.epoch());
+}
+
+void Worker::record(const void *p, size_t n, bool write, uintptr_t pc, uint32_t since) {
+  const unsigned char *c = static_cast<const unsigned char *>(p);
+  if (c >= smem + launch->shmem && c < smem + smem_cap && !faulted) {
+    char at[600];
+    describe_pc(pc, at, sizeof at);
+    fault_at(cur,
+             "%s of %zu bytes at offset %zu of dynamic shared memory, past the launch's %zu "
+             "bytes, at %s",
+             write ? "store" : "load", n, (size_t)(c - smem), launch->shmem, at);
+    return;
+  }
+  RcRace r;
+  if (rc.access(p, n, write, cur, pc, since, &r) && !faulted) report_race(r, pc);
+}
+
+/* The first race of the launch on this worker: both threads and lines. */
+void Worker::report_race(const RcRace &r, uintptr_t pc) {
+  char here[600], there[600];
+  describe_pc(pc, here, sizeof here);
+  describe_pc(r.other_pc, there, sizeof there);
+  const uint3 o = fibers[(size_t)r.other_tid].tid;
+  fault_at(cur,
+           "shared-memory race (%s, RINGRT_EMU_RACECHECK) at byte %zu of %s: this thread (warp "
+           "%d) at %s; earlier thread (%u,%u,%u) (warp %d)%s at %s, with no __syncthreads between "
+           "them%s",
+           r.kind, r.offset,
+           r.dynamic ? "dynamic shared memory"
+                     : "the static __shared__ storage (thread-local block)",
+           cur / warpSize, here, o.x, o.y, o.z, r.other_tid / warpSize,
+           r.other_warps ? " (and threads of other warps)" : "", there,
+           r.other_tid / warpSize == cur / warpSize ? " nor a warp collective" : "");
 }
 
 } // namespace rrt_emu

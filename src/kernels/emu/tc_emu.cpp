@@ -16,7 +16,14 @@
 #include <string.h>
 
 #include "kernels/emu/cuda_builtins.h"
+#include "kernels/emu/racecheck.h"
 #include "kernels/cuda/tc_prims.h"
+
+/* A planted fault for tests/emu/cute_truth.sh only: 1 swaps the two
+ * halves of every A register of mma, which CuTe's layouts must catch. */
+#ifndef RRT_EMU_PLANTED_SWAP
+#define RRT_EMU_PLANTED_SWAP 0
+#endif
 
 namespace rrt_emu {
 namespace {
@@ -38,12 +45,13 @@ void mma(int k, int type, float d[4], const uint32_t *a, const uint32_t *b, cons
   Frags mine = {}, all[32];
   memcpy(mine.a, a, (size_t)na * sizeof *a);
   memcpy(mine.b, b, (size_t)nb * sizeof *b);
-  warp_gather(k == 16 ? "mma.sync.m16n8k16" : "mma.sync.m16n8k8", &mine, all, sizeof mine);
+  warp_gather(k == 16 ? "mma.sync.m16n8k16" : "mma.sync.m16n8k8", &mine, all, sizeof mine,
+              (uintptr_t)__builtin_return_address(0), 2 * k + type);
   float A[16][16], B[16][8];
   for (int lane = 0; lane < 32; lane++) {
     const int g = lane >> 2, t = lane & 3;
     for (int i = 0; i < 2 * na; i++)
-      A[g + 8 * ((i >> 1) & 1)][2 * t + (i & 1) + 8 * (i >= 4)] =
+      A[g + 8 * ((i >> 1) & 1)][2 * t + (RRT_EMU_PLANTED_SWAP ^ (i & 1)) + 8 * (i >= 4)] =
           element(all[lane].a[i >> 1], i & 1, type);
     for (int i = 0; i < 2 * nb; i++)
       B[2 * t + (i & 1) + 8 * (i >= 2)][g] = element(all[lane].b[i >> 1], i & 1, type);
@@ -62,11 +70,15 @@ void mma(int k, int type, float d[4], const uint32_t *a, const uint32_t *b, cons
 
 void ldmatrix(int num, bool trans, uint32_t *r, const void *row) {
   const void *rows[32];
-  warp_gather("ldmatrix", &row, rows, sizeof row);
+  const uintptr_t pc = (uintptr_t)__builtin_return_address(0);
+  warp_gather("ldmatrix", &row, rows, sizeof row, pc, 2 * num + (int)trans);
   const int lane = (int)lane_id(), g = lane >> 2, t = lane & 3;
   if (lane < 8 * num && (uintptr_t)row % 16 != 0)
     fault("ldmatrix: the row address %p of lane %d is not 16-byte aligned", row, lane);
-  if (lane < 8 * num) check_shared("ldmatrix row", row, 16);
+  if (lane < 8 * num) {
+    check_shared("ldmatrix row", row, 16);
+    if (rc_armed()) rc_access(row, 16, false, pc); /* the row this lane names */
+  }
   for (int j = 0; j < num; j++) {
     const unsigned short *p0, *p1; /* the two elements of register j */
     if (!trans) {
