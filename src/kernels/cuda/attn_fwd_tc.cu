@@ -18,12 +18,13 @@
  * tells that every warp is done with the buffer about to be refilled.
  *
  * Per warp and tile: S = Q K^T by mma.m16n8k16 (A = Q and B = K from
- * ldmatrix.x4, f32 accumulate); the scores to base-2 units (times scale *
- * log2 e, tc_score: where a per-element score transform goes); only on a
+ * ldmatrix.x4, f32 accumulate; tc_score: where a per-element score
+ * transform goes); only on a
  * tile that the warp's rows' key ranges cut (a mask edge, the item's
  * ragged last tile) the keys outside a row's range become -inf (tc_mask);
- * a full tile has no per-element test. Online softmax in f32 registers with
- * p = 2^(s - m) by ex2.approx (the quad's four lanes hold a row's columns;
+ * a full tile has no per-element test. Online softmax in f32 registers, the
+ * max on raw scores, p = 2^(s scale log2 e - m scale log2 e) by one FFMA
+ * and one ex2.approx (the quad's four lanes hold a row's columns;
  * max and sum over the quad by xor shuffles, so all four hold bitwise the
  * same m and l); P rounded to the storage type by cvt.rn.bf16x2/f16x2,
  * times V (ldmatrix.x4.trans) into the f32 accumulator. l sums the
@@ -54,7 +55,22 @@ constexpr int kWarps = RRT_TC_WARPS;
 constexpr int kThreads = 32 * kWarps;
 constexpr int kBK = RRT_TC_FWD_KEYS; /* keys a tile */
 constexpr float kLog2e = 1.44269504088896340736f;
-constexpr float kLn2 = 0.693147180559945309417f;
+#if defined(RRT_TC_SASS_STEADY)
+/* bench/tc_sass.py's static count only (wrong results): every tile taken
+ * as full, so the main loop's SASS is the path a full tile runs */
+constexpr bool kSteady = true;
+#else
+constexpr bool kSteady = false;
+#endif
+
+/* d = a b + c (tc_prims.h) in the storage type. */
+template <bool BF16>
+__device__ void tc_mma_c(float d[4], const uint32_t a[4], const uint32_t b[2], const float c[4]) {
+  if (BF16)
+    rrt_mma_m16n8k16_bf16(d, a, b, c);
+  else
+    rrt_mma_m16n8k16_f16(d, a, b, c);
+}
 
 /* Max and sum over the four lanes of a quad (the lanes holding one row of
  * an accumulator tile): every lane gets the same bits. */
@@ -75,20 +91,20 @@ __device__ float tc_quad_sum(float x) {
  * chunk), else rows from nvalid on are zeroed. kThreads is a multiple of
  * DMAX / 8, so a thread's chunk column is the same in every step. */
 template <int ROWS, int DMAX, bool FULL>
-__device__ void tc_load_tile(uint16_t *dst, int dp, const uint16_t *src, int64_t stride, int nvalid,
+__device__ void tc_load_tile(uint16_t *dst, const uint16_t *src, int64_t stride, int nvalid,
                              int chunks, int tid) {
-  constexpr int CH = DMAX / 8;
-  static_assert(kThreads % CH == 0 && (ROWS * CH) % kThreads == 0, "whole steps of the block");
-  const int c = tid % CH;
+  constexpr int CH = DMAX / 8, DP = DMAX + kTcPad, STEP = kThreads / CH;
+  static_assert(kThreads % CH == 0 && ROWS % STEP == 0, "whole steps of the block");
+  const int c = tid % CH, r0 = tid / CH;
   if (c >= chunks) return;
+  uint16_t *d = dst + r0 * DP + 8 * c;
+  const uint16_t *g = src + r0 * stride + 8 * c;
   RRT_UNROLL
-  for (int i = 0; i < ROWS * CH / kThreads; i++) {
-    const int r = tid / CH + i * (kThreads / CH);
-    uint16_t *d = dst + r * dp + 8 * c;
-    if (FULL || r < nvalid) {
-      rrt_cp_async_cg16(d, src + r * stride + 8 * c);
+  for (int i = 0; i < ROWS / STEP; i++, g += STEP * stride) {
+    if (FULL || r0 + i * STEP < nvalid) {
+      rrt_cp_async_cg16(d + i * STEP * DP, g);
     } else {
-      uint32_t *z = reinterpret_cast<uint32_t *>(d);
+      uint32_t *z = reinterpret_cast<uint32_t *>(d + i * STEP * DP);
       z[0] = z[1] = z[2] = z[3] = 0u;
     }
   }
@@ -96,12 +112,12 @@ __device__ void tc_load_tile(uint16_t *dst, int dp, const uint16_t *src, int64_t
 
 /* The tile of nk keys from key j0 (kBK keys but at the item's end). */
 template <int DMAX>
-__device__ void tc_load_kv(uint16_t *dst, int dp, const uint16_t *src, int64_t stride, int nk,
-                           int chunks, int tid) {
-  if (nk == kBK)
-    tc_load_tile<kBK, DMAX, true>(dst, dp, src, stride, nk, chunks, tid);
+__device__ void tc_load_kv(uint16_t *dst, const uint16_t *src, int64_t stride, int nk, int chunks,
+                           int tid) {
+  if (kSteady || nk == kBK)
+    tc_load_tile<kBK, DMAX, true>(dst, src, stride, nk, chunks, tid);
   else
-    tc_load_tile<kBK, DMAX, false>(dst, dp, src, stride, nk, chunks, tid);
+    tc_load_tile<kBK, DMAX, false>(dst, src, stride, nk, chunks, tid);
 }
 
 /* s = Q K^T for the warp's MT x 16 query rows (tile qs from row x0) and
@@ -110,8 +126,10 @@ __device__ void tc_load_kv(uint16_t *dst, int dp, const uint16_t *src, int64_t s
  * each K fragment used by MT mma. */
 template <int MT, int DMAX, bool BF16>
 __device__ void tc_qk(float s[MT][kBK / 8][4], const uint16_t *qs, int x0, const uint16_t *ks,
-                      int dp, int D, int lane) {
-  RRT_UNROLL
+                      int D, int lane) {
+  constexpr int dp = DMAX + kTcPad;
+  const float zero[4] = {0.0f, 0.0f, 0.0f, 0.0f}; /* C of the first step: no zeroing of s */
+  if (DMAX >= 128) RRT_UNROLL
   for (int mt = 0; mt < MT; mt++)
     RRT_UNROLL
   for (int nb = 0; nb < kBK / 8; nb++)
@@ -130,8 +148,9 @@ __device__ void tc_qk(float s[MT][kBK / 8][4], const uint16_t *qs, int x0, const
                               8 * ((lane >> 3) & 1));
       RRT_UNROLL
       for (int mt = 0; mt < MT; mt++) {
-        tc_mma<BF16>(s[mt][2 * np], qa[mt], kf);
-        tc_mma<BF16>(s[mt][2 * np + 1], qa[mt], kf + 2);
+        float *s0 = s[mt][2 * np], *s1 = s[mt][2 * np + 1];
+        tc_mma_c<BF16>(s0, qa[mt], kf, kk == 0 && DMAX < 128 ? zero : s0);
+        tc_mma_c<BF16>(s1, qa[mt], kf + 2, kk == 0 && DMAX < 128 ? zero : s1);
       }
     }
   }
@@ -142,7 +161,8 @@ __device__ void tc_qk(float s[MT][kBK / 8][4], const uint16_t *qs, int x0, const
  * ldmatrix.x4.trans of V a (key step, 16 columns), used by MT x 2 mma. */
 template <int MT, int DMAX, bool BF16>
 __device__ void tc_pv(float o[MT][DMAX / 8][4], const uint32_t pa[MT][kBK / 16][4],
-                      const uint16_t *vs, int dp, int D, int lane) {
+                      const uint16_t *vs, int D, int lane) {
+  constexpr int dp = DMAX + kTcPad;
   RRT_UNROLL
   for (int np = 0; np < DMAX / 16; np++) {
     if (16 * np >= D) break;
@@ -159,10 +179,13 @@ __device__ void tc_pv(float o[MT][DMAX / 8][4], const uint32_t pa[MT][kBK / 16][
   }
 }
 
-/* A score in base-2 units: s * scale * log2 e (sl2), so that exp(s * scale
- * - m) is one ex2.approx of a difference. A per-element transform of the
- * scaled score (attn_math.h) goes here, before the mask and the max. */
-__device__ float tc_score(float s, float sl2) { return s * sl2; }
+/* The per-element score hook. Scores stay raw (q . k): the row max is
+ * taken on them and the scale goes into the exponent, p = 2^(s * scale *
+ * log2 e - m * scale * log2 e), one FFMA and one ex2.approx an element (as
+ * FlashAttention-2). A per-element transform of the scaled score
+ * (attn_math.h) goes here, applied to s * scale, with the exponent's
+ * factor (sl2) then log2 e. */
+__device__ float tc_score(float s) { return s; }
 
 /* Keys outside the visible range of each of the lane's rows (rows w0 + 16
  * mt + g + 8 r of the item, clamped to i_last) become -inf: probability 0,
@@ -189,26 +212,28 @@ __device__ void tc_mask(float s[MT][kBK / 8][4], const rrt_attn_item &it, rrt_at
   }
 }
 
-/* The online-softmax step of one row in base-2 units: the running max m
- * becomes max(m, tile_max); returns 2^(m_old - m_new), which rescales the
- * old sum and accumulator (rrt_attn_rescale's rules: 0 while m is -inf, a
- * NaN on either side makes m and the factor NaN). */
-__device__ float tc_rescale2(float *m, float tile_max) {
+/* The online-softmax step of one row: the running max m (of raw scores)
+ * becomes max(m, tile_max); returns exp(scale * (m_old - m_new)) =
+ * 2^(sl2 (m_old - m_new)), which rescales the old sum and accumulator
+ * (rrt_attn_rescale's rules: 0 while m is -inf, a NaN on either side makes
+ * m and the factor NaN). */
+__device__ float tc_rescale2(float *m, float tile_max, float sl2) {
   const float m_old = *m;
   float m_new = tile_max > m_old ? tile_max : m_old;
   if (tile_max != tile_max) m_new = tile_max;
   *m = m_new;
   if (m_new == rrt_am_neg_inf()) return 0.0f;
-  return rrt_ex2_approx(m_old - m_new);
+  return rrt_ex2_approx((m_old - m_new) * sl2);
 }
 
-/* Softmax of a tile of base-2 scores for the lane's 2 MT rows: s becomes
- * p = 2^(s - m) (a -inf score gives 0, also while m is -inf: m then counts
- * as 0; NaN stays NaN, +inf against m = +inf gives NaN as in a float64
- * softmax), m, l and the accumulator o are updated. */
+/* Softmax of a tile of raw scores for the lane's 2 MT rows: s becomes
+ * p = 2^(s sl2 - m sl2) (a -inf score gives 0, also while m is -inf: m
+ * sl2 then counts as 0; NaN stays NaN, +inf against m = +inf gives NaN as
+ * in a float64 softmax), m, l and the accumulator o are updated. The row
+ * max by fmaxf, which like the SIMT kernel's compare passes a NaN over. */
 template <int MT, int ND>
 __device__ void tc_softmax(float s[MT][kBK / 8][4], float m[2 * MT], float l[2 * MT],
-                           float o[MT][ND][4]) {
+                           float o[MT][ND][4], float sl2) {
   RRT_UNROLL
   for (int mt = 0; mt < MT; mt++)
     RRT_UNROLL
@@ -216,19 +241,17 @@ __device__ void tc_softmax(float s[MT][kBK / 8][4], float m[2 * MT], float l[2 *
     const int R = 2 * mt + r;
     float mx = rrt_am_neg_inf();
     RRT_UNROLL
-    for (int nb = 0; nb < kBK / 8; nb++) {
-      mx = s[mt][nb][2 * r] > mx ? s[mt][nb][2 * r] : mx;
-      mx = s[mt][nb][2 * r + 1] > mx ? s[mt][nb][2 * r + 1] : mx;
-    }
-    const float alpha = tc_rescale2(&m[R], tc_quad_max(mx));
-    const float ms = m[R] == rrt_am_neg_inf() ? 0.0f : m[R];
+    for (int nb = 0; nb < kBK / 8; nb++)
+      mx = fmaxf(mx, fmaxf(s[mt][nb][2 * r], s[mt][nb][2 * r + 1]));
+    const float alpha = tc_rescale2(&m[R], tc_quad_max(mx), sl2);
+    const float ms = m[R] == rrt_am_neg_inf() ? 0.0f : m[R] * sl2;
     float sum = 0.0f;
     RRT_UNROLL
     for (int nb = 0; nb < kBK / 8; nb++)
       RRT_UNROLL
     for (int c = 0; c < 2; c++) {
       float &x = s[mt][nb][2 * r + c];
-      x = rrt_ex2_approx(x - ms);
+      x = rrt_ex2_approx(fmaf(x, sl2, -ms));
       sum += x;
     }
     l[R] = l[R] * alpha + tc_quad_sum(sum);
@@ -241,7 +264,7 @@ __device__ void tc_softmax(float s[MT][kBK / 8][4], float m[2 * MT], float l[2 *
 /* Without MERGE out/lse_out are o_part [batch, q_len, heads_q, D] and
  * lse_part [batch, heads_q, q_len]; with MERGE the running o [batch,
  * q_rows, heads_q, D] and lse [batch, heads_q, q_rows]. The lane's rows
- * w0 + 16 mt + g + 8 r of the item, m in base-2 units. */
+ * w0 + 16 mt + g + 8 r of the item, m the max of their raw scores. */
 template <int MT, int DMAX, bool MERGE>
 __device__ void tc_store(const rrt_attn_kargs &a, const rrt_attn_item &it, int64_t b, int h,
                          int64_t w0, const float o[MT][DMAX / 8][4], const float m[2 * MT],
@@ -254,7 +277,7 @@ __device__ void tc_store(const rrt_attn_kargs &a, const rrt_attn_item &it, int64
     const int64_t i = w0 + 16 * mt + g + 8 * r;
     const bool valid = i < it.q_len;
     float inv_l;
-    float lse = rrt_attn_finish(m[2 * mt + r] * kLn2, l[2 * mt + r], &inv_l);
+    float lse = rrt_attn_finish(m[2 * mt + r] * a.scale, l[2 * mt + r], &inv_l);
     /* rows of the item (partial) or of the running state (merged) */
     const int64_t orow_i = MERGE ? (b * a.q_rows + it.q_begin + i) : (b * it.q_len + i);
     const int64_t lse_i =
@@ -289,7 +312,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   constexpr int BQ = 16 * MT * kWarps; /* query rows of the block */
   constexpr int ND = DMAX / 8;         /* head-dim columns of 8 in O */
   RRT_DYN_SHARED(uint16_t, smem);
-  const int D = a.head_dim, DP = D + kTcPad, chunks = D / 8;
+  constexpr int DP = DMAX + kTcPad; /* a compile-time row stride: immediate ldmatrix offsets */
+  const int D = a.head_dim, chunks = D / 8;
   uint16_t *qs = smem;         /* [BQ][DP] */
   uint16_t *ks = qs + BQ * DP; /* [kBK][DP] */
   uint16_t *vs = ks + kBK * DP;
@@ -330,7 +354,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int64_t qvalid = it.q_len - q0 < BQ ? it.q_len - q0 : BQ;
   tc_load_rows(qs, DP, qg, (int64_t)a.heads_q * D, (int)qvalid, BQ, chunks, tid, kThreads);
   if (ntiles > 0)
-    tc_load_kv<DMAX>(ks, DP, kg + kb * kst, kst, (int)(ke - kb < kBK ? ke - kb : kBK), chunks, tid);
+    tc_load_kv<DMAX>(ks, kg + kb * kst, kst, (int)(ke - kb < kBK ? ke - kb : kBK), chunks, tid);
   rrt_cp_async_commit();
 
   float o[MT][ND][4];
@@ -350,7 +374,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int nk = (int)(ke - j0 < kBK ? ke - j0 : kBK);
     rrt_cp_async_wait<0>(); /* this thread's copies of K (and Q) landed */
     __syncthreads();        /* every thread's; every warp is done with V of tile tt - 1 */
-    tc_load_kv<DMAX>(vs, DP, vg + j0 * kst, kst, nk, chunks, tid);
+    tc_load_kv<DMAX>(vs, vg + j0 * kst, kst, nk, chunks, tid);
     rrt_cp_async_commit();
 
     /* warp-uniform: skip a tile none of the warp's rows sees */
@@ -358,17 +382,17 @@ __global__ void __launch_bounds__(kThreads, 2)
     uint32_t pa[MT][kBK / 16][4];
     if (live) {
       float s[MT][kBK / 8][4];
-      tc_qk<MT, DMAX, BF16>(s, qs, 16 * MT * warp, ks, DP, D, lane);
+      tc_qk<MT, DMAX, BF16>(s, qs, 16 * MT * warp, ks, D, lane);
       RRT_UNROLL
       for (int mt = 0; mt < MT; mt++)
         RRT_UNROLL
       for (int nb = 0; nb < kBK / 8; nb++)
         RRT_UNROLL
       for (int c = 0; c < 4; c++)
-        s[mt][nb][c] = tc_score(s[mt][nb][c], sl2);
-      if (!(nk == kBK && j0 >= wib && j0 + kBK <= wie)) /* a tile the ranges cut */
+        s[mt][nb][c] = tc_score(s[mt][nb][c]);
+      if (!kSteady && !(nk == kBK && j0 >= wib && j0 + kBK <= wie)) /* a tile the ranges cut */
         tc_mask<MT>(s, it, a.mask, w0, i_last, j0, nk, g, t);
-      tc_softmax<MT, ND>(s, m, l, o);
+      tc_softmax<MT, ND>(s, m, l, o, sl2);
       RRT_UNROLL
       for (int mt = 0; mt < MT; mt++)
         RRT_UNROLL
@@ -380,11 +404,10 @@ __global__ void __launch_bounds__(kThreads, 2)
     __syncthreads();        /* every thread's; every warp is done with K of tile tt */
     if (tt + 1 < ntiles) {
       const int64_t j1 = j0 + kBK;
-      tc_load_kv<DMAX>(ks, DP, kg + j1 * kst, kst, (int)(ke - j1 < kBK ? ke - j1 : kBK), chunks,
-                       tid);
+      tc_load_kv<DMAX>(ks, kg + j1 * kst, kst, (int)(ke - j1 < kBK ? ke - j1 : kBK), chunks, tid);
       rrt_cp_async_commit();
     }
-    if (live) tc_pv<MT, DMAX, BF16>(o, pa, vs, DP, D, lane);
+    if (live) tc_pv<MT, DMAX, BF16>(o, pa, vs, D, lane);
   }
   rrt_cp_async_wait_all(); /* nothing left in flight (no tiles: the Q copies) */
 
@@ -404,8 +427,8 @@ rrt_status tc_launch(rrt_stream stream, const rrt_attn_kargs &ka, const rrt_attn
       tc_opt_in(rrt_attn_fwd_tc_kernel<DMAX, MT, BF16, MERGE>, "rrt_attn_fwd_tc_kernel",
                 most < ka.smem_optin ? most : ka.smem_optin, opted);
   if (st != RRT_SUCCESS) return st;
-  RRT_LAUNCH((rrt_attn_fwd_tc_kernel<DMAX, MT, BF16, MERGE>), (unsigned)nblocks, kThreads,
-             rrt_attn_fwd_tc_smem(ka.head_dim), stream, ka, it, nqt, out, lse_out);
+  RRT_LAUNCH((rrt_attn_fwd_tc_kernel<DMAX, MT, BF16, MERGE>), (unsigned)nblocks, kThreads, most,
+             stream, ka, it, nqt, out, lse_out);
 }
 
 /* Blocks of rrt_attn_fwd_tc_rows rows (attn_tc_tiles.h): 128 up to the

@@ -35,11 +35,11 @@ static inline int rrt_attn_fwd_tc_rows(int head_dim) {
 
 /* Forward: the Q tile, one K and one V tile of RRT_TC_FWD_KEYS keys (V of
  * a tile loads while its S = Q K^T is computed, K of the next while P V
- * is): 36 KiB at head_dim 64, 68 KiB at 128 (two blocks an SM on sm_80),
- * 99 KiB at 256. */
+ * is), rows of the head-dim bound (a compile-time stride): 36 KiB to
+ * head_dim 64, 68 KiB to 128 (two blocks an SM on sm_80), 99 KiB to 256. */
 static inline size_t rrt_attn_fwd_tc_smem(int head_dim) {
   return (size_t)(rrt_attn_fwd_tc_rows(head_dim) + 2 * RRT_TC_FWD_KEYS) *
-         rrt_tc_row_bytes(head_dim);
+         rrt_tc_row_bytes(rrt_tc_dmax(head_dim));
 }
 
 /* dK/dV: the block's K and V, two Q and dO tiles of bq queries, and per
