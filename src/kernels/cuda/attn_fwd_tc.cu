@@ -187,27 +187,24 @@ __device__ void tc_pv(float o[MT][DMAX / 8][4], const uint32_t pa[MT][kBK / 16][
  * factor (sl2) then log2 e. */
 __device__ float tc_score(float s) { return s; }
 
-/* Keys outside the visible range of each of the lane's rows (rows w0 + 16
- * mt + g + 8 r of the item, clamped to i_last) become -inf: probability 0,
- * never the row's max. Only on tiles the warp's key ranges cut. */
+/* Keys outside the visible range of each of the lane's rows become -inf:
+ * probability 0, never the row's max. Only on tiles the warp's key ranges
+ * cut. rb/re: the rows' ranges relative to the block's first key, j0r:
+ * the tile's first key relative to it (int32: tc_run refuses longer items). */
 template <int MT>
-__device__ void tc_mask(float s[MT][kBK / 8][4], const rrt_attn_item &it, rrt_attn_kmask mask,
-                        int64_t w0, int64_t i_last, int64_t j0, int nk, int g, int t) {
+__device__ void tc_mask(float s[MT][kBK / 8][4], const int rb[2 * MT], const int re[2 * MT],
+                        int j0r, int nk, int t) {
   RRT_UNROLL
-  for (int mt = 0; mt < MT; mt++)
-    RRT_UNROLL
-  for (int r = 0; r < 2; r++) {
-    const int64_t i = w0 + 16 * mt + g + 8 * r;
-    int64_t jb, je;
-    int vb, ve;
-    rrt_attn_item_keys(&it, mask, i < i_last ? i : i_last, &jb, &je);
-    rrt_attn_tile_span(jb, je, j0, nk, &vb, &ve);
+  for (int R = 0; R < 2 * MT; R++) {
+    int vb = rb[R] - j0r, ve = re[R] - j0r;
+    vb = vb < 0 ? 0 : vb > nk ? nk : vb;
+    ve = ve < vb ? vb : ve > nk ? nk : ve;
     RRT_UNROLL
     for (int nb = 0; nb < kBK / 8; nb++)
       RRT_UNROLL
     for (int c = 0; c < 2; c++) {
       const int jj = 8 * nb + 2 * t + c;
-      if (jj < vb || jj >= ve) s[mt][nb][2 * r + c] = rrt_am_neg_inf();
+      if (jj < vb || jj >= ve) s[R >> 1][nb][2 * (R & 1) + c] = rrt_am_neg_inf();
     }
   }
 }
@@ -328,7 +325,9 @@ __global__ void __launch_bounds__(kThreads, 2)
 
   /* the block's keys [kb, ke); the union [wkb, wke) and the intersection
    * [wib, wie) of the warp's rows' ranges (both ends nondecreasing in the
-   * row): a tile inside the intersection is full for every row */
+   * row): a tile inside the intersection is full for every row. In the
+   * loop keys count from kb, in int32 (tc_run refuses longer items), so
+   * that fewer registers stay live beside S and O. */
   const int64_t q0 = qt * BQ;
   const int64_t i_last = q0 + BQ < it.q_len ? q0 + BQ - 1 : it.q_len - 1;
   int64_t kb, ke;
@@ -348,13 +347,26 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int64_t kvoff = ((b * a.kv_rows + it.k_begin) * a.heads_kv + hk) * (int64_t)D;
   const uint16_t *kg = static_cast<const uint16_t *>(a.k) + kvoff;
   const uint16_t *vg = static_cast<const uint16_t *>(a.v) + kvoff;
-  const int64_t ntiles = ke > kb ? (ke - kb + kBK - 1) / kBK : 0;
+  const int nkeys = (int)(ke - kb);
+  const int uwb = (int)(wkb - kb), uwe = (int)(wke - kb); /* the warp's union */
+  const int iwb = (int)(wib - kb), iwe = (int)(wie - kb); /* its intersection */
+  const uint16_t *kb_g = kg + kb * kst, *vb_g = vg + kb * kst;
+  /* the lane's rows' key ranges relative to kb (rows past the item take
+   * the last row's), for tc_mask: 4 MT registers, not the item's fields */
+  int rb[2 * MT], re[2 * MT];
+  RRT_UNROLL
+  for (int R = 0; R < 2 * MT; R++) {
+    const int64_t i = w0 + 16 * (R >> 1) + g + 8 * (R & 1);
+    int64_t jb, je;
+    rrt_attn_item_keys(&it, a.mask, i < i_last ? i : i_last, &jb, &je);
+    rb[R] = (int)(jb - kb);
+    re[R] = (int)(je > jb ? je - kb : jb - kb);
+  }
 
   /* first group: the Q tile and K of tile 0 */
   const int64_t qvalid = it.q_len - q0 < BQ ? it.q_len - q0 : BQ;
   tc_load_rows(qs, DP, qg, (int64_t)a.heads_q * D, (int)qvalid, BQ, chunks, tid, kThreads);
-  if (ntiles > 0)
-    tc_load_kv<DMAX>(ks, kg + kb * kst, kst, (int)(ke - kb < kBK ? ke - kb : kBK), chunks, tid);
+  if (nkeys > 0) tc_load_kv<DMAX>(ks, kb_g, kst, nkeys < kBK ? nkeys : kBK, chunks, tid);
   rrt_cp_async_commit();
 
   float o[MT][ND][4];
@@ -369,16 +381,15 @@ __global__ void __launch_bounds__(kThreads, 2)
     m[R] = rrt_am_neg_inf(), l[R] = 0.0f;
   const float sl2 = a.scale * kLog2e;
 
-  for (int64_t tt = 0; tt < ntiles; tt++) {
-    const int64_t j0 = kb + tt * kBK;
-    const int nk = (int)(ke - j0 < kBK ? ke - j0 : kBK);
+  for (int j0 = 0; j0 < nkeys; j0 += kBK) { /* the tile's first key, from kb */
+    const int nk = nkeys - j0 < kBK ? nkeys - j0 : kBK;
     rrt_cp_async_wait<0>(); /* this thread's copies of K (and Q) landed */
-    __syncthreads();        /* every thread's; every warp is done with V of tile tt - 1 */
-    tc_load_kv<DMAX>(vs, vg + j0 * kst, kst, nk, chunks, tid);
+    __syncthreads();        /* every thread's; every warp is done with V of the tile before */
+    tc_load_kv<DMAX>(vs, vb_g + j0 * kst, kst, nk, chunks, tid);
     rrt_cp_async_commit();
 
     /* warp-uniform: skip a tile none of the warp's rows sees */
-    const bool live = warp_live && j0 < wke && j0 + nk > wkb;
+    const bool live = warp_live && j0 < uwe && j0 + nk > uwb;
     uint32_t pa[MT][kBK / 16][4];
     if (live) {
       float s[MT][kBK / 8][4];
@@ -390,8 +401,8 @@ __global__ void __launch_bounds__(kThreads, 2)
         RRT_UNROLL
       for (int c = 0; c < 4; c++)
         s[mt][nb][c] = tc_score(s[mt][nb][c]);
-      if (!kSteady && !(nk == kBK && j0 >= wib && j0 + kBK <= wie)) /* a tile the ranges cut */
-        tc_mask<MT>(s, it, a.mask, w0, i_last, j0, nk, g, t);
+      if (!kSteady && !(nk == kBK && j0 >= iwb && j0 + kBK <= iwe)) /* a tile the ranges cut */
+        tc_mask<MT>(s, rb, re, j0, nk, t);
       tc_softmax<MT, ND>(s, m, l, o, sl2);
       RRT_UNROLL
       for (int mt = 0; mt < MT; mt++)
@@ -401,10 +412,10 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
 
     rrt_cp_async_wait<0>(); /* this thread's copies of V landed */
-    __syncthreads();        /* every thread's; every warp is done with K of tile tt */
-    if (tt + 1 < ntiles) {
-      const int64_t j1 = j0 + kBK;
-      tc_load_kv<DMAX>(ks, kg + j1 * kst, kst, (int)(ke - j1 < kBK ? ke - j1 : kBK), chunks, tid);
+    __syncthreads();        /* every thread's; every warp is done with K of this tile */
+    const int j1 = j0 + kBK;
+    if (j1 < nkeys) {
+      tc_load_kv<DMAX>(ks, kb_g + j1 * kst, kst, nkeys - j1 < kBK ? nkeys - j1 : kBK, chunks, tid);
       rrt_cp_async_commit();
     }
     if (live) tc_pv<MT, DMAX, BF16>(o, pa, vs, D, lane);
@@ -451,6 +462,10 @@ static rrt_status tc_run(rrt_stream stream, const rrt_attn_kargs *a, const rrt_a
   const rrt_attn_item it = *item;
   if (!rrt_attn_tc_supported(&ka)) return RRT_ERR_INVALID_ARG;
   if (it.q_len <= 0) return RRT_SUCCESS;
+  if (it.k_len > INT32_MAX - kBK) { /* the kernel's key offsets in a block are int32 */
+    rrt_launch_note("rrt_attn_fwd_tc_kernel", "an item of 2^31 keys or more (int32 key offsets)");
+    return RRT_ERR_INVALID_ARG;
+  }
   if (ka.dtype == RRT_AM_BF16) return tc_dispatch<true, MERGE>(stream, ka, it, out, lse_out);
   return tc_dispatch<false, MERGE>(stream, ka, it, out, lse_out);
 }
