@@ -144,13 +144,14 @@ int main(void) {
   for (int i = 0; i < 3; i++) {
     const int d = hd[i];
 #ifdef RRT_TC_FWD_KEYS
-    printf("fwd %d %zu\n", d, rrt_attn_fwd_tc_smem(d));
+    printf("fwd %d 0 %zu\n", d, rrt_attn_fwd_tc_smem(d));
 #else
-    printf("fwd %d %zu\n", d, rrt_attn_fwd_tc_smem(rrt_attn_fwd_tc_bk(d, 166912), d));
+    printf("fwd %d 0 %zu\n", d, rrt_attn_fwd_tc_smem(rrt_attn_fwd_tc_bk(d, 166912), d));
 #endif
-    const int bq = rrt_attn_dkv_tc_bq(d, 166912), ds = d > 128 ? 2 : 1;
-    printf("dkv %d %zu\n", d, rrt_attn_dkv_tc_smem(bq, ds, d));
-    printf("dq %d %zu\n", d, rrt_attn_dq_tc_smem(rrt_attn_dq_tc_bk(d, 166912), d));
+    for (int t = 16; t <= 64; t *= 2) {
+      printf("dkv %d %d %zu\n", d, t, rrt_attn_dkv_tc_smem(t, d > 128 ? 2 : 1, d));
+      printf("dq %d %d %zu\n", d, t, rrt_attn_dq_tc_smem(t, d));
+    }
   }
   return 0;
 }
@@ -164,8 +165,8 @@ int main(void) {
     sm = {}
     for line in out.split("\n"):
         if line:
-            k, d, b = line.split()
-            sm[(k, int(d))] = int(b)
+            k, d, tile, b = line.split()
+            sm[(k, int(d), int(tile))] = int(b)
     return sm
 
 
@@ -176,12 +177,14 @@ def ctas_per_sm(arch, regs, smem, threads=128):
     return min(by_regs, by_smem, by_warps)
 
 
-def kind_and_dim(name):
-    m = re.search(r"rrt_attn_(fwd_tc|bwd_dkv|bwd_dq|dkv|dq)\w*<(\d+)", name)
+def kind_dim_tile(name):
+    """The kernel kind, its head-dim bound and its streamed tile (dkv: bq,
+    dq: bk; 0 for the forward, whose smem depends on the bound alone)."""
+    m = re.search(r"rrt_attn_(fwd_tc|bwd_dkv|bwd_dq)\w*<(\d+), (\d+)", name)
     if not m:
-        return None, None
-    kind = {"fwd_tc": "fwd"}.get(m.group(1), "dkv" if "dkv" in m.group(1) else "dq")
-    return kind, int(m.group(2))
+        return None, None, 0
+    kind = {"fwd_tc": "fwd", "bwd_dkv": "dkv", "bwd_dq": "dq"}[m.group(1)]
+    return kind, int(m.group(2)), 0 if kind == "fwd" else int(m.group(3))
 
 
 def main():
@@ -202,7 +205,7 @@ def main():
             funcs = sass_functions(cubin)
             names = sorted(info)
             for mangled, pretty in zip(names, demangle(names)):
-                kind, dmax = kind_and_dim(pretty)
+                kind, dmax, tile = kind_dim_tile(pretty)
                 loop = main_loop(funcs.get(mangled, []))
                 if a.mix and a.mix in pretty and loop:
                     lo, hi = loop[5]
@@ -211,7 +214,7 @@ def main():
                         op = re.sub(r"^@!?U?P\w+\s+", "", t).split()[0]
                         mix[op] = mix.get(op, 0) + 1
                     print(pretty[:80], sorted(mix.items(), key=lambda x: -x[1]))
-                sm = smem.get((kind, dmax), 0)
+                sm = smem.get((kind, dmax, tile), 0)
                 i = info[mangled]
                 rows.append(dict(arch=arch, kernel=re.sub(r"^void ", "", pretty).replace(
                     "(anonymous namespace)::", "").split("(")[0], regs=i.get("regs"),
