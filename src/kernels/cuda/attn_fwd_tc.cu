@@ -19,14 +19,13 @@
  *
  * Per warp and tile: S = Q K^T by mma.m16n8k16 (A = Q and B = K from
  * ldmatrix.x4, f32 accumulate; tc_score: where a per-element score
- * transform goes); only on a
- * tile that the warp's rows' key ranges cut (a mask edge, the item's
- * ragged last tile) the keys outside a row's range become -inf (tc_mask);
- * a full tile has no per-element test. Online softmax in f32 registers, the
- * max on raw scores, p = 2^(s scale log2 e - m scale log2 e) by one FFMA
- * and one ex2.approx (the quad's four lanes hold a row's columns;
- * max and sum over the quad by xor shuffles, so all four hold bitwise the
- * same m and l); P rounded to the storage type by cvt.rn.bf16x2/f16x2,
+ * transform goes); only on a tile that the warp's rows' key ranges cut (a
+ * mask edge, the item's ragged last tile) the keys outside a row's range
+ * become -inf (tc_mask): a full tile has no per-element test. Online
+ * softmax in f32 registers, the max on raw scores, p = 2^(s scale log2 e -
+ * m scale log2 e) by one FFMA and one ex2.approx (the quad's four lanes
+ * hold a row's columns; max and sum over the quad by xor shuffles, so all
+ * four hold bitwise the same m and l); P rounded to the storage type by cvt.rn.bf16x2/f16x2,
  * times V (ldmatrix.x4.trans) into the f32 accumulator. l sums the
  * unrounded f32 probabilities (as the SIMT kernel), so the LSE does not
  * see the rounding of P; the output's error from it is at most one
