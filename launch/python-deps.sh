@@ -45,7 +45,10 @@ pins=(torch==2.15.0 anndata==0.12.19 scanpy==1.11.5 numpy==1.26.4 scipy==1.17.1
   pandas==2.3.3 h5py==3.16.0 matplotlib==3.11.2 transformers==5.23.0
   # the wheel's build backend (python/pyproject.toml), for builds without
   # network (pip install --no-build-isolation ./python; the test py_wheel)
-  scikit-build-core==1.1.2 pathspec==1.1.1)
+  scikit-build-core==1.1.2 pathspec==1.1.1
+  # cuobjdump and nvdisasm for bench/tc_sass.sh (the tensor-core kernels'
+  # static counts in docs/results.md); no CUDA runtime, any machine
+  nvidia-cuda-cuobjdump==13.2.78 nvidia-cuda-nvdisasm==13.2.78)
 want=$("$vpy" - "${pins[@]}" <<'PY'
 import sys
 from importlib import metadata

@@ -11,8 +11,11 @@
  *
  * With the argument `tc`: only the emu table, forced onto the tensor-core
  * forward kernel (RINGRT_ATTN_KERNEL=tc, kernels/cuda/attn_fwd_tc.cu), bf16
- * and f16, head_dim 48, 64, 128 and 256, every mask kind, lengths that are
- * not multiples of its tiles (64 query rows, 64 keys; 32 for head_dim 256).
+ * and f16, head_dim 16, 32, 48, 64, 128 and 256, every mask kind, lengths
+ * that are not multiples of its tiles (128 query rows, 64 at head_dim 256;
+ * 64 keys), items of two query blocks with a ragged second one, tiles that
+ * no row's range cuts (the full-tile path, no per-element mask) beside
+ * tiles that a mask edge or the item's end cuts.
  * Its tolerance is the same ref_tol_o as the SIMT kernel's: the output is
  * stored in the storage type (half an ulp: 2^-9 bf16, 2^-11 f16, of |O| <=
  * max|V| = 1 here), and the kernel rounds P to that type before P V, one
@@ -69,10 +72,13 @@ static const kcase tc_cases[] = {
     {2, 2, 1, 64, RRT_DTYPE_F16, 60, 130, 1, 1},
     {1, 1, 1, 256, RRT_DTYPE_BF16, 40, 90, 1, 1},
     {1, 1, 1, 48, RRT_DTYPE_F16, 45, 100, 1, 2},
-    /* 3-4 key tiles an item: the prefetch of tile t + 2 reuses tile t's
-     * buffer, so a missing end-of-tile barrier shows (RINGRT_EMU_SCHED=
+    /* 3-4 key tiles an item: each load of K or V overwrites the buffer of
+     * the tile before, so a missing barrier shows (RINGRT_EMU_SCHED=
      * runahead with RINGRT_EMU_CPASYNC=eager) */
     {1, 1, 1, 16, RRT_DTYPE_BF16, 70, 200, 1, 1},
+    /* two 128-row query blocks an item, the second ragged (items of 155
+     * and 200 rows), head_dim below its bound (32 of 64) */
+    {1, 1, 1, 32, RRT_DTYPE_BF16, 300, 140, 1, 1},
 };
 
 static uint64_t rng_next(uint64_t *s) {

@@ -6,6 +6,7 @@
 #ifndef RRT_TESTS_EMU_TC_CHECKS_H
 #define RRT_TESTS_EMU_TC_CHECKS_H
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,6 +234,79 @@ static void tc_check_cp_async(const emu_target *t) {
   emu_release(t, dsrc), emu_release(t, dout);
 }
 
+/* bf16 nearest to x, ties to even, from the two bf16 neighbours compared
+ * in double (not the bit trick of attn_math.h that the emulator uses). */
+static uint16_t tc_ref_bf16(float x) {
+  if (isnan(x)) return 0x7fc0u;
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  const uint32_t lo = u & 0xffff0000u, hi = lo + 0x10000u;
+  float flo, fhi;
+  memcpy(&flo, &lo, 4);
+  memcpy(&fhi, &hi, 4);
+  const double dl = fabs((double)x - flo), dh = fabs((double)x - fhi);
+  if (dl < dh || (dl == dh && !((lo >> 16) & 1u)) || isinf(x)) return (uint16_t)(lo >> 16);
+  return (uint16_t)(hi >> 16);
+}
+
+/* cvt.rn.bf16x2/f16x2 (the first value in the low half, nearest even; f16
+ * against the compiler's _Float16 conversion) and ex2.approx.ftz (within
+ * the instruction's 2 ulp of 2^x in double; subnormal input 1, result below
+ * FLT_MIN 0, -inf 0, NaN NaN). */
+static void tc_check_cvt_ex2(const emu_target *t) {
+  float x[128];
+  uint64_t rs = 12345;
+  for (int i = 0; i < 128; i++) {
+    rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+    x[i] = ((float)(rs >> 40) / (float)(1 << 24) - 0.5f) * 300.0f; /* 2^-150 .. 2^150 */
+  }
+  const float special[] = {0.0f,    -0.0f,   1e-40f, -1e-40f, -INFINITY, INFINITY,    NAN,
+                           -126.5f, -149.0f, 128.0f, 1.0f,    0.5f,      1.00390625f, 1.005859375f};
+  for (size_t i = 0; i < sizeof special / sizeof *special; i++)
+    x[2 * i + 1] = special[i];
+  float *dx = emu_put(t, x, sizeof x), *de = emu_put(t, NULL, 128 * sizeof(float));
+  uint32_t *dpb = emu_put(t, NULL, 64 * 4), *dph = emu_put(t, NULL, 64 * 4);
+  uint32_t pb[64], ph[64];
+  float e[128];
+  CHECK_OK(RRT_KCALL(t->dev, emu_tc_cvt_ex2, t->stream, dx, dpb, dph, de));
+  emu_get(t, pb, dpb, sizeof pb);
+  emu_get(t, ph, dph, sizeof ph);
+  emu_get(t, e, de, sizeof e);
+  int bad = 0;
+  for (int i = 0; i < 64; i++)
+    for (int h = 0; h < 2; h++) {
+      const float v = x[2 * i + h];
+      const uint16_t gb = (uint16_t)(pb[i] >> (16 * h)), gh = (uint16_t)(ph[i] >> (16 * h));
+      const _Float16 f16 = (_Float16)v;
+      uint16_t wh;
+      memcpy(&wh, &f16, 2);
+      const uint16_t wb = tc_ref_bf16(v);
+      const int nan_ok = isnan(v) && (gb & 0x7fffu) > 0x7f80u && (gh & 0x7fffu) > 0x7c00u;
+      if (!nan_ok && (gb != wb || gh != wh) && bad++ < 5)
+        fprintf(stderr, "%s: cvt of %a (half %d): bf16 %04x (want %04x), f16 %04x (want %04x)\n",
+                t->label, (double)v, h, gb, wb, gh, wh);
+    }
+  for (int i = 0; i < 128; i++) {
+    const double want = exp2((double)x[i]);
+    int ok;
+    if (isnan(x[i]))
+      ok = isnan(e[i]);
+    else if (fabs(x[i]) < FLT_MIN)
+      ok = e[i] == 1.0f;
+    else if (want < FLT_MIN)
+      ok = e[i] == 0.0f;
+    else if (want >= 0x1p128) /* above FLT_MAX */
+      ok = isinf(e[i]) && e[i] > 0;
+    else
+      ok = fabs(e[i] - want) <= 2.0 * ldexp(1.0, ilogb(want) - 23);
+    if (!ok && bad++ < 10)
+      fprintf(stderr, "%s: ex2.approx(%a) = %a, want %a\n", t->label, (double)x[i], (double)e[i],
+              want);
+  }
+  CHECK_MSG(bad == 0, "%s: cvt.rn.bf16x2/f16x2, ex2.approx: %d wrong", t->label, bad);
+  emu_release(t, dx), emu_release(t, de), emu_release(t, dpb), emu_release(t, dph);
+}
+
 /* Above 48 KiB of dynamic shared memory a kernel must opt in, on a GPU and
  * in the emulator. */
 static void tc_check_big_smem(const emu_target *t) {
@@ -382,6 +456,7 @@ static void tc_run_checks(const emu_target *t) {
   tc_check_ldmatrix(t);
   tc_check_cp_async(t);
   tc_check_big_smem(t);
+  tc_check_cvt_ex2(t);
   tc_check_orders(t);
   tc_check_faults(t);
   tc_check_racecheck(t);

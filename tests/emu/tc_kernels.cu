@@ -131,6 +131,18 @@ RRT_KERNEL_API(emu_tc_cp_async)(rrt_stream s, const int *src, int mode, int *out
   RRT_LAUNCH(k_tc_cp_async, 1, 64, 0, s, src, mode, out);
 }
 
+__global__ void k_tc_cvt_ex2(const float *x, uint32_t *pb, uint32_t *ph, float *e) {
+  const int i = threadIdx.x;
+  pb[i] = rrt_cvt_pack_bf16x2(x[2 * i], x[2 * i + 1]);
+  ph[i] = rrt_cvt_pack_f16x2(x[2 * i], x[2 * i + 1]);
+  e[i] = rrt_ex2_approx(x[i]);
+  e[64 + i] = rrt_ex2_approx(x[64 + i]);
+}
+
+RRT_KERNEL_API(emu_tc_cvt_ex2)(rrt_stream s, const float *x, uint32_t *pb, uint32_t *ph, float *e) {
+  RRT_LAUNCH(k_tc_cvt_ex2, 1, 64, 0, s, x, pb, ph, e);
+}
+
 __global__ void k_tc_big_smem(int n, int *out) {
   RRT_DYN_SHARED(int, sm);
   for (int i = threadIdx.x; i < n; i += blockDim.x)

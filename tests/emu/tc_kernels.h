@@ -30,6 +30,11 @@ RRT_DECLARE_KERNEL(emu_tc_tile, (rrt_stream s, int k, int type, const uint16_t *
  * wait_all, 1: wait_group 1, 2: no wait, 3: wait_group 0; then each thread
  * reads its neighbour's 7 ints (out: 64 x 7). src: 64 x 7 ints. */
 RRT_DECLARE_KERNEL(emu_tc_cp_async, (rrt_stream s, const int *src, int mode, int *out))
+/* Thread i of one block of 64: pb[i], ph[i] = x[2i], x[2i + 1] packed by
+ * rrt_cvt_pack_bf16x2 / rrt_cvt_pack_f16x2, e[i], e[64 + i] =
+ * rrt_ex2_approx(x[i]), rrt_ex2_approx(x[64 + i]). x: 128 floats. */
+RRT_DECLARE_KERNEL(emu_tc_cvt_ex2,
+                   (rrt_stream s, const float *x, uint32_t *pb, uint32_t *ph, float *e))
 /* A kernel using `bytes` of dynamic shared memory after setting its
  * cudaFuncAttributeMaxDynamicSharedMemorySize to opt_in; out[0] = a sum over
  * all of it (bytes / 4 ints set to 1, so bytes / 4). */

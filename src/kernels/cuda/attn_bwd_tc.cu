@@ -45,6 +45,16 @@ constexpr int kThreads = 32 * kWarps;
 constexpr int kDqRows = RRT_TC_DQ_ROWS; /* query rows of a dq block: 16 a warp */
 static_assert(kDqRows == 16 * kWarps, "a warp owns 16 query rows");
 
+constexpr float kLog2e = 1.44269504088896340736f;
+
+/* P = exp(s scale - lse) of a visible pair as 2^(s sl2 - lse2), sl2 =
+ * scale log2 e and lse2 = lse log2 e: one FFMA and one ex2.approx (as the
+ * forward), in place of rrt_attn_bwd_prob's expf; callers never pass a row
+ * whose lse is -inf (its keys are empty, rrt_attn_bwd_row_keys). */
+__device__ float tc_bwd_prob(float s, float sl2, float lse2) {
+  return rrt_ex2_approx(fmaf(s, sl2, -lse2));
+}
+
 template <int N> __device__ void tc_zero(float acc[N][4]) {
   RRT_UNROLL
   for (int n = 0; n < N; n++)
@@ -170,6 +180,7 @@ __global__ void rrt_attn_bwd_dkv_tc_kernel(rrt_attn_bargs a, rrt_attn_item it, i
       tc_zero<NQ>(dp);
       tc_rows_times_rows_t<NQ, DMAX, BF16>(s, ks, 16 * kw, qt, nq, DP, D, lane);
       tc_rows_times_rows_t<NQ, DMAX, BF16>(dp, vs, 16 * kw, dot, nq, DP, D, lane);
+      const float sl2 = f.scale * kLog2e;
       RRT_UNROLL
       for (int n = 0; n < NQ; n++)
         RRT_UNROLL
@@ -178,7 +189,7 @@ __global__ void rrt_attn_bwd_dkv_tc_kernel(rrt_attn_bargs a, rrt_attn_item it, i
         const int ii = 8 * n + 2 * t + (c & 1);
         float p = 0.0f, ds = 0.0f; /* hidden pairs: exact zeros, never through exp */
         if (j < it.k_len && j >= tjb[ii] && j < tje[ii]) {
-          p = rrt_attn_bwd_prob(s[n][c] * f.scale, tlse[ii]);
+          p = tc_bwd_prob(s[n][c], sl2, tlse[ii] * kLog2e);
           ds = rrt_attn_bwd_dscore(p, dp[n][c], tdel[ii]);
         }
         s[n][c] = p;
@@ -276,6 +287,8 @@ __global__ void rrt_attn_bwd_dq_tc_kernel(rrt_attn_bargs a, rrt_attn_item it, in
   }
   rrt_cp_async_commit();
 
+  const float sl2 = f.scale * kLog2e;
+  const float lse2[2] = {lse[0] * kLog2e, lse[1] * kLog2e}; /* used only where finite */
   float acc[ND][4];
   tc_zero<ND>(acc);
   for (int64_t tt = 0; tt < ntiles; tt++) {
@@ -304,15 +317,27 @@ __global__ void rrt_attn_bwd_dq_tc_kernel(rrt_attn_bargs a, rrt_attn_item it, in
       RRT_UNROLL
       for (int r = 0; r < 2; r++)
         rrt_attn_tile_span(jb[r], je[r], jt, nk, &vb[r], &ve[r]);
-      RRT_UNROLL
-      for (int n = 0; n < NB; n++)
+      /* a tile every row of the warp sees whole: no per-element test */
+      const bool full =
+          __all_sync(0xffffffffu, vb[0] == 0 && ve[0] == BK && vb[1] == 0 && ve[1] == BK);
+      if (full) {
         RRT_UNROLL
-      for (int c = 0; c < 4; c++) {
-        const int r = c >> 1, jj = 8 * n + 2 * t + (c & 1);
-        float ds = 0.0f; /* hidden pairs: exact zeros, never through exp */
-        if (jj >= vb[r] && jj < ve[r])
-          ds = rrt_attn_bwd_dscore(rrt_attn_bwd_prob(s[n][c] * f.scale, lse[r]), dp[n][c], del[r]);
-        s[n][c] = ds;
+        for (int n = 0; n < NB; n++)
+          RRT_UNROLL
+        for (int c = 0; c < 4; c++)
+          s[n][c] =
+              rrt_attn_bwd_dscore(tc_bwd_prob(s[n][c], sl2, lse2[c >> 1]), dp[n][c], del[c >> 1]);
+      } else {
+        RRT_UNROLL
+        for (int n = 0; n < NB; n++)
+          RRT_UNROLL
+        for (int c = 0; c < 4; c++) {
+          const int r = c >> 1, jj = 8 * n + 2 * t + (c & 1);
+          float ds = 0.0f; /* hidden pairs: exact zeros, never through exp */
+          if (jj >= vb[r] && jj < ve[r])
+            ds = rrt_attn_bwd_dscore(tc_bwd_prob(s[n][c], sl2, lse2[r]), dp[n][c], del[r]);
+          s[n][c] = ds;
+        }
       }
       tc_weights_times_rows<NB, ND, BF16>(acc, s, kt, nk, DP, 0, D, lane);
     }

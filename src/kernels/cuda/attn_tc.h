@@ -37,11 +37,9 @@ __device__ inline void tc_load_rows(uint16_t *dst, int dp, const uint16_t *src, 
 }
 
 /* Two f32 as one .b32 of the storage type, the first in the low half
- * (round to nearest even, attn_math.h). */
+ * (round to nearest even: one cvt.rn.bf16x2/f16x2, tc_prims.h). */
 template <bool BF16> __device__ uint32_t tc_pack(float lo, float hi) {
-  const uint32_t a = BF16 ? rrt_f32_to_bf16(lo) : rrt_f32_to_f16(lo);
-  const uint32_t b = BF16 ? rrt_f32_to_bf16(hi) : rrt_f32_to_f16(hi);
-  return a | (b << 16);
+  return BF16 ? rrt_cvt_pack_bf16x2(lo, hi) : rrt_cvt_pack_f16x2(lo, hi);
 }
 
 /* The A fragment (16 x 16, tc_prims.h) of columns [16kk, 16kk + 16) of a

@@ -29,6 +29,12 @@
 
 #include "kernels/simt.h"
 
+#if !defined(__CUDACC__)
+#include <math.h>
+
+#include "kernels/attn_math.h" /* the emulator's f32 -> bf16/f16 rounding */
+#endif
+
 #if defined(__CUDACC__)
 #define RRT_TC static __device__ __forceinline__
 
@@ -114,6 +120,29 @@ template <int N> RRT_TC void rrt_cp_async_wait(void) {
 }
 RRT_TC void rrt_cp_async_wait_all(void) { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
+/* 2^x by the special-function unit (MUFU.EX2): ex2.approx.ftz, at most 2
+ * ulp from 2^x (PTX ISA), subnormal inputs and results flushed to 0,
+ * 2^-inf = +0, NaN in NaN out. One instruction where expf is about eight. */
+RRT_TC float rrt_ex2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+/* Two f32 rounded to nearest even as one .b32 of bf16 (f16), `lo` in the
+ * low half: cvt.rn.bf16x2.f32 (cvt.rn.f16x2.f32) puts its first source in
+ * the upper half. One instruction (sm_80+). */
+RRT_TC uint32_t rrt_cvt_pack_bf16x2(float lo, float hi) {
+  uint32_t d;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
+  return d;
+}
+RRT_TC uint32_t rrt_cvt_pack_f16x2(float lo, float hi) {
+  uint32_t d;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
+  return d;
+}
+
 #else /* the SIMT emulator */
 #define RRT_TC static inline
 
@@ -172,6 +201,25 @@ template <int N> RRT_TC void rrt_cp_async_wait(void) {
   ::rrt_emu::cp_async_wait(N);
 }
 RRT_TC void rrt_cp_async_wait_all(void) { ::rrt_emu::cp_async_wait(-1); }
+
+/* ex2.approx.ftz: the host's exp2f (within the instruction's 2 ulp), with
+ * the flush to zero of subnormal inputs (2^0 = 1) and results. */
+RRT_TC float rrt_ex2_approx(float x) {
+  const float tiny = 1.17549435e-38f; /* FLT_MIN */
+  if (x > -tiny && x < tiny) return 1.0f;
+  const float y = exp2f(x);
+  return y < tiny ? 0.0f : y; /* a NaN compares false and stays */
+}
+
+/* cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32: round to nearest even
+ * (attn_math.h's conversions), `lo` in the low half. A NaN stays a NaN
+ * (the hardware's is the canonical 0x7fff / 0x7fff, the bits may differ). */
+RRT_TC uint32_t rrt_cvt_pack_bf16x2(float lo, float hi) {
+  return (uint32_t)rrt_f32_to_bf16(lo) | ((uint32_t)rrt_f32_to_bf16(hi) << 16);
+}
+RRT_TC uint32_t rrt_cvt_pack_f16x2(float lo, float hi) {
+  return (uint32_t)rrt_f32_to_f16(lo) | ((uint32_t)rrt_f32_to_f16(hi) << 16);
+}
 #endif
 
 #endif
