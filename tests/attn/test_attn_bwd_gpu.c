@@ -261,8 +261,8 @@ static rrt_status run_table(rrt_ctx_t ctx, const rrt_attn_kernels *kt, prob *p, 
   CHECK_OK(rrt_malloc(ctx, own * es, &dk_s));
   CHECK_OK(rrt_malloc(ctx, own * es, &dv_s));
 
-  rrt_attn_kshape sh = {c->batch, c->rows,    p->kv_rows,   c->hq,    c->hkv,
-                        c->dim,   (int)c->dt, (float)scale, {lo, hi}, 0};
+  rrt_attn_kshape sh = {c->batch,   c->rows,      p->kv_rows, c->hq, c->hkv, c->dim,
+                        (int)c->dt, (float)scale, {lo, hi},   0,     0.0f};
   rrt_attn_work w;
   memset(&w, 0, sizeof w);
   rrt_attn_progress prog = {NULL, NULL};

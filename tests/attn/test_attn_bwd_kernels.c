@@ -331,7 +331,7 @@ static void check_case(rrt_ctx_t ctx, const tcase *c, uint64_t seed) {
     in.v[s] = to_backend(ctx, sv[s], nkv * es);
   }
   int64_t *mlo = to_backend(ctx, p.lo, (size_t)L * 8), *mhi = to_backend(ctx, p.hi, (size_t)L * 8);
-  rrt_attn_kshape sh = {B, L, KV, Hq, Hkv, D, (int)dt, (float)scale, {mlo, mhi}, 0};
+  rrt_attn_kshape sh = {B, L, KV, Hq, Hkv, D, (int)dt, (float)scale, {mlo, mhi}, 0, 0.0f};
 
   kout r1, r2, r3;
   run_kernels(ctx, kern, &sh, &p, &in, &r1);

@@ -178,8 +178,7 @@ __global__ void rrt_attn_bwd_dkv_tc_kernel(rrt_attn_bargs a, rrt_attn_item it, i
         const int ii = 8 * n + 2 * t + (c & 1);
         float p = 0.0f, ds = 0.0f; /* hidden pairs: exact zeros, never through exp */
         if (j < it.k_len && j >= tjb[ii] && j < tje[ii]) {
-          p = rrt_attn_bwd_prob(s[n][c] * f.scale, tlse[ii]);
-          ds = rrt_attn_bwd_dscore(p, dp[n][c], tdel[ii]);
+          p = rrt_attn_bwd_pds(s[n][c] * f.scale, f.softcap, tlse[ii], dp[n][c], tdel[ii], &ds);
         }
         s[n][c] = p;
         dp[n][c] = ds;
@@ -311,7 +310,7 @@ __global__ void rrt_attn_bwd_dq_tc_kernel(rrt_attn_bargs a, rrt_attn_item it, in
         const int r = c >> 1, jj = 8 * n + 2 * t + (c & 1);
         float ds = 0.0f; /* hidden pairs: exact zeros, never through exp */
         if (jj >= vb[r] && jj < ve[r])
-          ds = rrt_attn_bwd_dscore(rrt_attn_bwd_prob(s[n][c] * f.scale, lse[r]), dp[n][c], del[r]);
+          rrt_attn_bwd_pds(s[n][c] * f.scale, f.softcap, lse[r], dp[n][c], del[r], &ds);
         s[n][c] = ds;
       }
       tc_weights_times_rows<NB, ND, BF16>(acc, s, kt, nk, DP, 0, D, lane);

@@ -161,7 +161,7 @@ __global__ void rrt_attn_fwd_tc_kernel(rrt_attn_kargs a, rrt_attn_item it, int64
         RRT_UNROLL
       for (int c = 0; c < 4; c++) {
         const int r = c >> 1, jj = 8 * nb + 2 * t + (c & 1);
-        s[nb][c] *= a.scale;
+        s[nb][c] = rrt_attn_score(s[nb][c] * a.scale, a.softcap);
         if (jj >= vb[r] && jj < ve[r]) mx[r] = s[nb][c] > mx[r] ? s[nb][c] : mx[r];
       }
       float alpha[2], sum[2] = {0.0f, 0.0f};
