@@ -202,7 +202,9 @@ static void reference(prob *p, double scale) {
                           p->vdo + b * qb,
                           NULL,
                           ref_vis,
-                          p};
+                          p,
+                          0,
+                          NULL};
     double *lse = p->rlse + b * c->hq * R;
     CHECK(ref_attn_bwd(&rp, p->vo + b * qb, lse, p->rdq + b * qb, p->rdk + b * kb,
                        p->rdv + b * kb) == 0);

@@ -302,8 +302,8 @@ static void check_case(rrt_ctx_t ctx, const tcase *c, uint64_t seed) {
       memcpy(kc + s * nkb, k[s] + b * nkb, nkb * 8);
       memcpy(vc + s * nkb, v[s] + b * nkb, nkb * 8);
     }
-    ref_bwd_problem rp = {L,  2 * KV,         Hq,   Hkv,    D, scale, q + b * nqb, kc,
-                          vc, dout + b * nqb, NULL, vis_fn, &p};
+    ref_bwd_problem rp = {L,  2 * KV,         Hq,   Hkv,    D,  scale, q + b * nqb, kc,
+                          vc, dout + b * nqb, NULL, vis_fn, &p, 0,     NULL};
     /* O as the kernel gets it (storage dtype) is what delta must use */
     CHECK(ref_attn_bwd(&rp, o + b * nqb, lse + (size_t)b * Hq * L, dq + b * nqb, dk + b * 2 * nkb,
                        dv + b * 2 * nkb) == 0);
