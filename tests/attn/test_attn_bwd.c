@@ -518,8 +518,8 @@ static void expect_lib_refused(rrt_ctx_t ctx, const cfg *c, int layout, int caus
   prob_make(&pr, ctx, c, layout, causal, seed);
   rrt_attn_plan_t plan = NULL;
   CHECK(rrt_attn_plan_create(ctx, &pr.d, &plan) == RRT_ERR_INVALID_ARG && !plan);
-  CHECK_MSG(strstr(rrt_ctx_last_error(ctx), "cuDNN's masks") != NULL, "message '%s'",
-            rrt_ctx_last_error(ctx));
+  const char *why = variant.cap > 0 ? "no soft-capping" : "cuDNN's masks";
+  CHECK_MSG(strstr(rrt_ctx_last_error(ctx), why) != NULL, "message '%s'", rrt_ctx_last_error(ctx));
   rrt_ctx_clear_error(ctx);
   prob_free(&pr, ctx);
 }
@@ -551,6 +551,17 @@ static void run_lib(rrt_ctx_t ctx) {
   /* a window: refused too */
   const cfg w = {1, 0, 2, 1, 16, RRT_DTYPE_BF16, 24, 1, 4, 0, 0};
   if (lib_mode) expect_lib_refused(ctx, &w, RRT_ATTN_CONTIGUOUS, 1, 7);
+  /* softmax variants: sinks never reach the kernels (the library path
+   * runs them); cuDNN has no soft-capping: refused when forced */
+  variant.sinks = 1;
+  run_cfg(ctx, &small_cfgs[1], RRT_ATTN_ZIGZAG, 1, 2001, 1);
+  variant.sinks = 0;
+  variant.cap = 1.5;
+  if (lib_mode)
+    expect_lib_refused(ctx, &small_cfgs[1], RRT_ATTN_ZIGZAG, 1, 2001);
+  else
+    run_cfg(ctx, &small_cfgs[1], RRT_ATTN_ZIGZAG, 1, 2001, 0);
+  variant.cap = 0.0;
 }
 
 /* The softmax variants (issue 34) on a few shapes: GQA and MQA, every
