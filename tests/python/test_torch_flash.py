@@ -189,7 +189,7 @@ def check_errors(ctx: ringrt.Context) -> None:
     mine = ctx.rank == bad
     q, k, v, _ = (rt.shard(t, ctx=ctx) for t in globals_("errors", 1, 12, 2, 2, 8))
     unsup = errors.Unsupported
-    for kw, name in ((dict(dropout_p=0.1), "dropout_p"), (dict(softcap=30.0), "softcap"),
+    for kw, name in ((dict(dropout_p=0.1), "dropout_p"),
                      (dict(alibi_slopes=torch.ones(2)), "alibi_slopes")):
         e = expect_everywhere(ctx, bad, lambda: rt.flash_attn_func(
             q, k, v, causal=True, ctx=ctx, **(kw if mine else {})), name, unsup)
