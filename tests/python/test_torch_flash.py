@@ -8,7 +8,7 @@ identical-shards check, under mpirun (np 1-3, cpu backend, eager).
 - qkv_format "sbhd", "bhsd", "thd": the same bits as BSHD (same arithmetic
   on transposed views), gradients included.
 - Misuse raises on every rank, never hangs: each unsupported argument
-  (dropout_p, softcap, alibi_slopes, block_table, cu_seqlens_k) on one rank
+  (dropout_p, alibi_slopes, block_table, cu_seqlens_k) on one rank
   is NotImplementedError everywhere naming the argument; a bad qkv_format or
   packed shape on one rank is InvalidArgument there and RemoteError
   elsewhere; every rank passing the whole sequence raises InvalidArgument
