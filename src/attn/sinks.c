@@ -24,10 +24,12 @@ rrt_status rrt_attn_check_sinks(rrt_attn_plan_t p, const char *op, int with_sink
   if (!p->d.sinks && with_sinks)
     return rrt_error(p->ctx, RRT_ERR_INVALID_ARG, op,
                      "%s on a plan whose descriptor has no sinks (set desc.sinks = 1)", fn);
-  if (with_sinks && (!sinks || (bwd && !dsinks)))
+  if (with_sinks && !sinks)
     return rrt_error(p->ctx, RRT_ERR_INVALID_ARG, op,
-                     "NULL sinks %p%s%p: f32 [heads_q = %d] in backend memory are required",
-                     (const void *)sinks, bwd ? " or dsinks " : "", bwd ? (const void *)dsinks : "",
+                     "NULL sinks: f32 [heads_q = %d] in backend memory are required", p->d.heads_q);
+  if (with_sinks && bwd && !dsinks)
+    return rrt_error(p->ctx, RRT_ERR_INVALID_ARG, op,
+                     "NULL dsinks: f32 [heads_q = %d] in backend memory are required",
                      p->d.heads_q);
   return RRT_SUCCESS;
 }
