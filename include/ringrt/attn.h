@@ -24,14 +24,17 @@
  *
  * Outputs: O in q's dtype and layout; LSE f32 [batch, heads_q, seq_local],
  * the natural log of the softmax denominator of the scaled scores (what the
- * backward pass needs). A fully masked row cannot occur (every query sees
- * itself); within one ring step a row may see no key, and that partial
- * result is empty (O = 0, LSE = -inf) and merges as nothing.
+ * backward pass needs): of the soft-capped scores with `softcap`, and
+ * including the sink term with `sinks` (version 3). A fully masked row cannot occur (every query
+ * sees itself); within one ring step a row may see no key, and that partial result is empty (O = 0,
+ * LSE = -inf) and merges as nothing.
  *
  * NaN and Inf propagate as in a float64 softmax (and torch): a NaN score
  * makes its row's O and LSE NaN; a +Inf score makes the row NaN (inf - inf);
  * a -Inf score drops that key, and a row whose every visible score is -Inf
- * is NaN. The result does not depend on the rank count or the backend.
+ * is NaN (with `softcap`, -Inf and +Inf scores are first capped to -softcap
+ * and +softcap, as in the float64 reference). The result does not depend on
+ * the rank count or the backend.
  * Non-finite V (and, in the backward, non-finite Q, K or dO) may reach rows
  * that share a kernel tile with the key but cannot see it (0 x NaN in the
  * tile products, as in torch's matmul-based attention): a NaN is never
