@@ -102,8 +102,13 @@ int rrt_app_attn_bwd_setup(rrt_ctx_t ctx, rrt_app_common *c, const rrt_attn_desc
 int rrt_app_attn_bwd_run(rrt_ctx_t ctx, rrt_app_common *c, rrt_attn_plan_t plan,
                          void *const dev_in[3], const void *o, const float *lse, long it,
                          rrt_app_attn_bwd *b) {
-  if (rrt_attn_plan_run_bwd(plan, dev_in[0], dev_in[1], dev_in[2], o, lse, b->dev_do, b->dev_g[0],
-                            b->dev_g[1], b->dev_g[2]) != RRT_SUCCESS) {
+  const rrt_status rs =
+      b->sinks
+          ? rrt_attn_plan_run_bwd_sinks(plan, dev_in[0], dev_in[1], dev_in[2], o, lse, b->dev_do,
+                                        b->sinks, b->dev_g[0], b->dev_g[1], b->dev_g[2], b->dsinks)
+          : rrt_attn_plan_run_bwd(plan, dev_in[0], dev_in[1], dev_in[2], o, lse, b->dev_do,
+                                  b->dev_g[0], b->dev_g[1], b->dev_g[2]);
+  if (rs != RRT_SUCCESS) {
     if (rrt_ctx_rank(ctx) == 0) rrt_app_error(c, "%s", rrt_ctx_last_error(ctx));
     return 1;
   }
@@ -168,7 +173,8 @@ static int write_and_check(rrt_app_common *c, const rrt_app_attn_bwd_opts *o,
     return 1;
   }
   const void *const grads[3] = {g[0], g[1], g[2]};
-  int oom = rrt_app_attn_check_bwd_ref(seed, d, files, go, grads, &b->chk);
+  int oom =
+      rrt_app_attn_check_bwd_ref(seed, d, files, b->host_sinks, b->host_dsinks, go, grads, &b->chk);
   rrt_npy_free(&files[3]);
   if (oom) {
     rrt_app_error(c, "--check: out of memory for the backward's global inputs");
@@ -187,6 +193,12 @@ int rrt_app_attn_bwd_outputs(rrt_ctx_t ctx, rrt_app_common *c, const rrt_app_att
   int fail = 0;
   for (int t = 0; t < 3 && !fail; t++)
     fail = rrt_memcpy_to_host(ctx, b->host_g[t], b->dev_g[t], b->n[t] * es) != RRT_SUCCESS;
+  if (!fail && b->sinks) {
+    const size_t sb = (size_t)d->heads_q * sizeof(float);
+    free(b->host_dsinks);
+    b->host_dsinks = malloc(sb);
+    fail = !b->host_dsinks || rrt_memcpy_to_host(ctx, b->host_dsinks, b->dsinks, sb) != RRT_SUCCESS;
+  }
   if (rrt_app_any_rank(ctx, fail)) {
     if (rrt_ctx_rank(ctx) == 0) rrt_app_error(c, "%s", rrt_ctx_last_error(ctx));
     return 1;
@@ -209,6 +221,13 @@ int rrt_app_attn_bwd_outputs(rrt_ctx_t ctx, rrt_app_common *c, const rrt_app_att
   return rrt_app_any_rank(ctx, fail);
 }
 
+/* ", dsinks E" of the check line (a static buffer: one report at a time). */
+static const char *dsinks_text(const rrt_app_attn_bwd *b) {
+  static char t[48];
+  snprintf(t, sizeof t, ", dsinks %.3e", b->chk.dsinks_rel);
+  return t;
+}
+
 void rrt_app_attn_bwd_text(FILE *out, const rrt_app_attn_bwd *b, long iters, int P) {
   const double per = 1.0 / ((double)iters * P);
   const double hidden = b->sums[0] > 0 ? 1.0 - b->sums[1] / b->sums[0] : 1.0;
@@ -222,8 +241,10 @@ void rrt_app_attn_bwd_text(FILE *out, const rrt_app_attn_bwd *b, long iters, int
           b->sums[4] * per, b->sums[2] * per);
   if (b->checked)
     fprintf(out,
-            "  backward check vs double reference: max rel err dQ %.3e, dK %.3e, dV %.3e: %s\n",
-            b->chk.rel[0], b->chk.rel[1], b->chk.rel[2], b->chk.pass ? "PASS" : "FAIL");
+            "  backward check vs double reference: max rel err dQ %.3e, dK %.3e, dV %.3e%s: "
+            "%s\n",
+            b->chk.rel[0], b->chk.rel[1], b->chk.rel[2], b->sinks ? dsinks_text(b) : "",
+            b->chk.pass ? "PASS" : "FAIL");
 }
 
 void rrt_app_attn_bwd_json(FILE *jf, const rrt_app_attn_bwd *b, long iters, int P) {
@@ -253,6 +274,7 @@ void rrt_app_attn_bwd_json(FILE *jf, const rrt_app_attn_bwd *b, long iters, int 
 void rrt_app_attn_bwd_free(rrt_ctx_t ctx, rrt_app_attn_bwd *b) {
   rrt_npy_free(&b->dfile);
   free(b->host_do);
+  free(b->host_dsinks);
   rrt_free(ctx, b->dev_do);
   for (int t = 0; t < 3; t++) {
     rrt_free(ctx, b->dev_g[t]);

@@ -28,6 +28,10 @@ typedef struct rrt_app_attn_bwd {
   double sums[5]; /* comm, exposed, compute, hand-off, hand-off exposed: over ranks and runs */
   rrt_app_attn_check_bwd chk;
   int checked;
+  /* --sinks (set by cmd_attn.c; NULL without): backend memory, and the host copy */
+  const float *sinks, *host_sinks;
+  float *dsinks;      /* backend memory [heads_q], written by every backward run */
+  float *host_dsinks; /* its host copy for --check (malloc'd) */
 } rrt_app_attn_bwd;
 
 extern const char rrt_app_attn_bwd_help[];

@@ -47,8 +47,14 @@ static void row_keys(const rrt_attn_desc *d, int64_t i, int64_t *lo, int64_t *hi
   *hi = right >= 0 && i + right < de - 1 ? i + right : de - 1;
 }
 
+/* A scaled score as the softmax sees it (soft-capped when softcap > 0). */
+static double capped(const rrt_attn_desc *d, double s) {
+  return d->softcap > 0 ? d->softcap * tanh(s / d->softcap) : s;
+}
+
 int rrt_app_attn_check_ref(uint64_t seed, const rrt_attn_desc *d, const rrt_npy *files,
-                           const void *out, const float *lse, rrt_app_attn_check *c) {
+                           const float *sinks, const void *out, const float *lse,
+                           rrt_app_attn_check *c) {
   const int64_t S = d->seq, D = d->head_dim, Hq = d->heads_q, Hkv = d->heads_kv;
   const double scale = d->scale > 0 ? d->scale : 1.0 / sqrt((double)D);
   const int heads[3] = {(int)Hq, (int)Hkv, (int)Hkv};
@@ -74,8 +80,12 @@ int rrt_app_attn_check_ref(uint64_t seed, const rrt_attn_desc *d, const rrt_npy 
       double x = 0;
       for (int64_t e = 0; e < D; e++)
         x += qv[e] * kr[e];
-      s[j] = x * scale;
+      s[j] = capped(d, x * scale);
       mx = s[j] > mx ? s[j] : mx;
+    }
+    if (sinks) { /* a key of value 0: in the denominator only */
+      mx = sinks[h] > mx ? sinks[h] : mx;
+      sum = exp(sinks[h] - mx);
     }
     for (int64_t j = lo; j <= hi; j++) {
       const double *vr = g[2] + ((b * S + j) * Hkv + hk) * D;
@@ -124,12 +134,13 @@ typedef struct bwd_ref {
   const rrt_attn_desc *d;
   const double *q, *k, *v, *dout, *o; /* global, natural order */
   double scale;
+  const float *sinks; /* [heads_q] or NULL */
 } bwd_ref;
 
 /* Row i of query head h of batch b: adds its dK, dV (group arrays [S, D])
  * and writes its dQ (dq [D]). s: scratch [S]. */
-static void bwd_row(const bwd_ref *r, int64_t b, int64_t h, int64_t i, double *s, double *dq,
-                    double *dk, double *dv) {
+static double bwd_row(const bwd_ref *r, int64_t b, int64_t h, int64_t i, double *s, double *dq,
+                      double *dk, double *dv) {
   const rrt_attn_desc *d = r->d;
   const int64_t S = d->seq, D = d->head_dim, Hq = d->heads_q, Hkv = d->heads_kv;
   const int64_t hk = h / (Hq / Hkv), qi = ((b * S + i) * Hq + h) * D;
@@ -141,8 +152,12 @@ static void bwd_row(const bwd_ref *r, int64_t b, int64_t h, int64_t i, double *s
     double x = 0;
     for (int64_t e = 0; e < D; e++)
       x += r->q[qi + e] * kr[e];
-    s[j] = x * r->scale;
+    s[j] = capped(d, x * r->scale);
     mx = s[j] > mx ? s[j] : mx;
+  }
+  if (r->sinks) {
+    mx = r->sinks[h] > mx ? r->sinks[h] : mx;
+    sum = exp(r->sinks[h] - mx);
   }
   for (int64_t j = lo; j <= hi; j++)
     sum += exp(s[j] - mx);
@@ -157,13 +172,16 @@ static void bwd_row(const bwd_ref *r, int64_t b, int64_t h, int64_t i, double *s
     double dp = 0;
     for (int64_t e = 0; e < D; e++)
       dp += r->dout[qi + e] * r->v[kj + e];
-    const double ds = p * (dp - delta) * r->scale;
+    double ds = p * (dp - delta) * r->scale;
+    if (d->softcap > 0) ds *= 1 - (s[j] / d->softcap) * (s[j] / d->softcap);
     for (int64_t e = 0; e < D; e++) {
       dv[j * D + e] += p * r->dout[qi + e];
       dk[j * D + e] += ds * r->q[qi + e];
       dq[e] += ds * r->k[kj + e];
     }
   }
+  /* the row's term of dsinks (the sink: P = exp(sink - lse), dP = 0) */
+  return r->sinks ? -exp(r->sinks[h] - lse) * delta : 0.0;
 }
 
 /* Fold |got - ref| and |ref| of n elements at offset `at` into err/mx. */
@@ -177,8 +195,8 @@ static void bwd_cmp(const void *got, int64_t at, const double *ref, int64_t n, i
 }
 
 int rrt_app_attn_check_bwd_ref(uint64_t seed, const rrt_attn_desc *d, const rrt_npy *files,
-                               const void *o, const void *const grads[3],
-                               rrt_app_attn_check_bwd *c) {
+                               const float *sinks, const float *dsinks, const void *o,
+                               const void *const grads[3], rrt_app_attn_check_bwd *c) {
   const int64_t S = d->seq, D = d->head_dim, Hq = d->heads_q, Hkv = d->heads_kv, g = Hq / Hkv;
   const int heads[4] = {(int)Hq, (int)Hkv, (int)Hkv, (int)Hq};
   double *in[4];
@@ -186,11 +204,12 @@ int rrt_app_attn_check_bwd_ref(uint64_t seed, const rrt_attn_desc *d, const rrt_
     in[t] = input_global(seed, d, t, heads[t], files[t].data ? &files[t] : NULL);
   const size_t nq = (size_t)(d->batch * S * Hq * D);
   double *og = malloc(nq * sizeof(double) + 1);
-  int fail = !in[0] || !in[1] || !in[2] || !in[3] || !og;
+  double *ds = calloc(2 * (size_t)Hq, sizeof(double)); /* dsinks and sum |terms| per head */
+  int fail = !in[0] || !in[1] || !in[2] || !in[3] || !og || !ds;
   for (size_t x = 0; !fail && x < nq; x++)
     og[x] = rrt_am_load(o, (int64_t)x, (int)d->dtype);
   const bwd_ref r = {
-      d, in[0], in[1], in[2], in[3], og, d->scale > 0 ? d->scale : 1.0 / sqrt((double)D)};
+      d, in[0], in[1], in[2], in[3], og, d->scale > 0 ? d->scale : 1.0 / sqrt((double)D), sinks};
   double e0 = 0, e1 = 0, e2 = 0, m0 = 0, m1 = 0, m2 = 0;
   /* one (batch, kv head) group per iteration: its dK/dV sum over the group's query heads */
 #pragma omp parallel for schedule(dynamic, 1) reduction(max : e0, e1, e2, m0, m1, m2)
@@ -201,7 +220,12 @@ int rrt_app_attn_check_bwd_ref(uint64_t seed, const rrt_attn_desc *d, const rrt_
            *dv = calloc((size_t)(S * D), sizeof(double));
     for (int64_t h = hk * g; h < (hk + 1) * g; h++)
       for (int64_t i = 0; i < S; i++) {
-        bwd_row(&r, b, h, i, s, dq, dk, dv);
+        const double term = bwd_row(&r, b, h, i, s, dq, dk, dv);
+#pragma omp critical(rrt_app_dsinks)
+        {
+          ds[h] += term;
+          ds[Hq + h] += fabs(term);
+        }
         bwd_cmp(grads[0], ((b * S + i) * Hq + h) * D, dq, D, (int)d->dtype, &e0, &m0);
       }
     for (int64_t j = 0; j < S; j++) {
@@ -216,7 +240,18 @@ int rrt_app_attn_check_bwd_ref(uint64_t seed, const rrt_attn_desc *d, const rrt_
   for (int t = 0; t < 4; t++)
     free(in[t]);
   free(og);
-  if (fail) return 1;
+  if (fail) {
+    free(ds);
+    return 1;
+  }
+  /* dsinks against the sum of its terms' magnitudes: the terms use the
+   * run's f32 lse and delta (within ~5e-5 relative), as tests/attn. */
+  c->dsinks_rel = 0;
+  for (int64_t h = 0; sinks && h < Hq; h++) {
+    const double e = fabs((double)dsinks[h] - ds[h]) / (ds[Hq + h] > 0 ? ds[Hq + h] : 1.0);
+    if (!(e <= c->dsinks_rel)) c->dsinks_rel = e == e ? e : HUGE_VAL;
+  }
+  free(ds);
   const double err[3] = {e0, e1, e2}, mx[3] = {m0, m1, m2};
   /* Relative to each gradient's scale: f32 sums with cancellation in
    * dS = P (dP - delta) (~1e-6, allow 1e-4), plus the final rounding to
@@ -228,5 +263,6 @@ int rrt_app_attn_check_bwd_ref(uint64_t seed, const rrt_attn_desc *d, const rrt_
     c->rel[t] = mx[t] > 0 ? err[t] / mx[t] : err[t];
     c->pass = c->pass && c->rel[t] <= tol;
   }
+  c->pass = c->pass && c->dsinks_rel <= 1e-4;
   return 0;
 }

@@ -39,6 +39,9 @@ typedef struct attn_opts {
   const char *docs_file;
   rrt_int_list docs;
   rrt_app_attn_bwd_opts bwd; /* --backward and its files (attn_bwd.c) */
+  double softcap;            /* --softcap (0 off) */
+  const char *sinks_file;    /* --sinks: f32 [heads] .npy */
+  rrt_npy sinks;             /* its contents, read on every rank */
 } attn_opts;
 
 /* What one run holds once the plan exists: the context, the shards on the
@@ -57,6 +60,7 @@ typedef struct attn_run {
   int64_t *pos; /* global positions of its rows (rrt_attn_shard_positions) */
   void *host[3], *dev[3], *dout, *hout;
   float *dlse, *hlse;
+  float *dsinks;        /* --sinks in backend memory (NULL without) */
   double *times;        /* per timed iteration, the slowest rank's */
   rrt_app_attn_bwd bwd; /* --backward (attn_bwd.c) */
 } attn_run;
@@ -92,6 +96,9 @@ static void usage(void) {
          "                   options are then taken from the files\n"
          "  --out F          write O [batch, seq, heads, dim] (.npy, --dtype storage)\n"
          "  --lse F          write LSE [batch, heads, seq] (.npy, f32)\n"
+         "  --softcap X      logit soft-capping: scores become X*tanh(s/X), X >= 0 (0: off)\n"
+         "  --sinks F        attention sinks: .npy f32 [heads], one logit per query head\n"
+         "                   in every row's softmax denominator (--backward: and dsinks)\n"
          "  --check          compare with a double-precision naive reference (rank 0)\n"
          "  --iters N        timed runs (5); --warmup N untimed runs first (1)\n"
          "%s\n%s%s",
@@ -141,6 +148,14 @@ static int parse_value_option(rrt_app_common *c, const char *a, const char *next
                           next);
       return 2;
     }
+  } else if (strcmp(a, "--softcap") == 0) {
+    if (rrt_app_parse_double(c, a, next, &o->softcap) != 0) return 2;
+    if (!(o->softcap >= 0 && o->softcap <= DBL_MAX)) { /* as rrt_attn_desc_check */
+      rrt_app_usage_error(c, "--softcap '%s' is not a finite number >= 0 (0: off)", next);
+      return 2;
+    }
+  } else if (strcmp(a, "--sinks") == 0) {
+    o->sinks_file = next;
   } else if (strcmp(a, "--window") == 0) {
     if (rrt_app_attn_parse_window(c, next, &o->win_left, &o->win_right) != 0) return 2;
   } else if (strcmp(a, "--cu-seqlens") == 0) {
@@ -267,6 +282,20 @@ static int load_inputs(attn_opts *o, rrt_npy in[3], char *err, size_t errlen) {
   return 0;
 }
 
+/* --sinks: f32 [heads] (the query heads, known once the inputs are read).
+ * Returns "" or the reason in err. */
+static const char *load_sinks(attn_opts *o, char *err, size_t errlen) {
+  err[0] = 0;
+  if (rrt_npy_read(o->sinks_file, &o->sinks, err, errlen) != RRT_SUCCESS) return err;
+  if (strcmp(o->sinks.descr, "<f4") != 0 || o->sinks.ndim != 1 || o->sinks.shape[0] != o->heads)
+    snprintf(err, errlen,
+             "--sinks %s: %s of %d dimension(s) [%lld], expected <f4 [%ld] (one per "
+             "query head)",
+             o->sinks_file, o->sinks.descr, o->sinks.ndim,
+             (long long)(o->sinks.ndim > 0 ? o->sinks.shape[0] : 0), o->heads);
+  return err;
+}
+
 /* The input files, if any, read on every rank; a failure anywhere fails all
  * ranks, and rank 0 prints every failing rank's reason (a file that only
  * one rank cannot read is not silent; agreed with the timeout). Fills the
@@ -279,6 +308,7 @@ static int read_inputs(rrt_ctx_t ctx, attn_opts *o, rrt_npy files[3], rrt_app_co
   if (!fail && o->docs_file)
     fail =
         rrt_app_any_rank(ctx, rrt_app_attn_read_docs(c, o->docs_file, rrt_ctx_rank(ctx), &o->docs));
+  if (!fail && o->sinks_file) fail = rrt_app_any_rank_error(ctx, c, load_sinks(o, err, sizeof err));
   if (fail) {
     for (int t = 0; t < 3; t++)
       rrt_npy_free(&files[t]);
@@ -301,6 +331,8 @@ static rrt_attn_desc desc_of(const attn_opts *o) {
   d.dtype = o->dtype;
   d.window_left = o->win_left;
   d.window_right = o->win_right;
+  d.softcap = o->softcap;
+  d.sinks = o->sinks.data != NULL;
   if (o->docs.count > 0) {
     d.cu_seqlens = o->docs.values;
     d.num_docs = o->docs.count - 1;
@@ -339,6 +371,10 @@ static int setup(attn_run *run, const attn_opts *o, rrt_npy files[3]) {
   }
   if (st == RRT_SUCCESS) st = rrt_malloc(run->ctx, run->n[0] * run->es, &run->dout);
   if (st == RRT_SUCCESS) st = rrt_malloc(run->ctx, run->nl * sizeof(float), (void **)&run->dlse);
+  const size_t sb = (size_t)d->heads_q * sizeof(float); /* --sinks, then dsinks after them */
+  if (st == RRT_SUCCESS && d->sinks) st = rrt_malloc(run->ctx, 2 * sb, (void **)&run->dsinks);
+  if (st == RRT_SUCCESS && d->sinks)
+    st = rrt_memcpy_to_backend(run->ctx, run->dsinks, o->sinks.data, sb);
   run->hout = malloc(run->n[0] * run->es + 1);
   run->hlse = malloc(run->nl * sizeof(float) + 1);
   run->times = calloc((size_t)o->iters, sizeof *run->times);
@@ -389,8 +425,10 @@ static int time_runs(attn_run *run, const attn_opts *o, attn_timing *tm) {
   int show = run->rank == 0 && !run->com->quiet;
   for (long it = -o->warmup; it < o->iters; it++) {
     rrt_barrier(run->ctx);
-    if (rrt_attn_plan_run(run->plan, run->dev[0], run->dev[1], run->dev[2], run->dout, run->dlse) !=
-        RRT_SUCCESS) {
+    if ((run->dsinks ? rrt_attn_plan_run_sinks(run->plan, run->dev[0], run->dev[1], run->dev[2],
+                                               run->dsinks, run->dout, run->dlse)
+                     : rrt_attn_plan_run(run->plan, run->dev[0], run->dev[1], run->dev[2],
+                                         run->dout, run->dlse)) != RRT_SUCCESS) {
       if (run->rank == 0) rrt_app_error(run->com, "%s", rrt_ctx_last_error(run->ctx));
       return 1;
     }
@@ -467,7 +505,8 @@ static int check_outputs(rrt_app_common *c, const attn_opts *o, const rrt_attn_d
         return 1;
       }
   }
-  if (rrt_app_attn_check_ref((uint64_t)o->seed, d, o->qf ? files : NULL, go, gl, chk) != 0) {
+  if (rrt_app_attn_check_ref((uint64_t)o->seed, d, o->qf ? files : NULL, o->sinks.data, go, gl,
+                             chk) != 0) {
     rrt_app_error(c, "--check: out of memory for the global inputs");
     return 1;
   }
@@ -603,6 +642,7 @@ static void run_free(attn_run *run) {
   }
   rrt_free(run->ctx, run->dout);
   rrt_free(run->ctx, run->dlse);
+  rrt_free(run->ctx, run->dsinks);
   free(run->hout);
   free(run->hlse);
   free(run->times);
@@ -647,7 +687,10 @@ int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
                  0,
                  NULL,
                  {0, NULL},
-                 {0, NULL, NULL, NULL, NULL}};
+                 {0, NULL, NULL, NULL, NULL},
+                 0.0,
+                 NULL,
+                 {{0}, 0, 0, {0}, 0, NULL}};
   rrt_app_common c;
   rrt_app_common_init(&c, "attn", comm, argc, argv);
   int pr = rrt_app_agree_args(comm, &c, parse(argc, argv, &o, &c));
@@ -679,6 +722,11 @@ int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
   if (o.bwd.on && rrt_app_attn_bwd_setup(run.ctx, &c, &run.d, run.L, run.pos, (uint64_t)o.seed,
                                          o.iters, &run.bwd) != 0)
     goto done;
+  if (run.dsinks) { /* --sinks: the backward reads them and writes dsinks after them */
+    run.bwd.sinks = run.dsinks;
+    run.bwd.dsinks = run.dsinks + run.d.heads_q;
+    run.bwd.host_sinks = o.sinks.data;
+  }
   for (int t = 0; t < 3; t++)
     rrt_npy_free(&files[t]);
   if (time_runs(&run, &o, &tm) != 0) goto done;
@@ -699,5 +747,6 @@ done:
     rrt_npy_free(&files[t]);
   rrt_int_list_free(&o.docs);
   run_free(&run);
+  rrt_npy_free(&o.sinks);
   return rrt_app_finish(run.ctx, &c, rc);
 }

@@ -24,14 +24,17 @@
  *
  * Outputs: O in q's dtype and layout; LSE f32 [batch, heads_q, seq_local],
  * the natural log of the softmax denominator of the scaled scores (what the
- * backward pass needs). A fully masked row cannot occur (every query sees
- * itself); within one ring step a row may see no key, and that partial
- * result is empty (O = 0, LSE = -inf) and merges as nothing.
+ * backward pass needs): of the soft-capped scores with `softcap`, and
+ * including the sink term with `sinks` (version 3). A fully masked row cannot occur (every query
+ * sees itself); within one ring step a row may see no key, and that partial result is empty (O = 0,
+ * LSE = -inf) and merges as nothing.
  *
  * NaN and Inf propagate as in a float64 softmax (and torch): a NaN score
  * makes its row's O and LSE NaN; a +Inf score makes the row NaN (inf - inf);
  * a -Inf score drops that key, and a row whose every visible score is -Inf
- * is NaN. The result does not depend on the rank count or the backend.
+ * is NaN (with `softcap`, -Inf and +Inf scores are first capped to -softcap
+ * and +softcap, as in the float64 reference). The result does not depend on
+ * the rank count or the backend.
  * Non-finite V (and, in the backward, non-finite Q, K or dO) may reach rows
  * that share a kernel tile with the key but cannot see it (0 x NaN in the
  * tile products, as in torch's matmul-based attention): a NaN is never
@@ -64,7 +67,7 @@ RRT_API const char *rrt_attn_layout_name(rrt_attn_layout layout);
 RRT_API rrt_status rrt_attn_layout_parse(const char *name, rrt_attn_layout *layout);
 
 #define RRT_ATTN_DESC_MAGIC 0x52524131u /* "RRA1" */
-#define RRT_ATTN_DESC_VERSION 2
+#define RRT_ATTN_DESC_VERSION 3
 #define RRT_ATTN_MAX_HEAD_DIM 256
 
 /** Problem description, identical on every rank. Start from
@@ -96,12 +99,22 @@ typedef struct rrt_attn_desc {
    *  array is read during plan creation only. */
   const int64_t *cu_seqlens;
   int64_t num_docs;
+  /* ---- version 3 ---- */
+  /** Logit soft-capping (Gemma 2, flash-attn's softcap): > 0 replaces every
+   *  scaled score s by softcap * tanh(s / softcap) before the mask; 0 = off.
+   *  Negative, NaN or infinite is an error. */
+  double softcap;
+  /** Attention sinks (gpt-oss, TransformerEngine's softmax_type="learnable"):
+   *  1 = the runs take one f32 logit per query head that joins every row's
+   *  softmax denominator (never the output), passed to
+   *  rrt_attn_plan_run_sinks / rrt_attn_plan_run_bwd_sinks; 0 = none. */
+  int sinks;
 } rrt_attn_desc;
 
 #define RRT_ATTN_DESC_INITIALIZER                                                                  \
   {                                                                                                \
     sizeof(rrt_attn_desc), RRT_ATTN_DESC_MAGIC, RRT_ATTN_DESC_VERSION, 1, 0, 1, 1, 0, 0.0, 0,      \
-        RRT_ATTN_CONTIGUOUS, RRT_DTYPE_F32, -1, -1, NULL, 0                                        \
+        RRT_ATTN_CONTIGUOUS, RRT_DTYPE_F32, -1, -1, NULL, 0, 0.0, 0                                \
   }
 
 /* ---- layout helpers (pure, no context) ---------------------------------- */
@@ -185,6 +198,29 @@ RRT_API rrt_status rrt_attn_plan_run(rrt_attn_plan_t plan, const void *q, const 
 RRT_API rrt_status rrt_attn_plan_run_bwd(rrt_attn_plan_t plan, const void *q, const void *k,
                                          const void *v, const void *o, const float *lse,
                                          const void *dout, void *dq, void *dk, void *dv);
+/** The forward of a plan whose descriptor has `sinks` set (collective):
+ *  rrt_attn_plan_run with `sinks`, f32 [heads_q] in the context's backend
+ *  memory (device memory for cuda, like q), read on every run. Row i of
+ *  head h gets O_i = sum_j exp(s_ij - m) v_j / (sum_j exp(s_ij - m) +
+ *  exp(sinks[h] - m)); the returned lse includes the sink term (it is the
+ *  log of that whole denominator), which is what the backward needs. The
+ *  sink is folded in once, after the ring's last merge, so the result is
+ *  as deterministic as without it. NULL sinks, or a plan without `sinks`,
+ *  is an error on every rank. */
+RRT_API rrt_status rrt_attn_plan_run_sinks(rrt_attn_plan_t plan, const void *q, const void *k,
+                                           const void *v, const float *sinks, void *o, float *lse);
+/** The backward of a plan whose descriptor has `sinks` set (collective):
+ *  rrt_attn_plan_run_bwd with the forward's `sinks` (backend memory) and
+ *  `dsinks`, f32 [heads_q] in backend memory, written with the gradient of
+ *  the loss with respect to the sinks: dsinks[h] = -sum over every rank's
+ *  rows r of head h (every batch entry) of exp(sinks[h] - lse_r) * D_r,
+ *  D_r = rowsum(dO * O) as in flash-attn. Per-rank sums in f64, added in
+ *  rank order: the same bits on every rank and every run. lse must be the
+ *  forward's (which includes the sink). NULL sinks or dsinks is an error. */
+RRT_API rrt_status rrt_attn_plan_run_bwd_sinks(rrt_attn_plan_t plan, const void *q, const void *k,
+                                               const void *v, const void *o, const float *lse,
+                                               const void *dout, const float *sinks, void *dq,
+                                               void *dk, void *dv, float *dsinks);
 /** Statistics of the last run. */
 RRT_API rrt_status rrt_attn_plan_stats(rrt_attn_plan_t plan, rrt_attn_stats *stats);
 /** Destroy (local). Safe on NULL. */

@@ -22,18 +22,19 @@ c_int, c_int64, c_double, c_size_t = ctypes.c_int, ctypes.c_int64, ctypes.c_doub
 c_void_p, c_char_p, P = ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER
 
 DESC_MAGIC = 0x52524131
-DESC_VERSION = 2
+DESC_VERSION = 3
 #: rrt_dtype codes of the storage types attention accepts.
 DTYPE_F32, DTYPE_BF16, DTYPE_F16 = 0, 5, 6
 
 
 class Desc(ctypes.Structure):
-    """rrt_attn_desc, version 2."""
+    """rrt_attn_desc, version 3."""
     _fields_ = [("size", c_size_t), ("magic", ctypes.c_uint), ("version", ctypes.c_uint),
                 ("batch", c_int64), ("seq", c_int64), ("heads_q", c_int), ("heads_kv", c_int),
                 ("head_dim", c_int), ("scale", c_double), ("causal", c_int), ("layout", c_int),
                 ("dtype", c_int), ("window_left", c_int), ("window_right", c_int),
-                ("cu_seqlens", P(c_int64)), ("num_docs", c_int64)]
+                ("cu_seqlens", P(c_int64)), ("num_docs", c_int64),
+                ("softcap", c_double), ("sinks", c_int)]
 
 
 class Stats(ctypes.Structure):
@@ -52,6 +53,11 @@ _lib.declare({
     "rrt_attn_plan_create": (c_int, [c_void_p, P(Desc), P(c_void_p)]),
     "rrt_attn_plan_run": (c_int, [c_void_p] * 5 + [P(ctypes.c_float)]),
     "rrt_attn_plan_run_bwd": (c_int, [c_void_p] * 5 + [P(ctypes.c_float)] + [c_void_p] * 4),
+    "rrt_attn_plan_run_sinks": (c_int, [c_void_p] * 4 + [P(ctypes.c_float), c_void_p,
+                                                         P(ctypes.c_float)]),
+    "rrt_attn_plan_run_bwd_sinks": (c_int, [c_void_p] * 5 + [P(ctypes.c_float), c_void_p,
+                                                             P(ctypes.c_float)]
+                                    + [c_void_p] * 3 + [P(ctypes.c_float)]),
     "rrt_attn_plan_stats": (c_int, [c_void_p, P(Stats)]),
     "rrt_attn_plan_destroy": (c_int, [c_void_p]),
 })
@@ -71,6 +77,8 @@ class Key(NamedTuple):
     window_left: int
     window_right: int
     cu_seqlens: Optional[Tuple[int, ...]]
+    softcap: float = 0.0  # version 3: soft-capping (0 off)
+    sinks: int = 0  # version 3: 1 = the runs take one sink logit per query head
 
 
 def parse_layout(name: str) -> Optional[int]:
@@ -87,8 +95,8 @@ def make_desc(key: Key) -> Tuple[Desc, Optional[ctypes.Array]]:
     it alive while the descriptor is used)."""
     cu = key.cu_seqlens
     cu_arr = (c_int64 * len(cu))(*cu) if cu is not None else None
-    desc = Desc(ctypes.sizeof(Desc), DESC_MAGIC, DESC_VERSION, *key[:-1], cu_arr,
-                len(cu) - 1 if cu is not None else 0)
+    desc = Desc(ctypes.sizeof(Desc), DESC_MAGIC, DESC_VERSION, *key[:11], cu_arr,
+                len(cu) - 1 if cu is not None else 0, key.softcap, key.sinks)
     return desc, cu_arr
 
 
@@ -164,18 +172,33 @@ class Plan:
             raise ValueError("this ring attention plan is closed (its ringrt Context was closed)")
         return self._box[0]
 
-    def run(self, q: int, k: int, v: int, o: int, lse: int) -> None:
-        """Forward (collective); arguments are addresses in backend memory."""
-        status = _lib.lib().rrt_attn_plan_run(self.handle, q, k, v, o,
-                                              ctypes.cast(lse, P(ctypes.c_float)))
+    def run(self, q: int, k: int, v: int, o: int, lse: int, sinks: Optional[int] = None
+            ) -> None:
+        """Forward (collective); arguments are addresses in backend memory
+        (`sinks`: f32 [heads_q], for a plan whose key has sinks)."""
+        f32 = P(ctypes.c_float)
+        if self.key.sinks:
+            status = _lib.lib().rrt_attn_plan_run_sinks(self.handle, q, k, v,
+                                                        ctypes.cast(sinks, f32), o,
+                                                        ctypes.cast(lse, f32))
+            self.ctx.check(status, "rrt_attn_plan_run_sinks")
+            return
+        status = _lib.lib().rrt_attn_plan_run(self.handle, q, k, v, o, ctypes.cast(lse, f32))
         self.ctx.check(status, "rrt_attn_plan_run")
 
     def run_bwd(self, q: int, k: int, v: int, o: int, lse: int, dout: int, dq: int, dk: int,
-                dv: int) -> None:
-        """Backward (collective); arguments are addresses in backend memory."""
-        status = _lib.lib().rrt_attn_plan_run_bwd(self.handle, q, k, v, o,
-                                                  ctypes.cast(lse, P(ctypes.c_float)), dout, dq,
-                                                  dk, dv)
+                dv: int, sinks: Optional[int] = None, dsinks: Optional[int] = None) -> None:
+        """Backward (collective); arguments are addresses in backend memory
+        (with sinks: `dsinks` receives their gradient, f32 [heads_q])."""
+        f32 = P(ctypes.c_float)
+        if self.key.sinks:
+            status = _lib.lib().rrt_attn_plan_run_bwd_sinks(
+                self.handle, q, k, v, o, ctypes.cast(lse, f32), dout, ctypes.cast(sinks, f32),
+                dq, dk, dv, ctypes.cast(dsinks, f32))
+            self.ctx.check(status, "rrt_attn_plan_run_bwd_sinks")
+            return
+        status = _lib.lib().rrt_attn_plan_run_bwd(self.handle, q, k, v, o, ctypes.cast(lse, f32),
+                                                  dout, dq, dk, dv)
         self.ctx.check(status, "rrt_attn_plan_run_bwd")
 
     def stats(self) -> Dict[str, float]:

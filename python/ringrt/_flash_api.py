@@ -9,9 +9,12 @@ passes its shard of the sequence; varlen ``cu_seqlens`` are the GLOBAL
 offsets of the packed documents (ring-flash-attention's are per rank);
 ``max_seqlen_*`` are accepted and not needed; ``deterministic`` is accepted
 (ringrt is deterministic whatever it says). What ringrt does not implement
-(``dropout_p != 0``, ``softcap > 0``, ``alibi_slopes``, ``block_table``,
+(``dropout_p != 0``, ``alibi_slopes``, ``block_table``,
 ``cu_seqlens_k`` other than ``cu_seqlens_q``) raises NotImplementedError
 (``ringrt.errors.Unsupported``) on every rank, naming the argument.
+``softcap`` > 0 soft-caps the scores as flash-attn does (<= 0 or None: off);
+the keyword-only ``sinks`` (one logit per query head, differentiable) are
+ringrt's attention sinks (:func:`ringrt.torch.ring_attention`).
 """
 from __future__ import annotations
 
@@ -31,13 +34,19 @@ def _unsupported(dropout_p: Any, softcap: Any, alibi_slopes: Any,
     if not _is_zero(dropout_p, allow_negative=False):
         return (f"dropout_p={dropout_p!r}: ringrt attention has no dropout (pass 0.0; apply "
                 "dropout outside attention if the model needs it)")
-    if not _is_zero(softcap, allow_negative=True):
-        return f"softcap={softcap!r}: ringrt attention has no soft-capping (pass 0.0)"
     if alibi_slopes is not None:
         return "alibi_slopes: ringrt attention has no ALiBi bias (pass None)"
     if block_table is not None:
         return "block_table: ringrt attention has no paged KV cache (pass None)"
     return None
+
+
+def _softcap(softcap: Any) -> Any:
+    """flash-attn's softcap as ring_attention takes it: None or <= 0 is
+    off (None is what a ring-flash-attention call, which has no softcap,
+    puts there positionally); anything else goes through (a non-number is
+    refused there, on every rank)."""
+    return None if _is_zero(softcap, allow_negative=True) else softcap
 
 
 def _is_zero(value: Any, allow_negative: bool) -> bool:
@@ -78,6 +87,7 @@ def flash_attn_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout_p
                     window_size: Tuple[int, int] = (-1, -1), softcap: float = 0.0,
                     alibi_slopes: Any = None, deterministic: bool = False,
                     return_attn_probs: bool = False, *, ctx: Optional[Context] = None,
+                    sinks: Optional[torch.Tensor] = None,
                     layout: str = "zigzag", qkv_format: str = "bshd",
                     allow_identical_shards: bool = False) -> Any:
     """flash-attn's ``flash_attn_func`` on this rank's shards
@@ -88,7 +98,8 @@ def flash_attn_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout_p
     arguments are ringrt's (:func:`ringrt.torch.ring_attention`)."""
     unsupported = _unsupported(dropout_p, softcap, alibi_slopes)
     o, lse = _attention("flash_attn_func", q, k, v, causal, layout, window_size, None,
-                        softmax_scale, ctx, qkv_format, allow_identical_shards, unsupported)
+                        softmax_scale, ctx, qkv_format, allow_identical_shards, unsupported,
+                        softcap=_softcap(softcap), sinks=sinks)
     return _result(o, lse, return_attn_probs)
 
 
@@ -97,12 +108,14 @@ def flash_attn_qkvpacked_func(qkv: torch.Tensor, dropout_p: float = 0.0,
                               window_size: Tuple[int, int] = (-1, -1), softcap: float = 0.0,
                               alibi_slopes: Any = None, deterministic: bool = False,
                               return_attn_probs: bool = False, *, ctx: Optional[Context] = None,
+                              sinks: Optional[torch.Tensor] = None,
                               layout: str = "zigzag", allow_identical_shards: bool = False) -> Any:
     """flash_attn_func on ``qkv`` ``[batch, seqlen_local, 3, heads, head_dim]``."""
     (q, k, v), packing = _unpack(qkv, "qkv", 3, 2, 5)
     unsupported = _unsupported(dropout_p, softcap, alibi_slopes)
     o, lse = _attention("flash_attn_qkvpacked_func", q, k, v, causal, layout, window_size, None,
-                        softmax_scale, ctx, "bshd", allow_identical_shards, unsupported, packing)
+                        softmax_scale, ctx, "bshd", allow_identical_shards, unsupported, packing,
+                        softcap=_softcap(softcap), sinks=sinks)
     return _result(o, lse, return_attn_probs)
 
 
@@ -111,12 +124,14 @@ def flash_attn_kvpacked_func(q: torch.Tensor, kv: torch.Tensor, dropout_p: float
                              window_size: Tuple[int, int] = (-1, -1), softcap: float = 0.0,
                              alibi_slopes: Any = None, deterministic: bool = False,
                              return_attn_probs: bool = False, *, ctx: Optional[Context] = None,
+                             sinks: Optional[torch.Tensor] = None,
                              layout: str = "zigzag", allow_identical_shards: bool = False) -> Any:
     """flash_attn_func on ``q`` and ``kv`` ``[batch, seqlen_local, 2, heads_kv, head_dim]``."""
     (k, v), packing = _unpack(kv, "kv", 2, 2, 5)
     unsupported = _unsupported(dropout_p, softcap, alibi_slopes)
     o, lse = _attention("flash_attn_kvpacked_func", q, k, v, causal, layout, window_size, None,
-                        softmax_scale, ctx, "bshd", allow_identical_shards, unsupported, packing)
+                        softmax_scale, ctx, "bshd", allow_identical_shards, unsupported, packing,
+                        softcap=_softcap(softcap), sinks=sinks)
     return _result(o, lse, return_attn_probs)
 
 
@@ -128,6 +143,7 @@ def flash_attn_varlen_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                            alibi_slopes: Any = None, deterministic: bool = False,
                            return_attn_probs: bool = False, block_table: Any = None, *,
                            ctx: Optional[Context] = None, layout: str = "zigzag",
+                           sinks: Optional[torch.Tensor] = None,
                            allow_identical_shards: bool = False) -> Any:
     """flash-attn's ``flash_attn_varlen_func`` on this rank's rows
     ``[total_local, heads, head_dim]`` of the packed documents whose GLOBAL
@@ -137,7 +153,8 @@ def flash_attn_varlen_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     unsupported = _unsupported(dropout_p, softcap, alibi_slopes, block_table)
     o, lse = _attention("flash_attn_varlen_func", q, k, v, causal, layout, window_size,
                         cu_seqlens_q, softmax_scale, ctx, "thd", allow_identical_shards,
-                        unsupported, cu_seqlens_k=cu_seqlens_k)
+                        unsupported, cu_seqlens_k=cu_seqlens_k,
+                        softcap=_softcap(softcap), sinks=sinks)
     return _result(o, lse, return_attn_probs)
 
 
@@ -149,13 +166,15 @@ def flash_attn_varlen_qkvpacked_func(qkv: torch.Tensor, cu_seqlens: CuSeqlens, m
                                      deterministic: bool = False,
                                      return_attn_probs: bool = False, *,
                                      ctx: Optional[Context] = None, layout: str = "zigzag",
+                                     sinks: Optional[torch.Tensor] = None,
                                      allow_identical_shards: bool = False) -> Any:
     """flash_attn_varlen_func on ``qkv`` ``[total_local, 3, heads, head_dim]``."""
     (q, k, v), packing = _unpack(qkv, "qkv", 3, 1, 4)
     unsupported = _unsupported(dropout_p, softcap, alibi_slopes)
     o, lse = _attention("flash_attn_varlen_qkvpacked_func", q, k, v, causal, layout, window_size,
                         cu_seqlens, softmax_scale, ctx, "thd", allow_identical_shards,
-                        unsupported, packing)
+                        unsupported, packing,
+                        softcap=_softcap(softcap), sinks=sinks)
     return _result(o, lse, return_attn_probs)
 
 
@@ -168,11 +187,13 @@ def flash_attn_varlen_kvpacked_func(q: torch.Tensor, kv: torch.Tensor, cu_seqlen
                                     deterministic: bool = False,
                                     return_attn_probs: bool = False, *,
                                     ctx: Optional[Context] = None, layout: str = "zigzag",
+                                    sinks: Optional[torch.Tensor] = None,
                                     allow_identical_shards: bool = False) -> Any:
     """flash_attn_varlen_func on ``q`` and ``kv`` ``[total_local, 2, heads_kv, head_dim]``."""
     (k, v), packing = _unpack(kv, "kv", 2, 1, 4)
     unsupported = _unsupported(dropout_p, softcap, alibi_slopes)
     o, lse = _attention("flash_attn_varlen_kvpacked_func", q, k, v, causal, layout, window_size,
                         cu_seqlens_q, softmax_scale, ctx, "thd", allow_identical_shards,
-                        unsupported, packing, cu_seqlens_k)
+                        unsupported, packing, cu_seqlens_k,
+                        softcap=_softcap(softcap), sinks=sinks)
     return _result(o, lse, return_attn_probs)

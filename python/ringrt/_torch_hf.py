@@ -144,14 +144,19 @@ def _forward(setup: _Setup, module: torch.nn.Module, query: torch.Tensor, key: t
             problem = f"checking the arguments failed: {type(e).__name__}: {e}"
         _agree(ctx, unsupported, problem, _OP)
     window = (-1, -1) if sliding_window is None else (sliding_window - 1, sliding_window - 1)
+    # Gemma 2's attn_logit_softcapping arrives as softcap; gpt-oss passes its
+    # sinks module parameter as s_aux (one logit per query head)
+    sinks = kwargs.get("s_aux", kwargs.get("sinks"))
+    softcap = softcap or 0.0
     if cu is None:
         o = flash_attn_func(query, key, value, softmax_scale=scaling, causal=causal,
-                            window_size=window, ctx=ctx, layout=setup.layout, qkv_format="bhsd")
+                            window_size=window, softcap=softcap, ctx=ctx, sinks=sinks,
+                            layout=setup.layout, qkv_format="bhsd")
         return o.transpose(1, 2), None  # BSHD, contiguous
     q, k, v = (t[0].transpose(0, 1) for t in (query, key, value))  # [T, H, D]
     o = flash_attn_varlen_func(q, k, v, cu, kwargs.get("cu_seq_lens_k", cu), None, None,
                                softmax_scale=scaling, causal=causal, window_size=window,
-                               ctx=ctx, layout=setup.layout)
+                               softcap=softcap, ctx=ctx, layout=setup.layout, sinks=sinks)
     return o.unsqueeze(0), None
 
 
@@ -163,11 +168,8 @@ def _unsupported(module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor
     if dropout:
         return (f"dropout={dropout!r}: ringrt attention has no attention dropout (set the "
                 "config's attention_dropout to 0.0, or call model.eval())")
-    if softcap:
-        return f"softcap={softcap!r}: ringrt attention has no logit soft-capping"
-    for name in ("s_aux", "sinks", "position_bias"):
-        if kwargs.get(name) is not None:
-            return f"{name}: ringrt attention has no attention sinks or additive position bias"
+    if kwargs.get("position_bias") is not None:
+        return "position_bias: ringrt attention has no additive position bias"
     if kwargs.get("output_attentions"):
         return "output_attentions=True: ring attention never forms the attention weights"
     mask_problem = _mask_problem(attention_mask)

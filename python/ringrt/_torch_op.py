@@ -37,6 +37,7 @@ import torch
 from . import _attn
 from .context import context_of_key
 from .torch import (_DTYPES, _CU_K_DIFFERS, _FORMATS, _addr, _agree, _check_identical,
+                    _sinks_problem,
                     _check_rows, _cu_tuple, _device_problem, _dtype_problem, _first,
                     _layout_code, _on_torch_stream, _probe, _shape_problem)
 
@@ -51,14 +52,16 @@ def ring_attn_fwd(q: Tensor, k: Tensor, v: Tensor, cu_t: Optional[Tensor],
                   cu_k_l: Optional[List[int]], ctx_key: int, op: str, fmt: str, layout: str,
                   causal: bool, window_left: int, window_right: int, scale: float,
                   allow_identical: bool, meta: str, input_problem: str, arg_problem: str,
-                  window_problem: str, scale_problem: str, unsupported: str
-                  ) -> Tuple[Tensor, Tensor, Tensor]:
+                  window_problem: str, scale_problem: str, unsupported: str, softcap: float,
+                  sinks: Optional[Tensor]) -> Tuple[Tensor, Tensor, Tensor]:
     """Ring attention forward of contiguous BSHD q, k, v (batch-1 views for
     varlen, fmt "thd"). The *_problem strings are what the Python front
     found wrong (empty: nothing), agreed here in the order ring_attention
     has always reported them; `unsupported` a flash-attn argument ringrt
     does not implement (NotImplementedError on every rank); `meta` names
-    the inputs that were meta tensors (CPU stand-ins here, see _attention)."""
+    the inputs that were meta tensors (CPU stand-ins here, see _attention).
+    `softcap` (0 off) and `sinks` (None, or one logit per query head) are
+    the softmax variants (attn.h, version 3)."""
     ctx = context_of_key(ctx_key)
     cu, cu_problem = _cu_tuple(cu_t) if cu_t is not None else (
         tuple(cu_l) if cu_l is not None else None, None)
@@ -71,11 +74,13 @@ def ring_attn_fwd(q: Tensor, k: Tensor, v: Tensor, cu_t: Optional[Tensor],
                          _shape_problem(qv, kv, vv, fmt),
                          *(_device_problem(ctx, n, t, _META if n in meta else None)
                            for n, t in zip("qkv", (qv, kv, vv))),
-                         window_problem, layout_problem, scale_problem)
+                         window_problem, layout_problem, scale_problem,
+                         _sinks_problem(sinks, q))
     _agree(ctx, unsupported or _cu_k_problem(cu, cu_k_t, cu_k_l), problem, op)
 
     key = _attn.Key(q.shape[0], -1, q.shape[2], k.shape[2], q.shape[3], scale, int(causal), code,
-                    _DTYPES[q.dtype], window_left, window_right, cu)
+                    _DTYPES[q.dtype], window_left, window_right, cu, softcap,
+                    int(sinks is not None))
     probe = _probe(ctx, key, q, k, allow_identical)
     plan, key, rows, probes = _attn.plan_for(ctx, key, q.shape[1], probe)
     _check_identical(op, probes, ctx.size)
@@ -83,8 +88,10 @@ def ring_attn_fwd(q: Tensor, k: Tensor, v: Tensor, cu_t: Optional[Tensor],
     o = torch.empty_like(q)
     lse = torch.empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32, device=q.device)
     scratch: List[Tensor] = []
+    sinks32 = None if sinks is None else sinks.detach().to(torch.float32).contiguous()
     with _on_torch_stream(ctx, q.device):
-        plan.run(*(_addr(t, scratch) for t in (q, k, v, o, lse)))
+        plan.run(*(_addr(t, scratch) for t in (q, k, v, o, lse)),
+                 sinks=None if sinks32 is None else sinks32.data_ptr())
     return o, lse, torch.tensor(key.seq, dtype=torch.int64)
 
 
@@ -113,48 +120,61 @@ def _ring_attn_fwd_fake(q: Tensor, k: Tensor, v: Tensor, *args: Any
 def ring_attn_bwd(q: Tensor, k: Tensor, v: Tensor, o: Tensor, lse: Tensor, do: Tensor,
                   seq: Tensor, cu_t: Optional[Tensor], cu_l: Optional[List[int]], ctx_key: int,
                   layout: str, causal: bool, window_left: int, window_right: int,
-                  scale: float) -> Tuple[Tensor, Tensor, Tensor]:
-    """dq, dk, dv of ring_attn_fwd's output (the forward's arguments, saved
-    tensors and global length `seq`): the plan is the forward's, found
-    again in the context's cache by the same key (every rank's cache holds
-    the same plans, so a plan evicted since the forward is recreated on
-    every rank alike)."""
+                  scale: float, softcap: float, sinks: Optional[Tensor]
+                  ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    """dq, dk, dv and dsinks (float32 [heads_q]; empty without sinks) of
+    ring_attn_fwd's output (the forward's arguments, saved tensors and
+    global length `seq`): the plan is the forward's, found again in the
+    context's cache by the same key (every rank's cache holds the same
+    plans, so a plan evicted since the forward is recreated on every rank
+    alike)."""
     ctx = context_of_key(ctx_key)
     cu = _cu_tuple(cu_t)[0] if cu_t is not None else (tuple(cu_l) if cu_l is not None else None)
     key = _attn.Key(q.shape[0], int(seq), q.shape[2], k.shape[2], q.shape[3], scale,
                     int(causal), _layout_code(layout)[0], _DTYPES[q.dtype], window_left,
-                    window_right, cu)
+                    window_right, cu, softcap, int(sinks is not None))
     plan = _attn.cache_of(ctx).get(ctx, key)
     do = do.to(o.dtype).contiguous()
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    heads = q.shape[2] if sinks is not None else 0
+    dsinks = torch.empty(heads, dtype=torch.float32, device=q.device)
+    sinks32 = None if sinks is None else sinks.to(torch.float32).contiguous()
     scratch: List[Tensor] = []
     with _on_torch_stream(ctx, q.device):
-        plan.run_bwd(*(_addr(t, scratch) for t in (q, k, v, o, lse, do, dq, dk, dv)))
-    return dq, dk, dv
+        plan.run_bwd(*(_addr(t, scratch) for t in (q, k, v, o, lse, do, dq, dk, dv)),
+                     sinks=None if sinks32 is None else sinks32.data_ptr(),
+                     dsinks=None if sinks is None else dsinks.data_ptr())
+    return dq, dk, dv, dsinks
 
 
 @ring_attn_bwd.register_fake
 def _ring_attn_bwd_fake(q: Tensor, k: Tensor, v: Tensor, *args: Any
-                        ) -> Tuple[Tensor, Tensor, Tensor]:
-    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+                        ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    sinks = args[-1]  # dsinks: float32 [heads_q], empty without sinks
+    heads = q.shape[2] if sinks is not None and q.dim() == 4 else 0
+    return (torch.empty_like(q), torch.empty_like(k), torch.empty_like(v),
+            q.new_empty((heads,), dtype=torch.float32))
 
 
 # ---- autograd ---------------------------------------------------------------------
 def _setup_context(ctx: Any, inputs: Tuple[Any, ...], output: Tuple[Tensor, ...]) -> None:
     (q, k, v, cu_t, cu_l, _cu_k_t, _cu_k_l, ctx_key, _op, _fmt, layout, causal, wl, wr, scale,
-     *_checks) = inputs  # ring_attn_fwd's arguments
+     *_checks, softcap, sinks) = inputs  # ring_attn_fwd's arguments
     o, lse, seq = output
-    ctx.save_for_backward(q, k, v, o, lse, seq, cu_t)
-    ctx.args = (cu_l, ctx_key, layout, causal, wl, wr, scale)
+    ctx.save_for_backward(q, k, v, o, lse, seq, cu_t, sinks)
+    ctx.args = (cu_l, ctx_key, layout, causal, wl, wr, scale, softcap)
     ctx.mark_non_differentiable(lse, seq)
 
 
 def _backward(ctx: Any, do: Tensor, _dlse: Any, _dseq: Any) -> Tuple[Any, ...]:
-    q, k, v, o, lse, seq, cu_t = ctx.saved_tensors
-    cu_l, ctx_key, layout, causal, wl, wr, scale = ctx.args
-    dq, dk, dv = torch.ops.ringrt.ring_attn_bwd(q, k, v, o, lse, do, seq, cu_t, cu_l, ctx_key,
-                                                layout, causal, wl, wr, scale)
-    return (dq, dk, dv) + (None,) * 19
+    q, k, v, o, lse, seq, cu_t, sinks = ctx.saved_tensors
+    cu_l, ctx_key, layout, causal, wl, wr, scale, softcap = ctx.args
+    dq, dk, dv, dsinks = torch.ops.ringrt.ring_attn_bwd(q, k, v, o, lse, do, seq, cu_t, cu_l,
+                                                        ctx_key, layout, causal, wl, wr, scale,
+                                                        softcap, sinks)
+    # the sinks' gradient in their own dtype (None without sinks)
+    dsinks = dsinks.to(sinks.dtype) if sinks is not None else None
+    return (dq, dk, dv) + (None,) * 20 + (dsinks,)
 
 
 ring_attn_fwd.register_autograd(_backward, setup_context=_setup_context)

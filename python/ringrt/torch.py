@@ -175,6 +175,32 @@ def _scale_value(scale: Any) -> Tuple[float, Optional[str]]:
     return value, None
 
 
+def _softcap_value(softcap: Any) -> Tuple[float, Optional[str]]:
+    """0.0 (off) for None; the C check refuses negative, NaN and infinite
+    values, naming them."""
+    if softcap is None:
+        return 0.0, None
+    try:
+        return float(softcap), None
+    except (TypeError, ValueError):
+        return 0.0, f"softcap must be a number or None, got {softcap!r}"
+
+
+def _sinks_problem(sinks: Any, q: torch.Tensor) -> Optional[str]:
+    """sinks: a floating tensor of one logit per query head, on q's device."""
+    if sinks is None:
+        return None
+    if not isinstance(sinks, torch.Tensor):
+        return f"sinks is a {type(sinks).__name__}, not a torch.Tensor"
+    heads = q.shape[2] if q.dim() == 4 else -1
+    if not sinks.is_floating_point() or sinks.dim() != 1 or sinks.shape[0] != heads:
+        return (f"sinks must be a floating tensor of one logit per query head ({heads}), got "
+                f"{sinks.dtype} of shape {tuple(sinks.shape)}")
+    if sinks.device != q.device:
+        return f"sinks is on {sinks.device}, q on {q.device}"
+    return None
+
+
 def _layout_code(layout: Any) -> Tuple[int, Optional[str]]:
     code = _attn.parse_layout(layout)
     if code is None:
@@ -305,10 +331,11 @@ def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bo
                    layout: str = "zigzag", window: Tuple[int, int] = (-1, -1),
                    cu_seqlens: CuSeqlens = None, scale: Optional[float] = None,
                    ctx: Optional[Context] = None, return_lse: bool = False, *,
-                   qkv_format: Optional[str] = None, allow_identical_shards: bool = False
+                   qkv_format: Optional[str] = None, allow_identical_shards: bool = False,
+                   softcap: Optional[float] = None, sinks: Optional[torch.Tensor] = None
                    ) -> Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
     """Softmax attention over a sequence split across the context's ranks
-    (collective, differentiable in q, k and v).
+    (collective, differentiable in q, k, v and `sinks`).
 
     Args:
         q: this rank's query shard, ``[batch, seqlen_local, heads, head_dim]``
@@ -339,6 +366,15 @@ def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bo
             Other formats are transposed views of BSHD (copied once).
         allow_identical_shards: skip the check that raises when every rank
             passes identical q and k (the whole sequence instead of its shard).
+        softcap: logit soft-capping (Gemma 2, flash-attn's ``softcap``): > 0
+            replaces each scaled score s by ``softcap * tanh(s / softcap)``
+            before the mask; None or 0 is off, negative an error.
+        sinks: attention sinks (gpt-oss, TransformerEngine's learnable
+            softmax offset): a floating tensor ``[heads]`` on q's device, one
+            logit per query head that joins every row's softmax denominator
+            (not the output); the same values on every rank. Its gradient
+            (summed over every rank's rows) flows back to it; the lse
+            returned includes it.
 
     Returns:
         o, this rank's output shard in q's shape, format and dtype (and lse).
@@ -350,7 +386,7 @@ def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bo
             ranks, or identical inputs on every rank of a ring of 2 or more.
     """
     o, lse = _attention("ring_attention", q, k, v, causal, layout, window, cu_seqlens, scale,
-                        ctx, qkv_format, allow_identical_shards)
+                        ctx, qkv_format, allow_identical_shards, softcap=softcap, sinks=sinks)
     return (o, lse) if return_lse else o
 
 
@@ -358,7 +394,8 @@ def _attention(op: str, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causa
                layout: str, window: Any, cu_seqlens: CuSeqlens, scale: Any,
                ctx: Optional[Context], qkv_format: Optional[str], allow_identical: bool,
                unsupported: Optional[str] = None, packing_problem: Optional[str] = None,
-               cu_seqlens_k: CuSeqlens = None) -> Tuple[torch.Tensor, torch.Tensor]:
+               cu_seqlens_k: CuSeqlens = None, softcap: Any = None,
+               sinks: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
     """ring_attention's work, (o, lse), for every front: `op` names the
     caller in messages; `unsupported` is a flash-attn argument ringrt does
     not implement, agreed with the other checks and raised as
@@ -390,6 +427,8 @@ def _attention(op: str, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causa
     else:
         layout_name, win_problem = "", win_problem or _layout_code(layout)[1]
     scale_value, scale_problem = _scale_value(scale)
+    softcap_value, softcap_problem = _softcap_value(softcap)
+    scale_problem = scale_problem or softcap_problem
     varlen = fmt == "thd"
     meta = ""
     if problem is None:
@@ -408,7 +447,7 @@ def _attention(op: str, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causa
         q, k, v, cu_t, cu_l, cu_k_t, cu_k_l, ctx_key, op, fmt, layout_name, bool(causal), wl,
         wr, scale_value, bool(allow_identical), meta, problem or "",
         _first(cu_problem, fmt_problem) or "", win_problem or "", scale_problem or "",
-        unsupported or "")
+        unsupported or "", softcap_value, sinks)
     if varlen:
         o, lse = o.squeeze(0), lse.squeeze(0)
     return _swap(o, fmt), lse

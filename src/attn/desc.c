@@ -87,6 +87,10 @@ rrt_status rrt_attn_desc_check(const rrt_attn_desc *user, int nranks, char *msg,
   if (d->window_left < -1 || d->window_right < -1)
     DESC_FAIL("window (%d, %d): each side must be >= 0, or -1 for unlimited", d->window_left,
               d->window_right);
+  /* 0 is off; a negative cap would flip the scores, inf/NaN poison them */
+  if (!(d->softcap >= 0 && d->softcap <= DBL_MAX))
+    DESC_FAIL("softcap %g is not finite and >= 0 (0 means no soft-capping)", d->softcap);
+  if (d->sinks != 0 && d->sinks != 1) DESC_FAIL("sinks %d is not 0 or 1", d->sinks);
   return check_docs(d, msg, msglen);
 }
 

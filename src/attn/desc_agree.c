@@ -47,10 +47,13 @@ static rrt_status range_allreduce(rrt_ctx_t ctx, const char *op, const void *v, 
 
 /* The compared fields; the scale's bits as two 32-bit halves (so that
  * negating one cannot overflow). */
-enum { F_LAYOUT = 6, F_DTYPE = 7, F_SCALE_HI = 8, F_SCALE_LO = 9, F_CU = 13, NF = 14 };
+enum { F_LAYOUT = 6, F_DTYPE = 7, F_SCALE_HI = 8, F_SCALE_LO = 9, F_CU = 13 };
+/* version 3: the softcap's bits as two halves too, then sinks */
+enum { F_CAP_HI = 14, F_CAP_LO = 15, F_SINKS = 16, NF = 17 };
 static const char *const field_names[NF] = {
-    "batch", "seq",   "heads_q", "heads_kv",    "head_dim",     "causal",   "layout",
-    "dtype", "scale", "scale",   "window_left", "window_right", "num_docs", "cu_seqlens"};
+    "batch",    "seq",        "heads_q", "heads_kv", "head_dim",    "causal",
+    "layout",   "dtype",      "scale",   "scale",    "window_left", "window_right",
+    "num_docs", "cu_seqlens", "softcap", "softcap",  "sinks"};
 
 static const char *enum_name(int field, int64_t v) {
   return field == F_LAYOUT ? rrt_attn_layout_name((rrt_attn_layout)v)
@@ -82,13 +85,14 @@ static rrt_status desc_mismatch(rrt_ctx_t ctx, const char *op, const rrt_attn_de
   static const char fmt[] = "the descriptor differs between ranks: %s is %s here, ranges over "
                             "[%s, %s]";
   if (f == F_CU) return cu_mismatch(ctx, op, d);
-  if (f == F_SCALE_HI || f == F_SCALE_LO) {
+  if (f == F_SCALE_HI || f == F_SCALE_LO || f == F_CAP_HI || f == F_CAP_LO) {
+    const double *x = f == F_SCALE_HI || f == F_SCALE_LO ? &d->scale : &d->softcap;
     double r[2];
-    RRT_CHECK(range_allreduce(ctx, op, &d->scale, r, 1, RRT_DTYPE_F64));
+    RRT_CHECK(range_allreduce(ctx, op, x, r, 1, RRT_DTYPE_F64));
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, op,
-                     "the descriptor differs between ranks: scale is %.17g here, ranges over "
+                     "the descriptor differs between ranks: %s is %.17g here, ranges over "
                      "[%.17g, %.17g]",
-                     d->scale, -r[1], r[0]);
+                     field_names[f], *x, -r[1], r[0]);
   }
   if (f == F_LAYOUT || f == F_DTYPE)
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, fmt, field_names[f], enum_name(f, v[f]),
@@ -103,8 +107,9 @@ static rrt_status desc_mismatch(rrt_ctx_t ctx, const char *op, const rrt_attn_de
  * document offsets by their hash) by a max over (v, -v), one small
  * allreduce. */
 rrt_status rrt_attn_check_same_desc(rrt_ctx_t ctx, const char *op, const rrt_attn_desc *d) {
-  uint64_t sb;
+  uint64_t sb, cb;
   memcpy(&sb, &d->scale, sizeof sb);
+  memcpy(&cb, &d->softcap, sizeof cb);
   const int64_t v[NF] = {d->batch,
                          d->seq,
                          d->heads_q,
@@ -118,7 +123,10 @@ rrt_status rrt_attn_check_same_desc(rrt_ctx_t ctx, const char *op, const rrt_att
                          d->window_left,
                          d->window_right,
                          d->num_docs,
-                         cu_hash(d)};
+                         cu_hash(d),
+                         (int64_t)(cb >> 32),
+                         (int64_t)(cb & 0xffffffffu),
+                         d->sinks};
   int64_t out[2 * NF];
   RRT_CHECK(range_allreduce(ctx, op, v, out, NF, RRT_DTYPE_I64));
   for (int f = 0; f < NF; f++)

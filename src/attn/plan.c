@@ -70,8 +70,8 @@ static rrt_status plan_init(rrt_attn_plan_t p, rrt_ctx_t ctx, const rrt_attn_des
   const int causal_band = p->sched->causal && p->sched->left < 0 && p->sched->ndocs <= 1 &&
                           (desc->layout != RRT_ATTN_STRIPE || p->P == 1);
   p->shape = (rrt_attn_kshape){
-      desc->batch,      L,     KV,           desc->heads_q, desc->heads_kv, desc->head_dim,
-      (int)desc->dtype, scale, {NULL, NULL}, causal_band};
+      desc->batch,      L,     KV,           desc->heads_q, desc->heads_kv,      desc->head_dim,
+      (int)desc->dtype, scale, {NULL, NULL}, causal_band,   (float)desc->softcap};
   p->q_elems = (size_t)desc->batch * (size_t)L * (size_t)desc->heads_q * (size_t)desc->head_dim;
   p->lse_elems = (size_t)desc->batch * (size_t)desc->heads_q * (size_t)L;
   /* ring buffers hold the longest shard: shorter ones travel padded */

@@ -78,7 +78,19 @@ extern const char rrt_attn_op_run_bwd[]; /* "rrt_attn_plan_run_bwd" */
 
 /* ring_fwd.c: one forward run over the ring (arguments checked and agreed). */
 rrt_status rrt_attn_ring_fwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
-                             void *o, float *lse);
+                             const float *sinks, void *o, float *lse);
+
+/* sinks.c: the sink arguments of a run against the plan's descriptor
+ * (local; the caller agrees): with_sinks = the caller used a _sinks entry
+ * point, which the descriptor's sinks require; sinks (and, for a backward,
+ * bwd = 1, dsinks) must then be non-NULL. */
+rrt_status rrt_attn_check_sinks(rrt_attn_plan_t p, const char *op, int with_sinks,
+                                const float *sinks, int bwd, const float *dsinks);
+/* sinks.c: after a backward run (collective): dsinks[h] = -sum over every
+ * rank's rows of head h of exp(sinks[h] - lse) * delta (attn.h), per-rank
+ * sums in f64 added in rank order. Backend memory in and out. */
+rrt_status rrt_attn_sink_grad(rrt_attn_plan_t p, const float *sinks, const float *lse,
+                              float *dsinks);
 
 /* plan.c: the kernel table prepares every step's items for the forward
  * (bwd 0, at plan creation) or the backward (bwd 1, at its first run), so

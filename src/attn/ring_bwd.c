@@ -207,11 +207,22 @@ static rrt_status check_args(rrt_attn_plan_t p, const void *q, const void *k, co
   return RRT_SUCCESS;
 }
 
-rrt_status rrt_attn_plan_run_bwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
-                                 const void *o, const float *lse, const void *dout, void *dq,
-                                 void *dk, void *dv) {
+/* The ring's backward, then the sinks' gradient when there are sinks. */
+static rrt_status bwd_with_sinks(rrt_attn_plan_t p, bwd_run *rr, const void *q, const void *o,
+                                 const void *dout, const float *sinks, void *dq, void *dk, void *dv,
+                                 float *dsinks) {
+  RRT_CHECK(ring_bwd(p, rr, q, o, dout, dq, dk, dv));
+  return sinks ? rrt_attn_sink_grad(p, sinks, rr->lse, dsinks) : RRT_SUCCESS;
+}
+
+/* Both entry points: `with_sinks` says which one the caller used. */
+static rrt_status plan_run_bwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
+                               const void *o, const float *lse, const void *dout, int with_sinks,
+                               const float *sinks, void *dq, void *dk, void *dv, float *dsinks) {
   if (!p) return rrt_error(NULL, RRT_ERR_INVALID_ARG, rrt_attn_op_run_bwd, "plan is NULL");
   rrt_status st = check_args(p, q, k, v, o, lse, dout, dq, dk, dv);
+  if (st == RRT_SUCCESS)
+    st = rrt_attn_check_sinks(p, rrt_attn_op_run_bwd, with_sinks, sinks, 1, dsinks);
   if (st == RRT_SUCCESS) {
     st = rrt_attn_bwd_alloc(p);
     if (st != RRT_SUCCESS)
@@ -226,8 +237,22 @@ rrt_status rrt_attn_plan_run_bwd(rrt_attn_plan_t p, const void *q, const void *k
   RRT_CHECK(rrt_agree(p->ctx, st));
   bwd_run rr = {k, v, lse, NULL, 0, 0.0, {NULL, NULL}};
   RRT_CHECK(rrt_user_stream_enter(p->ctx, rrt_attn_op_run_bwd));
-  return rrt_user_stream_leave(p->ctx, rrt_attn_op_run_bwd,
-                               ring_bwd(p, &rr, q, o, dout, dq, dk, dv));
+  return rrt_user_stream_leave(
+      p->ctx, rrt_attn_op_run_bwd,
+      bwd_with_sinks(p, &rr, q, o, dout, with_sinks ? sinks : NULL, dq, dk, dv, dsinks));
+}
+
+rrt_status rrt_attn_plan_run_bwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
+                                 const void *o, const float *lse, const void *dout, void *dq,
+                                 void *dk, void *dv) {
+  return plan_run_bwd(p, q, k, v, o, lse, dout, 0, NULL, dq, dk, dv, NULL);
+}
+
+rrt_status rrt_attn_plan_run_bwd_sinks(rrt_attn_plan_t p, const void *q, const void *k,
+                                       const void *v, const void *o, const float *lse,
+                                       const void *dout, const float *sinks, void *dq, void *dk,
+                                       void *dv, float *dsinks) {
+  return plan_run_bwd(p, q, k, v, o, lse, dout, 1, sinks, dq, dk, dv, dsinks);
 }
 
 rrt_status rrt_attn_bwd(rrt_ctx_t ctx, const rrt_attn_desc *desc, const void *q, const void *k,

@@ -104,30 +104,44 @@ static rrt_status ring_step(rrt_attn_plan_t p, ring_run *rr, int s) {
 }
 
 rrt_status rrt_attn_ring_fwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
-                             void *o, float *lse) {
+                             const float *sinks, void *o, float *lse) {
   ring_run rr = {k, v, NULL, NULL, 0, 0.0, NULL};
   RRT_CHECK(run_begin(p, &rr, q, o, lse));
   rrt_status st = RRT_SUCCESS;
   for (int s = 0; s < p->nsteps && st == RRT_SUCCESS; s++)
     st = ring_step(p, &rr, s);
   RRT_CHECK(rrt_attn_retire(&rr.held, st));
-  RRT_CHECK(p->kern->finish(p->ctx, &p->shape, rr.o_acc, rr.lse_acc, o));
+  /* the sinks join once, after the last merge (attn.h) */
+  RRT_CHECK(p->kern->finish(p->ctx, &p->shape, rr.o_acc, rr.lse_acc, sinks, o));
   RRT_CHECK(rrt_attn_run_done(p, rrt_attn_op_run));
   rrt_attn_stats_collect(p, rr.t0, rrt_time_now());
   return RRT_SUCCESS;
 }
 
-rrt_status rrt_attn_plan_run(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
-                             void *o, float *lse) {
+/* Both entry points: `with_sinks` says which one the caller used. */
+static rrt_status plan_run(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
+                           int with_sinks, const float *sinks, void *o, float *lse) {
   if (!p) return rrt_error(NULL, RRT_ERR_INVALID_ARG, rrt_attn_op_run, "plan is NULL");
   rrt_ctx_t ctx = p->ctx;
   rrt_status st = RRT_SUCCESS;
   if (!q || !k || !v || !o)
     st = rrt_error(ctx, RRT_ERR_INVALID_ARG, rrt_attn_op_run,
                    "NULL tensor (q %p, k %p, v %p, o %p)", q, k, v, o);
+  else
+    st = rrt_attn_check_sinks(p, rrt_attn_op_run, with_sinks, sinks, 0, NULL);
   RRT_CHECK(rrt_agree(ctx, st));
   RRT_CHECK(rrt_user_stream_enter(ctx, rrt_attn_op_run));
-  return rrt_user_stream_leave(ctx, rrt_attn_op_run, rrt_attn_ring_fwd(p, q, k, v, o, lse));
+  return rrt_user_stream_leave(ctx, rrt_attn_op_run, rrt_attn_ring_fwd(p, q, k, v, sinks, o, lse));
+}
+
+rrt_status rrt_attn_plan_run(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
+                             void *o, float *lse) {
+  return plan_run(p, q, k, v, 0, NULL, o, lse);
+}
+
+rrt_status rrt_attn_plan_run_sinks(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
+                                   const float *sinks, void *o, float *lse) {
+  return plan_run(p, q, k, v, 1, sinks, o, lse);
 }
 
 rrt_status rrt_attn_fwd(rrt_ctx_t ctx, const rrt_attn_desc *desc, const void *q, const void *k,

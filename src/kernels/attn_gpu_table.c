@@ -28,7 +28,7 @@ typedef struct gpu_build {
   rrt_status (*init)(rrt_stream stream, float *o, int64_t n_o, float *lse, int64_t n_lse);
   rrt_status (*store)(rrt_stream stream, const float *in, void *out, int dtype, int64_t n);
   rrt_status (*final_rows)(rrt_stream stream, int64_t batch, int heads_q, int head_dim,
-                           int64_t q_rows, float *o, float *lse);
+                           int64_t q_rows, const float *sinks, float *o, float *lse);
   rrt_copy_kind copy; /* backend to backend memory */
   /* backward (attn_bwd.h) */
   rrt_status (*bwd_dkv)(rrt_stream stream, const rrt_attn_bargs *a, const rrt_attn_item *item,
@@ -94,7 +94,8 @@ static rrt_attn_kargs kargs_of(rrt_ctx_t ctx, const rrt_attn_kshape *sh, const v
                       .dtype = sh->dtype,
                       .scale = sh->scale,
                       .mask = sh->mask,
-                      .smem_optin = ctx->smem_optin};
+                      .smem_optin = ctx->smem_optin,
+                      .softcap = sh->softcap};
   return a;
 }
 
@@ -115,6 +116,11 @@ static void gpu_work_destroy(const gpu_build *b, rrt_ctx_t ctx, rrt_attn_work *w
  * every rank alike (the descriptor decides it): storage, head_dim, mask. */
 static rrt_status gpu_lib_plan_check(rrt_ctx_t ctx, const rrt_attn_kshape *sh) {
   const rrt_attn_kargs shape = {.dtype = sh->dtype, .head_dim = sh->head_dim};
+  if (sh->softcap > 0.0f)
+    return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_attn_plan_create",
+                     "RINGRT_ATTN_KERNEL=cudnn: cuDNN's attention has no soft-capping (softcap "
+                     "%g); auto runs such plans on the in-tree kernels",
+                     (double)sh->softcap);
   if (!rrt_attn_lib_supported(&shape))
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, "rrt_attn_plan_create",
                      "RINGRT_ATTN_KERNEL=cudnn: cuDNN's attention takes bf16/f16 storage and "
@@ -133,7 +139,8 @@ static rrt_status gpu_lib_plan_check(rrt_ctx_t ctx, const rrt_attn_kshape *sh) {
 static rrt_status gpu_work_create(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_kshape *sh,
                                   rrt_attn_work *w) {
   const int choice = ctx->env.attn_kernel;
-  const rrt_attn_kargs shape = {.dtype = sh->dtype, .head_dim = sh->head_dim};
+  const rrt_attn_kargs shape = {
+      .dtype = sh->dtype, .head_dim = sh->head_dim, .softcap = sh->softcap};
   RRT_CHECK(rrt_malloc(ctx, q_elems(sh) * sizeof(float), (void **)&w->o_part));
   RRT_CHECK(rrt_malloc(ctx, lse_elems(sh) * sizeof(float), (void **)&w->lse_part));
   if (choice == RRT_ATTN_KERNEL_CUDNN) {
@@ -308,9 +315,9 @@ static rrt_status gpu_step(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_ksh
 }
 
 static rrt_status gpu_finish(const gpu_build *b, rrt_ctx_t ctx, const rrt_attn_kshape *sh,
-                             float *o_acc, float *lse, void *o) {
+                             float *o_acc, float *lse, const float *sinks, void *o) {
   rrt_stream cs = ctx->compute_stream;
-  RRT_CHECK(b->final_rows(cs, sh->batch, sh->heads_q, sh->head_dim, sh->q_rows, o_acc, lse));
+  RRT_CHECK(b->final_rows(cs, sh->batch, sh->heads_q, sh->head_dim, sh->q_rows, sinks, o_acc, lse));
   if (sh->dtype != RRT_DTYPE_F32)
     RRT_CHECK(b->store(cs, o_acc, o, sh->dtype, (int64_t)q_elems(sh)));
   return ctx->dev->stream_sync(cs);
@@ -568,8 +575,8 @@ static rrt_status emu_step(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_wo
 }
 
 static rrt_status emu_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, float *o_acc, float *lse,
-                             void *o) {
-  return gpu_finish(&emu_build, ctx, sh, o_acc, lse, o);
+                             const float *sinks, void *o) {
+  return gpu_finish(&emu_build, ctx, sh, o_acc, lse, sinks, o);
 }
 
 static rrt_status emu_bwd_start(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,
@@ -689,8 +696,8 @@ static rrt_status cuda_step(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_w
 }
 
 static rrt_status cuda_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, float *o_acc, float *lse,
-                              void *o) {
-  return gpu_finish(&cuda_build, ctx, sh, o_acc, lse, o);
+                              const float *sinks, void *o) {
+  return gpu_finish(&cuda_build, ctx, sh, o_acc, lse, sinks, o);
 }
 
 static rrt_status cuda_bwd_start(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w,

@@ -189,6 +189,63 @@ static inline RRT_HD int rrt_attn_final_row(float *lse) {
   return 1;
 }
 
+/* ---- softmax variants: soft-capping and sinks (attn.h, version 3) ---------- */
+
+/* Logit soft-capping of a scaled score: cap * tanh(s / cap), cap > 0 (the
+ * caller skips it for cap 0). The same function serves scores in log2 units
+ * (the CPU kernels) with the cap in those units, cap * log2(e). NaN stays
+ * NaN; +-inf become +-cap, as in a float64 reference (flash-attn too). */
+static inline RRT_HD float rrt_attn_softcap(float s, float cap) { return cap * tanhf(s / cap); }
+
+/* A scaled score as the softmax sees it: soft-capped when cap > 0. */
+static inline RRT_HD float rrt_attn_score(float s, float cap) {
+  return cap > 0.0f ? rrt_attn_softcap(s, cap) : s;
+}
+
+/* The capped score of the backward and its derivative: returns
+ * cap * tanh(s / cap) and sets *g = 1 - tanh^2 (dS_raw = dS_capped * g);
+ * cap 0: s itself and g = 1. */
+static inline RRT_HD float rrt_attn_softcap_bwd(float s, float cap, float *g) {
+  if (!(cap > 0.0f)) {
+    *g = 1.0f;
+    return s;
+  }
+  const float t = tanhf(s / cap);
+  *g = 1.0f - t * t;
+  return cap * t;
+}
+
+/* A finished row's lse folded with its head's sink logit (an extra key of
+ * value 0 in the denominator only): lse' = log(exp(lse) + exp(sink)); returns
+ * the factor exp(lse - lse') that rescales the row's O. A row that saw only
+ * -inf scores (lse -inf) becomes O = 0, lse = sink; a sink of -inf changes
+ * nothing; NaN on either side, or a +inf sink (inf - inf, as in a float64
+ * softmax), makes the row NaN. */
+static inline RRT_HD float rrt_attn_sink_fold(float *lse, float sink) {
+  float ca, cb;
+  float l = rrt_attn_merge_coef(*lse, sink, &ca, &cb);
+  if (cb != cb) ca = l = rrt_am_nan();
+  *lse = l;
+  return ca;
+}
+
+/* One row's term of the sink gradient: -exp(sink - lse) * delta (P of the
+ * sink times (dP_sink = 0) - delta). */
+static inline RRT_HD double rrt_attn_sink_grad_term(float sink, float lse, float delta) {
+  return -exp((double)sink - (double)lse) * (double)delta;
+}
+
+/* The end of a run for row t ([batch, heads_q, rows] order) of head h: the
+ * sink folded in when there are sinks (NULL: none), then
+ * rrt_attn_final_row. Returns the factor of the row's O: 1 (unchanged), the
+ * sink's rescale, or NaN (the row becomes NaN; its O is 0 or NaN already
+ * where the lse was -inf, so O * factor is NaN either way). */
+static inline RRT_HD float rrt_attn_end_row(float *lse, const float *sinks, int h) {
+  float c = sinks ? rrt_attn_sink_fold(lse, sinks[h]) : 1.0f;
+  if (rrt_attn_final_row(lse)) c = rrt_am_nan();
+  return c;
+}
+
 /* ---- backward (FlashAttention-2 with recomputation) ------------------------ */
 
 /* delta = sum_d dO[d] * O[d] of one row, from storage-dtype o and dout at
@@ -213,6 +270,16 @@ static inline RRT_HD float rrt_attn_bwd_prob(float s, float lse) {
 /* dS = P * (dP - delta), the gradient of a (scaled) score. */
 static inline RRT_HD float rrt_attn_bwd_dscore(float p, float dp, float delta) {
   return p * (dp - delta);
+}
+
+/* P and dS of a visible pair from its scaled raw score s (soft-capped when
+ * cap > 0, attn.h): P = exp(cap(s) - lse), *ds = P * (dP - delta) * cap'(s). */
+static inline RRT_HD float rrt_attn_bwd_pds(float s, float cap, float lse, float dp, float delta,
+                                            float *ds) {
+  float g;
+  const float p = rrt_attn_bwd_prob(rrt_attn_softcap_bwd(s, cap, &g), lse);
+  *ds = rrt_attn_bwd_dscore(p, dp, delta) * g;
+  return p;
 }
 
 /* The visible keys of row i (relative to the item) of an item: local key

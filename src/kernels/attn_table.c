@@ -109,15 +109,16 @@ static rrt_status cpu_step(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_wo
                          progress->poll,
                          progress->arg,
                          ctx->env.cpu_isa,
-                         sh->mask};
+                         sh->mask,
+                         sh->softcap};
   if (direct) return rrt_attn_fwd_cpu_bf16(&a, w->q, k, v, items, nitems);
   return rrt_attn_fwd_cpu(&a, items, nitems);
 }
 
 static rrt_status cpu_finish(rrt_ctx_t ctx, const rrt_attn_kshape *sh, float *o_acc, float *lse,
-                             void *o) {
+                             const float *sinks, void *o) {
   (void)ctx;
-  rrt_attn_cpu_final_rows(o_acc, lse, sh->batch, sh->heads_q, sh->q_rows, sh->head_dim);
+  rrt_attn_cpu_final_rows(o_acc, lse, sinks, sh->batch, sh->heads_q, sh->q_rows, sh->head_dim);
   if (sh->dtype != RRT_DTYPE_F32) rrt_attn_cpu_from_f32(o, o_acc, q_elems(sh), sh->dtype);
   return RRT_SUCCESS;
 }
@@ -168,7 +169,8 @@ static rrt_status cpu_bwd_step(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_att
                              progress->poll,
                              progress->arg,
                              ctx->env.cpu_isa,
-                             sh->mask};
+                             sh->mask,
+                             sh->softcap};
   return rrt_attn_bwd_cpu(&a, items, nitems);
 }
 

@@ -37,6 +37,7 @@ typedef struct rrt_attn_kshape {
   int causal_band;     /* every masked item is a causal band (attn_cudnn.h): the mask is
                           causal alone (no window, one document) and positions have unit
                           stride (not the striped layout over several ranks) */
+  float softcap;       /* > 0: scores become softcap * tanh(s / softcap) (attn_math.h); 0 off */
 } rrt_attn_kshape;
 
 /** Scratch of a plan, made and freed by the table that uses it. */
@@ -81,12 +82,15 @@ typedef struct rrt_attn_kernels {
   rrt_status (*step)(rrt_ctx_t ctx, const rrt_attn_kshape *sh, rrt_attn_work *w, const void *k,
                      const void *v, const rrt_attn_item *items, int nitems, float *o, float *lse,
                      const rrt_attn_progress *progress);
-  /** Finish a run: rows whose lse is still -inf saw only -inf scores
-   *  (every row sees a key) and become NaN in o_acc and lse, as in a float64
-   *  softmax (rrt_attn_final_row); then o in storage dtype from the f32
-   *  accumulator (dtype != F32; otherwise o_acc is o), and all queued work
-   *  complete on return. */
-  rrt_status (*finish)(rrt_ctx_t ctx, const rrt_attn_kshape *sh, float *o_acc, float *lse, void *o);
+  /** Finish a run: with sinks (f32 [heads_q], backend memory; NULL: none)
+   *  each row's sink is folded into its lse and O once, after the last
+   *  merge (rrt_attn_sink_fold); rows whose lse is still -inf saw only -inf
+   *  scores (every row sees a key) and become NaN in o_acc and lse, as in a
+   *  float64 softmax (rrt_attn_final_row); then o in storage dtype from the
+   *  f32 accumulator (dtype != F32; otherwise o_acc is o), and all queued
+   *  work complete on return. */
+  rrt_status (*finish)(rrt_ctx_t ctx, const rrt_attn_kshape *sh, float *o_acc, float *lse,
+                       const float *sinks, void *o);
 
   /* ---- backward (FlashAttention-2's recomputation; every sum in f32) ---- */
   /** Start a backward run: delta[b, h, i] = sum_d dO * O (f32, from the

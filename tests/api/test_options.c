@@ -120,6 +120,13 @@ static void check_attn_desc(rrt_ctx_t ctx) {
   CHECK(rrt_attn_flops(&old) == rrt_attn_flops(&full));
   CHECK_OK(attn_run(ctx, &old, o_old));
   CHECK(memcmp(o_full, o_old, sizeof o_full) == 0);
+  /* a version 2 header (no softcap, no sinks): both off, the same bits */
+  rrt_attn_desc v2 = full;
+  v2.version = 2;
+  make_short(&v2, sizeof v2, offsetof(rrt_attn_desc, softcap));
+  CHECK_OK(rrt_attn_desc_check(&v2, P, msg, sizeof msg));
+  CHECK_OK(attn_run(ctx, &v2, o_old));
+  CHECK(memcmp(o_full, o_old, sizeof o_full) == 0);
   /* control: the same garbage inside the size is an unknown dtype */
   rrt_attn_desc garbage = old;
   set_size(&garbage, sizeof garbage);

@@ -13,7 +13,12 @@
  *   dP_ij  = dO_i . V_j                      dS_ij = P_ij * (dP_ij - delta_i)
  *   dV_j   = sum_i P_ij dO_i                 dK_j  = scale * sum_i dS_ij Q_i
  *   dQ_i   = scale * sum_j dS_ij K_j
- * dK and dV sum over every query head of the group. A row that sees no key
+ * dK and dV sum over every query head of the group.
+ * Soft-capping (softcap > 0, attn.h): S_ij = c tanh(S0_ij / c) of the scaled
+ * raw score S0, and dS0 = dS * (1 - tanh^2). Sinks (sinks != NULL, one per
+ * query head): exp(sink_h) joins every row's denominator (LSE includes it),
+ * never the output, and dsink_h = -sum_i exp(sink_h - LSE_i) * delta_i (the
+ * sink is a key of value 0: its dP is 0). A row that sees no key
  * has O = 0, LSE = -inf and contributes no gradient; NaN and Inf otherwise
  * propagate as float64 arithmetic makes them (a NaN or +Inf score makes its
  * row NaN), the semantics of include/ringrt/attn.h. */
@@ -50,6 +55,8 @@ typedef struct ref_bwd_problem {
   const double *o_delta;
   ref_bwd_visible_fn visible; /* NULL: every pair visible */
   const void *visible_arg;
+  double softcap;      /* > 0: soft-capped scores; 0 off */
+  const double *sinks; /* [hq] sink logits, NULL: none */
 } ref_bwd_problem;
 
 static inline int ref_bwd_sees(const ref_bwd_problem *p, int64_t i, int64_t j) {
@@ -74,12 +81,14 @@ static inline double ref_bwd_row_fwd(const ref_bwd_problem *p, int h, int64_t i,
   for (int64_t j = 0; j < p->nk; j++) {
     if (!ref_bwd_sees(p, i, j)) continue;
     s[j] = ref_bwd_dot(qi, p->k + (j * p->hkv + hk) * D, D) * p->scale;
+    if (p->softcap > 0) s[j] = p->softcap * tanh(s[j] / p->softcap);
     if (!(s[j] <= mx)) mx = s[j]; /* NaN wins */
     seen++;
   }
   memset(o, 0, sizeof(double) * (size_t)D);
-  if (!seen) return -HUGE_VAL;
-  double sum = 0;
+  if (!seen && !p->sinks) return -HUGE_VAL;
+  if (p->sinks && !(p->sinks[h] <= mx)) mx = p->sinks[h];
+  double sum = p->sinks ? exp(p->sinks[h] - mx) : 0;
   for (int64_t j = 0; j < p->nk; j++)
     if (ref_bwd_sees(p, i, j)) sum += exp(s[j] - mx);
   const double lse = mx + log(sum);
@@ -103,7 +112,8 @@ static inline void ref_bwd_row_bwd(const ref_bwd_problem *p, int h, int64_t i, c
     if (!ref_bwd_sees(p, i, j)) continue;
     const int64_t kv = (j * p->hkv + hk) * D;
     const double pij = exp(s[j] - lse);
-    const double ds = pij * (ref_bwd_dot(doi, p->v + kv, D) - delta);
+    double ds = pij * (ref_bwd_dot(doi, p->v + kv, D) - delta);
+    if (p->softcap > 0) ds *= 1 - (s[j] / p->softcap) * (s[j] / p->softcap);
     for (int e = 0; e < D; e++) {
       dv[kv + e] += pij * doi[e];
       dk[kv + e] += ds * qi[e] * p->scale;
@@ -114,10 +124,12 @@ static inline void ref_bwd_row_bwd(const ref_bwd_problem *p, int h, int64_t i, c
 
 /** Forward and backward of one batch entry. Writes (overwrites) every
  *  output: o and dq [nq, hq, d], lse [hq, nq] (lse[h * nq + i], the
- *  kernels' order within a batch entry), dk and dv [nk, hkv, d]. Returns 0,
- *  or -1 when out of memory. */
-static inline int ref_attn_bwd(const ref_bwd_problem *p, double *o, double *lse, double *dq,
-                               double *dk, double *dv) {
+ *  kernels' order within a batch entry), dk and dv [nk, hkv, d]; with sinks
+ *  and dsinks (may be NULL), adds dsink_h to dsinks[h] and sum_i |term| to
+ *  dsinks[hq + h] (the scale of its error). Returns 0, or -1 when out of
+ *  memory. */
+static inline int ref_attn_bwd_sinks(const ref_bwd_problem *p, double *o, double *lse, double *dq,
+                                     double *dk, double *dv, double *dsinks) {
   const int D = p->d;
   const size_t nqe = (size_t)p->nq * (size_t)p->hq * (size_t)D;
   const size_t nke = (size_t)p->nk * (size_t)p->hkv * (size_t)D;
@@ -135,9 +147,19 @@ static inline int ref_attn_bwd(const ref_bwd_problem *p, double *o, double *lse,
       const double *od = p->o_delta ? p->o_delta + (i * p->hq + h) * D : oi;
       const double delta = ref_bwd_dot(p->dout + (i * p->hq + h) * D, od, D);
       ref_bwd_row_bwd(p, h, i, s, l, delta, dq, dk, dv);
+      if (p->sinks && dsinks) {
+        const double t = -exp(p->sinks[h] - l) * delta;
+        dsinks[h] += t;
+        dsinks[p->hq + h] += fabs(t);
+      }
     }
   free(s);
   return 0;
+}
+
+static inline int ref_attn_bwd(const ref_bwd_problem *p, double *o, double *lse, double *dq,
+                               double *dk, double *dv) {
+  return ref_attn_bwd_sinks(p, o, lse, dq, dk, dv, NULL);
 }
 
 /** Largest |x| of n doubles (the scale a gradient's error is measured on). */

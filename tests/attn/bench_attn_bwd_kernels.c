@@ -55,7 +55,7 @@ int main(int argc, char **argv) {
   int64_t *lo = calloc((size_t)S, 8), *hi = malloc((size_t)S * 8);
   for (int64_t i = 0; i < S; i++)
     hi[i] = i;
-  rrt_attn_kshape sh = {1, S, S, H, H, D, RRT_DTYPE_F32, 1.0f / sqrtf((float)D), {lo, hi}, 0};
+  rrt_attn_kshape sh = {1, S, S, H, H, D, RRT_DTYPE_F32, 1.0f / sqrtf((float)D), {lo, hi}, 0, 0.0f};
   rrt_attn_item it = {0, S, 0, 1, 0, S, 0, 1, causal};
   rrt_attn_work w;
   memset(&w, 0, sizeof w);
@@ -66,7 +66,7 @@ int main(int argc, char **argv) {
     double t0 = now();
     kern->start(ctx, &sh, &w, q, k, v, NULL, o, lse);
     kern->step(ctx, &sh, &w, k, v, &it, 1, o, lse, &prog);
-    kern->finish(ctx, &sh, o, lse, o);
+    kern->finish(ctx, &sh, o, lse, NULL, o);
     double t1 = now();
     kern->bwd_start(ctx, &sh, &w, q, o, dout, delta, dq);
     kern->zero(ctx, dkv, 2 * n);

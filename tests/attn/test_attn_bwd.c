@@ -12,6 +12,12 @@
  * run twice on one plan and once more on new plans (the one-shot entry
  * points); all five outputs must be bitwise equal.
  *
+ * Softmax variants (issue 34): soft-capping and sinks, each alone and both,
+ * on a subset of the shapes (GQA/MQA, every dtype, a window, documents,
+ * every layout, causal and not), dsinks against the reference's too and in
+ * the bitwise repeats. The emu set has a bf16 shape the tensor-core kernels
+ * take (head_dim a multiple of 16).
+ *
  * Arguments: "full" (cpu), "small" (emu: tiny shapes), "errors" (bad
  * arguments are errors on every rank; the plan stays usable), "lib" (with
  * RINGRT_ATTN_KERNEL=cudnn: the library path of attn_cudnn.h, on emu its
@@ -93,12 +99,29 @@ static double tol_grad(rrt_dtype dt) {
  * gets at most 2P = 6 items, and an item's part is at most the largest
  * |ref| in these shapes (no cancellation beyond it), so the extra error is
  * below 6u of max |ref|: bf16 2.3e-2, f16 2.9e-3 on top of tol_grad's. */
+/* dsinks: each row's term exp(sink - lse) * delta, with lse and delta the
+ * kernels' f32 values from the same stored inputs and O as the
+ * reference's (lse within REF_TOL_LSE = 5e-5, so exp within ~5e-5
+ * relative; delta an f32 sum over head_dim), summed in f64: the error is
+ * below 1e-4 of the sum of the terms' magnitudes, for every dtype. */
+#define TOL_DSINKS 1e-4
+
 static double tol_lib(rrt_dtype dt) {
   const double u = dt == RRT_DTYPE_BF16 ? 0x1p-8 : 0x1p-11;
   return tol_grad(dt) + 6 * u;
 }
 
 static int lib_mode; /* "lib": the library path's tolerance */
+
+/* The softmax variant of the next problems (issue 34): soft-cap (0 off)
+ * and sinks (sink h = 1 + 1.5 h, about the rows' LSE, so it matters). The
+ * scaled scores of these inputs are mostly within +-2: a cap of 1.5 bends
+ * them well into tanh's curve. */
+static struct {
+  double cap;
+  int sinks;
+} variant;
+static float sink_value(int h) { return 1.0f + 1.5f * (float)h; }
 
 /* ---- the problem of one configuration ------------------------------------ */
 
@@ -113,6 +136,7 @@ typedef struct prob {
   void *hq, *hk, *hv, *hdo; /* host shards in storage dtype */
   void *q, *k, *v, *o, *dout, *dq, *dk, *dv;
   float *lse;
+  float *sinks, *dsinks; /* backend memory, [heads_q], when the variant has sinks */
 } prob;
 
 static void *dev_copy(rrt_ctx_t ctx, const void *h, size_t bytes) {
@@ -141,6 +165,8 @@ static void prob_make(prob *pr, rrt_ctx_t ctx, const cfg *c, int layout, int cau
   d.causal = causal;
   d.layout = (rrt_attn_layout)layout;
   d.dtype = c->dt;
+  d.softcap = variant.cap;
+  d.sinks = variant.sinks;
   pr->d = d;
   if (c->docs) pr->d.cu_seqlens = pr->cu; /* the copy's own array */
   pr->pos = ref_positions(&pr->d, pr->P, pr->r, &pr->L);
@@ -164,10 +190,18 @@ static void prob_make(prob *pr, rrt_ctx_t ctx, const cfg *c, int layout, int cau
   pr->dk = dev_copy(ctx, NULL, pr->nkv * pr->es);
   pr->dv = dev_copy(ctx, NULL, pr->nkv * pr->es);
   pr->lse = dev_copy(ctx, NULL, pr->nl * sizeof(float));
+  if (variant.sinks) {
+    float hs[64];
+    for (int h = 0; h < c->hq; h++)
+      hs[h] = sink_value(h);
+    pr->sinks = dev_copy(ctx, hs, (size_t)c->hq * sizeof(float));
+    pr->dsinks = dev_copy(ctx, NULL, (size_t)c->hq * sizeof(float));
+  }
 }
 
 static void prob_free(prob *pr, rrt_ctx_t ctx) {
-  void *dev[] = {pr->q, pr->k, pr->v, pr->o, pr->dout, pr->dq, pr->dk, pr->dv, pr->lse};
+  void *dev[] = {pr->q,  pr->k,  pr->v,   pr->o,     pr->dout,  pr->dq,
+                 pr->dk, pr->dv, pr->lse, pr->sinks, pr->dsinks};
   for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
     rrt_free(ctx, dev[i]);
   free(pr->hq);
@@ -181,6 +215,7 @@ static void prob_free(prob *pr, rrt_ctx_t ctx) {
 typedef struct outs {
   void *o, *dq, *dk, *dv;
   float *lse;
+  float dsinks[64]; /* [heads_q] with sinks */
 } outs;
 
 static void outs_get(rrt_ctx_t ctx, const prob *pr, outs *x) {
@@ -194,13 +229,17 @@ static void outs_get(rrt_ctx_t ctx, const prob *pr, outs *x) {
   CHECK_OK(rrt_memcpy_to_host(ctx, x->dk, pr->dk, pr->nkv * pr->es));
   CHECK_OK(rrt_memcpy_to_host(ctx, x->dv, pr->dv, pr->nkv * pr->es));
   CHECK_OK(rrt_memcpy_to_host(ctx, x->lse, pr->lse, pr->nl * sizeof(float)));
+  memset(x->dsinks, 0, sizeof x->dsinks);
+  if (pr->dsinks)
+    CHECK_OK(rrt_memcpy_to_host(ctx, x->dsinks, pr->dsinks, (size_t)pr->d.heads_q * sizeof(float)));
 }
 
 static int outs_equal(const prob *pr, const outs *a, const outs *b) {
   return memcmp(a->o, b->o, pr->nq * pr->es) == 0 && memcmp(a->dq, b->dq, pr->nq * pr->es) == 0 &&
          memcmp(a->dk, b->dk, pr->nkv * pr->es) == 0 &&
          memcmp(a->dv, b->dv, pr->nkv * pr->es) == 0 &&
-         memcmp(a->lse, b->lse, pr->nl * sizeof(float)) == 0;
+         memcmp(a->lse, b->lse, pr->nl * sizeof(float)) == 0 &&
+         memcmp(a->dsinks, b->dsinks, sizeof a->dsinks) == 0;
 }
 
 static void outs_free(outs *x) {
@@ -217,7 +256,16 @@ static void run_fwd_bwd(rrt_ctx_t ctx, rrt_attn_plan_t plan, const prob *pr) {
   size_t n[] = {pr->nq, pr->nq, pr->nkv, pr->nkv};
   for (int i = 0; i < 4; i++)
     CHECK_OK(rrt_memset(ctx, dst[i], 0x7f, n[i] * pr->es));
-  if (plan) {
+  if (pr->d.sinks) { /* no one-shot entry points: a new plan stands for them */
+    rrt_attn_plan_t own = NULL;
+    if (!plan) CHECK_OK(rrt_attn_plan_create(ctx, &pr->d, &own));
+    CHECK_OK(rrt_memset(ctx, pr->dsinks, 0x7f, (size_t)pr->d.heads_q * sizeof(float)));
+    CHECK_OK(
+        rrt_attn_plan_run_sinks(plan ? plan : own, pr->q, pr->k, pr->v, pr->sinks, pr->o, pr->lse));
+    CHECK_OK(rrt_attn_plan_run_bwd_sinks(plan ? plan : own, pr->q, pr->k, pr->v, pr->o, pr->lse,
+                                         pr->dout, pr->sinks, pr->dq, pr->dk, pr->dv, pr->dsinks));
+    rrt_attn_plan_destroy(own);
+  } else if (plan) {
     CHECK_OK(rrt_attn_plan_run(plan, pr->q, pr->k, pr->v, pr->o, pr->lse));
     CHECK_OK(rrt_attn_plan_run_bwd(plan, pr->q, pr->k, pr->v, pr->o, pr->lse, pr->dout, pr->dq,
                                    pr->dk, pr->dv));
@@ -283,6 +331,8 @@ static double *global_in(const prob *pr, int tensor, int heads, uint64_t seed, f
 
 typedef struct grad_err {
   double dq, dk, dv, o; /* max |got - ref| / max |ref| */
+  double dsinks;        /* max over heads of |got - ref| / sum of |terms| (0 without sinks) */
+  double lse;           /* max |got - ref| of this rank's LSE */
 } grad_err;
 
 /* max |got - ref| of this rank's rows of one gradient (NaN counts as inf). */
@@ -307,7 +357,10 @@ static grad_err compare(const prob *pr, const outs *x, uint64_t seed) {
   double *o = malloc(sizeof(double) * nqe), *lse = malloc(sizeof(double) * (size_t)(S * Hq));
   double *dq = malloc(sizeof(double) * nqe), *dk = malloc(sizeof(double) * nke),
          *dv = malloc(sizeof(double) * nke);
-  double abs_q = 0, abs_k = 0, abs_v = 0, abs_o = 0, eq = 0, ek = 0, ev = 0, eo = 0;
+  double abs_q = 0, abs_k = 0, abs_v = 0, abs_o = 0, eq = 0, ek = 0, ev = 0, eo = 0, es = 0, el = 0;
+  double sinks[64], dsinks[128] = {0};
+  for (int h = 0; h < Hq; h++)
+    sinks[h] = sink_value(h);
   for (int64_t b = 0; b < d->batch; b++) {
     double *q = global_in(pr, 0, Hq, seed, qamp, b), *k = global_in(pr, 1, Hkv, seed, 1.0f, b),
            *v = global_in(pr, 2, Hkv, seed, 1.0f, b), *dout = global_in(pr, 3, Hq, seed, 1.0f, b);
@@ -323,8 +376,10 @@ static grad_err compare(const prob *pr, const outs *x, uint64_t seed) {
                                 dout,
                                 og + (size_t)b * nqe,
                                 visible,
-                                d};
-    CHECK(ref_attn_bwd(&rp, o, lse, dq, dk, dv) == 0);
+                                d,
+                                d->softcap,
+                                d->sinks ? sinks : NULL};
+    CHECK(ref_attn_bwd_sinks(&rp, o, lse, dq, dk, dv, dsinks) == 0);
     /* the forward too: the stored O against the reference's (NaN: inf) */
     abs_o = fmax(abs_o, ref_bwd_absmax(o, nqe));
     for (size_t x = 0; x < nqe; x++) {
@@ -334,6 +389,11 @@ static grad_err compare(const prob *pr, const outs *x, uint64_t seed) {
     abs_q = fmax(abs_q, ref_bwd_absmax(dq, nqe));
     abs_k = fmax(abs_k, ref_bwd_absmax(dk, nke));
     abs_v = fmax(abs_v, ref_bwd_absmax(dv, nke));
+    for (int h = 0; h < Hq; h++)
+      for (int64_t l = 0; l < pr->L; l++) {
+        const double e = fabs(x->lse[(b * Hq + h) * pr->L + l] - lse[h * S + pr->pos[l]]);
+        if (!(e <= el)) el = e == e ? e : HUGE_VAL;
+      }
     eq = rows_err(pr, x->dq, dq, b, Hq, eq);
     ek = rows_err(pr, x->dk, dk, b, Hkv, ek);
     ev = rows_err(pr, x->dv, dv, b, Hkv, ev);
@@ -342,13 +402,17 @@ static grad_err compare(const prob *pr, const outs *x, uint64_t seed) {
     free(v);
     free(dout);
   }
+  for (int h = 0; d->sinks && h < Hq; h++) {
+    const double e = fabs(x->dsinks[h] - dsinks[h]) / dsinks[Hq + h];
+    if (!(e <= es)) es = e == e ? e : HUGE_VAL;
+  }
   free(og);
   free(o);
   free(lse);
   free(dq);
   free(dk);
   free(dv);
-  return (grad_err){eq / abs_q, ek / abs_k, ev / abs_v, eo / abs_o};
+  return (grad_err){eq / abs_q, ek / abs_k, ev / abs_v, eo / abs_o, es, el};
 }
 
 /* ---- one configuration ------------------------------------------------------ */
@@ -381,16 +445,19 @@ static void run_cfg(rrt_ctx_t ctx, const cfg *c, int layout, int causal, uint64_
   check_stats(plan, &pr);
   grad_err e = compare(&pr, &first, seed);
   const double tol = lib_mode ? tol_lib(c->dt) : tol_grad(c->dt);
-  CHECK_MSG(e.dq <= tol && e.dk <= tol && e.dv <= tol && e.o <= tol,
-            "%s P=%d b=%d S=%lld hq=%d hkv=%d D=%d %s causal=%d: dQ %.3g dK %.3g dV %.3g O %.3g "
-            "(tol %.3g)",
+  CHECK_MSG(e.dq <= tol && e.dk <= tol && e.dv <= tol && e.o <= tol && e.dsinks <= TOL_DSINKS &&
+                e.lse <= REF_TOL_LSE,
+            "%s P=%d b=%d S=%lld hq=%d hkv=%d D=%d %s causal=%d softcap=%g sinks=%d: dQ %.3g dK "
+            "%.3g dV %.3g O %.3g (tol %.3g) dsinks %.3g (tol %.3g) LSE %.3g",
             rrt_attn_layout_name(pr.d.layout), pr.P, c->batch, (long long)pr.d.seq, c->hq, c->hkv,
-            c->dim, rrt_dtype_name(c->dt), causal, e.dq, e.dk, e.dv, e.o, tol);
+            c->dim, rrt_dtype_name(c->dt), causal, pr.d.softcap, pr.d.sinks, e.dq, e.dk, e.dv, e.o,
+            tol, e.dsinks, TOL_DSINKS, e.lse);
   if (pr.r == 0 && getenv("RRT_TEST_VERBOSE"))
-    printf("%-10s P=%d S=%4lld hq=%d hkv=%d D=%3d %-4s causal=%d dQ %.2e dK %.2e dV %.2e O "
-           "%.2e\n",
+    printf("%-10s P=%d S=%4lld hq=%d hkv=%d D=%3d %-4s causal=%d cap=%g sinks=%d dQ %.2e dK %.2e "
+           "dV %.2e O %.2e dsinks %.2e\n",
            rrt_attn_layout_name(pr.d.layout), pr.P, (long long)pr.d.seq, c->hq, c->hkv, c->dim,
-           rrt_dtype_name(c->dt), causal, e.dq, e.dk, e.dv, e.o);
+           rrt_dtype_name(c->dt), causal, pr.d.softcap, pr.d.sinks, e.dq, e.dk, e.dv, e.o,
+           e.dsinks);
   /* determinism: the same plan again, then new plans */
   for (int rep = 0; rep < 2 * repeat; rep++) {
     run_fwd_bwd(ctx, rep == 0 ? plan : NULL, &pr);
@@ -451,8 +518,8 @@ static void expect_lib_refused(rrt_ctx_t ctx, const cfg *c, int layout, int caus
   prob_make(&pr, ctx, c, layout, causal, seed);
   rrt_attn_plan_t plan = NULL;
   CHECK(rrt_attn_plan_create(ctx, &pr.d, &plan) == RRT_ERR_INVALID_ARG && !plan);
-  CHECK_MSG(strstr(rrt_ctx_last_error(ctx), "cuDNN's masks") != NULL, "message '%s'",
-            rrt_ctx_last_error(ctx));
+  const char *why = variant.cap > 0 ? "no soft-capping" : "cuDNN's masks";
+  CHECK_MSG(strstr(rrt_ctx_last_error(ctx), why) != NULL, "message '%s'", rrt_ctx_last_error(ctx));
   rrt_ctx_clear_error(ctx);
   prob_free(&pr, ctx);
 }
@@ -484,6 +551,57 @@ static void run_lib(rrt_ctx_t ctx) {
   /* a window: refused too */
   const cfg w = {1, 0, 2, 1, 16, RRT_DTYPE_BF16, 24, 1, 4, 0, 0};
   if (lib_mode) expect_lib_refused(ctx, &w, RRT_ATTN_CONTIGUOUS, 1, 7);
+  /* softmax variants: sinks never reach the kernels (the library path
+   * runs them); cuDNN has no soft-capping: refused when forced */
+  variant.sinks = 1;
+  run_cfg(ctx, &small_cfgs[1], RRT_ATTN_ZIGZAG, 1, 2001, 1);
+  variant.sinks = 0;
+  variant.cap = 1.5;
+  if (lib_mode)
+    expect_lib_refused(ctx, &small_cfgs[1], RRT_ATTN_ZIGZAG, 1, 2001);
+  else
+    run_cfg(ctx, &small_cfgs[1], RRT_ATTN_ZIGZAG, 1, 2001, 0);
+  variant.cap = 0.0;
+}
+
+/* The softmax variants (issue 34) on a few shapes: GQA and MQA, every
+ * dtype, a window and documents; cap and sinks together everywhere, each
+ * alone on the first shape (zigzag only: the layouts' handling of both is
+ * the same as together); the dense shapes repeat bit for bit. emu (slow:
+ * a few shapes, the striped layout on the first only): a bf16 and an f16
+ * shape of the tensor-core kernels (head_dim 32), f32 on the SIMT ones. */
+static void run_variants(rrt_ctx_t ctx, int small) {
+  static const cfg full_v[] = {
+      {2, 7, 4, 2, 72, RRT_DTYPE_F32, DENSE},          /* batch 2, GQA 2 */
+      {1, 8, 4, 1, 64, RRT_DTYPE_BF16, DENSE},         /* MQA, the bf16 kernel */
+      {2, 6, 2, 1, 40, RRT_DTYPE_F16, DENSE},          /* f16 */
+      {1, 0, 2, 1, 16, RRT_DTYPE_F32, 24, 1, 4, 0, 0}, /* causal window */
+      {1, 0, 2, 1, 16, RRT_DTYPE_BF16, 0, 0, 2, 1, 1}, /* documents with a window */
+  };
+  static const cfg small_v[] = {
+      {1, 3, 2, 1, 32, RRT_DTYPE_BF16, DENSE},          /* tensor cores, GQA 2 */
+      {2, 2, 2, 2, 32, RRT_DTYPE_F16, DENSE},           /* tensor cores, batch 2 */
+      {1, 3, 2, 1, 40, RRT_DTYPE_F32, DENSE},           /* SIMT */
+      {1, 0, 2, 1, 16, RRT_DTYPE_F32, 0, 1, -1, -1, 1}, /* documents, causal */
+  };
+  const cfg *cs = small ? small_v : full_v;
+  const int n = small ? (int)(sizeof small_v / sizeof *cs) : (int)(sizeof full_v / sizeof *cs);
+  static const double caps[3] = {1.5, 1.5, 0.0};
+  static const int sinks[3] = {1, 0, 1};
+  for (int vi = 0; vi < 3; vi++)
+    for (int i = 0; i < (vi == 0 ? n : 1); i++) {
+      const cfg *c = &cs[i];
+      variant.cap = caps[vi];
+      variant.sinks = sinks[vi];
+      const int layouts = small && i > 0 ? RRT_ATTN_STRIPE : RRT_ATTN_LAYOUT_COUNT;
+      const int repeat = c->seq == 0 && !c->docs && (!small || i == 0);
+      for (int layout = 0; layout < layouts; layout++)
+        for (int causal = c->causal; causal <= 1; causal++)
+          if (vi == 0 || layout == RRT_ATTN_ZIGZAG)
+            run_cfg(ctx, c, layout, causal, 3000u + (unsigned)i, repeat);
+    }
+  variant.cap = 0.0;
+  variant.sinks = 0;
 }
 
 int main(int argc, char **argv) {
@@ -514,6 +632,7 @@ int main(int argc, char **argv) {
         for (int causal = c->causal; causal <= 1; causal++)
           run_cfg(ctx, c, layout, causal, 2000u + (unsigned)i, i < n);
     }
+    run_variants(ctx, small);
   }
   if (ctx) rrt_ctx_destroy(ctx);
   int rc = test_result();

@@ -202,7 +202,9 @@ static void reference(prob *p, double scale) {
                           p->vdo + b * qb,
                           NULL,
                           ref_vis,
-                          p};
+                          p,
+                          0,
+                          NULL};
     double *lse = p->rlse + b * c->hq * R;
     CHECK(ref_attn_bwd(&rp, p->vo + b * qb, lse, p->rdq + b * qb, p->rdk + b * kb,
                        p->rdv + b * kb) == 0);
@@ -261,8 +263,8 @@ static rrt_status run_table(rrt_ctx_t ctx, const rrt_attn_kernels *kt, prob *p, 
   CHECK_OK(rrt_malloc(ctx, own * es, &dk_s));
   CHECK_OK(rrt_malloc(ctx, own * es, &dv_s));
 
-  rrt_attn_kshape sh = {c->batch, c->rows,    p->kv_rows,   c->hq,    c->hkv,
-                        c->dim,   (int)c->dt, (float)scale, {lo, hi}, 0};
+  rrt_attn_kshape sh = {c->batch,   c->rows,      p->kv_rows, c->hq, c->hkv, c->dim,
+                        (int)c->dt, (float)scale, {lo, hi},   0,     0.0f};
   rrt_attn_work w;
   memset(&w, 0, sizeof w);
   rrt_attn_progress prog = {NULL, NULL};

@@ -302,8 +302,8 @@ static void check_case(rrt_ctx_t ctx, const tcase *c, uint64_t seed) {
       memcpy(kc + s * nkb, k[s] + b * nkb, nkb * 8);
       memcpy(vc + s * nkb, v[s] + b * nkb, nkb * 8);
     }
-    ref_bwd_problem rp = {L,  2 * KV,         Hq,   Hkv,    D, scale, q + b * nqb, kc,
-                          vc, dout + b * nqb, NULL, vis_fn, &p};
+    ref_bwd_problem rp = {L,  2 * KV,         Hq,   Hkv,    D,  scale, q + b * nqb, kc,
+                          vc, dout + b * nqb, NULL, vis_fn, &p, 0,     NULL};
     /* O as the kernel gets it (storage dtype) is what delta must use */
     CHECK(ref_attn_bwd(&rp, o + b * nqb, lse + (size_t)b * Hq * L, dq + b * nqb, dk + b * 2 * nkb,
                        dv + b * 2 * nkb) == 0);
@@ -331,7 +331,7 @@ static void check_case(rrt_ctx_t ctx, const tcase *c, uint64_t seed) {
     in.v[s] = to_backend(ctx, sv[s], nkv * es);
   }
   int64_t *mlo = to_backend(ctx, p.lo, (size_t)L * 8), *mhi = to_backend(ctx, p.hi, (size_t)L * 8);
-  rrt_attn_kshape sh = {B, L, KV, Hq, Hkv, D, (int)dt, (float)scale, {mlo, mhi}, 0};
+  rrt_attn_kshape sh = {B, L, KV, Hq, Hkv, D, (int)dt, (float)scale, {mlo, mhi}, 0, 0.0f};
 
   kout r1, r2, r3;
   run_kernels(ctx, kern, &sh, &p, &in, &r1);

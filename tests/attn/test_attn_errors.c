@@ -110,6 +110,44 @@ static void differing_masks(rrt_ctx_t ctx, int P, int r) {
   d = good(P);
   d.scale = r == 0 ? 0.25 : 0.5;
   expect_fail_with(ctx, &d, 0, "scale differs", "scale is 0.");
+  d = good(P);
+  d.softcap = r == 0 ? 30.0 : 50.0;
+  expect_fail_with(ctx, &d, 0, "softcap differs", "softcap is ");
+  d = good(P);
+  d.sinks = r == P - 1;
+  expect_fail_with(ctx, &d, 0, "sinks differ", "sinks is ");
+}
+
+/* A run whose sink arguments do not match the plan: an error on every
+ * rank naming the entry point to use, and the plan stays usable. */
+static void sink_runs(rrt_ctx_t ctx, int P, int r, void *buf) {
+  rrt_attn_desc d = good(P);
+  rrt_attn_plan_t p = NULL, ps = NULL;
+  CHECK_OK(rrt_attn_plan_create(ctx, &d, &p));
+  d.sinks = 1;
+  CHECK_OK(rrt_attn_plan_create(ctx, &d, &ps));
+  const float *sk = (const float *)buf;
+  rrt_status st = rrt_attn_plan_run_sinks(p, buf, buf, buf, sk, buf, NULL);
+  CHECK_MSG(st == RRT_ERR_INVALID_ARG && strstr(rrt_ctx_last_error(ctx), "has no sinks"),
+            "run_sinks on a plan without sinks: %s '%s'", rrt_status_string(st),
+            rrt_ctx_last_error(ctx));
+  rrt_ctx_clear_error(ctx);
+  st = rrt_attn_plan_run(ps, buf, buf, buf, buf, NULL);
+  CHECK_MSG(st == RRT_ERR_INVALID_ARG && strstr(rrt_ctx_last_error(ctx), "run_sinks"),
+            "plain run of a plan with sinks: %s '%s'", rrt_status_string(st),
+            rrt_ctx_last_error(ctx));
+  rrt_ctx_clear_error(ctx);
+  st = rrt_attn_plan_run_sinks(ps, buf, buf, buf, r == P - 1 ? NULL : sk, buf, NULL);
+  CHECK_MSG(st != RRT_SUCCESS, "NULL sinks on the last rank accepted");
+  rrt_ctx_clear_error(ctx);
+  float *lse = (float *)buf;
+  st = rrt_attn_plan_run_bwd_sinks(ps, buf, buf, buf, buf, lse, buf, sk, buf, buf, buf, NULL);
+  CHECK_MSG(st == RRT_ERR_INVALID_ARG && strstr(rrt_ctx_last_error(ctx), "dsinks"),
+            "NULL dsinks: %s '%s'", rrt_status_string(st), rrt_ctx_last_error(ctx));
+  rrt_ctx_clear_error(ctx);
+  CHECK_OK(rrt_attn_plan_run_sinks(ps, buf, buf, buf, sk, buf, NULL)); /* still usable */
+  rrt_attn_plan_destroy(p);
+  rrt_attn_plan_destroy(ps);
 }
 
 int main(int argc, char **argv) {
@@ -152,6 +190,21 @@ int main(int argc, char **argv) {
     d = good(P);
     d.scale = 0.0;
     CHECK_OK(rrt_attn_desc_check(&d, P, NULL, 0));
+    /* softcap: 0 is off; negative, inf, NaN are errors naming the value */
+    const double bad_caps[] = {-30.0, -HUGE_VAL, HUGE_VAL, NAN};
+    for (int i = 0; i < 4; i++) {
+      d = good(P);
+      d.softcap = bad_caps[i];
+      char what[64];
+      snprintf(what, sizeof what, "softcap %g", bad_caps[i]);
+      expect_fail(ctx, &d, 1, what);
+      char msg[256];
+      CHECK(rrt_attn_desc_check(&d, P, msg, sizeof msg) == RRT_ERR_INVALID_ARG);
+      CHECK_MSG(strstr(msg, what), "%s: message '%s' does not name the value", what, msg);
+    }
+    d = good(P);
+    d.sinks = 2;
+    expect_fail(ctx, &d, 1, "sinks 2");
     /* one rank only is wrong: the others must fail too */
     d = good(P);
     if (r == P - 1) d.heads_kv = 3;
@@ -178,6 +231,7 @@ int main(int argc, char **argv) {
     rrt_ctx_clear_error(ctx);
     CHECK_OK(rrt_attn_plan_run(p, buf, buf, buf, buf, NULL)); /* the plan is still usable */
     rrt_attn_plan_destroy(p);
+    sink_runs(ctx, P, r, buf);
     rrt_free(ctx, buf);
     still_works(ctx);
     rrt_ctx_destroy(ctx);

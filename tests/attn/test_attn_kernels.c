@@ -206,7 +206,7 @@ static double run_table(rrt_ctx_t ctx, const kcase *c, const kdata *kd, const rr
   float *acc = o_acc ? o_acc : (float *)o;
   const rrt_attn_kshape sh = {c->batch, c->q_rows, c->kv_rows, c->hq,
                               c->hkv,   c->dim,    (int)c->dt, (float)(1.0 / sqrt((double)c->dim)),
-                              {lo, hi}, 0};
+                              {lo, hi}, 0,         0.0f};
   rrt_attn_work w;
   memset(&w, 0, sizeof w);
   const rrt_attn_progress prog = {NULL, NULL};
@@ -214,7 +214,7 @@ static double run_table(rrt_ctx_t ctx, const kcase *c, const kdata *kd, const rr
   CHECK_OK(kt->start(ctx, &sh, &w, q, k, v, NULL, acc, lse));
   CHECK_OK(kt->step(ctx, &sh, &w, k, v, items, nitems - 1, acc, lse, &prog));
   CHECK_OK(kt->step(ctx, &sh, &w, k, v, items + nitems - 1, 1, acc, lse, &prog));
-  CHECK_OK(kt->finish(ctx, &sh, acc, lse, o));
+  CHECK_OK(kt->finish(ctx, &sh, acc, lse, NULL, o));
   kt->work_destroy(ctx, &w);
 
   void *ho = malloc(kd->nq * es);

@@ -1,7 +1,9 @@
 """ringrt.torch under mpirun: ring_attention forward and autograd gradients
 against torch's scaled_dot_product_attention in float64 on the gathered
 sequence (every layout, causal and not, GQA/MQA, sliding windows, packed
-documents, uneven and empty shards, f32/bf16/f16); shard/unshard round
+documents, uneven and empty shards, f32/bf16/f16; soft-capping and sinks,
+whose reference is written out: scores capped, the sink a column of the
+softmax dropped after it, the sinks' gradient by autograd); shard/unshard round
 trips and unshard's gradient; plan reuse; bad input on one rank raising on
 every rank. Argument: a backend for one extra tiny case ("emu": the GPU code
 path on the CPU), or none.
@@ -76,6 +78,30 @@ def reference(q, k, v, w, causal, window, cu, scale):
     return o.detach(), lse.detach(), q.grad, k.grad, v.grad
 
 
+def reference_variants(q, k, v, w, causal, window, cu, scale, softcap, sinks):
+    """reference() written out for soft-capping (softcap * tanh(s / softcap)
+    of the scaled scores, before the mask) and sinks (a softmax column of
+    logit sinks[h] per head, dropped after the softmax); also d sinks."""
+    q, k, v = (t.detach().double().requires_grad_() for t in (q, k, v))
+    sk = None if sinks is None else sinks.detach().double().requires_grad_()
+    rep = q.shape[2] // k.shape[2]
+    qt, kt, vt = (t.transpose(1, 2) for t in (q, k.repeat_interleave(rep, 2),
+                                                 v.repeat_interleave(rep, 2)))
+    S = q.shape[1]
+    sc = (qt @ kt.transpose(-1, -2)) * (scale or 1.0 / math.sqrt(q.shape[3]))
+    if softcap:
+        sc = softcap * torch.tanh(sc / softcap)
+    sc = sc.masked_fill(~mask_of(S, causal, window, cu), -math.inf)
+    if sk is not None:
+        sc = torch.cat([sc, sk.view(1, -1, 1, 1).expand(*sc.shape[:3], 1)], -1)
+    lse = sc.logsumexp(-1)
+    p = torch.softmax(sc, -1)[..., :S]
+    o = (p @ vt).transpose(1, 2)
+    (o * w.double()).sum().backward()
+    return (o.detach(), lse.detach(), q.grad, k.grad, v.grad,
+            None if sk is None else sk.grad)
+
+
 def compare(what: str, got: torch.Tensor, want: torch.Tensor, tol: float) -> float:
     if got.shape != want.shape:
         raise AssertionError(f"{what}: shape {tuple(got.shape)}, expected {tuple(want.shape)}")
@@ -88,7 +114,8 @@ def compare(what: str, got: torch.Tensor, want: torch.Tensor, tol: float) -> flo
 
 def run_case(ctx: ringrt.Context, name: str, B: int, S: int, Hq: int, Hkv: int, D: int,
              causal: bool = False, layout: str = "zigzag", window=(-1, -1), cu=None,
-             dtype=torch.float32, scale=None, strided: bool = False) -> Dict[str, float]:
+             dtype=torch.float32, scale=None, strided: bool = False, softcap=None,
+             sinks: bool = False) -> Dict[str, float]:
     """One case: global tensors (same seed on every rank), this rank's shards,
     ring_attention + backward against the float64 reference."""
     gen = torch.Generator().manual_seed(zlib.crc32(name.encode()))  # same on every rank
@@ -98,7 +125,12 @@ def run_case(ctx: ringrt.Context, name: str, B: int, S: int, Hq: int, Hkv: int, 
         return torch.randn(B, S, h, D, generator=gen).to(dtype)
 
     q, k, v, w = rand(Hq), rand(Hkv), rand(Hkv), rand(Hq)
-    o_ref, lse_ref, dq_ref, dk_ref, dv_ref = reference(q, k, v, w, causal, window, cu, scale)
+    sk = torch.linspace(-0.5, 2.0, Hq).requires_grad_() if sinks else None
+    if softcap or sinks:
+        o_ref, lse_ref, dq_ref, dk_ref, dv_ref, ds_ref = reference_variants(
+            q, k, v, w, causal, window, cu, scale, softcap, sk)
+    else:
+        o_ref, lse_ref, dq_ref, dk_ref, dv_ref = reference(q, k, v, w, causal, window, cu, scale)
     cu_arg = torch.tensor(cu, dtype=torch.int32) if varlen else None
     dim = 0 if varlen else 1
 
@@ -112,12 +144,14 @@ def run_case(ctx: ringrt.Context, name: str, B: int, S: int, Hq: int, Hkv: int, 
         args = tuple(t.transpose(-2, -3).contiguous().transpose(-2, -3) for t in args)
         assert not args[0].is_contiguous()
     o, lse = rt.ring_attention(*args, causal=causal, layout=layout, window=window,
-                               cu_seqlens=cu_arg, scale=scale, ctx=ctx, return_lse=True)
+                               cu_seqlens=cu_arg, scale=scale, ctx=ctx, return_lse=True,
+                               softcap=softcap, sinks=sk)
     assert o.shape == ql.shape and o.dtype == dtype, (o.shape, o.dtype)
     (o.float() * local(w).float()).sum().backward()
     tol = TOL[dtype]
     lse_local = local(lse_ref.transpose(1, 2)).transpose(-1, -2)  # [B, H, S_local] / [H, T_local]
-    return {
+    errs = {} if sk is None else {"dsinks": compare(f"{name} dsinks", sk.grad, ds_ref, tol)}
+    return errs | {
         "o": compare(f"{name} o", o, local(o_ref), tol),
         "lse": compare(f"{name} lse", lse, lse_local, TOL[torch.float32]),
         "dq": compare(f"{name} dq", ql.grad, local(dq_ref), tol),
@@ -155,6 +189,13 @@ def cases() -> List[Tuple[str, dict]]:
                                     dtype=bf16)),
         ("f16 dense contiguous", dict(B=2, S=18, Hq=2, Hkv=2, D=16, layout="contiguous",
                                       dtype=f16)),
+        # softmax variants (issue 34)
+        ("softcap sinks causal zigzag GQA", dict(B=2, S=24, Hq=4, Hkv=2, D=16, causal=True,
+                                                 softcap=1.5, sinks=True)),
+        ("sinks window stripe", dict(B=1, S=22, Hq=2, Hkv=1, D=16, layout="stripe",
+                                     window=(4, 2), sinks=True)),
+        ("softcap bf16 varlen", dict(B=1, S=28, Hq=2, Hkv=2, D=16, cu=[0, 9, 28], causal=True,
+                                     dtype=bf16, softcap=2.0, sinks=True)),
     ]
 
 

@@ -6,7 +6,8 @@ under mpirun: torch.compile, eager bits, autocast, misuse.
   contiguous tensors: the path ringrt.torch took before its operator),
   for o, lse and dq, dk, dv.
 - torch.compile(fullgraph=True, backend="aot_eager") of a function that
-  calls every option (layouts, windows, scale, GQA, return_lse,
+  calls every option (layouts, windows, scale, GQA, return_lse, softcap
+  and sinks (their gradient too),
   qkv_format sbhd/bhsd/thd, cu_seqlens as a tensor and as a list, the six
   flash-attn functions) traces without a graph break and gives the eager
   bits, outputs and gradients; torch._dynamo.explain reports one graph and
@@ -117,6 +118,7 @@ def inputs(ctx: ringrt.Context) -> Dict[str, torch.Tensor]:
             x[n + layout[0]] = rt.shard(t, layout=layout, ctx=ctx)
     for n, t in (("q", q), ("k", k), ("v", v)):
         x[n + "t"] = rt.shard(t[1], layout="stripe", cu_seqlens=CU, dim=0, ctx=ctx)
+    x["sinks"] = torch.linspace(-1.0, 1.0, 4)  # one per query head, the same on every rank
     return {n: t.requires_grad_() for n, t in x.items()}
 
 
@@ -126,6 +128,7 @@ def every_option(x: Dict[str, torch.Tensor], ctx: ringrt.Context,
     qt, kt, vt = x["qt"], x["kt"], x["vt"]
     ra = rt.ring_attention
     out = [ra(q, k, v, causal=True, ctx=ctx)]
+    out.append(ra(q, k, v, causal=True, softcap=2.0, sinks=x["sinks"], ctx=ctx))  # issue 34
     out += ra(q, k, v, window=(3, 2), scale=0.5, return_lse=True, ctx=ctx)
     out.append(ra(x["qc"], x["kc"], x["vc"], causal=True, layout="contiguous", ctx=ctx))
     out.append(ra(x["qs"], x["ks"], x["vs"], causal=True, window=(4, -1), layout="stripe",
@@ -182,7 +185,12 @@ def check_opcheck(ctx: ringrt.Context) -> None:
     q, k, v = (rt.shard(randn("oc" + n, 1, S, h, 8), ctx=ctx).requires_grad_()
                for n, h in (("q", 4), ("k", 2), ("v", 2)))
     args = (q, k, v, None, None, None, None, ctx.key, "ring_attention", "bshd", "zigzag", True,
-            -1, -1, 0.0, False, "", "", "", "", "", "")
+            -1, -1, 0.0, False, "", "", "", "", "", "", 0.0, None)
+    result = torch.library.opcheck(torch.ops.ringrt.ring_attn_fwd.default, args)
+    assert all(v == "SUCCESS" for v in result.values()), result
+    # soft-capping and sinks (a differentiable input of the operator)
+    sinks = torch.linspace(-1.0, 1.0, 4).requires_grad_()
+    args = args[:-2] + (2.0, sinks)
     result = torch.library.opcheck(torch.ops.ringrt.ring_attn_fwd.default, args)
     assert all(v == "SUCCESS" for v in result.values()), result
 

@@ -8,7 +8,7 @@ identical-shards check, under mpirun (np 1-3, cpu backend, eager).
 - qkv_format "sbhd", "bhsd", "thd": the same bits as BSHD (same arithmetic
   on transposed views), gradients included.
 - Misuse raises on every rank, never hangs: each unsupported argument
-  (dropout_p, softcap, alibi_slopes, block_table, cu_seqlens_k) on one rank
+  (dropout_p, alibi_slopes, block_table, cu_seqlens_k) on one rank
   is NotImplementedError everywhere naming the argument; a bad qkv_format or
   packed shape on one rank is InvalidArgument there and RemoteError
   elsewhere; every rank passing the whole sequence raises InvalidArgument
@@ -189,7 +189,7 @@ def check_errors(ctx: ringrt.Context) -> None:
     mine = ctx.rank == bad
     q, k, v, _ = (rt.shard(t, ctx=ctx) for t in globals_("errors", 1, 12, 2, 2, 8))
     unsup = errors.Unsupported
-    for kw, name in ((dict(dropout_p=0.1), "dropout_p"), (dict(softcap=30.0), "softcap"),
+    for kw, name in ((dict(dropout_p=0.1), "dropout_p"),
                      (dict(alibi_slopes=torch.ones(2)), "alibi_slopes")):
         e = expect_everywhere(ctx, bad, lambda: rt.flash_attn_func(
             q, k, v, causal=True, ctx=ctx, **(kw if mine else {})), name, unsup)

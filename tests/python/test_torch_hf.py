@@ -20,8 +20,11 @@ rank runs the reference on the whole batch), under mpirun.
 - Misuse raises on every rank, never hangs: a forgotten position_ids,
   packed position_ids without cu_seq_lens (InvalidArgument pointing at
   shard_batch); a padding attention_mask on one rank, generate (a cache
-  outside training), attention dropout in training, softcap
-  (NotImplementedError naming the argument); and shard_batch's own checks.
+  outside training), attention dropout in training (NotImplementedError
+  naming the argument); a softcap on one rank only (InvalidArgument naming
+  it); and shard_batch's own checks.
+- Gemma 2's softcap and gpt-oss's sinks (s_aux) reach the kernels: the
+  attention function gives ring_attention's result with them, bit for bit.
 - np 3 (--steps 3): uneven zigzag shards (21/22/21 rows of 64 tokens).
 - --compile (np 2): torch.compile(model, fullgraph=True, backend="aot_eager")
   on the packed batch gives the eager loss and gradients bit for bit.
@@ -189,7 +192,16 @@ def check_misuse(ctx: ringrt.Context) -> None:
     layer = cp.model.layers[0].self_attn
     q, k = torch.randn(1, 4, 8, 16), torch.randn(1, 2, 8, 16)
     softcap = 50.0 if ctx.rank == 0 else None
-    everywhere(NotImplementedError, lambda: attn(layer, q, k, k, None, softcap=softcap), "softcap")
+    everywhere(errors.InvalidArgument, lambda: attn(layer, q, k, k, None, softcap=softcap),
+               "softcap")
+    # passed through: softcap and sinks (s_aux) as ring_attention takes them
+    gen = torch.Generator().manual_seed(100 + ctx.rank)  # shards differ between ranks
+    q, k = torch.randn(1, 4, 8, 16, generator=gen), torch.randn(1, 2, 8, 16, generator=gen)
+    sinks = torch.tensor([0.5, 1.0, 1.5, 2.0])
+    got = attn(layer, q, k, k, None, softcap=5.0, s_aux=sinks)[0]
+    want = ringrt.torch.ring_attention(*(t.transpose(1, 2) for t in (q, k, k)), causal=True,
+                                       softcap=5.0, sinks=sinks, ctx=ctx)
+    assert torch.equal(got, want), "softcap/sinks through the HF attention function"
     # shard_batch's own checks (local: every rank passes the same global batch)
     bad = packed_batch(0)
     bad["position_ids"][0, 5] = 7

@@ -46,6 +46,7 @@ typedef struct bwd_ctx {
   int D, dp;     /* head_dim, padded to DP_ALIGN */
   int64_t q_len; /* rows of the item */
   float c2;      /* scale * log2(e): P = 2^(S * c2 - lse * log2(e)) */
+  float cap2;    /* softcap * log2(e), 0 off: P = 2^(cap(S * c2) - lse * log2(e)) */
   int64_t j0;    /* first key (item-relative) of the current key block */
 } bwd_ctx;
 
@@ -216,8 +217,12 @@ static void flush_rows(const rrt_attn_cpu_bwd_args *a, const rrt_attn_item *it, 
  * one after the other (the scratch holds one head's rows). */
 static void bwd_task(const rrt_attn_cpu_bwd_args *a, const rrt_attn_item *it, int64_t b, int hk,
                      int h0, int nh, tile_fn tile, bwd_scratch *w, const bwd_out *out) {
-  bwd_ctx c = {a->head_dim, (int)round_up(a->head_dim, DP_ALIGN), it->q_len,
-               a->scale * 1.44269504088896341f, 0};
+  bwd_ctx c = {a->head_dim,
+               (int)round_up(a->head_dim, DP_ALIGN),
+               it->q_len,
+               a->scale * 1.44269504088896341f,
+               a->softcap * 1.44269504088896341f,
+               0};
   for (int64_t r = 0; r < c.q_len; r++)
     rrt_attn_item_keys(it, a->mask, r, &w->jb[r], &w->je[r]);
   for (int h = h0; h < h0 + nh; h++) {

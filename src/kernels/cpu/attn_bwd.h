@@ -30,6 +30,7 @@ typedef struct rrt_attn_cpu_bwd_args {
   void *progress_arg;
   int isa;             /* rrt_cpu_isa (comm/env.h): AUTO picks the best the CPU has */
   rrt_attn_kmask mask; /* row mask of the masked items (sched/attn_item.h) */
+  float softcap;       /* > 0: soft-capped scores (attn_math.h); 0 off */
 } rrt_attn_cpu_bwd_args;
 
 /** Add the items' gradients for the block (k, v) into dq, dk, dv, items in

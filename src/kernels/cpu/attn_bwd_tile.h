@@ -159,9 +159,22 @@ T_ATTR static void T_FN(bnn)(const float *a, int lda, int nrows, int k0, int k1,
 /* One row of a tile: s (raw Q.K) becomes P = 2^(s * c2 - lse2) and dp
  * becomes dS = P * (dP - delta) on the visible columns [cb, ce); both are
  * exactly 0 on the others of [0, n), whatever they held (a masked key's
- * NaN must not reach the gradients). */
+ * NaN must not reach the gradients). With the soft-cap (cap2 > 0, log2
+ * units) P = 2^(cap(s * c2) - lse2) and dS is times cap's derivative. */
 T_ATTR static void T_FN(bds_row)(float *s, float *dp, int n, int cb, int ce, float c2, float lse2,
-                                 float delta) {
+                                 float delta, float cap2) {
+  if (cap2 > 0.0f) {
+    for (int j = 0; j < n; j++) {
+      const int in = j >= cb && j < ce;
+      float g;
+      const float x = rrt_attn_softcap_bwd(s[j] * c2, cap2, &g);
+      const float p = rrt_attn_exp2f(x - lse2);
+      const float ds = p * (dp[j] - delta) * g;
+      s[j] = in ? p : 0.0f;
+      dp[j] = in ? ds : 0.0f;
+    }
+    return;
+  }
 #pragma omp simd
   for (int j = 0; j < n; j++) {
     const int in = j >= cb && j < ce;
@@ -190,7 +203,7 @@ T_ATTR static void T_FN(bwd_tile)(const bwd_ctx *c, bwd_scratch *w, const float 
     if (l != rrt_am_neg_inf()) bwd_cols(c, w, i0 + r, nk, &cb, &ce);
     T_FN(bds_row)
     (w->s + (size_t)r * BK, w->dp + (size_t)r * BK, nkr, cb, ce, c->c2,
-     cb < ce ? l * 1.44269504088896341f : 0.0f, r < nq ? delta[i0 + r] : 0.0f);
+     cb < ce ? l * 1.44269504088896341f : 0.0f, r < nq ? delta[i0 + r] : 0.0f, c->cap2);
     if (cb < ce) {
       r0 = r < r0 ? r : r0;
       r1 = r + 1;

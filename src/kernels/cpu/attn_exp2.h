@@ -4,6 +4,8 @@
 #ifndef RRT_KERNELS_CPU_ATTN_EXP2_H
 #define RRT_KERNELS_CPU_ATTN_EXP2_H
 
+#include "kernels/attn_math.h"
+
 /* 2^x = 2^n * 2^f, |f| <= 1/2, 2^f by a degree-7 Taylor polynomial of
  * e^(f ln 2) (relative error < 2e-8, below f32 rounding). Exactly 0 below
  * -125.5 (and for -inf); NaN stays NaN (a NaN score or LSE must reach the
@@ -53,6 +55,14 @@ static inline __attribute__((always_inline)) float rrt_attn_exp2_row(float *s, i
     sum += e;
   }
   return sum;
+}
+
+/* Soft-capping of a row's scores in log2 units, cap2 = softcap * log2(e)
+ * (rrt_attn_softcap is unit-free: tanh's argument is the same). */
+static inline __attribute__((always_inline)) void rrt_attn_softcap_row(float *s, int n,
+                                                                       float cap2) {
+  for (int j = 0; j < n; j++)
+    s[j] = rrt_attn_softcap(s[j], cap2);
 }
 
 #endif

@@ -29,6 +29,7 @@ typedef struct rrt_attn_cpu_args {
   void *progress_arg;
   int isa;             /* rrt_cpu_isa (comm/env.h): AUTO picks the best the CPU has */
   rrt_attn_kmask mask; /* row mask of the masked items (sched/attn_item.h) */
+  float softcap;       /* > 0: soft-capped scores (attn_math.h); 0 off */
 } rrt_attn_cpu_args;
 
 /** Attend the items' query rows to their key rows and fold each item's
@@ -41,11 +42,12 @@ rrt_status rrt_attn_fwd_cpu(const rrt_attn_cpu_args *a, const rrt_attn_item *ite
 void rrt_attn_cpu_to_f32(float *dst, const void *src, size_t n, int dtype);
 /** dst[i] = src[i] in storage dtype, rounded to nearest even. */
 void rrt_attn_cpu_from_f32(void *dst, const float *src, size_t n, int dtype);
-/** End of a run (rrt_attn_final_row): rows whose lse [batch, heads_q,
- *  q_rows] is still -inf had only -inf scores; their lse and their row of o
- *  [batch, q_rows, heads_q, head_dim] (f32) become NaN. */
-void rrt_attn_cpu_final_rows(float *o, float *lse, int64_t batch, int heads_q, int64_t q_rows,
-                             int head_dim);
+/** End of a run (rrt_attn_end_row): every row's lse [batch, heads_q,
+ *  q_rows] and row of o [batch, q_rows, heads_q, head_dim] (f32) take their
+ *  head's sink (sinks: f32 [heads_q], NULL for none); rows whose lse is
+ *  still -inf had only -inf scores and become NaN. */
+void rrt_attn_cpu_final_rows(float *o, float *lse, const float *sinks, int64_t batch, int heads_q,
+                             int64_t q_rows, int head_dim);
 /** Start a run: o = 0 (n_o floats), lse = -inf (n_lse floats) and, unless
  *  kvbuf is NULL, K then V (half bytes each) copied into kvbuf. */
 void rrt_attn_cpu_start(float *o, size_t n_o, float *lse, size_t n_lse, void *kvbuf, const void *k,

@@ -135,8 +135,14 @@ T_ATTR static void T_FN(pv_tile)(const uint16_t *p, int ldp, int nrows, int64_t 
   }
 }
 
-/* s[j] *= scale over a row; returns the largest, *nan set when any is NaN. */
-T_ATTR static float T_FN(scale_max)(float *s, int n, float scale, int *nan) {
+/* s[j] *= scale over a row, then the soft-cap cap2 (log2 units) when > 0;
+ * returns the largest, *nan set when any is NaN. */
+T_ATTR static float T_FN(scale_max)(float *s, int n, float scale, float cap2, int *nan) {
+  if (cap2 > 0.0f) {
+    for (int j = 0; j < n; j++)
+      s[j] = rrt_attn_softcap(s[j] * scale, cap2);
+    scale = 1.0f;
+  }
   float mx = rrt_am_neg_inf();
   int bad = 0;
 #pragma omp simd reduction(max : mx) reduction(| : bad)
@@ -178,6 +184,7 @@ T_ATTR static void T_FN(attn_block)(const rrt_attn_cpu_args *a, const bf16_in *i
   const uint16_t *kp = pk->kp + bh * (d2 / 2) * pk->ldk * 2;
   const uint16_t *vp = pk->vp + bh * pk->kpairs * dp * 2;
   const float qscale = a->scale * 1.44269504088896341f; /* scores in log2 units */
+  const float cap2 = a->softcap * 1.44269504088896341f; /* the cap in those units */
 
   for (int i = 0; i < nrows; i++) {
     uint16_t *qr = w->qs + (size_t)i * d2;
@@ -210,7 +217,7 @@ T_ATTR static void T_FN(attn_block)(const rrt_attn_cpu_args *a, const bf16_in *i
         continue;
       }
       int nan;
-      float mx = T_FN(scale_max)(s + vb, ve - vb, qscale, &nan);
+      float mx = T_FN(scale_max)(s + vb, ve - vb, qscale, cap2, &nan);
       if (nan || mx == -rrt_am_neg_inf()) { /* NaN or +inf score: the row is NaN */
         w->bad[i] = 1;
         T_FN(p_row)(w->p + (size_t)i * BK, s, np2, 0, 0);

@@ -18,16 +18,17 @@ void rrt_attn_cpu_from_f32(void *dst, const float *src, size_t n, int dtype) {
     rrt_am_store(dst, (int64_t)i, dtype, src[i]);
 }
 
-void rrt_attn_cpu_final_rows(float *o, float *lse, int64_t batch, int heads_q, int64_t q_rows,
-                             int head_dim) {
+void rrt_attn_cpu_final_rows(float *o, float *lse, const float *sinks, int64_t batch, int heads_q,
+                             int64_t q_rows, int head_dim) {
   const int64_t n = batch * heads_q * q_rows;
 #pragma omp parallel for schedule(static)
   for (int64_t t = 0; t < n; t++) {
-    if (!rrt_attn_final_row(&lse[t])) continue;
     const int64_t i = t % q_rows, bh = t / q_rows, h = bh % heads_q, b = bh / heads_q;
+    const float c = rrt_attn_end_row(&lse[t], sinks, (int)h);
+    if (c == 1.0f) continue;
     float *row = o + ((b * q_rows + i) * heads_q + h) * (int64_t)head_dim;
     for (int d = 0; d < head_dim; d++)
-      row[d] = rrt_am_nan();
+      row[d] *= c;
   }
 }
 

@@ -146,6 +146,7 @@ T_ATTR static void T_FN(attn_block)(const rrt_attn_cpu_args *a, const packed_kv 
   const float *vp = pk->vp ? pk->vp + ((b * Hkv + hk) * a->kv_rows + it->k_begin) * (int64_t)Dp
                            : a->v + ((b * a->kv_rows + it->k_begin) * Hkv + hk) * (int64_t)D;
   const float qscale = a->scale * 1.44269504088896341f; /* scores in log2 units */
+  const float cap2 = a->softcap * 1.44269504088896341f; /* the cap in those units */
 
   for (int i = 0; i < nq; i++)
     for (int d = 0; d < D; d++)
@@ -173,6 +174,7 @@ T_ATTR static void T_FN(attn_block)(const rrt_attn_cpu_args *a, const packed_kv 
     for (int i = 0; i < nq; i++) {
       float *s = w->s + (size_t)i * BK;
       const int vb = w->vb[i], ve = w->ve[i];
+      if (cap2 > 0.0f) rrt_attn_softcap_row(s + vb, ve - vb, cap2);
       float alpha = rescale2(&w->m[i], T_FN(row_max)(s + vb, ve - vb));
       float sum = rrt_attn_exp2_row(s + vb, ve - vb, w->m[i]);
       /* masked keys: probability 0, whatever their score */

@@ -113,8 +113,8 @@ __global__ void __launch_bounds__(32 * LANES)
         s = row_sum<LANES>(s);
         dp = row_sum<LANES>(dp);
         if (!active || j < jbs[ii] || j >= jes[ii]) continue;
-        const float p = rrt_attn_bwd_prob(s * f.scale, lses[ii]);
-        const float ds = rrt_attn_bwd_dscore(p, dp, dels[ii]);
+        float ds;
+        const float p = rrt_attn_bwd_pds(s * f.scale, f.softcap, lses[ii], dp, dels[ii], &ds);
         RRT_UNROLL
         for (int u = 0; u < DPT; u++) {
           dva[u] += p * dorow[lane + LANES * u];
@@ -204,8 +204,8 @@ __global__ void __launch_bounds__(32 * LANES)
       dp = row_sum<LANES>(dp);
       const int64_t jg = j0 + jj;
       if (jg < jb || jg >= je) continue;
-      const float p = rrt_attn_bwd_prob(s * f.scale, lse);
-      const float ds = rrt_attn_bwd_dscore(p, dp, del);
+      float ds;
+      rrt_attn_bwd_pds(s * f.scale, f.softcap, lse, dp, del, &ds);
       RRT_UNROLL
       for (int u = 0; u < DPT; u++)
         acc[u] += ds * krow[lane + LANES * u];

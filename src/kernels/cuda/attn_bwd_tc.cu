@@ -55,6 +55,21 @@ __device__ float tc_bwd_prob(float s, float sl2, float lse2) {
   return rrt_ex2_approx(fmaf(s, sl2, -lse2));
 }
 
+/* P and dS of a visible pair from its raw score s. With softcap (cap > 0,
+ * attn_math.h) the score is scaled and capped first and dS takes the cap's
+ * derivative, as rrt_attn_bwd_pds; the exponent stays the base-2 one. */
+__device__ float tc_bwd_pds(float s, float sl2, float lse2, float scale, float cap, float dp,
+                            float del, float *ds) {
+  float g = 1.0f;
+  if (cap > 0.0f) {
+    s = rrt_attn_softcap_bwd(s * scale, cap, &g);
+    sl2 = kLog2e;
+  }
+  const float p = tc_bwd_prob(s, sl2, lse2);
+  *ds = cap > 0.0f ? rrt_attn_bwd_dscore(p, dp, del) * g : rrt_attn_bwd_dscore(p, dp, del);
+  return p;
+}
+
 template <int N> __device__ void tc_zero(float acc[N][4]) {
   RRT_UNROLL
   for (int n = 0; n < N; n++)
@@ -189,8 +204,8 @@ __global__ void rrt_attn_bwd_dkv_tc_kernel(rrt_attn_bargs a, rrt_attn_item it, i
         const int ii = 8 * n + 2 * t + (c & 1);
         float p = 0.0f, ds = 0.0f; /* hidden pairs: exact zeros, never through exp */
         if (j < it.k_len && j >= tjb[ii] && j < tje[ii]) {
-          p = tc_bwd_prob(s[n][c], sl2, tlse[ii] * kLog2e);
-          ds = rrt_attn_bwd_dscore(p, dp[n][c], tdel[ii]);
+          p = tc_bwd_pds(s[n][c], sl2, tlse[ii] * kLog2e, f.scale, f.softcap, dp[n][c], tdel[ii],
+                         &ds);
         }
         s[n][c] = p;
         dp[n][c] = ds;
@@ -325,8 +340,8 @@ __global__ void rrt_attn_bwd_dq_tc_kernel(rrt_attn_bargs a, rrt_attn_item it, in
         for (int n = 0; n < NB; n++)
           RRT_UNROLL
         for (int c = 0; c < 4; c++)
-          s[n][c] =
-              rrt_attn_bwd_dscore(tc_bwd_prob(s[n][c], sl2, lse2[c >> 1]), dp[n][c], del[c >> 1]);
+          tc_bwd_pds(s[n][c], sl2, lse2[c >> 1], f.scale, f.softcap, dp[n][c], del[c >> 1],
+                     &s[n][c]);
       } else {
         RRT_UNROLL
         for (int n = 0; n < NB; n++)
@@ -335,7 +350,7 @@ __global__ void rrt_attn_bwd_dq_tc_kernel(rrt_attn_bargs a, rrt_attn_item it, in
           const int r = c >> 1, jj = 8 * n + 2 * t + (c & 1);
           float ds = 0.0f; /* hidden pairs: exact zeros, never through exp */
           if (jj >= vb[r] && jj < ve[r])
-            ds = rrt_attn_bwd_dscore(tc_bwd_prob(s[n][c], sl2, lse2[r]), dp[n][c], del[r]);
+            tc_bwd_pds(s[n][c], sl2, lse2[r], f.scale, f.softcap, dp[n][c], del[r], &ds);
           s[n][c] = ds;
         }
       }

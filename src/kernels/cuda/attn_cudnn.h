@@ -50,8 +50,11 @@ static inline int64_t rrt_attn_lib_band(int causal_band, const rrt_attn_item *it
  *  (its loads are 16-byte vectors). cuDNN may still refuse a shape when it
  *  builds the graph (RRT_ERR_UNSUPPORTED below). */
 static inline int rrt_attn_lib_supported(const rrt_attn_kargs *a) {
+  /* no soft-capping in cuDNN's SDPA: those plans run in-tree (sinks never
+   * reach the kernels: the ring folds them in after its last merge) */
   return (a->dtype == 5 || a->dtype == 6) && a->head_dim >= 8 && a->head_dim <= 256 &&
-         a->head_dim % 8 == 0 && ((uintptr_t)a->q | (uintptr_t)a->k | (uintptr_t)a->v) % 16 == 0;
+         a->head_dim % 8 == 0 && ((uintptr_t)a->q | (uintptr_t)a->k | (uintptr_t)a->v) % 16 == 0 &&
+         !(a->softcap > 0.0f);
 }
 
 typedef struct rrt_attn_cudnn rrt_attn_cudnn;

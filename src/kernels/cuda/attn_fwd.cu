@@ -93,7 +93,7 @@ __global__ void rrt_attn_fwd_kernel(rrt_attn_kargs a, rrt_attn_item it, int64_t 
         part += qr[u] * ks[jj * DM + t4 + 4 * u];
       part += __shfl_xor_sync(0xffffffffu, part, 1);
       part += __shfl_xor_sync(0xffffffffu, part, 2);
-      s[jj] = part * a.scale;
+      s[jj] = rrt_attn_score(part * a.scale, a.softcap);
       if (jj >= vb && jj < ve) mx = s[jj] > mx ? s[jj] : mx;
     }
     const float alpha = rrt_attn_rescale(&m, mx);
@@ -160,13 +160,15 @@ __global__ void rrt_attn_init_kernel(float *o, int64_t n_o, float *lse, int64_t 
 
 /* One thread per (batch, head, row), as the merge. */
 __global__ void rrt_attn_final_rows_kernel(int64_t batch, int heads_q, int head_dim, int64_t q_rows,
-                                           float *o, float *lse) {
+                                           const float *sinks, float *o, float *lse) {
   const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= batch * heads_q * q_rows || !rrt_attn_final_row(&lse[t])) return;
+  if (t >= batch * heads_q * q_rows) return;
   const int64_t i = t % q_rows, bh = t / q_rows, h = bh % heads_q, b = bh / heads_q;
+  const float c = rrt_attn_end_row(&lse[t], sinks, (int)h);
+  if (c == 1.0f) return;
   float *row = o + ((b * q_rows + i) * heads_q + h) * (int64_t)head_dim;
   for (int d = 0; d < head_dim; d++)
-    row[d] = rrt_am_nan();
+    row[d] *= c;
 }
 
 __global__ void rrt_attn_store_kernel(const float *in, void *out, int dtype, int64_t n) {
@@ -228,14 +230,14 @@ RRT_KERNEL_API(rrt_k_attn_init)
 }
 
 RRT_KERNEL_API(rrt_k_attn_final_rows)
-(rrt_stream stream, int64_t batch, int heads_q, int head_dim, int64_t q_rows, float *o,
- float *lse) {
+(rrt_stream stream, int64_t batch, int heads_q, int head_dim, int64_t q_rows, const float *sinks,
+ float *o, float *lse) {
   const int64_t n = batch * heads_q * q_rows;
   if (n <= 0) return RRT_SUCCESS;
   const int64_t g = (n + 127) / 128;
   if (g >= ((int64_t)1 << 31)) return RRT_ERR_INVALID_ARG;
   RRT_LAUNCH(rrt_attn_final_rows_kernel, (unsigned)g, 128, 0, stream, batch, heads_q, head_dim,
-             q_rows, o, lse);
+             q_rows, sinks, o, lse);
 }
 
 RRT_KERNEL_API(rrt_k_attn_store)

@@ -26,6 +26,7 @@ typedef struct rrt_attn_kargs {
   /* The device's opt-in limit of dynamic shared memory a block (the
    * context's, comm/ctx.h): the tensor-core kernels' tiles are sized to it. */
   size_t smem_optin;
+  float softcap; /* > 0: soft-capped scores (attn_math.h); 0 off */
 } rrt_attn_kargs;
 
 /* Local attention of one item: normalised partial output o_part
@@ -71,11 +72,13 @@ RRT_DECLARE_KERNEL(rrt_k_attn_merge,
 RRT_DECLARE_KERNEL(rrt_k_attn_init,
                    (rrt_stream stream, float *o, int64_t n_o, float *lse, int64_t n_lse))
 
-/* End of a run (rrt_attn_final_row): rows whose lse [batch, heads_q,
- * q_rows] is still -inf had only -inf scores; their lse and their row of o
- * (f32 [batch, q_rows, heads_q, head_dim]) become NaN. */
-RRT_DECLARE_KERNEL(rrt_k_attn_final_rows, (rrt_stream stream, int64_t batch, int heads_q,
-                                           int head_dim, int64_t q_rows, float *o, float *lse))
+/* End of a run (rrt_attn_end_row): every row's lse [batch, heads_q, q_rows]
+ * and row of o (f32 [batch, q_rows, heads_q, head_dim]) take their head's
+ * sink (sinks: f32 [heads_q], device memory; NULL for none); rows whose lse
+ * is still -inf had only -inf scores and become NaN. */
+RRT_DECLARE_KERNEL(rrt_k_attn_final_rows,
+                   (rrt_stream stream, int64_t batch, int heads_q, int head_dim, int64_t q_rows,
+                    const float *sinks, float *o, float *lse))
 
 /* out[i] = (dtype) in[i] with round-to-nearest-even. */
 RRT_DECLARE_KERNEL(rrt_k_attn_store,

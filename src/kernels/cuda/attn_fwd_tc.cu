@@ -181,10 +181,12 @@ __device__ void tc_pv(float o[MT][DMAX / 8][4], const uint32_t pa[MT][kBK / 16][
 /* The per-element score hook. Scores stay raw (q . k): the row max is
  * taken on them and the scale goes into the exponent, p = 2^(s * scale *
  * log2 e - m * scale * log2 e), one FFMA and one ex2.approx an element (as
- * FlashAttention-2). A per-element transform of the scaled score
- * (attn_math.h) goes here, applied to s * scale, with the exponent's
- * factor (sl2) then log2 e. */
-__device__ float tc_score(float s) { return s; }
+ * FlashAttention-2). With softcap (attn_math.h's rrt_attn_score, as every
+ * kernel) a score is scaled and capped here instead, and the exponent's
+ * factor (sl2) is then log2 e. */
+__device__ float tc_score(float s, float scale, float softcap) {
+  return rrt_attn_score(s * scale, softcap);
+}
 
 /* Keys outside the visible range of each of the lane's rows become -inf:
  * probability 0, never the row's max. Only on tiles the warp's key ranges
@@ -273,7 +275,9 @@ __device__ void tc_store(const rrt_attn_kargs &a, const rrt_attn_item &it, int64
     const int64_t i = w0 + 16 * mt + g + 8 * r;
     const bool valid = i < it.q_len;
     float inv_l;
-    float lse = rrt_attn_finish(m[2 * mt + r] * a.scale, l[2 * mt + r], &inv_l);
+    /* with softcap the scores, and so the max, are already scaled */
+    const float mscale = a.softcap > 0.0f ? 1.0f : a.scale;
+    float lse = rrt_attn_finish(m[2 * mt + r] * mscale, l[2 * mt + r], &inv_l);
     /* rows of the item (partial) or of the running state (merged) */
     const int64_t orow_i = MERGE ? (b * a.q_rows + it.q_begin + i) : (b * it.q_len + i);
     const int64_t lse_i =
@@ -378,7 +382,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   RRT_UNROLL
   for (int R = 0; R < 2 * MT; R++)
     m[R] = rrt_am_neg_inf(), l[R] = 0.0f;
-  const float sl2 = a.scale * kLog2e;
+  const bool capped = a.softcap > 0.0f; /* scores scaled and capped first: sl2 = log2 e */
+  const float sl2 = capped ? kLog2e : a.scale * kLog2e;
 
   for (int j0 = 0; j0 < nkeys; j0 += kBK) { /* the tile's first key, from kb */
     const int nk = nkeys - j0 < kBK ? nkeys - j0 : kBK;
@@ -393,13 +398,14 @@ __global__ void __launch_bounds__(kThreads, 2)
     if (live) {
       float s[MT][kBK / 8][4];
       tc_qk<MT, DMAX, BF16>(s, qs, 16 * MT * warp, ks, D, lane);
-      RRT_UNROLL
+      if (capped) /* block-uniform: the uncapped loop has no per-element work here */
+        RRT_UNROLL
       for (int mt = 0; mt < MT; mt++)
         RRT_UNROLL
       for (int nb = 0; nb < kBK / 8; nb++)
         RRT_UNROLL
       for (int c = 0; c < 4; c++)
-        s[mt][nb][c] = tc_score(s[mt][nb][c]);
+        s[mt][nb][c] = tc_score(s[mt][nb][c], a.scale, a.softcap);
       if (!kSteady && !(nk == kBK && j0 >= iwb && j0 + kBK <= iwe)) /* a tile the ranges cut */
         tc_mask<MT>(s, rb, re, j0, nk, t);
       tc_softmax<MT, ND>(s, m, l, o, sl2);
