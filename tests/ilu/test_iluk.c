@@ -19,48 +19,6 @@
 
 static int bits_equal(double a, double b) { return memcmp(&a, &b, sizeof(double)) == 0; }
 
-/* A padded with explicit zeros at the ILU(k) fill, by the definition:
- * lev = 0 on A's pattern; each earlier row m of row i's pattern (fill
- * included, in increasing m) proposes lev(i,m) + lev(m,j) + 1 for its j > m;
- * kept when <= k. Dense per row (the test matrices are small). */
-static rrt_csr ref_fill(const rrt_csr *a, int k) {
-  int64_t n = a->nrows, cap = a->nnz + 16, nnz = 0;
-  int64_t *ptr = calloc((size_t)n + 1, sizeof(int64_t)), *col = malloc((size_t)cap * 8);
-  int *lv = malloc((size_t)cap * sizeof(int)), *row = malloc((size_t)n * sizeof(int));
-  for (int64_t j = 0; j < n; j++)
-    row[j] = INT_MAX;
-  for (int64_t i = 0; i < n; i++) {
-    for (int64_t p = a->rowptr[i]; p < a->rowptr[i + 1]; p++)
-      row[a->col[p]] = 0;
-    for (int64_t m = 0; m < i; m++) {
-      if (row[m] == INT_MAX) continue;
-      for (int64_t q = ptr[m]; q < ptr[m + 1]; q++) {
-        int64_t j = col[q];
-        long p = (long)row[m] + lv[q] + 1;
-        if (j > m && p <= k && p < row[j]) row[j] = (int)p;
-      }
-    }
-    for (int64_t j = 0; j < n; j++) {
-      if (row[j] == INT_MAX) continue;
-      if (nnz == cap) {
-        cap *= 2;
-        col = realloc(col, (size_t)cap * 8), lv = realloc(lv, (size_t)cap * sizeof(int));
-      }
-      col[nnz] = j, lv[nnz++] = row[j], row[j] = INT_MAX;
-    }
-    ptr[i + 1] = nnz;
-  }
-  int64_t *ri = malloc((size_t)nnz * 8);
-  double *v = calloc((size_t)nnz, sizeof(double));
-  for (int64_t i = 0; i < n; i++)
-    for (int64_t p = ptr[i]; p < ptr[i + 1]; p++)
-      ri[p] = i, v[p] = ref_entry(a, i, col[p]) ? *ref_entry(a, i, col[p]) : 0.0;
-  rrt_csr b;
-  rrt_csr_from_triplets(n, n, nnz, ri, col, v, &b);
-  free(ptr), free(col), free(lv), free(row), free(ri), free(v);
-  return b;
-}
-
 /* z = L^-T U^-T r for the factored b (serial, column by column). */
 static void ref_apply_t(const rrt_csr *b, const double *r, double *z) {
   int64_t n = b->nrows;
