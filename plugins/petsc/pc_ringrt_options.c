@@ -584,18 +584,21 @@ static PetscErrorCode view_pivots(const PC_Ringrt *d, PetscViewer viewer) {
   PetscFunctionReturn(0);
 }
 
-/* What ringrt's own communicator did on rank 0 (its counters: grouped
- * point-to-point exchanges, not messages; no bytes). */
+/* What ringrt's own communicator did on rank 0 (rrt_ctx_comm_stats), and
+ * its time waiting in the halo exchanges. */
 static PetscErrorCode view_comm(const PC_Ringrt *d, PetscViewer viewer) {
-  int groups = 0, reductions = 0;
+  int groups = 0;
   double t = rrt_phase_seconds(d->ctx, "p2p_group", &groups);
+  rrt_comm_stats s;
 
   PetscFunctionBegin;
-  (void)rrt_phase_seconds(d->ctx, "allreduce", &reductions);
-  PetscCall(PetscViewerASCIIPrintf(viewer,
-                                   "ringrt communication on rank 0: %d halo exchanges (%.3g s "
-                                   "waiting), %d allreduces\n",
-                                   groups, t, reductions));
+  RINGRT_CALL(d, rrt_ctx_comm_stats(d->ctx, &s));
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer,
+      "ringrt communication on rank 0: %" PRIu64 " messages sent (%" PRIu64 " bytes), %" PRIu64
+      " received (%" PRIu64 " bytes), %" PRIu64
+      " collectives, %.3g s waiting in %d halo exchanges\n",
+      s.msgs_sent, s.bytes_sent, s.msgs_recv, s.bytes_recv, s.collectives, t, groups));
   PetscFunctionReturn(0);
 }
 

@@ -164,11 +164,11 @@ static PetscErrorCode factor_once(PC_Ringrt *d, rrt_status *st_out) {
   rrt_status st;
 
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(PCRINGRT_Factor, 0, 0, 0, 0));
+  PetscCall(PCRingrtLogBegin(d, PCRINGRT_Factor, NULL, NULL, NULL));
   st = rrt_ilu0_factor(d->ilu);
   /* ringrt's count is over all ranks; each rank logs its share */
   PetscCall(PetscLogFlops(rrt_ilu0_factor_flops(d->ilu) / (double)rrt_ctx_size(d->ctx)));
-  PetscCall(PetscLogEventEnd(PCRINGRT_Factor, 0, 0, 0, 0));
+  PetscCall(PCRingrtLogEnd(d, PCRINGRT_Factor, NULL, NULL, NULL));
   if (st != RRT_ERR_SINGULAR && st != RRT_ERR_NUMERIC) RINGRT_CALL(d, st);
   *st_out = st;
   d->shift_tries++;
