@@ -53,9 +53,15 @@ static rrt_ilu0_options ilu_options(const PC_Ringrt *d) {
     /* PETSc's NONE test, |u_ii| <= zeropivot, inside ringrt's factor: such a
      * pivot becomes 0, which ringrt reports as the zero pivot of the first
      * such row in elimination order (pc_ringrt_shift.c) */
-    opts.boost = 1;
+    opts.boost = RRT_ILU0_BOOST_REPLACE;
     opts.boost_tol = d->zeropivot;
     opts.boost_value = 0.0;
+  } else if (!d->boost && d->shift_type == MAT_SHIFT_INBLOCKS) {
+    /* PETSc's MatPivotCheck_inblocks: |pv| <= zeropivot -> pv + shift
+     * amount, once the row is eliminated, and on with the next row */
+    opts.boost = RRT_ILU0_BOOST_ADD;
+    opts.boost_tol = d->zeropivot;
+    opts.boost_value = d->shift_amount;
   }
   opts.factors_f32 = d->single;
   opts.dd_blocks = (int)d->dd_blocks;

@@ -175,19 +175,16 @@ static PetscErrorCode PCFactorGetLevels_Ringrt(PC pc, PetscInt *levels) {
   PetscFunctionReturn(0);
 }
 
-/* PCFactorSetShiftType: NONE, NONZERO and POSITIVE_DEFINITE with PETSc's
- * meaning (pc_ringrt_shift.c); INBLOCKS adds the shift to a small pivot
- * inside the elimination, which ringrt's factor cannot do yet. */
+/* PCFactorSetShiftType: every type PETSc's ILU has on AIJ, with PETSc's
+ * meaning (pc_ringrt_shift.c; INBLOCKS inside ringrt's factor, pc_ringrt.c). */
 static PetscErrorCode PCFactorSetShiftType_Ringrt(PC pc, MatFactorShiftType type) {
   PC_Ringrt *d = (PC_Ringrt *)pc->data;
 
   PetscFunctionBegin;
-  PetscCheck(type == MAT_SHIFT_NONE || type == MAT_SHIFT_NONZERO ||
-                 type == MAT_SHIFT_POSITIVE_DEFINITE,
-             PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP,
-             "PC ringrt: shift type %s is not supported (ringrt has NONE, NONZERO, "
-             "POSITIVE_DEFINITE; -pc_ringrt_boost TOL,VALUE sets small pivots to VALUE)",
-             type >= 0 && type <= MAT_SHIFT_INBLOCKS ? MatFactorShiftTypes[type] : "(unknown)");
+  PetscCheck(type >= MAT_SHIFT_NONE && type <= MAT_SHIFT_INBLOCKS, PetscObjectComm((PetscObject)pc),
+             PETSC_ERR_ARG_OUTOFRANGE,
+             "PC ringrt: unknown shift type %d (NONE, NONZERO, POSITIVE_DEFINITE, INBLOCKS)",
+             (int)type);
   if (type != d->shift_type) {
     d->shift_type = type;
     PetscCall(changed(pc, PETSC_FALSE));
@@ -489,13 +486,12 @@ static PetscErrorCode factor_options(PC pc, PetscOptionItems *PetscOptionsObject
   PetscCall(PetscOptionsInt("-pc_factor_levels", "Levels of fill, ILU(k)", "PCFactorSetLevels",
                             d->levels, &ival, &set));
   if (set) PetscCall(PCFactorSetLevels(pc, ival));
-  PetscCall(PetscOptionsEnum("-pc_factor_shift_type",
-                             "Shift on zero pivots (NONE, NONZERO, POSITIVE_DEFINITE; INBLOCKS "
-                             "not supported)",
-                             "PCFactorSetShiftType", MatFactorShiftTypes, (PetscEnum)d->shift_type,
-                             &shift, &set));
+  PetscCall(PetscOptionsEnum(
+      "-pc_factor_shift_type", "Shift on zero pivots (NONE, NONZERO, POSITIVE_DEFINITE, INBLOCKS)",
+      "PCFactorSetShiftType", MatFactorShiftTypes, (PetscEnum)d->shift_type, &shift, &set));
   if (set) PetscCall(PCFactorSetShiftType(pc, (MatFactorShiftType)shift));
-  PetscCall(PetscOptionsReal("-pc_factor_shift_amount", "Shift added to the diagonal (NONZERO)",
+  PetscCall(PetscOptionsReal("-pc_factor_shift_amount",
+                             "Shift added to the diagonal (NONZERO) or a small pivot (INBLOCKS)",
                              "PCFactorSetShiftAmount", d->shift_amount, &rval, &set));
   if (set) PetscCall(PCFactorSetShiftAmount(pc, rval));
   PetscCall(PetscOptionsReal("-pc_factor_zeropivot", "Pivot is considered zero if less than",

@@ -7,6 +7,7 @@
 #define RRT_TESTS_ILU_REF_H
 
 #include <limits.h>
+#include <math.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,9 +31,11 @@ static inline rrt_csr ref_permute(const rrt_csr *a, const int64_t *pos) {
   return b;
 }
 
-/* Serial IKJ ILU(0) in place on b (natural order of b). Returns -1 on
- * success, else the first row (of b) with a zero pivot. */
-static inline int64_t ref_ilu0(rrt_csr *b) {
+/* Serial IKJ ILU(0) in place on b (natural order of b), each pivot
+ * boosted as rrt_ilu0_options.boost says (0: not; 1: |u_ii| <= tol ->
+ * value; 2: -> u_ii + value). Returns -1 on success, else the first row
+ * (of b) with a zero pivot. */
+static inline int64_t ref_ilu0_boost(rrt_csr *b, int boost, double tol, double value) {
   int64_t n = b->nrows, first_zero = -1;
   int64_t *where = malloc(((size_t)n + 1) * sizeof(int64_t)); /* column -> entry in row i */
   int64_t *diag = malloc(((size_t)n + 1) * sizeof(int64_t));
@@ -53,6 +56,8 @@ static inline int64_t ref_ilu0(rrt_csr *b) {
           b->val[where[b->col[q]]] = b->val[where[b->col[q]]] - prod;
         }
     }
+    if (boost && diag[i] >= 0 && fabs(b->val[diag[i]]) <= tol)
+      b->val[diag[i]] = boost == 2 ? b->val[diag[i]] + value : value;
     if (first_zero < 0 && diag[i] >= 0 && b->val[diag[i]] == 0.0) first_zero = i;
     if (first_zero < 0 && diag[i] < 0) first_zero = i;
     for (int64_t p = b->rowptr[i]; p < b->rowptr[i + 1]; p++)
@@ -61,6 +66,9 @@ static inline int64_t ref_ilu0(rrt_csr *b) {
   free(where), free(diag);
   return first_zero;
 }
+
+/* Serial IKJ ILU(0) without a boost (ref_ilu0_boost). */
+static inline int64_t ref_ilu0(rrt_csr *b) { return ref_ilu0_boost(b, 0, 0.0, 0.0); }
 
 /* z = U^-1 L^-1 r for the factored b, in the library's documented order:
  * L terms in increasing column, U terms in decreasing column, then times

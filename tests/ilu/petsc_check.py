@@ -281,8 +281,6 @@ def case_factor_options_c(args):
     # the refusals' messages, on every rank
     for opt, want in ((["-pc_factor_fill", "2"], r"PC ringrt: option -pc_factor_fill is not supported by "
                        r"ringrt \(it honours -pc_factor_levels"),
-                      (["-pc_factor_shift_type", "inblocks"], r"PC ringrt: shift type INBLOCKS is not "
-                       r"supported \(ringrt has NONE, NONZERO, POSITIVE_DEFINITE"),
                       (["-pc_factor_mat_ordering_type", "nd"], r"PC ringrt: -pc_factor_mat_ordering_type nd "
                        r"is not supported: ringrt has natural and rcm")):
         # every rank raises it (mpirun may end the job before a second rank prints)
