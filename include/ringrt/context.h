@@ -151,6 +151,25 @@ RRT_API rrt_status rrt_ctx_get_info(rrt_ctx_t ctx, rrt_ctx_info *info);
  *  The string lives as long as the context. */
 RRT_API const char *rrt_ctx_nccl_library(rrt_ctx_t ctx);
 
+/** ringrt's traffic on the context's communicator since the context was
+ *  created, on the calling rank. Messages are point-to-point messages to
+ *  or from another rank: the halo exchanges (rrt_p2p_group), the ring
+ *  shifts (rrt_ring_shift) and the data of ringrt's own all-to-all and
+ *  gather exchanges (e.g. the ILU analysis); bytes are their payloads.
+ *  Collectives are the collective operations posted (reductions, gathers,
+ *  broadcasts, the agreement on errors), whose internal messages are not
+ *  counted as messages. Fields are only ever appended. */
+typedef struct rrt_comm_stats {
+  uint64_t msgs_sent, bytes_sent;
+  uint64_t msgs_recv, bytes_recv;
+  uint64_t collectives;
+} rrt_comm_stats;
+
+/** Fill `stats` with the counts so far (local; no communication). A caller
+ *  measuring one operation takes the difference of two calls.
+ *  RRT_ERR_INVALID_ARG when ctx or stats is NULL. */
+RRT_API rrt_status rrt_ctx_comm_stats(rrt_ctx_t ctx, rrt_comm_stats *stats);
+
 /** Library version string ("0.1.0"). */
 RRT_API const char *rrt_version(void);
 /** The MPI this library was built with, from its mpi.h: "Open MPI 4.1.4",

@@ -39,10 +39,19 @@ typedef enum rrt_ilu_ordering {
   RRT_ILU_ORDER_DD_COLOR
 } rrt_ilu_ordering;
 
+/** rrt_ilu0_options.boost: what a pivot with |u_ii| <= boost_tol becomes. */
+#define RRT_ILU0_BOOST_REPLACE 1 /**< boost_value */
+#define RRT_ILU0_BOOST_ADD 2     /**< u_ii + boost_value */
+
 typedef struct rrt_ilu0_options {
   size_t size;               /**< sizeof(rrt_ilu0_options), set by the initializer */
   rrt_ilu_ordering ordering; /**< default natural */
-  int boost;                 /**< 1: |u_ii| <= boost_tol -> u_ii = boost_value */
+  /** Pivot boost, applied to each pivot after its row's elimination and
+   *  before it divides: 0 off (default); RRT_ILU0_BOOST_REPLACE (1):
+   *  |u_ii| <= boost_tol -> u_ii = boost_value (as cuSPARSE's
+   *  csrilu02_numericBoost); RRT_ILU0_BOOST_ADD (2): |u_ii| <= boost_tol ->
+   *  u_ii + boost_value (PETSc's -pc_factor_shift_type INBLOCKS on AIJ). */
+  int boost;
   double boost_tol;
   double boost_value;
   /** 1: the apply uses the factors rounded to f32 (half the bytes each

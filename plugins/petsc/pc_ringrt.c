@@ -53,9 +53,15 @@ static rrt_ilu0_options ilu_options(const PC_Ringrt *d) {
     /* PETSc's NONE test, |u_ii| <= zeropivot, inside ringrt's factor: such a
      * pivot becomes 0, which ringrt reports as the zero pivot of the first
      * such row in elimination order (pc_ringrt_shift.c) */
-    opts.boost = 1;
+    opts.boost = RRT_ILU0_BOOST_REPLACE;
     opts.boost_tol = d->zeropivot;
     opts.boost_value = 0.0;
+  } else if (!d->boost && d->shift_type == MAT_SHIFT_INBLOCKS) {
+    /* PETSc's MatPivotCheck_inblocks: |pv| <= zeropivot -> pv + shift
+     * amount, once the row is eliminated, and on with the next row */
+    opts.boost = RRT_ILU0_BOOST_ADD;
+    opts.boost_tol = d->zeropivot;
+    opts.boost_value = d->shift_amount;
   }
   opts.factors_f32 = d->single;
   opts.dd_blocks = (int)d->dd_blocks;
@@ -70,7 +76,6 @@ static PetscErrorCode analyse(PC pc, PetscBool *ok) {
   PC_Ringrt *d = (PC_Ringrt *)pc->data;
   rrt_ilu0_options opts = ilu_options(d);
   int64_t n, row_begin;
-  double mark;
   PetscLogDouble t[4];
   rrt_status st;
 
@@ -79,16 +84,14 @@ static PetscErrorCode analyse(PC pc, PetscBool *ok) {
   PetscCall(ensure_context(pc));
   PetscCall(PetscTime(&t[0]));
   PetscCall(PCRingrtReadPattern(pc->pmat, d, &n, &row_begin));
-  PetscCall(PetscLogEventBegin(PCRINGRT_Analysis, pc, pc->pmat, 0, 0));
-  PetscCall(PCRingrtLogCommBegin(d, &mark));
+  PetscCall(PCRingrtLogBegin(d, PCRINGRT_Analysis, (PetscObject)pc, (PetscObject)pc->pmat, NULL));
   PetscCall(PetscTime(&t[1]));
   st = rrt_sparse_create(d->ctx, n, row_begin, d->nloc, d->rowptr, d->cols, d->vals, &d->A);
   PetscCall(PetscTime(&t[2]));
   /* a row without a diagonal entry is RRT_ERR_SINGULAR here */
   if (st == RRT_SUCCESS) st = rrt_ilu0_create(d->A, &opts, &d->ilu);
   PetscCall(PetscTime(&t[3]));
-  PetscCall(PCRingrtLogCommEnd(d, &mark));
-  PetscCall(PetscLogEventEnd(PCRINGRT_Analysis, pc, pc->pmat, 0, 0));
+  PetscCall(PCRingrtLogEnd(d, PCRINGRT_Analysis, (PetscObject)pc, (PetscObject)pc->pmat, NULL));
   PetscCall(PetscInfo(pc,
                       "ringrt setup on rank %d: read the rows %.4f s, distributed CSR "
                       "(rrt_sparse_create) %.4f s, ILU analysis (rrt_ilu0_create) %.4f s\n",
@@ -128,12 +131,10 @@ static PetscErrorCode PCSetUp_Ringrt(PC pc) {
     PetscCall(analyse(pc, &ok));
   }
   if (ok) {
-    double mark;
-    PetscCall(PCRingrtLogCommBegin(d, &mark));
     PetscCall(PCRingrtFactorShifted(pc, &ok));
-    PetscCall(PCRingrtLogCommEnd(d, &mark));
     if (ok) d->factorizations++;
   }
+  PetscCall(PCRingrtLogComm(d)); /* the rest of PCSetUp's traffic (agreements) */
   PetscFunctionReturn(0);
 }
 
@@ -147,15 +148,13 @@ static PetscErrorCode apply(PC pc, Vec x, Vec y, PetscBool transpose) {
   const PetscScalar *r;
   PetscScalar *z;
   size_t bytes = (size_t)d->nloc * sizeof(double);
-  double mark;
 
   PetscFunctionBegin;
   if (d->failed || !d->ilu) { /* as MatSolve after a failed factorization */
     PetscCall(VecSetInf(y));
     PetscFunctionReturn(0);
   }
-  PetscCall(PetscLogEventBegin(event, pc, x, y, 0));
-  PetscCall(PCRingrtLogCommBegin(d, &mark));
+  PetscCall(PCRingrtLogBegin(d, event, (PetscObject)pc, (PetscObject)x, (PetscObject)y));
   PetscCall(VecGetArrayRead(x, &r));
   PetscCall(VecGetArrayWrite(y, &z));
   if (d->r) {
@@ -170,8 +169,7 @@ static PetscErrorCode apply(PC pc, Vec x, Vec y, PetscBool transpose) {
   /* ringrt's count is over all ranks (the same for the transpose: the same
    * entries); each rank logs its share */
   PetscCall(PetscLogFlops(rrt_ilu0_apply_flops(d->ilu) / (double)rrt_ctx_size(d->ctx)));
-  PetscCall(PCRingrtLogCommEnd(d, &mark));
-  PetscCall(PetscLogEventEnd(event, pc, x, y, 0));
+  PetscCall(PCRingrtLogEnd(d, event, (PetscObject)pc, (PetscObject)x, (PetscObject)y));
   PetscFunctionReturn(0);
 }
 

@@ -52,6 +52,7 @@ typedef struct {
   PetscBool failed;       /* the last factorization hit a zero pivot */
   char failure[512];      /* ringrt's message for it (names the row) */
   PetscInt analyses, factorizations;
+  rrt_comm_stats logged; /* ringrt's traffic already credited to PETSc's log */
 } PC_Ringrt;
 
 /* A ringrt call that fails is a PETSc error carrying ringrt's message
@@ -71,8 +72,13 @@ PetscErrorCode PCRingrtFreeShift(PC_Ringrt *d);
 /* pc_ringrt_log.c: -log_view events */
 extern PetscLogEvent PCRINGRT_Analysis, PCRINGRT_Factor, PCRINGRT_Apply, PCRINGRT_ApplyTranspose;
 PetscErrorCode PCRingrtLogRegister(void);
-PetscErrorCode PCRingrtLogCommBegin(PC_Ringrt *d, double *mark);
-PetscErrorCode PCRingrtLogCommEnd(PC_Ringrt *d, const double *mark);
+/* Credit ringrt's traffic since the last call to PETSc's message and
+ * reduction counters; the Begin/End pair does so around one event. */
+PetscErrorCode PCRingrtLogComm(PC_Ringrt *d);
+PetscErrorCode PCRingrtLogBegin(PC_Ringrt *d, PetscLogEvent e, PetscObject o1, PetscObject o2,
+                                PetscObject o3);
+PetscErrorCode PCRingrtLogEnd(PC_Ringrt *d, PetscLogEvent e, PetscObject o1, PetscObject o2,
+                              PetscObject o3);
 
 /* pc_ringrt_matrix.c */
 PetscErrorCode PCRingrtReadPattern(Mat P, PC_Ringrt *d, int64_t *n, int64_t *row_begin);

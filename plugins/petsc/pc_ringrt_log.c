@@ -1,13 +1,18 @@
 /* -log_view: PETSc log events for ringrt's analysis, numeric factorization
  * and apply (flops from rrt_ilu0_factor_flops / the factors' entries), and
- * the reductions of ringrt's own communicator counted where PETSc counts
- * its own (the "Reduct" column), from ringrt's per-phase counters.
+ * the traffic of ringrt's own communicator (rrt_ctx_comm_stats) credited
+ * where PETSc counts its own: messages and bytes into the counters of
+ * MPI_Isend / MPI_Irecv (the "Mess" and "AvgLen" columns and the summary's
+ * "Messages" and "Message Lengths"), collectives into the reductions
+ * ("Reduct", as PETSc counts MPI_Allreduce on more than one rank).
  *
- * What ringrt does not report yet, so is not shown: its point-to-point
- * messages and bytes (the halo exchanges: ringrt counts grouped exchanges,
- * not messages, and no bytes), and the forward / backward sweeps and the
- * halo waits inside one apply as separate times (ringrt times the apply
- * as a whole). PCView prints the grouped exchanges ringrt counted. */
+ * PETSc credits an event with what its counters gained between the
+ * event's begin and end, so ringrt's counts are moved over before each
+ * begin (traffic before the event is not its) and before each end.
+ *
+ * What ringrt does not time separately, so is not shown: the forward and
+ * backward sweeps and the halo waits inside one apply (ringrt times the
+ * apply as a whole). */
 #include "pc_ringrt_impl.h"
 
 PetscLogEvent PCRINGRT_Analysis, PCRINGRT_Factor, PCRINGRT_Apply, PCRINGRT_ApplyTranspose;
@@ -25,30 +30,35 @@ PetscErrorCode PCRingrtLogRegister(void) {
   PetscFunctionReturn(0);
 }
 
-/* ringrt's reductions so far on this rank (rrt_allreduce and its variants). */
-static double reductions(rrt_ctx_t ctx) {
-  static const char *const names[] = {"allreduce", "allreduce_minloc", "allgather", "allgatherv"};
-  double n = 0.0;
-  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-    int count = 0;
-    (void)rrt_phase_seconds(ctx, names[i], &count);
-    n += count;
-  }
-  return n;
-}
+PetscErrorCode PCRingrtLogComm(PC_Ringrt *d) {
+  rrt_comm_stats now;
 
-PetscErrorCode PCRingrtLogCommBegin(PC_Ringrt *d, double *mark) {
   PetscFunctionBegin;
-  *mark = d->ctx ? reductions(d->ctx) : 0.0;
+  if (!d->ctx || rrt_ctx_comm_stats(d->ctx, &now) != RRT_SUCCESS) PetscFunctionReturn(0);
+#if defined(PETSC_USE_LOG)
+  petsc_isend_ct += (PetscLogDouble)(now.msgs_sent - d->logged.msgs_sent);
+  petsc_isend_len += (PetscLogDouble)(now.bytes_sent - d->logged.bytes_sent);
+  petsc_irecv_ct += (PetscLogDouble)(now.msgs_recv - d->logged.msgs_recv);
+  petsc_irecv_len += (PetscLogDouble)(now.bytes_recv - d->logged.bytes_recv);
+  if (rrt_ctx_size(d->ctx) > 1)
+    petsc_allreduce_ct += (PetscLogDouble)(now.collectives - d->logged.collectives);
+#endif
+  d->logged = now;
   PetscFunctionReturn(0);
 }
 
-/* Called before the event's end: PETSc credits the event with the counts
- * added since its begin. */
-PetscErrorCode PCRingrtLogCommEnd(PC_Ringrt *d, const double *mark) {
+PetscErrorCode PCRingrtLogBegin(PC_Ringrt *d, PetscLogEvent e, PetscObject o1, PetscObject o2,
+                                PetscObject o3) {
   PetscFunctionBegin;
-#if defined(PETSC_USE_LOG)
-  if (d->ctx) petsc_allreduce_ct += reductions(d->ctx) - *mark;
-#endif
+  PetscCall(PCRingrtLogComm(d));
+  PetscCall(PetscLogEventBegin(e, o1, o2, o3, 0));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PCRingrtLogEnd(PC_Ringrt *d, PetscLogEvent e, PetscObject o1, PetscObject o2,
+                              PetscObject o3) {
+  PetscFunctionBegin;
+  PetscCall(PCRingrtLogComm(d));
+  PetscCall(PetscLogEventEnd(e, o1, o2, o3, 0));
   PetscFunctionReturn(0);
 }

@@ -198,8 +198,10 @@ PetscErrorCode PCRingrtDrop(PC pc, PetscBool context) {
   PetscCall(PCRingrtFreeRows(d));
   if (context && d->ctx) {
     rrt_ctx_t ctx = d->ctx;
+    PetscCall(PCRingrtLogComm(d)); /* the counts end with the context */
     d->ctx = NULL;
     RINGRT_CALL(d, rrt_ctx_destroy(ctx));
+    PetscCall(PetscMemzero(&d->logged, sizeof(d->logged)));
   }
   PetscFunctionReturn(0);
 }

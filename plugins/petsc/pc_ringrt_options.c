@@ -175,19 +175,16 @@ static PetscErrorCode PCFactorGetLevels_Ringrt(PC pc, PetscInt *levels) {
   PetscFunctionReturn(0);
 }
 
-/* PCFactorSetShiftType: NONE, NONZERO and POSITIVE_DEFINITE with PETSc's
- * meaning (pc_ringrt_shift.c); INBLOCKS adds the shift to a small pivot
- * inside the elimination, which ringrt's factor cannot do yet. */
+/* PCFactorSetShiftType: every type PETSc's ILU has on AIJ, with PETSc's
+ * meaning (pc_ringrt_shift.c; INBLOCKS inside ringrt's factor, pc_ringrt.c). */
 static PetscErrorCode PCFactorSetShiftType_Ringrt(PC pc, MatFactorShiftType type) {
   PC_Ringrt *d = (PC_Ringrt *)pc->data;
 
   PetscFunctionBegin;
-  PetscCheck(type == MAT_SHIFT_NONE || type == MAT_SHIFT_NONZERO ||
-                 type == MAT_SHIFT_POSITIVE_DEFINITE,
-             PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP,
-             "PC ringrt: shift type %s is not supported (ringrt has NONE, NONZERO, "
-             "POSITIVE_DEFINITE; -pc_ringrt_boost TOL,VALUE sets small pivots to VALUE)",
-             type >= 0 && type <= MAT_SHIFT_INBLOCKS ? MatFactorShiftTypes[type] : "(unknown)");
+  PetscCheck(type >= MAT_SHIFT_NONE && type <= MAT_SHIFT_INBLOCKS, PetscObjectComm((PetscObject)pc),
+             PETSC_ERR_ARG_OUTOFRANGE,
+             "PC ringrt: unknown shift type %d (NONE, NONZERO, POSITIVE_DEFINITE, INBLOCKS)",
+             (int)type);
   if (type != d->shift_type) {
     d->shift_type = type;
     PetscCall(changed(pc, PETSC_FALSE));
@@ -489,13 +486,12 @@ static PetscErrorCode factor_options(PC pc, PetscOptionItems *PetscOptionsObject
   PetscCall(PetscOptionsInt("-pc_factor_levels", "Levels of fill, ILU(k)", "PCFactorSetLevels",
                             d->levels, &ival, &set));
   if (set) PetscCall(PCFactorSetLevels(pc, ival));
-  PetscCall(PetscOptionsEnum("-pc_factor_shift_type",
-                             "Shift on zero pivots (NONE, NONZERO, POSITIVE_DEFINITE; INBLOCKS "
-                             "not supported)",
-                             "PCFactorSetShiftType", MatFactorShiftTypes, (PetscEnum)d->shift_type,
-                             &shift, &set));
+  PetscCall(PetscOptionsEnum(
+      "-pc_factor_shift_type", "Shift on zero pivots (NONE, NONZERO, POSITIVE_DEFINITE, INBLOCKS)",
+      "PCFactorSetShiftType", MatFactorShiftTypes, (PetscEnum)d->shift_type, &shift, &set));
   if (set) PetscCall(PCFactorSetShiftType(pc, (MatFactorShiftType)shift));
-  PetscCall(PetscOptionsReal("-pc_factor_shift_amount", "Shift added to the diagonal (NONZERO)",
+  PetscCall(PetscOptionsReal("-pc_factor_shift_amount",
+                             "Shift added to the diagonal (NONZERO) or a small pivot (INBLOCKS)",
                              "PCFactorSetShiftAmount", d->shift_amount, &rval, &set));
   if (set) PetscCall(PCFactorSetShiftAmount(pc, rval));
   PetscCall(PetscOptionsReal("-pc_factor_zeropivot", "Pivot is considered zero if less than",
@@ -584,18 +580,21 @@ static PetscErrorCode view_pivots(const PC_Ringrt *d, PetscViewer viewer) {
   PetscFunctionReturn(0);
 }
 
-/* What ringrt's own communicator did on rank 0 (its counters: grouped
- * point-to-point exchanges, not messages; no bytes). */
+/* What ringrt's own communicator did on rank 0 (rrt_ctx_comm_stats), and
+ * its time waiting in the halo exchanges. */
 static PetscErrorCode view_comm(const PC_Ringrt *d, PetscViewer viewer) {
-  int groups = 0, reductions = 0;
+  int groups = 0;
   double t = rrt_phase_seconds(d->ctx, "p2p_group", &groups);
+  rrt_comm_stats s;
 
   PetscFunctionBegin;
-  (void)rrt_phase_seconds(d->ctx, "allreduce", &reductions);
-  PetscCall(PetscViewerASCIIPrintf(viewer,
-                                   "ringrt communication on rank 0: %d halo exchanges (%.3g s "
-                                   "waiting), %d allreduces\n",
-                                   groups, t, reductions));
+  RINGRT_CALL(d, rrt_ctx_comm_stats(d->ctx, &s));
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer,
+      "ringrt communication on rank 0: %" PRIu64 " messages sent (%" PRIu64 " bytes), %" PRIu64
+      " received (%" PRIu64 " bytes), %" PRIu64
+      " collectives, %.3g s waiting in %d halo exchanges\n",
+      s.msgs_sent, s.bytes_sent, s.msgs_recv, s.bytes_recv, s.collectives, t, groups));
   PetscFunctionReturn(0);
 }
 

@@ -15,8 +15,11 @@
  * elimination, so adding it to A's diagonal values before ringrt's factor is
  * the same arithmetic; the tests run on ringrt's factors afterwards (read
  * back: rows before the first failing one in elimination order are exact,
- * whatever follows). INBLOCKS (pv += shift_amount inside the elimination) is
- * not expressible this way and is refused where the option is read. */
+ * whatever follows). INBLOCKS (|pv| <= zeropivot -> pv + shift_amount, no
+ * retry) runs inside ringrt's factor as its additive pivot boost
+ * (RRT_ILU0_BOOST_ADD, pc_ringrt.c), the same arithmetic at the same point
+ * (after the row's elimination, before the pivot divides). A pivot still 0
+ * after it is ringrt's zero pivot (PETSc would divide by it). */
 #include <math.h>
 
 #include "pc_ringrt_impl.h"
@@ -164,11 +167,11 @@ static PetscErrorCode factor_once(PC_Ringrt *d, rrt_status *st_out) {
   rrt_status st;
 
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(PCRINGRT_Factor, 0, 0, 0, 0));
+  PetscCall(PCRingrtLogBegin(d, PCRINGRT_Factor, NULL, NULL, NULL));
   st = rrt_ilu0_factor(d->ilu);
   /* ringrt's count is over all ranks; each rank logs its share */
   PetscCall(PetscLogFlops(rrt_ilu0_factor_flops(d->ilu) / (double)rrt_ctx_size(d->ctx)));
-  PetscCall(PetscLogEventEnd(PCRINGRT_Factor, 0, 0, 0, 0));
+  PetscCall(PCRingrtLogEnd(d, PCRINGRT_Factor, NULL, NULL, NULL));
   if (st != RRT_ERR_SINGULAR && st != RRT_ERR_NUMERIC) RINGRT_CALL(d, st);
   *st_out = st;
   d->shift_tries++;
@@ -269,7 +272,7 @@ PetscErrorCode PCRingrtFactorShifted(PC pc, PetscBool *ok) {
              "PC ringrt: -pc_ringrt_boost and -pc_factor_shift_type %s both decide what a small "
              "pivot becomes: choose one",
              MatFactorShiftTypes[d->shift_type]);
-  if (d->shift_type == MAT_SHIFT_NONE || d->boost) {
+  if (d->shift_type == MAT_SHIFT_NONE || d->shift_type == MAT_SHIFT_INBLOCKS || d->boost) {
     PetscCall(factor_plain(pc, ok));
     PetscFunctionReturn(0);
   }

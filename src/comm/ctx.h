@@ -17,6 +17,7 @@ extern "C" {
 struct rrt_trace_state;   /* comm/trace_state.h */
 struct rrt_transport_ops; /* comm/transport_ops.h */
 struct rrt_nccl_lib;      /* comm/nccl_lib.h */
+struct rrt_p2p;           /* ringrt/transport.h */
 
 struct rrt_ctx {
   MPI_Comm comm;      /* duplicate of the caller's communicator */
@@ -41,7 +42,8 @@ struct rrt_ctx {
   void *nccl_comm;           /* ncclComm_t when transport == NCCL */
   struct rrt_nccl_lib *nccl; /* the NCCL functions (comm/nccl_lib.h), loaded with nccl_comm */
   double timeout_s;
-  uint64_t coll_count; /* collectives posted so far: the roll call's sequence number */
+  uint64_t coll_count;  /* collectives posted so far: the roll call's sequence number */
+  rrt_comm_stats stats; /* messages and bytes so far (comm/comm_stats.c); collectives: coll_count */
 
   /* Called by rrt_fatal_abort before MPI_Abort (NULL: nothing to do). Set
    * by whoever owns state that must be aborted rather than left behind:
@@ -69,6 +71,10 @@ rrt_bind_rank(rrt_ctx_t ctx); /* comm/bind_hwloc.c or bind_os.c: binding + threa
  * asks): no affinity or thread count of the process changes, and the
  * OpenMP thread count in force is the rank's. */
 void rrt_bind_leave_alone(rrt_ctx_t ctx);
+/* comm/comm_stats.c: count the messages of a point-to-point list pair
+ * (those to or from another rank) in ctx->stats. */
+void rrt_comm_count(rrt_ctx_t ctx, const struct rrt_p2p *sends, int nsends,
+                    const struct rrt_p2p *recvs, int nrecvs);
 rrt_status rrt_trace_state_create(rrt_ctx_t ctx); /* comm/trace.c */
 void rrt_trace_state_destroy(rrt_ctx_t ctx);      /* comm/trace.c */
 

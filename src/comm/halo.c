@@ -38,13 +38,22 @@ rrt_status rrt_halo_init(rrt_ctx_t ctx, rrt_halo *h, const rrt_halo_pack *pack, 
   h->send_lev = level_ranges(&h->send, nlev);
   h->recv_lev = level_ranges(&h->recv, nlev);
   h->need = malloc(((size_t)nlev + 1) * sizeof(int));
+  h->mneed = malloc(((size_t)h->recv.nmsg + 1) * sizeof(int));
   h->req = calloc((size_t)nlev + 1, sizeof(rrt_request_t));
   h->sreq = calloc((size_t)nlev + 1, sizeof(rrt_request_t));
+  h->rreq = calloc((size_t)h->recv.nmsg + 1, sizeof(rrt_request_t));
   h->held = calloc((size_t)nlev + 1, sizeof(rrt_request_t));
-  if (!h->send_lev || !h->recv_lev || !h->need || !h->req || !h->sreq || !h->held)
+  if (!h->send_lev || !h->recv_lev || !h->need || !h->mneed || !h->req || !h->sreq || !h->rreq ||
+      !h->held)
     return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_halo", "out of memory");
+  /* a level's group is needed at the first need of its messages */
   for (int l = 0; l <= nlev; l++)
-    h->need[l] = need ? need[l] : l + 1;
+    h->need[l] = l + 1;
+  for (int m = 0; m < h->recv.nmsg; m++) {
+    int l = h->recv.level[m];
+    h->mneed[m] = need ? need[m] : l + 1;
+    if (m == h->recv_lev[l] || h->mneed[m] < h->need[l]) h->need[l] = h->mneed[m];
+  }
   int64_t ns = h->send.ptr[h->send.nmsg], nr = h->recv.ptr[h->recv.nmsg];
   RRT_CHECK(to_backend(ctx, (void **)&h->d_send_idx, h->send.idx, (size_t)ns * sizeof(int32_t)));
   RRT_CHECK(to_backend(ctx, (void **)&h->d_recv_idx, h->recv.idx, (size_t)nr * sizeof(int32_t)));
@@ -60,10 +69,12 @@ void rrt_halo_free(rrt_ctx_t ctx, rrt_halo *h) {
     if (h->sreq && h->sreq[l]) rrt_request_wait(h->sreq[l]);
     if (h->held && h->held[l]) rrt_request_wait(h->held[l]);
   }
+  for (int m = 0; h->rreq && m < h->recv.nmsg; m++)
+    if (h->rreq[m]) rrt_request_wait(h->rreq[m]);
   rrt_msg_plan_free(&h->send);
   rrt_msg_plan_free(&h->recv);
-  free(h->send_lev), free(h->recv_lev), free(h->need), free(h->req), free(h->sreq);
-  free(h->held);
+  free(h->send_lev), free(h->recv_lev), free(h->need), free(h->mneed), free(h->req), free(h->sreq);
+  free(h->rreq), free(h->held);
   if (ctx) {
     rrt_free(ctx, h->d_send_idx), rrt_free(ctx, h->d_recv_idx);
     rrt_free(ctx, h->d_send_buf), rrt_free(ctx, h->d_recv_buf);
@@ -92,17 +103,15 @@ static rrt_status retire_held(rrt_halo *h, int l) {
 }
 
 rrt_status rrt_halo_begin(rrt_ctx_t ctx, rrt_halo *h) {
-  for (int l = 0; l <= h->nlev; l++) {
+  for (int l = 0; l <= h->nlev; l++)
     RRT_CHECK(retire_held(h, l));
-    int r0 = h->recv_lev[l], r1 = h->recv_lev[l + 1];
-    if (r0 == r1) continue;
-    rrt_p2p recvs[64], *rp = p2p_list(&h->recv, h->d_recv_buf, r0, r1, recvs);
-    if (!rp) return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, "rrt_halo", "out of memory");
-    rrt_status st = rrt_p2p_group(ctx, NULL, 0, rp, r1 - r0, &h->req[l]);
-    if (rp != recvs) free(rp);
-    RRT_CHECK(st);
+  /* in level order, as the senders post them (MPI matches in order) */
+  for (int m = 0; m < h->recv.nmsg; m++) {
+    rrt_p2p recv, *rp = p2p_list(&h->recv, h->d_recv_buf, m, m + 1, &recv);
+    RRT_CHECK(rrt_p2p_group(ctx, NULL, 0, rp, 1, &h->rreq[m]));
   }
   h->preposted = 1;
+  h->mlo = 0;
   return RRT_SUCCESS;
 }
 
@@ -163,20 +172,46 @@ static rrt_status finish_level(rrt_ctx_t ctx, rrt_halo *h, int l, double *dst) {
   return RRT_SUCCESS;
 }
 
+/* A receive posted ahead (message m) into dst: the host waits for it (only
+ * MPI transports post ahead), then the scatter is queued. */
+static rrt_status finish_message(rrt_ctx_t ctx, rrt_halo *h, int m, double *dst) {
+  if (!h->rreq[m]) return RRT_SUCCESS;
+  rrt_status st = rrt_request_wait(h->rreq[m]);
+  h->rreq[m] = NULL;
+  RRT_CHECK(st);
+  int64_t a = h->recv.ptr[m], b = h->recv.ptr[m + 1];
+  if (b > a)
+    RRT_CHECK(
+        h->pack.scatter(ctx->compute_stream, h->d_recv_idx + a, b - a, h->d_recv_buf + a, dst));
+  return RRT_SUCCESS;
+}
+
+/* Posted ahead: the messages needed up to `level` (their own level is at
+ * most their need, so the scan stops at the first of a later level). */
+static rrt_status wait_messages(rrt_ctx_t ctx, rrt_halo *h, int level, double *dst) {
+  for (int m = h->mlo; m < h->recv.nmsg && h->recv.level[m] <= level; m++)
+    if (h->mneed[m] <= level) RRT_CHECK(finish_message(ctx, h, m, dst));
+  while (h->mlo < h->recv.nmsg && !h->rreq[h->mlo])
+    h->mlo++;
+  return RRT_SUCCESS;
+}
+
 rrt_status rrt_halo_wait_needed(rrt_ctx_t ctx, rrt_halo *h, int level, double *dst) {
-  /* Levels whose receives are needed now (need[l] <= level): before `level`,
-   * or up to it when the receives were posted ahead (need[l] >= l always). */
-  int last = h->preposted ? level : level - 1;
-  for (int l = h->lo; l <= last && l <= h->nlev; l++)
+  if (h->preposted) return wait_messages(ctx, h, level, dst);
+  /* levels whose receives are needed now (need[l] <= level), all before
+   * `level` (need[l] > l without receives posted ahead) */
+  for (int l = h->lo; l < level && l <= h->nlev; l++)
     if (h->req[l] && h->recv_lev[l + 1] > h->recv_lev[l] && h->need[l] <= level)
       RRT_CHECK(finish_level(ctx, h, l, dst));
-  while (h->lo <= last && h->lo <= h->nlev &&
+  while (h->lo < level && h->lo <= h->nlev &&
          (!h->req[h->lo] || h->recv_lev[h->lo + 1] == h->recv_lev[h->lo]))
     h->lo++;
   return RRT_SUCCESS;
 }
 
 rrt_status rrt_halo_wait_all(rrt_ctx_t ctx, rrt_halo *h, double *dst) {
+  for (int m = h->preposted ? h->mlo : h->recv.nmsg; m < h->recv.nmsg; m++)
+    RRT_CHECK(finish_message(ctx, h, m, dst));
   for (int l = 0; l <= h->nlev; l++) {
     RRT_CHECK(finish_level(ctx, h, l, dst));
     if (h->sreq[l]) {
@@ -185,7 +220,7 @@ rrt_status rrt_halo_wait_all(rrt_ctx_t ctx, rrt_halo *h, double *dst) {
       RRT_CHECK(st);
     }
   }
-  h->lo = 0;
+  h->lo = h->mlo = 0;
   h->preposted = 0;
   return RRT_SUCCESS;
 }

@@ -143,6 +143,7 @@ static rrt_status exchange_counts(rrt_ctx_t ctx, const char *op, alltoall_scratc
   RRT_CHECK(rrt_request_create(ctx, op, -1, -1, &req));
   RRT_CHECK(rrt_request_wait_posted(
       req, rrt_mpi_post_p2p(req, w->sends, (int)P, w->recvs, (int)P, RRT_MPI_MAX_CHUNK)));
+  rrt_comm_count(ctx, w->sends, (int)P, w->recvs, (int)P);
   for (size_t r = 0; r < P; r++)
     recv_bytes[r] = (size_t)w->count_in[r];
   return RRT_SUCCESS;
@@ -176,8 +177,10 @@ static rrt_status exchange_data(rrt_ctx_t ctx, const char *op, alltoall_scratch 
   }
   rrt_request_t req;
   RRT_CHECK(rrt_request_create(ctx, op, -1, -1, &req));
-  return rrt_request_wait_posted(
-      req, rrt_mpi_post_p2p(req, w->sends, ns, w->recvs, nr, RRT_MPI_MAX_CHUNK));
+  RRT_CHECK(rrt_request_wait_posted(
+      req, rrt_mpi_post_p2p(req, w->sends, ns, w->recvs, nr, RRT_MPI_MAX_CHUNK)));
+  rrt_comm_count(ctx, w->sends, ns, w->recvs, nr);
+  return RRT_SUCCESS;
 }
 
 /* rrt_host_alltoallv_alloc naming `op`. */
@@ -322,6 +325,21 @@ rrt_status rrt_host_alltoallv_named(rrt_ctx_t ctx, const char *op, const void *s
 
 /* ---- gather to one rank ---------------------------------------------------- */
 
+/* rrt_ctx_comm_stats of a gather: a rank's message to root, or root's from
+ * every other rank (`bytes` each, or layout[r] bytes from rank r). */
+static void count_gather(rrt_ctx_t ctx, int root, size_t bytes, const size_t *layout) {
+  rrt_p2p m = {root, NULL, bytes};
+  if (ctx->rank != root) {
+    rrt_comm_count(ctx, &m, 1, NULL, 0);
+    return;
+  }
+  for (int r = 0; r < ctx->size; r++) {
+    m.peer = r;
+    if (layout) m.bytes = layout[r];
+    rrt_comm_count(ctx, NULL, 0, &m, 1);
+  }
+}
+
 /* Phase 1: root learns every rank's size (one uint64 message per rank). */
 static rrt_status gather_counts(rrt_ctx_t ctx, const char *op, int root, uint64_t *mine,
                                 uint64_t *sizes) {
@@ -335,7 +353,9 @@ static rrt_status gather_counts(rrt_ctx_t ctx, const char *op, int root, uint64_
     for (int r = 0; r < ctx->size && st == RRT_SUCCESS; r++)
       if (r != root) st = rrt_mpi_post_recv(req, &sizes[r], sizeof *sizes, r, RRT_TAG_GATHER);
   }
-  return rrt_request_wait_posted(req, st);
+  RRT_CHECK(rrt_request_wait_posted(req, st));
+  count_gather(ctx, root, sizeof *mine, NULL);
+  return RRT_SUCCESS;
 }
 
 /* Phase 3: the data, one (chunked) message per rank, zero bytes included so
@@ -354,7 +374,9 @@ static rrt_status gather_data(rrt_ctx_t ctx, const char *op, int root, const voi
       if (r != root)
         st = rrt_mpi_post_recv(req, recv + layout[P + (size_t)r], layout[r], r, RRT_TAG_GATHER);
   }
-  return rrt_request_wait_posted(req, st);
+  RRT_CHECK(rrt_request_wait_posted(req, st));
+  count_gather(ctx, root, bytes, layout);
+  return RRT_SUCCESS;
 }
 
 /* Root's sizes, offsets (layout[P + r]) and buffer. */

@@ -57,7 +57,12 @@ rrt_status rrt_ring_shift(rrt_ctx_t ctx, const void *send, void *recv, size_t by
   RRT_CHECK(backend_buf(ctx, op, "send", send, bytes));
   RRT_CHECK(backend_buf(ctx, op, "recv", recv, bytes));
   if (!ctx->tx->shift_on_stream) RRT_CHECK(host_after_streams(ctx, op));
-  return ctx->tx->ring_shift(ctx, send, recv, bytes, step, req);
+  RRT_CHECK(ctx->tx->ring_shift(ctx, send, recv, bytes, step, req));
+  /* counted (rrt_ctx_comm_stats): one message to the next rank, one from the previous */
+  rrt_p2p out = {(ctx->rank + 1) % ctx->size, (void *)send, bytes};
+  rrt_p2p in = {(ctx->rank + ctx->size - 1) % ctx->size, recv, bytes};
+  rrt_comm_count(ctx, &out, 1, &in, 1);
+  return RRT_SUCCESS;
 }
 
 static rrt_status check_list(rrt_ctx_t ctx, const char *op, const char *what, const rrt_p2p *list,
@@ -87,7 +92,9 @@ rrt_status rrt_p2p_group(rrt_ctx_t ctx, const rrt_p2p *sends, int nsends, const 
   RRT_CHECK(check_list(ctx, op, "sends", sends, nsends));
   RRT_CHECK(check_list(ctx, op, "recvs", recvs, nrecvs));
   if (!ctx->tx->p2p_on_stream) RRT_CHECK(host_after_streams(ctx, op));
-  return ctx->tx->p2p_group(ctx, sends, nsends, recvs, nrecvs, req);
+  RRT_CHECK(ctx->tx->p2p_group(ctx, sends, nsends, recvs, nrecvs, req));
+  rrt_comm_count(ctx, sends, nsends, recvs, nrecvs); /* rrt_ctx_comm_stats */
+  return RRT_SUCCESS;
 }
 
 rrt_status rrt_allreduce(rrt_ctx_t ctx, const void *send, void *recv, size_t count, rrt_dtype dtype,

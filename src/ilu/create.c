@@ -34,6 +34,9 @@ static rrt_status read_options(rrt_ctx_t ctx, const rrt_ilu0_options *options,
   if (opt->ordering < RRT_ILU_ORDER_NATURAL || opt->ordering > RRT_ILU_ORDER_DD_COLOR)
     return rrt_agree(
         ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, OPC, "ordering %d unknown", (int)opt->ordering));
+  if (opt->boost < 0 || opt->boost > RRT_ILU0_BOOST_ADD)
+    return rrt_agree(ctx, rrt_error(ctx, RRT_ERR_INVALID_ARG, OPC,
+                                    "boost %d unknown (0 off, 1 replace, 2 add)", opt->boost));
   int dd = opt->ordering == RRT_ILU_ORDER_DD || opt->ordering == RRT_ILU_ORDER_DD_COLOR;
   if (dd && (opt->dd_blocks < 0 || opt->dd_blocks > RRT_ILU0_DD_BLOCKS_MAX))
     return rrt_agree(ctx,

@@ -229,10 +229,9 @@ rrt_status rrt_ilu0_fill(rrt_ilu0_t M) {
    * matrix's (rrt_ilu0_positions fetches theirs from fill_pos) */
   M->fill_pos = M->pos_ext;
   M->pos_ext = NULL;
-  /* The dd orderings' phases (coarse schedule levels) are not used with
-   * fill: with them the U solve of dd-color deadlocked at 3 ranks
-   * (convdiff2d:11,40, levels 1, dd_blocks 3: ranks waiting on each other
-   * in one coarse level), so ILU(k) keeps plain level scheduling there. */
-  free(M->phase_start), M->phase_start = NULL, M->nphase = 0;
+  /* the dd orderings' phases (M->phase_start) stay: positions are global,
+   * so they hold for the padded matrix, whose fill the schedule then sees
+   * (fill couples interface rows of one colour through an interior; the
+   * coarse levels are kept only where its remote reads still allow them) */
   return RRT_SUCCESS;
 }

@@ -13,18 +13,16 @@
 
 #define OPC RRT_ILU0_OP_CREATE
 
-/* Per-level "needed before" of a receive plan: the earliest local level
- * that reads any of its rows. gneed[g]: earliest level reading ghost g. */
-static int *need_levels(const rrt_msg_plan *recv, int nlev, const int32_t *gneed, int64_t nloc) {
-  int *need = malloc(((size_t)nlev + 1) * sizeof(int));
+/* "Needed before" of every message of a receive plan: the earliest local
+ * level that reads any of its rows. gneed[g]: earliest level reading ghost g. */
+static int *need_messages(const rrt_msg_plan *recv, const int32_t *gneed, int64_t nloc) {
+  int *need = malloc(((size_t)recv->nmsg + 1) * sizeof(int));
   if (!need) return NULL;
-  for (int l = 0; l <= nlev; l++)
-    need[l] = INT_MAX;
-  for (int m = 0; m < recv->nmsg; m++)
-    for (int64_t t = recv->ptr[m]; t < recv->ptr[m + 1]; t++) {
-      int v = gneed[recv->idx[t] - nloc];
-      if (v < need[recv->level[m]]) need[recv->level[m]] = v;
-    }
+  for (int m = 0; m < recv->nmsg; m++) {
+    need[m] = INT_MAX;
+    for (int64_t t = recv->ptr[m]; t < recv->ptr[m + 1]; t++)
+      if (gneed[recv->idx[t] - nloc] < need[m]) need[m] = gneed[recv->idx[t] - nloc];
+  }
   return need;
 }
 
@@ -117,12 +115,12 @@ rrt_status rrt_ilu0_halos(rrt_ilu0_t M, const rrt_ilu0_setup *S) {
   for (int side = 0; side < 2; side++)
     RRT_CHECK_GOTO(row_plans(M, S, side, &sp[side], &rp[side]), st, done);
   RRT_CHECK_GOTO(factor_plans(M, &sp[0], &rp[0], &fs, &fr), st, done);
-  need = need_levels(&rp[0], M->nsched[0], S->gneed[0], M->nloc);
+  need = need_messages(&rp[0], S->gneed[0], M->nloc);
   if (!need) RRT_CHECK_GOTO(rrt_ilu0_nomem(ctx, OPC), st, done);
   RRT_CHECK_GOTO(rrt_halo_init(ctx, &M->hf, &pack, &fs, &fr, M->nsched[0], need), st, done);
   RRT_CHECK_GOTO(rrt_halo_init(ctx, &M->hl, &pack, &sp[0], &rp[0], M->nsched[0], need), st, done);
   free(need);
-  need = need_levels(&rp[1], M->nsched[1], S->gneed[1], M->nloc);
+  need = need_messages(&rp[1], S->gneed[1], M->nloc);
   if (!need) RRT_CHECK_GOTO(rrt_ilu0_nomem(ctx, OPC), st, done);
   st = rrt_halo_init(ctx, &M->hu, &pack, &sp[1], &rp[1], M->nsched[1], need);
 done:

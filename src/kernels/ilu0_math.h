@@ -49,9 +49,12 @@ static inline RRT_HD double rrt_ilu0_mul(double a, double b) {
 #endif
 }
 
-/** Opt-in pivot boost (as cuSPARSE's csrilu02_numericBoost): |p| <= tol -> value. */
+/** Opt-in pivot boost, for |p| <= tol (a NaN never): boost 1 -> value (as
+ *  cuSPARSE's csrilu02_numericBoost), boost 2 -> p + value (PETSc's
+ *  INBLOCKS shift; one correctly rounded add on every backend). */
 static inline RRT_HD double rrt_ilu0_boost(double pivot, int boost, double tol, double value) {
-  return (boost && fabs(pivot) <= tol) ? value : pivot;
+  if (!boost || !(fabs(pivot) <= tol)) return pivot;
+  return boost == 2 ? pivot + value : value;
 }
 
 /** SpMV accumulation step s + a * x (separately rounded). */

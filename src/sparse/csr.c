@@ -154,14 +154,23 @@ done:
   return st;
 }
 
-/* The SpMV's backend copies of the rows and the extended x. */
+/* The SpMV's backend views of the rows, and the extended x. Where backend
+ * memory is host memory (cpu, emu) the kernels read the host rows
+ * themselves, as the ILU's structure (ilu/setup.c: rrt_ilu0_share): the
+ * second copy was a third of rrt_sparse_create (its allocation and page
+ * faults). The extended x is always backend memory: the halo receives
+ * into it through the transport. */
 static rrt_status upload_rows(struct rrt_sparse *A) {
   rrt_ctx_t ctx = A->ctx;
   size_t nrows = (size_t)A->nloc, nnz = (size_t)A->nnz;
+  RRT_CHECK(rrt_malloc(ctx, (nrows + (size_t)A->nghost + 1) * sizeof(double), (void **)&A->d_xext));
+  if (!ctx->dev->is_cuda) {
+    A->d_rowptr = A->rowptr, A->d_col_ext = A->col_ext, A->d_val = A->val;
+    return RRT_SUCCESS;
+  }
   RRT_CHECK(rrt_malloc(ctx, (nrows + 1) * sizeof(int64_t), (void **)&A->d_rowptr));
   RRT_CHECK(rrt_malloc(ctx, (nnz + 1) * sizeof(int32_t), (void **)&A->d_col_ext));
   RRT_CHECK(rrt_malloc(ctx, (nnz + 1) * sizeof(double), (void **)&A->d_val));
-  RRT_CHECK(rrt_malloc(ctx, (nrows + (size_t)A->nghost + 1) * sizeof(double), (void **)&A->d_xext));
   RRT_CHECK(rrt_memcpy_to_backend(ctx, A->d_rowptr, A->rowptr, (nrows + 1) * sizeof(int64_t)));
   RRT_CHECK(rrt_memcpy_to_backend(ctx, A->d_col_ext, A->col_ext, nnz * sizeof(int32_t)));
   return rrt_memcpy_to_backend(ctx, A->d_val, A->val, nnz * sizeof(double));
@@ -192,7 +201,9 @@ rrt_status rrt_sparse_destroy(rrt_sparse_t A) {
   if (!A) return RRT_SUCCESS;
   rrt_ctx_t ctx = A->ctx;
   rrt_halo_free(ctx, &A->halo);
-  rrt_free(ctx, A->d_rowptr), rrt_free(ctx, A->d_col_ext), rrt_free(ctx, A->d_val);
+  if ((void *)A->d_rowptr != (void *)A->rowptr) rrt_free(ctx, A->d_rowptr);
+  if ((void *)A->d_col_ext != (void *)A->col_ext) rrt_free(ctx, A->d_col_ext);
+  if ((void *)A->d_val != (void *)A->val) rrt_free(ctx, A->d_val);
   rrt_free(ctx, A->d_xext);
   free(A->offsets), free(A->rowptr), free(A->col), free(A->val), free(A->col_ext);
   free(A->ghost), free(A->ghost_owner);
@@ -202,6 +213,7 @@ rrt_status rrt_sparse_destroy(rrt_sparse_t A) {
 
 rrt_status rrt_sparse_set_values(rrt_sparse_t A, const double *vals) {
   memcpy(A->val, vals, (size_t)A->nnz * sizeof(double));
+  if ((void *)A->d_val == (void *)A->val) return RRT_SUCCESS; /* shared (upload_rows) */
   return rrt_memcpy_to_backend(A->ctx, A->d_val, A->val, (size_t)A->nnz * sizeof(double));
 }
 

@@ -1,10 +1,13 @@
 /* Test helpers of the ILU(0) area: a small serial IKJ ILU(0) reference (the
  * independent source of truth the distributed factors must equal bit for
- * bit), serial triangular solves and SpMV in the same summation order, and
- * the distribution of a global CSR over the ranks. */
+ * bit), the naive ILU(k) pattern it runs on for levels of fill, serial
+ * triangular solves and SpMV in the same summation order, and the
+ * distribution of a global CSR over the ranks. */
 #ifndef RRT_TESTS_ILU_REF_H
 #define RRT_TESTS_ILU_REF_H
 
+#include <limits.h>
+#include <math.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,9 +31,11 @@ static inline rrt_csr ref_permute(const rrt_csr *a, const int64_t *pos) {
   return b;
 }
 
-/* Serial IKJ ILU(0) in place on b (natural order of b). Returns -1 on
- * success, else the first row (of b) with a zero pivot. */
-static inline int64_t ref_ilu0(rrt_csr *b) {
+/* Serial IKJ ILU(0) in place on b (natural order of b), each pivot
+ * boosted as rrt_ilu0_options.boost says (0: not; 1: |u_ii| <= tol ->
+ * value; 2: -> u_ii + value). Returns -1 on success, else the first row
+ * (of b) with a zero pivot. */
+static inline int64_t ref_ilu0_boost(rrt_csr *b, int boost, double tol, double value) {
   int64_t n = b->nrows, first_zero = -1;
   int64_t *where = malloc(((size_t)n + 1) * sizeof(int64_t)); /* column -> entry in row i */
   int64_t *diag = malloc(((size_t)n + 1) * sizeof(int64_t));
@@ -51,6 +56,8 @@ static inline int64_t ref_ilu0(rrt_csr *b) {
           b->val[where[b->col[q]]] = b->val[where[b->col[q]]] - prod;
         }
     }
+    if (boost && diag[i] >= 0 && fabs(b->val[diag[i]]) <= tol)
+      b->val[diag[i]] = boost == 2 ? b->val[diag[i]] + value : value;
     if (first_zero < 0 && diag[i] >= 0 && b->val[diag[i]] == 0.0) first_zero = i;
     if (first_zero < 0 && diag[i] < 0) first_zero = i;
     for (int64_t p = b->rowptr[i]; p < b->rowptr[i + 1]; p++)
@@ -59,6 +66,9 @@ static inline int64_t ref_ilu0(rrt_csr *b) {
   free(where), free(diag);
   return first_zero;
 }
+
+/* Serial IKJ ILU(0) without a boost (ref_ilu0_boost). */
+static inline int64_t ref_ilu0(rrt_csr *b) { return ref_ilu0_boost(b, 0, 0.0, 0.0); }
 
 /* z = U^-1 L^-1 r for the factored b, in the library's documented order:
  * L terms in increasing column, U terms in decreasing column, then times
@@ -169,6 +179,48 @@ static inline int ref_ctx(rrt_ctx_t *ctx) {
   rrt_status st = rrt_ctx_create(MPI_COMM_WORLD, NULL, ctx);
   if (st == RRT_ERR_NO_DEVICE || st == RRT_ERR_UNSUPPORTED) return 77;
   return st == RRT_SUCCESS ? 0 : 1;
+}
+
+/* A padded with explicit zeros at the ILU(k) fill, by the definition:
+ * lev = 0 on A's pattern; each earlier row m of row i's pattern (fill
+ * included, in increasing m) proposes lev(i,m) + lev(m,j) + 1 for its j > m;
+ * kept when <= k. Dense per row (the test matrices are small). */
+static inline rrt_csr ref_fill(const rrt_csr *a, int k) {
+  int64_t n = a->nrows, cap = a->nnz + 16, nnz = 0;
+  int64_t *ptr = calloc((size_t)n + 1, sizeof(int64_t)), *col = malloc((size_t)cap * 8);
+  int *lv = malloc((size_t)cap * sizeof(int)), *row = malloc((size_t)n * sizeof(int));
+  for (int64_t j = 0; j < n; j++)
+    row[j] = INT_MAX;
+  for (int64_t i = 0; i < n; i++) {
+    for (int64_t p = a->rowptr[i]; p < a->rowptr[i + 1]; p++)
+      row[a->col[p]] = 0;
+    for (int64_t m = 0; m < i; m++) {
+      if (row[m] == INT_MAX) continue;
+      for (int64_t q = ptr[m]; q < ptr[m + 1]; q++) {
+        int64_t j = col[q];
+        long p = (long)row[m] + lv[q] + 1;
+        if (j > m && p <= k && p < row[j]) row[j] = (int)p;
+      }
+    }
+    for (int64_t j = 0; j < n; j++) {
+      if (row[j] == INT_MAX) continue;
+      if (nnz == cap) {
+        cap *= 2;
+        col = realloc(col, (size_t)cap * 8), lv = realloc(lv, (size_t)cap * sizeof(int));
+      }
+      col[nnz] = j, lv[nnz++] = row[j], row[j] = INT_MAX;
+    }
+    ptr[i + 1] = nnz;
+  }
+  int64_t *ri = malloc((size_t)nnz * 8);
+  double *v = calloc((size_t)nnz, sizeof(double));
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t p = ptr[i]; p < ptr[i + 1]; p++)
+      ri[p] = i, v[p] = ref_entry(a, i, col[p]) ? *ref_entry(a, i, col[p]) : 0.0;
+  rrt_csr b;
+  rrt_csr_from_triplets(n, n, nnz, ri, col, v, &b);
+  free(ptr), free(col), free(lv), free(row), free(ri), free(v);
+  return b;
 }
 
 /* Every rank's elimination positions (rrt_ilu0_get_positions), in global

@@ -123,6 +123,14 @@ def main():
     compare("pivot 1e-15 <= zeropivot (default 2.2e-14)", T, {}, expect_fail=True)
     compare("pivot 1e-15, -pc_factor_zeropivot 1e-16", T, {"pc_factor_zeropivot": "1e-16"})
     compare("pivot 1e-15, nonzero", T, {"pc_factor_shift_type": "nonzero"})
+    # INBLOCKS: a pivot |u_ii| <= zeropivot gets shift_amount added, no retry
+    compare("zero row, -pc_factor_shift_type inblocks", A, {"pc_factor_shift_type": "inblocks"})
+    compare("zero row, inblocks, -pc_factor_shift_amount 1e-3", A,
+            {"pc_factor_shift_type": "INBLOCKS", "pc_factor_shift_amount": "1e-3"})
+    compare("pivot 1e-15, inblocks", T, {"pc_factor_shift_type": "inblocks"})
+    compare("zero row, inblocks, amount 0.5, ILU(1)", laplace(zero_row(150)),
+            {"pc_factor_levels": "1", "pc_factor_shift_type": "inblocks",
+             "pc_factor_shift_amount": "0.5"})
     Nd = laplace(negative_diagonal(77))
     compare("negative pivot, positive_definite", Nd, {"pc_factor_shift_type": "positive_definite"})
     compare("negative pivot, shift none", Nd, {})
@@ -179,7 +187,6 @@ def main():
             continue
         reason, z = solve(M, "t_", {"pc_type": "ringrt"})
         check(reason > 0 and np.array_equal(z, base), f"matrix type {M.getType()}: the same M^-1 b")
-    refused("-pc_factor_shift_type inblocks", A, {"pc_factor_shift_type": "inblocks"}, "INBLOCKS")
     refused("-pc_factor_fill 2", plain, {"pc_factor_fill": "2"}, "pc_factor_fill")
     refused("-pc_factor_mat_ordering_type nd", plain, {"pc_factor_mat_ordering_type": "nd"}, "nd")
     refused("-pc_ringrt_bogus 1", plain, {"pc_ringrt_bogus": "1"}, "pc_ringrt_bogus")

@@ -184,6 +184,12 @@ def case_options(args):
               f"rcm np {np}: -ksp_view backend {view_field(out, 'backend')}")
         check(view_field(out, "matrix") == [f"{N * N} rows, {5 * N * N - 4 * N} nonzeros"],
               f"rcm np {np}: -ksp_view matrix {view_field(out, 'matrix')}")
+        # rrt_ctx_comm_stats on rank 0: messages and bytes only between ranks
+        comm = [re.match(r"(\d+) messages sent \((\d+) bytes\), (\d+) received \((\d+) bytes\), "
+                         r"(\d+) collectives", f) for f in view_field(out, "ringrt communication on rank 0")]
+        sent = [int(x) for x in comm[0].groups()[:4]] if len(comm) == 1 and comm[0] else None
+        check(sent is not None and (all(x > 0 for x in sent) if np == 2 else sent == [0] * 4),
+              f"rcm np {np}: -ksp_view ringrt communication {sent}")
     check(len(its) == 1, f"rcm: the same iterations at np 1 and 2: {sorted(its)}")
 
     # the linked program: the getters, then PCRingrtSetOrdering after the
@@ -275,8 +281,6 @@ def case_factor_options_c(args):
     # the refusals' messages, on every rank
     for opt, want in ((["-pc_factor_fill", "2"], r"PC ringrt: option -pc_factor_fill is not supported by "
                        r"ringrt \(it honours -pc_factor_levels"),
-                      (["-pc_factor_shift_type", "inblocks"], r"PC ringrt: shift type INBLOCKS is not "
-                       r"supported \(ringrt has NONE, NONZERO, POSITIVE_DEFINITE"),
                       (["-pc_factor_mat_ordering_type", "nd"], r"PC ringrt: -pc_factor_mat_ordering_type nd "
                        r"is not supported: ringrt has natural and rcm")):
         # every rank raises it (mpirun may end the job before a second rank prints)
@@ -340,6 +344,15 @@ def case_factor_options_c(args):
         if event == "RingrtAnalysis" and m:
             check(float(m[9]) > 0, f"-log_view: ringrt's reductions counted in RingrtAnalysis: "
                   f"{m[9]}")
+        # ringrt's messages and bytes (rrt_ctx_comm_stats) in PETSc's columns: at np 2
+        # the analysis, each factorization and each apply exchange rows
+        if m:
+            check(float(m[7]) > 0 and float(m[8]) > 0,
+                  f"-log_view: ringrt's messages counted in {event} (Mess {m[7]}, AvgLen {m[8]})")
+    # the summary's totals include them
+    total = re.search(r"^MPI Msg Count:\s+(\S+)", logged, re.M)
+    check(total is not None and float(total.group(1)) > 0,
+          f"-log_view MPI Msg Count: {total and total.group(0)}")
 
 
 GUEST = r"^guest: rank=(\d+) before=(\S*) (\d+) after=(\S*) (\d+)$"

@@ -3,8 +3,10 @@
  * another subdomain in the symmetrised pattern; interiors first in index
  * order, then the interface in index order, or sorted by a greedy colour),
  * and the factors and the apply are bitwise those of the serial IKJ ILU(0)
- * of that permutation. With dd_blocks = 3 the reference does not depend on
- * the rank count, so passing at np 1, 2 and 3 means the same bits for all.
+ * (or ILU(k), k = 1, 2, on the naive level-of-fill pattern) of that
+ * permutation. With dd_blocks = 2 or 3 the reference does not depend on the
+ * rank count, so passing at np 1, 2 and 3 means the same bits for all;
+ * subdomains split over ranks (dd_blocks 2 at 3 ranks) once deadlocked.
  * On several cpu ranks the schedule must let the interiors run without any
  * remote row (white box: the halos of the handle). Bad dd_blocks are an
  * error on every rank. Usage: test_ilu_dd [small] (small: the emu subset). */
@@ -83,26 +85,33 @@ static int64_t *expected_positions(const rrt_csr *a, int k, int color) {
 
 static int bits_equal(double a, double b) { return memcmp(&a, &b, sizeof(double)) == 0; }
 
-/* Factors and one apply against the serial IKJ reference of pos; returns
- * the number of differing entries on this rank. */
+/* Factors (pattern and values) and one apply against the serial IKJ
+ * reference of pos on the naive ILU(k) pattern (k = levels); returns the
+ * number of differing entries on this rank. */
 static int64_t compare_with_reference(rrt_ctx_t ctx, rrt_ilu0_t M, rrt_sparse_t A, const rrt_csr *a,
-                                      const int64_t *pos) {
+                                      const int64_t *pos, int levels) {
   int64_t n = a->nrows, nloc = rrt_sparse_local_rows(A), r0 = rrt_sparse_row_begin(A), bad = 0;
-  rrt_csr b = ref_permute(a, pos);
+  rrt_csr pa = ref_permute(a, pos), b = ref_fill(&pa, levels);
+  rrt_csr_free(&pa);
   if (ref_ilu0(&b) >= 0) {
     rrt_csr_free(&b);
-    return -1; /* the test's matrices have ILU(0) */
+    return -1; /* the test's matrices have ILU(k) */
   }
-  const int64_t *rp, *cols;
-  rrt_sparse_local_csr(A, &rp, &cols, NULL);
-  double *f = malloc(((size_t)rp[nloc] + 1) * sizeof(double));
+  int64_t nnz = rrt_ilu0_factor_nnz(M), want = 0;
+  int64_t *rp = malloc(((size_t)nloc + 1) * 8), *cols = malloc(((size_t)nnz + 1) * 8);
+  double *f = malloc(((size_t)nnz + 1) * sizeof(double));
+  CHECK_OK(rrt_ilu0_get_factor_pattern(M, rp, cols));
   CHECK_OK(rrt_ilu0_factor(M));
   CHECK_OK(rrt_ilu0_get_factors(M, f));
+  for (int64_t i = 0; i < nloc; i++)
+    want += b.rowptr[pos[r0 + i] + 1] - b.rowptr[pos[r0 + i]];
+  bad += want != rp[nloc]; /* the pattern: as many entries, each in the reference's */
   for (int64_t i = 0; i < nloc; i++)
     for (int64_t p = rp[i]; p < rp[i + 1]; p++) {
       const double *ref = ref_entry(&b, pos[r0 + i], pos[cols[p]]);
       bad += !ref || !bits_equal(*ref, f[p]);
     }
+  free(rp), free(cols);
   double *r = malloc((size_t)n * sizeof(double)), *rb = malloc((size_t)n * sizeof(double));
   double *zb = malloc((size_t)n * sizeof(double)), *loc = malloc(((size_t)nloc + 1) * 8), *dr, *dz;
   for (int64_t i = 0; i < n; i++)
@@ -121,7 +130,8 @@ static int64_t compare_with_reference(rrt_ctx_t ctx, rrt_ilu0_t M, rrt_sparse_t 
   return bad;
 }
 
-/* Several cpu ranks, one subdomain per rank: the interiors need no remote
+/* Several cpu ranks, one subdomain per rank (any levels of fill: fill never
+ * joins two subdomains' interiors): the interiors need no remote
  * row (no L receive is needed before schedule level 2), the U interiors
  * send none (every U message leaves after level 1, the interface), and the
  * schedule has one level per phase. */
@@ -162,16 +172,18 @@ static void check_chain_schedule(rrt_ilu0_t M, int P, const char *what) {
 }
 
 static void check_case(rrt_ctx_t ctx, const char *name, const rrt_csr *a, rrt_ilu_ordering ord,
-                       int blocks) {
+                       int blocks, int levels) {
   int P = rrt_ctx_size(ctx);
   rrt_sparse_t A = NULL;
   rrt_ilu0_t M = NULL;
   char what[160];
-  snprintf(what, sizeof what, "%s %s dd_blocks %d", name, rrt_ilu_ordering_name(ord), blocks);
+  snprintf(what, sizeof what, "%s %s dd_blocks %d ILU(%d)", name, rrt_ilu_ordering_name(ord),
+           blocks, levels);
   CHECK_OK(ref_distribute(ctx, a, &A));
   rrt_ilu0_options opt = RRT_ILU0_OPTIONS_INITIALIZER;
   opt.ordering = ord;
   opt.dd_blocks = blocks;
+  opt.levels = levels;
   rrt_status st = rrt_ilu0_create(A, &opt, &M);
   CHECK_MSG(st == RRT_SUCCESS, "%s: create: %s", what, rrt_ctx_last_error(ctx));
   if (st == RRT_SUCCESS) {
@@ -181,7 +193,7 @@ static void check_case(rrt_ctx_t ctx, const char *name, const rrt_csr *a, rrt_il
       wrong += got[i] != want[i];
     CHECK_MSG(wrong == 0, "%s: %lld positions differ from the naive classification", what,
               (long long)wrong);
-    int64_t bad = compare_with_reference(ctx, M, A, a, want);
+    int64_t bad = compare_with_reference(ctx, M, A, a, want, levels);
     CHECK_MSG(bad == 0, "%s: %lld factor/apply entries differ from the serial IKJ", what,
               (long long)bad);
     if (blocks == 0 && P > 1 && rrt_ctx_backend(ctx) == RRT_BACKEND_CPU) check_schedule(M, what);
@@ -288,15 +300,28 @@ int main(int argc, char **argv) {
       CHECK_MSG(0, "cannot load %s: %s", list[k], err);
       continue;
     }
-    for (int blocks = 0; blocks <= 3; blocks += 3) {
-      check_case(ctx, list[k], &a, RRT_ILU_ORDER_DD, blocks);
-      check_case(ctx, list[k], &a, RRT_ILU_ORDER_DD_COLOR, blocks);
+    /* dd_blocks 2 at 3 ranks: a subdomain split over ranks, so a rank's
+     * first coarse level (the interiors) reads a lower rank's rows, and a
+     * later one a higher rank's rows of that level; the receives of one
+     * level were waited for together and deadlocked (rank 1 waiting for
+     * rank 2's interiors, rank 2 for rank 1's) */
+    static const int blocks[] = {0, 2, 3};
+    for (int b = 0; b < 3; b++) {
+      check_case(ctx, list[k], &a, RRT_ILU_ORDER_DD, blocks[b], 0);
+      check_case(ctx, list[k], &a, RRT_ILU_ORDER_DD_COLOR, blocks[b], 0);
     }
+    /* ILU(k) keeps the coarse levels: fill couples interface rows of one
+     * colour (through an earlier colour's row), on different ranks */
+    for (int levels = 1; levels <= 2 && k < 2; levels++)
+      for (int b = 0; b < 3; b++)
+        check_case(ctx, list[k], &a, RRT_ILU_ORDER_DD_COLOR, blocks[b], levels);
+    if (k < 2) check_case(ctx, list[k], &a, RRT_ILU_ORDER_DD, 2, 1);
     rrt_csr_free(&a);
   }
   rrt_csr low = lower_pattern(30);
-  check_case(ctx, "lower(30)", &low, RRT_ILU_ORDER_DD, 0);
-  check_case(ctx, "lower(30)", &low, RRT_ILU_ORDER_DD_COLOR, 3);
+  check_case(ctx, "lower(30)", &low, RRT_ILU_ORDER_DD, 0, 0);
+  check_case(ctx, "lower(30)", &low, RRT_ILU_ORDER_DD_COLOR, 3, 0);
+  check_case(ctx, "lower(30)", &low, RRT_ILU_ORDER_DD_COLOR, 2, 1);
   check_bad_blocks(ctx, &low);
   rrt_csr_free(&low);
   rrt_ctx_destroy(ctx);

@@ -4,7 +4,8 @@
  * and backend, in natural order and (as the ILU(k) of P A P^T) in the
  * other orderings; the apply bitwise the serial reference's; the transpose
  * apply against a serial transposed solve (to rounding) and bitwise a
- * one-rank run's; re-factoring after new values follows.
+ * one-rank run's; re-factoring after new values follows; the pivot boosts
+ * (replace, add) bitwise the boosted serial reference.
  * Usage: test_iluk [small] (small: the emu subset). */
 #include <limits.h>
 #include <math.h>
@@ -18,48 +19,6 @@
 #include "test_util.h"
 
 static int bits_equal(double a, double b) { return memcmp(&a, &b, sizeof(double)) == 0; }
-
-/* A padded with explicit zeros at the ILU(k) fill, by the definition:
- * lev = 0 on A's pattern; each earlier row m of row i's pattern (fill
- * included, in increasing m) proposes lev(i,m) + lev(m,j) + 1 for its j > m;
- * kept when <= k. Dense per row (the test matrices are small). */
-static rrt_csr ref_fill(const rrt_csr *a, int k) {
-  int64_t n = a->nrows, cap = a->nnz + 16, nnz = 0;
-  int64_t *ptr = calloc((size_t)n + 1, sizeof(int64_t)), *col = malloc((size_t)cap * 8);
-  int *lv = malloc((size_t)cap * sizeof(int)), *row = malloc((size_t)n * sizeof(int));
-  for (int64_t j = 0; j < n; j++)
-    row[j] = INT_MAX;
-  for (int64_t i = 0; i < n; i++) {
-    for (int64_t p = a->rowptr[i]; p < a->rowptr[i + 1]; p++)
-      row[a->col[p]] = 0;
-    for (int64_t m = 0; m < i; m++) {
-      if (row[m] == INT_MAX) continue;
-      for (int64_t q = ptr[m]; q < ptr[m + 1]; q++) {
-        int64_t j = col[q];
-        long p = (long)row[m] + lv[q] + 1;
-        if (j > m && p <= k && p < row[j]) row[j] = (int)p;
-      }
-    }
-    for (int64_t j = 0; j < n; j++) {
-      if (row[j] == INT_MAX) continue;
-      if (nnz == cap) {
-        cap *= 2;
-        col = realloc(col, (size_t)cap * 8), lv = realloc(lv, (size_t)cap * sizeof(int));
-      }
-      col[nnz] = j, lv[nnz++] = row[j], row[j] = INT_MAX;
-    }
-    ptr[i + 1] = nnz;
-  }
-  int64_t *ri = malloc((size_t)nnz * 8);
-  double *v = calloc((size_t)nnz, sizeof(double));
-  for (int64_t i = 0; i < n; i++)
-    for (int64_t p = ptr[i]; p < ptr[i + 1]; p++)
-      ri[p] = i, v[p] = ref_entry(a, i, col[p]) ? *ref_entry(a, i, col[p]) : 0.0;
-  rrt_csr b;
-  rrt_csr_from_triplets(n, n, nnz, ri, col, v, &b);
-  free(ptr), free(col), free(lv), free(row), free(ri), free(v);
-  return b;
-}
 
 /* z = L^-T U^-T r for the factored b (serial, column by column). */
 static void ref_apply_t(const rrt_csr *b, const double *r, double *z) {
@@ -208,6 +167,50 @@ static void check_matrix(rrt_ctx_t ctx, rrt_ctx_t self, const char *name, int k,
   rrt_csr_free(&a);
 }
 
+/* The pivot boosts (replace, and add: PETSc's INBLOCKS) at k = 0 and 1:
+ * factors and apply bitwise the serial reference boosted alike. tol 3.5
+ * on a diagonal of 4 (pivots fall towards 2.4): most rows, on every rank,
+ * in the middle of the elimination, are boosted. */
+static void check_boost(rrt_ctx_t ctx, const char *name) {
+  rrt_csr a;
+  char err[512];
+  if (ref_load(name, &a, err, sizeof(err))) {
+    CHECK_MSG(0, "cannot load %s: %s", name, err);
+    return;
+  }
+  int64_t n = a.nrows, *pos = malloc((size_t)n * sizeof(int64_t));
+  double *r = malloc((size_t)n * sizeof(double)), *z = malloc((size_t)n * sizeof(double));
+  for (int64_t i = 0; i < n; i++)
+    pos[i] = i, r[i] = 1.0 + (double)((i * 7919) % 13) / 8.0;
+  for (int mode = RRT_ILU0_BOOST_REPLACE; mode <= RRT_ILU0_BOOST_ADD; mode++)
+    for (int k = 0; k <= 1; k++) {
+      rrt_sparse_t A = NULL;
+      rrt_ilu0_t M = NULL;
+      rrt_ilu0_options opt = RRT_ILU0_OPTIONS_INITIALIZER;
+      opt.levels = k, opt.boost = mode, opt.boost_tol = 3.5, opt.boost_value = 0.375;
+      CHECK_OK(ref_distribute(ctx, &a, &A));
+      CHECK_OK(rrt_ilu0_create(A, &opt, &M));
+      CHECK_OK(rrt_ilu0_factor(M));
+      int64_t nloc = rrt_sparse_local_rows(A), r0 = rrt_sparse_row_begin(A);
+      rrt_csr b = ref_fill(&a, k);
+      CHECK(ref_ilu0_boost(&b, mode, opt.boost_tol, opt.boost_value) < 0);
+      int64_t bad = compare_factors(M, r0, nloc, &b, pos);
+      double *loc = malloc(((size_t)nloc + 1) * sizeof(double));
+      ref_apply(&b, r, z);
+      apply(ctx, M, 0, r, r0, nloc, loc);
+      for (int64_t i = 0; i < nloc; i++)
+        bad += !bits_equal(loc[i], z[r0 + i]);
+      CHECK_MSG(bad == 0, "%s ILU(%d) boost %d: %lld entries differ from the serial boosted ILU",
+                name, k, mode, (long long)bad);
+      free(loc);
+      rrt_csr_free(&b);
+      rrt_ilu0_destroy(M);
+      rrt_sparse_destroy(A);
+    }
+  free(pos), free(r), free(z);
+  rrt_csr_free(&a);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   rrt_ctx_t ctx = NULL, self = NULL;
@@ -230,6 +233,7 @@ int main(int argc, char **argv) {
   for (int o = 0; o < 4; o++)
     for (int k = 1; k <= 2; k++)
       check_matrix(ctx, self, small ? "convdiff2d:6,30" : "convdiff2d:11,40", k, others[o]);
+  check_boost(ctx, small ? "laplace2d:6" : "laplace2d:13");
   rrt_ctx_destroy(self);
   rrt_ctx_destroy(ctx);
   rc = test_result();

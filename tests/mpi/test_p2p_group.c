@@ -3,7 +3,7 @@
  * s % 3 == 2 send nothing, rank s % 3 == 1 adds a zero-byte message, and
  * with P <= 2 several messages go to the same peer (or to self), which must
  * match in list order. Every receiver derives its list from the same rule
- * and checks the content byte for byte. */
+ * and checks the content byte for byte, and rrt_ctx_comm_stats the counts. */
 #include "transport_test.h"
 
 #define MAXMSG 3
@@ -25,6 +25,27 @@ static int plan(int s, int P, msg out[MAXMSG]) {
 
 static unsigned char pattern(int src, int k, size_t i) {
   return (unsigned char)(src * 31 + k * 7 + (int)(i % 251) + 1);
+}
+
+/* rrt_ctx_comm_stats counted exactly the messages to or from another rank
+ * (zero-byte ones included, self messages not) and their bytes, and no
+ * collective. */
+static void check_counts(int rank, const rrt_p2p *sends, int nsend, const rrt_p2p *recvs, int nrecv,
+                         const rrt_comm_stats *b, const rrt_comm_stats *a) {
+  uint64_t want[4] = {0, 0, 0, 0};
+  for (int k = 0; k < nsend; k++)
+    if (sends[k].peer != rank) want[0]++, want[1] += sends[k].bytes;
+  for (int k = 0; k < nrecv; k++)
+    if (recvs[k].peer != rank) want[2]++, want[3] += recvs[k].bytes;
+  uint64_t got[4] = {a->msgs_sent - b->msgs_sent, a->bytes_sent - b->bytes_sent,
+                     a->msgs_recv - b->msgs_recv, a->bytes_recv - b->bytes_recv};
+  CHECK_MSG(!memcmp(got, want, sizeof got) && a->collectives == b->collectives,
+            "comm stats: sent %llu (%llu bytes), received %llu (%llu bytes), %llu collectives; "
+            "want %llu (%llu), %llu (%llu), 0",
+            (unsigned long long)got[0], (unsigned long long)got[1], (unsigned long long)got[2],
+            (unsigned long long)got[3], (unsigned long long)(a->collectives - b->collectives),
+            (unsigned long long)want[0], (unsigned long long)want[1], (unsigned long long)want[2],
+            (unsigned long long)want[3]);
 }
 
 int main(int argc, char **argv) {
@@ -62,8 +83,12 @@ int main(int argc, char **argv) {
       }
     }
     rrt_request_t req = NULL;
+    rrt_comm_stats before, after;
+    CHECK_OK(rrt_ctx_comm_stats(ctx, &before));
     CHECK_OK(rrt_p2p_group(ctx, sends, nsend, recvs, nrecv, &req));
     CHECK_OK(rrt_request_wait(req));
+    CHECK_OK(rrt_ctx_comm_stats(ctx, &after));
+    check_counts(rank, sends, nsend, recvs, nrecv, &before, &after);
     for (int j = 0; j < nrecv; j++) {
       unsigned char *h = malloc(recvs[j].bytes + 1);
       if (recvs[j].bytes) CHECK_OK(rrt_memcpy_to_host(ctx, h, recvs[j].buf, recvs[j].bytes));
@@ -98,5 +123,8 @@ int main(int argc, char **argv) {
   CHECK(rrt_p2p_group(ctx, NULL, 2, NULL, 0, &req) == RRT_ERR_INVALID_ARG);
   CHECK(rrt_p2p_group(ctx, NULL, -1, NULL, 0, &req) == RRT_ERR_INVALID_ARG);
   CHECK(req == NULL);
+  rrt_comm_stats st;
+  CHECK(rrt_ctx_comm_stats(ctx, NULL) == RRT_ERR_INVALID_ARG);
+  CHECK(rrt_ctx_comm_stats(NULL, &st) == RRT_ERR_INVALID_ARG);
   return tt_finish(ctx);
 }

@@ -111,6 +111,25 @@ int main(int argc, char **argv) {
   CHECK_OK(rrt_request_wait(req));
   CHECK_OK(rrt_request_wait(NULL));
   rrt_request_free(NULL);
+  /* rrt_ctx_comm_stats: one message each way of 16 bytes between ranks */
+  rrt_comm_stats b, a;
+  int P = rrt_ctx_size(ctx);
+  void *d2 = NULL;
+  CHECK_OK(rrt_malloc(ctx, 16, &d2));
+  CHECK_OK(rrt_memset(ctx, d, 0, 16));
+  CHECK_OK(rrt_ctx_comm_stats(ctx, &b));
+  CHECK_OK(rrt_ring_shift(ctx, d, d2, 16, 6, &req));
+  CHECK_OK(rrt_request_wait(req));
+  CHECK_OK(rrt_ctx_comm_stats(ctx, &a));
+  CHECK_MSG(a.msgs_sent - b.msgs_sent == (P > 1) && a.bytes_sent - b.bytes_sent == 16u * (P > 1) &&
+                a.msgs_recv - b.msgs_recv == (P > 1) &&
+                a.bytes_recv - b.bytes_recv == 16u * (P > 1),
+            "comm stats after one 16-byte shift: sent %llu (%llu bytes), received %llu (%llu)",
+            (unsigned long long)(a.msgs_sent - b.msgs_sent),
+            (unsigned long long)(a.bytes_sent - b.bytes_sent),
+            (unsigned long long)(a.msgs_recv - b.msgs_recv),
+            (unsigned long long)(a.bytes_recv - b.bytes_recv));
+  CHECK_OK(rrt_free(ctx, d2));
   CHECK_OK(rrt_free(ctx, d));
 
   /* The comm track saw the shifts. */
