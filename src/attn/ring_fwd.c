@@ -127,7 +127,11 @@ rrt_status rrt_attn_plan_run(rrt_attn_plan_t p, const void *q, const void *k, co
                    "NULL tensor (q %p, k %p, v %p, o %p)", q, k, v, o);
   RRT_CHECK(rrt_agree(ctx, st));
   RRT_CHECK(rrt_user_stream_enter(ctx, rrt_attn_op_run));
-  return rrt_user_stream_leave(ctx, rrt_attn_op_run, rrt_attn_ring_fwd(p, q, k, v, o, lse));
+  rrt_status (*run)(rrt_attn_plan_t, const void *, const void *, const void *, void *, float *) =
+      p->cp == RRT_CP_ALLGATHER ? rrt_attn_allgather_fwd
+      : p->cp == RRT_CP_A2A     ? rrt_attn_a2a_fwd
+                                : rrt_attn_ring_fwd;
+  return rrt_user_stream_leave(ctx, rrt_attn_op_run, run(p, q, k, v, o, lse));
 }
 
 rrt_status rrt_attn_fwd(rrt_ctx_t ctx, const rrt_attn_desc *desc, const void *q, const void *k,
