@@ -596,15 +596,21 @@ static void cp_errors(rrt_ctx_t ctx) {
   CHECK(rrt_cp_comm_parse("ulysses", &cp) == RRT_ERR_INVALID_ARG);
 }
 
-static void run_cp(rrt_ctx_t ctx) {
+/* small (emu): the first dense shape and the documents, a2a and allgather. */
+static void run_cp(rrt_ctx_t ctx, int small) {
   static const rrt_cp_comm modes[] = {RRT_CP_A2A, RRT_CP_ALLGATHER, RRT_CP_AUTO};
-  const int n = (int)(sizeof cp_cfgs / sizeof *cp_cfgs);
-  for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+  static const cfg small_cp[] = {
+      {1, 2, 4, 2, 8, RRT_DTYPE_F32, DENSE},
+      {1, 0, 4, 1, 8, RRT_DTYPE_BF16, 0, 0, 2, 1, 1},
+  };
+  const cfg *cfgs = small ? small_cp : cp_cfgs;
+  const int n = small ? 2 : (int)(sizeof cp_cfgs / sizeof *cp_cfgs);
+  for (size_t m = 0; m < sizeof modes / sizeof *modes - (size_t)small; m++) {
     cp_mode = modes[m];
     for (int i = 0; i < n; i++)
       for (int layout = 0; layout < RRT_ATTN_LAYOUT_COUNT; layout++)
-        for (int causal = cp_cfgs[i].causal; causal <= 1; causal++)
-          run_cfg(ctx, &cp_cfgs[i], layout, causal, 3000u + (unsigned)i,
+        for (int causal = cfgs[i].causal; causal <= 1; causal++)
+          run_cfg(ctx, &cfgs[i], layout, causal, 3000u + (unsigned)i,
                   i < 3 && cp_mode != RRT_CP_AUTO);
   }
   cp_mode = RRT_CP_RING;
@@ -623,8 +629,8 @@ int main(int argc, char **argv) {
   CHECK_OK(cst);
   if (ctx && strcmp(mode, "errors") == 0) {
     run_errors(ctx);
-  } else if (ctx && strcmp(mode, "cp") == 0) {
-    run_cp(ctx);
+  } else if (ctx && strncmp(mode, "cp", 2) == 0) {
+    run_cp(ctx, strcmp(mode, "cp-small") == 0);
   } else if (ctx && strcmp(mode, "lib") == 0) {
     run_lib(ctx);
   } else if (ctx) {
