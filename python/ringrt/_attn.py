@@ -22,18 +22,19 @@ c_int, c_int64, c_double, c_size_t = ctypes.c_int, ctypes.c_int64, ctypes.c_doub
 c_void_p, c_char_p, P = ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER
 
 DESC_MAGIC = 0x52524131
-DESC_VERSION = 2
+DESC_VERSION = 3
 #: rrt_dtype codes of the storage types attention accepts.
 DTYPE_F32, DTYPE_BF16, DTYPE_F16 = 0, 5, 6
 
 
 class Desc(ctypes.Structure):
-    """rrt_attn_desc, version 2."""
+    """rrt_attn_desc, version 3."""
     _fields_ = [("size", c_size_t), ("magic", ctypes.c_uint), ("version", ctypes.c_uint),
                 ("batch", c_int64), ("seq", c_int64), ("heads_q", c_int), ("heads_kv", c_int),
                 ("head_dim", c_int), ("scale", c_double), ("causal", c_int), ("layout", c_int),
                 ("dtype", c_int), ("window_left", c_int), ("window_right", c_int),
-                ("cu_seqlens", P(c_int64)), ("num_docs", c_int64)]
+                ("cu_seqlens", P(c_int64)), ("num_docs", c_int64), ("cp_comm", c_int),
+                ("cp_inner", c_int)]
 
 
 class Stats(ctypes.Structure):
@@ -46,6 +47,8 @@ class Stats(ctypes.Structure):
 
 _lib.declare({
     "rrt_attn_layout_parse": (c_int, [c_char_p, P(c_int)]),
+    "rrt_cp_comm_parse": (c_int, [c_char_p, P(c_int)]),
+    "rrt_attn_plan_explain": (c_int, [c_void_p, c_char_p, c_size_t]),
     "rrt_attn_shard_len": (c_int, [P(Desc), c_int, c_int, P(c_int64)]),
     "rrt_attn_shard_positions": (c_int, [P(Desc), c_int, c_int, P(c_int64)]),
     "rrt_attn_desc_check": (c_int, [P(Desc), c_int, c_char_p, c_size_t]),
@@ -71,6 +74,17 @@ class Key(NamedTuple):
     window_left: int
     window_right: int
     cu_seqlens: Optional[Tuple[int, ...]]
+    cp_comm: int = 0  # rrt_cp_comm (ring)
+    cp_inner: int = 0
+
+
+def parse_cp_comm(name: str) -> Optional[int]:
+    """The rrt_cp_comm of a name, or None when the library does not know it."""
+    out = c_int()
+    if not isinstance(name, str):
+        return None
+    ok = _lib.lib().rrt_cp_comm_parse(name.encode(), ctypes.byref(out)) == errors.SUCCESS
+    return out.value if ok else None
 
 
 def parse_layout(name: str) -> Optional[int]:
@@ -87,8 +101,8 @@ def make_desc(key: Key) -> Tuple[Desc, Optional[ctypes.Array]]:
     it alive while the descriptor is used)."""
     cu = key.cu_seqlens
     cu_arr = (c_int64 * len(cu))(*cu) if cu is not None else None
-    desc = Desc(ctypes.sizeof(Desc), DESC_MAGIC, DESC_VERSION, *key[:-1], cu_arr,
-                len(cu) - 1 if cu is not None else 0)
+    desc = Desc(ctypes.sizeof(Desc), DESC_MAGIC, DESC_VERSION, *key[:11], cu_arr,
+                len(cu) - 1 if cu is not None else 0, key.cp_comm, key.cp_inner)
     return desc, cu_arr
 
 

@@ -78,7 +78,7 @@ def flash_attn_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout_p
                     window_size: Tuple[int, int] = (-1, -1), softcap: float = 0.0,
                     alibi_slopes: Any = None, deterministic: bool = False,
                     return_attn_probs: bool = False, *, ctx: Optional[Context] = None,
-                    layout: str = "zigzag", qkv_format: str = "bshd",
+                    layout: str = "zigzag", cp_comm: str = "ring", qkv_format: str = "bshd",
                     allow_identical_shards: bool = False) -> Any:
     """flash-attn's ``flash_attn_func`` on this rank's shards
     ``[batch, seqlen_local, heads, head_dim]`` (collective).
@@ -88,7 +88,8 @@ def flash_attn_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout_p
     arguments are ringrt's (:func:`ringrt.torch.ring_attention`)."""
     unsupported = _unsupported(dropout_p, softcap, alibi_slopes)
     o, lse = _attention("flash_attn_func", q, k, v, causal, layout, window_size, None,
-                        softmax_scale, ctx, qkv_format, allow_identical_shards, unsupported)
+                        softmax_scale, ctx, qkv_format, allow_identical_shards, unsupported,
+                        cp_comm=cp_comm)
     return _result(o, lse, return_attn_probs)
 
 
@@ -97,12 +98,13 @@ def flash_attn_qkvpacked_func(qkv: torch.Tensor, dropout_p: float = 0.0,
                               window_size: Tuple[int, int] = (-1, -1), softcap: float = 0.0,
                               alibi_slopes: Any = None, deterministic: bool = False,
                               return_attn_probs: bool = False, *, ctx: Optional[Context] = None,
-                              layout: str = "zigzag", allow_identical_shards: bool = False) -> Any:
+                              layout: str = "zigzag", cp_comm: str = "ring", allow_identical_shards: bool = False) -> Any:
     """flash_attn_func on ``qkv`` ``[batch, seqlen_local, 3, heads, head_dim]``."""
     (q, k, v), packing = _unpack(qkv, "qkv", 3, 2, 5)
     unsupported = _unsupported(dropout_p, softcap, alibi_slopes)
     o, lse = _attention("flash_attn_qkvpacked_func", q, k, v, causal, layout, window_size, None,
-                        softmax_scale, ctx, "bshd", allow_identical_shards, unsupported, packing)
+                        softmax_scale, ctx, "bshd", allow_identical_shards, unsupported, packing,
+                        cp_comm=cp_comm)
     return _result(o, lse, return_attn_probs)
 
 
@@ -111,12 +113,13 @@ def flash_attn_kvpacked_func(q: torch.Tensor, kv: torch.Tensor, dropout_p: float
                              window_size: Tuple[int, int] = (-1, -1), softcap: float = 0.0,
                              alibi_slopes: Any = None, deterministic: bool = False,
                              return_attn_probs: bool = False, *, ctx: Optional[Context] = None,
-                             layout: str = "zigzag", allow_identical_shards: bool = False) -> Any:
+                             layout: str = "zigzag", cp_comm: str = "ring", allow_identical_shards: bool = False) -> Any:
     """flash_attn_func on ``q`` and ``kv`` ``[batch, seqlen_local, 2, heads_kv, head_dim]``."""
     (k, v), packing = _unpack(kv, "kv", 2, 2, 5)
     unsupported = _unsupported(dropout_p, softcap, alibi_slopes)
     o, lse = _attention("flash_attn_kvpacked_func", q, k, v, causal, layout, window_size, None,
-                        softmax_scale, ctx, "bshd", allow_identical_shards, unsupported, packing)
+                        softmax_scale, ctx, "bshd", allow_identical_shards, unsupported, packing,
+                        cp_comm=cp_comm)
     return _result(o, lse, return_attn_probs)
 
 
@@ -127,7 +130,7 @@ def flash_attn_varlen_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                            window_size: Tuple[int, int] = (-1, -1), softcap: float = 0.0,
                            alibi_slopes: Any = None, deterministic: bool = False,
                            return_attn_probs: bool = False, block_table: Any = None, *,
-                           ctx: Optional[Context] = None, layout: str = "zigzag",
+                           ctx: Optional[Context] = None, layout: str = "zigzag", cp_comm: str = "ring",
                            allow_identical_shards: bool = False) -> Any:
     """flash-attn's ``flash_attn_varlen_func`` on this rank's rows
     ``[total_local, heads, head_dim]`` of the packed documents whose GLOBAL
@@ -137,7 +140,8 @@ def flash_attn_varlen_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     unsupported = _unsupported(dropout_p, softcap, alibi_slopes, block_table)
     o, lse = _attention("flash_attn_varlen_func", q, k, v, causal, layout, window_size,
                         cu_seqlens_q, softmax_scale, ctx, "thd", allow_identical_shards,
-                        unsupported, cu_seqlens_k=cu_seqlens_k)
+                        unsupported, cu_seqlens_k=cu_seqlens_k,
+                        cp_comm=cp_comm)
     return _result(o, lse, return_attn_probs)
 
 
@@ -148,14 +152,15 @@ def flash_attn_varlen_qkvpacked_func(qkv: torch.Tensor, cu_seqlens: CuSeqlens, m
                                      softcap: float = 0.0, alibi_slopes: Any = None,
                                      deterministic: bool = False,
                                      return_attn_probs: bool = False, *,
-                                     ctx: Optional[Context] = None, layout: str = "zigzag",
+                                     ctx: Optional[Context] = None, layout: str = "zigzag", cp_comm: str = "ring",
                                      allow_identical_shards: bool = False) -> Any:
     """flash_attn_varlen_func on ``qkv`` ``[total_local, 3, heads, head_dim]``."""
     (q, k, v), packing = _unpack(qkv, "qkv", 3, 1, 4)
     unsupported = _unsupported(dropout_p, softcap, alibi_slopes)
     o, lse = _attention("flash_attn_varlen_qkvpacked_func", q, k, v, causal, layout, window_size,
                         cu_seqlens, softmax_scale, ctx, "thd", allow_identical_shards,
-                        unsupported, packing)
+                        unsupported, packing,
+                        cp_comm=cp_comm)
     return _result(o, lse, return_attn_probs)
 
 
@@ -167,12 +172,13 @@ def flash_attn_varlen_kvpacked_func(q: torch.Tensor, kv: torch.Tensor, cu_seqlen
                                     softcap: float = 0.0, alibi_slopes: Any = None,
                                     deterministic: bool = False,
                                     return_attn_probs: bool = False, *,
-                                    ctx: Optional[Context] = None, layout: str = "zigzag",
+                                    ctx: Optional[Context] = None, layout: str = "zigzag", cp_comm: str = "ring",
                                     allow_identical_shards: bool = False) -> Any:
     """flash_attn_varlen_func on ``q`` and ``kv`` ``[total_local, 2, heads_kv, head_dim]``."""
     (k, v), packing = _unpack(kv, "kv", 2, 1, 4)
     unsupported = _unsupported(dropout_p, softcap, alibi_slopes)
     o, lse = _attention("flash_attn_varlen_kvpacked_func", q, k, v, causal, layout, window_size,
                         cu_seqlens_q, softmax_scale, ctx, "thd", allow_identical_shards,
-                        unsupported, packing, cu_seqlens_k)
+                        unsupported, packing, cu_seqlens_k,
+                        cp_comm=cp_comm)
     return _result(o, lse, return_attn_probs)

@@ -182,6 +182,13 @@ def _layout_code(layout: Any) -> Tuple[int, Optional[str]]:
     return code, None
 
 
+def _cp_code(cp_comm: str) -> Tuple[int, Optional[str]]:
+    code = _attn.parse_cp_comm(cp_comm)
+    if code is None:
+        return 0, f"unknown cp_comm {cp_comm!r} (ring, a2a, allgather, a2a+ring or auto)"
+    return code, None
+
+
 def _invalid(message: str) -> errors.InvalidArgument:
     """The exception of a check whose outcome every rank already knows."""
     return errors.InvalidArgument(errors.INVALID_ARG, message, "RRT_ERR_INVALID_ARG")
@@ -305,7 +312,8 @@ def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bo
                    layout: str = "zigzag", window: Tuple[int, int] = (-1, -1),
                    cu_seqlens: CuSeqlens = None, scale: Optional[float] = None,
                    ctx: Optional[Context] = None, return_lse: bool = False, *,
-                   qkv_format: Optional[str] = None, allow_identical_shards: bool = False
+                   qkv_format: Optional[str] = None, allow_identical_shards: bool = False,
+                   cp_comm: str = "ring"
                    ) -> Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
     """Softmax attention over a sequence split across the context's ranks
     (collective, differentiable in q, k and v).
@@ -339,6 +347,11 @@ def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bo
             Other formats are transposed views of BSHD (copied once).
         allow_identical_shards: skip the check that raises when every rank
             passes identical q and k (the whole sequence instead of its shard).
+        cp_comm: how the ranks share the work (docs/attn.md, "Context-parallel
+            modes"): "ring" (K/V blocks around the ring), "a2a" (Ulysses:
+            heads % ranks == 0), "allgather" (all-gathered K/V) or "auto"
+            (the cost model's choice); the same result within the dtype's
+            rounding, the same on every rank.
 
     Returns:
         o, this rank's output shard in q's shape, format and dtype (and lse).
@@ -350,7 +363,7 @@ def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bo
             ranks, or identical inputs on every rank of a ring of 2 or more.
     """
     o, lse = _attention("ring_attention", q, k, v, causal, layout, window, cu_seqlens, scale,
-                        ctx, qkv_format, allow_identical_shards)
+                        ctx, qkv_format, allow_identical_shards, cp_comm=cp_comm)
     return (o, lse) if return_lse else o
 
 
@@ -358,7 +371,8 @@ def _attention(op: str, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causa
                layout: str, window: Any, cu_seqlens: CuSeqlens, scale: Any,
                ctx: Optional[Context], qkv_format: Optional[str], allow_identical: bool,
                unsupported: Optional[str] = None, packing_problem: Optional[str] = None,
-               cu_seqlens_k: CuSeqlens = None) -> Tuple[torch.Tensor, torch.Tensor]:
+               cu_seqlens_k: CuSeqlens = None, cp_comm: str = "ring"
+               ) -> Tuple[torch.Tensor, torch.Tensor]:
     """ring_attention's work, (o, lse), for every front: `op` names the
     caller in messages; `unsupported` is a flash-attn argument ringrt does
     not implement, agreed with the other checks and raised as
@@ -408,7 +422,7 @@ def _attention(op: str, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causa
         q, k, v, cu_t, cu_l, cu_k_t, cu_k_l, ctx_key, op, fmt, layout_name, bool(causal), wl,
         wr, scale_value, bool(allow_identical), meta, problem or "",
         _first(cu_problem, fmt_problem) or "", win_problem or "", scale_problem or "",
-        unsupported or "")
+        unsupported or "", cp_comm if isinstance(cp_comm, str) else repr(cp_comm))
     if varlen:
         o, lse = o.squeeze(0), lse.squeeze(0)
     return _swap(o, fmt), lse
