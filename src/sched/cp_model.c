@@ -67,7 +67,16 @@ static void cost_ring(const rrt_cp_model_in *in, double blk, double fl, double a
   c->t_total = k + (n - 1) * maxd(k, a + blk / bw);
 }
 
-/* All-gather K/V up front, then the ring's compute without waits. */
+/* ceil(log2(P)): the latency rounds of a recursive-doubling all-gather. */
+static int log2_ceil(int P) {
+  int r = 0;
+  while ((1 << r) < P)
+    r++;
+  return r;
+}
+
+/* All-gather K/V up front (log2 P latency rounds, as MPI's recursive
+ * doubling or Bruck), then the ring's compute without waits. */
 static void cost_allgather(const rrt_cp_model_in *in, double blk, double fl, double a, double bw,
                            rrt_cp_cost *c) {
   const int P = in->P, n = in->ring_steps;
@@ -78,7 +87,7 @@ static void cost_allgather(const rrt_cp_model_in *in, double blk, double fl, dou
   c->bytes = (P - 1) * blk;
   c->bytes_bwd = (P - 1) * blk + (n - 1) * dkv;
   c->t_compute = fl * in->pairs_max / in->m.flops;
-  c->t_comm = (P - 1) * (a + blk / bw);
+  c->t_comm = log2_ceil(P) * a + (P - 1) * blk / bw;
   c->t_total = c->t_compute + c->t_comm;
 }
 

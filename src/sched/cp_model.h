@@ -6,7 +6,8 @@
  *   blk   = one rank's K+V block: 2 * batch * kv_rows * heads_kv * head_dim * elem
  *   ring      bytes (n-1) blk over n = ring steps; per step max(compute/n, a + blk/bw)
  *             (the shift hides behind the step's compute), plus the first step's compute
- *   allgather bytes (P-1) blk, P-1 messages, then the compute (nothing hidden)
+ *   allgather bytes (P-1) blk in ceil(log2 P) latency rounds (recursive doubling),
+ *             then the compute (nothing hidden)
  *   a2a       bytes (P-1)/P of Q and O, the K/V heads each peer needs (split or
  *             replicated, rrt_cp_heads), the LSE; 2 (P-1) messages; compute balanced
  *             (every rank the whole mask on heads/P heads)
