@@ -47,12 +47,16 @@ rrt_status rrt_attn_cp_resolve(rrt_attn_plan_t p, int local) {
                         p->P,        local,
                         p->nsteps,   pmax,
                         ptot,        rrt_cp_machine_default(p->ctx->backend == RRT_BACKEND_CUDA)};
-  const rrt_cp_comm best = rrt_cp_model(&p->model_in, p->cost);
+  rrt_cp_comm best = rrt_cp_model(&p->model_in, p->cost);
+  /* the all-to-all packs rows on the host: never the choice on cuda */
+  if (p->ctx->backend == RRT_BACKEND_CUDA) {
+    p->cost[RRT_CP_A2A].ok = 0;
+    best = rrt_cp_choose(p->cost);
+  }
   p->cp = d->cp_comm == RRT_CP_AUTO ? best : d->cp_comm;
   if (p->cp == RRT_CP_A2A_RING)
     return rrt_error(p->ctx, RRT_ERR_UNSUPPORTED, rrt_attn_op_create,
                      "cp_comm a2a+ring is not built yet (use ring, a2a, allgather or auto)");
-  /* the all-to-all packs rows on the host */
   if (p->cp == RRT_CP_A2A && p->ctx->backend == RRT_BACKEND_CUDA)
     return rrt_error(p->ctx, RRT_ERR_UNSUPPORTED, rrt_attn_op_create,
                      "cp_comm a2a runs on the cpu and emu backends in this build (cuda: use ring, "

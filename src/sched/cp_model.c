@@ -124,6 +124,10 @@ rrt_cp_comm rrt_cp_model(const rrt_cp_model_in *in, rrt_cp_cost cost[RRT_CP_COUN
   cost_allgather(in, blk, fl, a, bw, &cost[RRT_CP_ALLGATHER]);
   cost_a2a(in, fl, a, bw, &cost[RRT_CP_A2A]);
   /* a2a+ring is not modelled (not built yet): never chosen */
+  return rrt_cp_choose(cost);
+}
+
+rrt_cp_comm rrt_cp_choose(rrt_cp_cost cost[RRT_CP_COUNT]) {
   rrt_cp_comm best = RRT_CP_RING;
   for (int m = 0; m < RRT_CP_AUTO; m++)
     if (cost[m].ok && cost[m].t_total < cost[best].t_total) best = (rrt_cp_comm)m;

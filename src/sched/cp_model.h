@@ -79,6 +79,9 @@ typedef struct rrt_cp_cost {
 /** Costs of every mode (index rrt_cp_comm; RRT_CP_AUTO's entry is the
  *  chosen mode's). Returns the choice. */
 rrt_cp_comm rrt_cp_model(const rrt_cp_model_in *in, rrt_cp_cost cost[RRT_CP_COUNT]);
+/** The choice among the modes whose cost is ok (after a caller ruled some
+ *  out): the least t_total, ties to the lower enum; fills the AUTO entry. */
+rrt_cp_comm rrt_cp_choose(rrt_cp_cost cost[RRT_CP_COUNT]);
 
 #ifdef __cplusplus
 }
