@@ -27,9 +27,10 @@
 #include "ringrt/attn.h"
 
 typedef struct attn_opts {
-  long batch, seq, heads, kv_heads, dim, iters, warmup, seed;
+  long batch, seq, heads, kv_heads, dim, iters, warmup, seed, cp_inner;
   double scale;
-  int causal, check;
+  int causal, check, explain;
+  rrt_cp_comm cp; /* --cp */
   rrt_attn_layout layout;
   rrt_dtype dtype;
   const char *qf, *kf, *vf, *out, *lse;
@@ -90,6 +91,10 @@ static void usage(void) {
          "                   --seq defaults to the last offset\n"
          "  --layout L       contiguous | zigzag | stripe (zigzag)\n"
          "  --dtype T        f32 | bf16 | f16 storage (f32); accumulation is always f32\n"
+         "  --cp M           context-parallel mode: ring | a2a | allgather | a2a+ring | auto\n"
+         "                   (ring); --cp-inner U: a2a+ring's group size (0: the node's)\n"
+         "  --explain        print the mode that runs and the cost model's numbers of every\n"
+         "                   mode (rank 0)\n"
          "  --seed N         seed of the random inputs (1)\n"
          "  --q/--k/--v F    global inputs as .npy [batch, seq, heads, dim] in natural order\n"
          "                   (<f4 for f32, <f2 for f16, <u2 holding bf16 bits); the shape\n"
@@ -127,6 +132,7 @@ static int parse_long_option(rrt_app_common *c, const char *a, const char *next,
       {"--iters", offsetof(attn_opts, iters), 1, 1 << 20},
       {"--warmup", offsetof(attn_opts, warmup), 0, 1 << 20},
       {"--seed", offsetof(attn_opts, seed), 0, (long)(~0UL >> 1)},
+      {"--cp-inner", offsetof(attn_opts, cp_inner), 0, 1 << 20},
   };
   int done = 0;
   for (size_t k = 0; k < sizeof longs / sizeof longs[0]; k++)
@@ -164,6 +170,11 @@ static int parse_value_option(rrt_app_common *c, const char *a, const char *next
     int r = rrt_app_attn_parse_docs(c, next, &o->docs);
     if (r == 2) return 2;
     if (r == 1) o->docs_file = next;
+  } else if (strcmp(a, "--cp") == 0) {
+    if (rrt_cp_comm_parse(next, &o->cp) != RRT_SUCCESS) {
+      rrt_app_usage_error(c, "--cp '%s' is not ring, a2a, allgather, a2a+ring or auto", next);
+      return 2;
+    }
   } else if (strcmp(a, "--layout") == 0) {
     if (rrt_attn_layout_parse(next, &o->layout) != RRT_SUCCESS) {
       rrt_app_usage_error(c, "--layout '%s' is not contiguous, zigzag or stripe", next);
@@ -216,6 +227,10 @@ static int parse(int argc, char **argv, attn_opts *o, rrt_app_common *c) {
     }
     if (strcmp(a, "--check") == 0) {
       o->check = 1;
+      continue;
+    }
+    if (strcmp(a, "--explain") == 0) {
+      o->explain = 1;
       continue;
     }
     if (strcmp(a, "--backward") == 0) {
@@ -333,6 +348,8 @@ static rrt_attn_desc desc_of(const attn_opts *o) {
   d.window_right = o->win_right;
   d.softcap = o->softcap;
   d.sinks = o->sinks.data != NULL;
+  d.cp_comm = o->cp;
+  d.cp_inner = (int)o->cp_inner;
   if (o->docs.count > 0) {
     d.cu_seqlens = o->docs.values;
     d.num_docs = o->docs.count - 1;
@@ -588,6 +605,12 @@ static void report_text(FILE *out, const attn_run *run, const attn_opts *o, cons
           (long long)d->seq, d->heads_q, d->heads_kv, d->head_dim, rrt_dtype_name(d->dtype),
           rrt_attn_layout_name(d->layout), d->causal ? " causal" : "",
           mask_text(d, mask, sizeof mask));
+  if (d->cp_comm != RRT_CP_RING || o->explain) {
+    char text[2048];
+    rrt_attn_plan_explain(run->plan, text, sizeof text);
+    /* without --explain, the first line: the mode asked for and the one that runs */
+    fprintf(out, "  %.*s", o->explain ? (int)strlen(text) : (int)strcspn(text, "\n") + 1, text);
+  }
   fprintf(out, "  time %.6f s (median of %ld, max over ranks), %.3f TFLOP/s (%.2f GFLOP/s)\n",
           tm->t_med, o->iters, tm->flops / tm->t_med * 1e-12, tm->flops / tm->t_med * 1e-9);
   fprintf(out,
@@ -615,6 +638,14 @@ static void report_json(FILE *jf, const attn_run *run, const attn_opts *o, const
           (long long)d->seq, d->heads_q, d->heads_kv, d->head_dim, rrt_dtype_name(d->dtype),
           rrt_attn_layout_name(d->layout), d->causal ? "true" : "false", o->iters, o->warmup);
   mask_json(jf, d);
+  if (d->cp_comm != RRT_CP_RING) { /* the mode asked for and the one that ran */
+    char text[256];
+    rrt_attn_plan_explain(run->plan, text, sizeof text);
+    const char *arrow = strstr(text, "-> ");
+    int n = arrow ? (int)strcspn(arrow + 3, " ") : 0;
+    fprintf(jf, ",\"cp_comm\":\"%s\",\"cp_ran\":\"%.*s\"", rrt_cp_comm_name(d->cp_comm), n,
+            arrow ? arrow + 3 : "");
+  }
   rrt_app_json_field(jf, "time_s", tm->t_med);
   rrt_app_json_field(jf, "time_min_s", run->times[0]);
   rrt_app_json_field(jf, "flops", tm->flops);
@@ -672,9 +703,12 @@ int rrt_cmd_attn(MPI_Comm comm, int argc, char **argv) {
                  5,
                  1,
                  1,
+                 0,
                  0.0,
                  0,
                  0,
+                 0,
+                 RRT_CP_RING,
                  RRT_ATTN_ZIGZAG,
                  RRT_DTYPE_F32,
                  NULL,

@@ -61,6 +61,24 @@ typedef enum rrt_attn_layout {
   RRT_ATTN_LAYOUT_COUNT
 } rrt_attn_layout;
 
+/** How the ranks share the sequence's work (context-parallel communication,
+ *  TransformerEngine's cp_comm_type); docs/attn.md "Context-parallel modes".
+ *  Every mode computes the same attention (the same masks and layouts). */
+typedef enum rrt_cp_comm {
+  RRT_CP_RING = 0,  /**< K/V blocks travel around the ring (p2p), overlapped with compute */
+  RRT_CP_A2A,       /**< Ulysses: all-to-all to head shards over the whole sequence;
+                         heads_q % P == 0 */
+  RRT_CP_ALLGATHER, /**< all-gather K/V, attend locally; reduce-scatter dK/dV */
+  RRT_CP_A2A_RING,  /**< all-to-all inside groups of cp_inner ranks, ring across them */
+  RRT_CP_AUTO,      /**< the cost model's choice (ringrt attn --explain prints it) */
+  RRT_CP_COUNT
+} rrt_cp_comm;
+
+/** "ring", "a2a", "allgather", "a2a+ring", "auto". */
+RRT_API const char *rrt_cp_comm_name(rrt_cp_comm cp);
+/** Parse a mode name; RRT_ERR_INVALID_ARG for unknown names. */
+RRT_API rrt_status rrt_cp_comm_parse(const char *name, rrt_cp_comm *cp);
+
 /** "contiguous", "zigzag", "stripe". */
 RRT_API const char *rrt_attn_layout_name(rrt_attn_layout layout);
 /** Parse a layout name; RRT_ERR_INVALID_ARG for unknown names. */
@@ -109,12 +127,17 @@ typedef struct rrt_attn_desc {
    *  softmax denominator (never the output), passed to
    *  rrt_attn_plan_run_sinks / rrt_attn_plan_run_bwd_sinks; 0 = none. */
   int sinks;
+  /** Context-parallel communication (rrt_cp_comm); older descriptors: ring. */
+  rrt_cp_comm cp_comm;
+  /** a2a+ring: ranks per all-to-all group (U, dividing P); 0 = the node's
+   *  ranks (the smallest local size over the nodes). Other modes ignore it. */
+  int cp_inner;
 } rrt_attn_desc;
 
 #define RRT_ATTN_DESC_INITIALIZER                                                                  \
   {                                                                                                \
     sizeof(rrt_attn_desc), RRT_ATTN_DESC_MAGIC, RRT_ATTN_DESC_VERSION, 1, 0, 1, 1, 0, 0.0, 0,      \
-        RRT_ATTN_CONTIGUOUS, RRT_DTYPE_F32, -1, -1, NULL, 0, 0.0, 0                                \
+        RRT_ATTN_CONTIGUOUS, RRT_DTYPE_F32, -1, -1, NULL, 0, 0.0, 0, RRT_CP_RING, 0                   \
   }
 
 /* ---- layout helpers (pure, no context) ---------------------------------- */
@@ -221,6 +244,11 @@ RRT_API rrt_status rrt_attn_plan_run_bwd_sinks(rrt_attn_plan_t plan, const void 
                                                const void *v, const void *o, const float *lse,
                                                const void *dout, const float *sinks, void *dq,
                                                void *dk, void *dv, float *dsinks);
+/** What the plan runs and why: the context-parallel mode (cp_comm, `auto`
+ *  resolved) and the cost model's numbers for every mode (bytes and
+ *  messages per rank, steps, predicted time; docs/attn.md "Choosing a
+ *  mode"), as text into buf (truncated to len). Local. */
+RRT_API rrt_status rrt_attn_plan_explain(rrt_attn_plan_t plan, char *buf, size_t len);
 /** Statistics of the last run. */
 RRT_API rrt_status rrt_attn_plan_stats(rrt_attn_plan_t plan, rrt_attn_stats *stats);
 /** Destroy (local). Safe on NULL. */

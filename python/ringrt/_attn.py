@@ -34,7 +34,7 @@ class Desc(ctypes.Structure):
                 ("head_dim", c_int), ("scale", c_double), ("causal", c_int), ("layout", c_int),
                 ("dtype", c_int), ("window_left", c_int), ("window_right", c_int),
                 ("cu_seqlens", P(c_int64)), ("num_docs", c_int64),
-                ("softcap", c_double), ("sinks", c_int)]
+                ("softcap", c_double), ("sinks", c_int), ("cp_comm", c_int), ("cp_inner", c_int)]
 
 
 class Stats(ctypes.Structure):
@@ -47,6 +47,8 @@ class Stats(ctypes.Structure):
 
 _lib.declare({
     "rrt_attn_layout_parse": (c_int, [c_char_p, P(c_int)]),
+    "rrt_cp_comm_parse": (c_int, [c_char_p, P(c_int)]),
+    "rrt_attn_plan_explain": (c_int, [c_void_p, c_char_p, c_size_t]),
     "rrt_attn_shard_len": (c_int, [P(Desc), c_int, c_int, P(c_int64)]),
     "rrt_attn_shard_positions": (c_int, [P(Desc), c_int, c_int, P(c_int64)]),
     "rrt_attn_desc_check": (c_int, [P(Desc), c_int, c_char_p, c_size_t]),
@@ -79,6 +81,17 @@ class Key(NamedTuple):
     cu_seqlens: Optional[Tuple[int, ...]]
     softcap: float = 0.0  # version 3: soft-capping (0 off)
     sinks: int = 0  # version 3: 1 = the runs take one sink logit per query head
+    cp_comm: int = 0  # rrt_cp_comm (ring)
+    cp_inner: int = 0
+
+
+def parse_cp_comm(name: str) -> Optional[int]:
+    """The rrt_cp_comm of a name, or None when the library does not know it."""
+    out = c_int()
+    if not isinstance(name, str):
+        return None
+    ok = _lib.lib().rrt_cp_comm_parse(name.encode(), ctypes.byref(out)) == errors.SUCCESS
+    return out.value if ok else None
 
 
 def parse_layout(name: str) -> Optional[int]:
@@ -96,7 +109,8 @@ def make_desc(key: Key) -> Tuple[Desc, Optional[ctypes.Array]]:
     cu = key.cu_seqlens
     cu_arr = (c_int64 * len(cu))(*cu) if cu is not None else None
     desc = Desc(ctypes.sizeof(Desc), DESC_MAGIC, DESC_VERSION, *key[:11], cu_arr,
-                len(cu) - 1 if cu is not None else 0, key.softcap, key.sinks)
+                len(cu) - 1 if cu is not None else 0, key.softcap, key.sinks, key.cp_comm,
+                key.cp_inner)
     return desc, cu_arr
 
 

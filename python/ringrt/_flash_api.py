@@ -88,7 +88,7 @@ def flash_attn_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout_p
                     alibi_slopes: Any = None, deterministic: bool = False,
                     return_attn_probs: bool = False, *, ctx: Optional[Context] = None,
                     sinks: Optional[torch.Tensor] = None,
-                    layout: str = "zigzag", qkv_format: str = "bshd",
+                    layout: str = "zigzag", cp_comm: str = "ring", qkv_format: str = "bshd",
                     allow_identical_shards: bool = False) -> Any:
     """flash-attn's ``flash_attn_func`` on this rank's shards
     ``[batch, seqlen_local, heads, head_dim]`` (collective).
@@ -99,7 +99,7 @@ def flash_attn_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout_p
     unsupported = _unsupported(dropout_p, softcap, alibi_slopes)
     o, lse = _attention("flash_attn_func", q, k, v, causal, layout, window_size, None,
                         softmax_scale, ctx, qkv_format, allow_identical_shards, unsupported,
-                        softcap=_softcap(softcap), sinks=sinks)
+                        softcap=_softcap(softcap), sinks=sinks, cp_comm=cp_comm)
     return _result(o, lse, return_attn_probs)
 
 
@@ -109,13 +109,13 @@ def flash_attn_qkvpacked_func(qkv: torch.Tensor, dropout_p: float = 0.0,
                               alibi_slopes: Any = None, deterministic: bool = False,
                               return_attn_probs: bool = False, *, ctx: Optional[Context] = None,
                               sinks: Optional[torch.Tensor] = None,
-                              layout: str = "zigzag", allow_identical_shards: bool = False) -> Any:
+                              layout: str = "zigzag", cp_comm: str = "ring", allow_identical_shards: bool = False) -> Any:
     """flash_attn_func on ``qkv`` ``[batch, seqlen_local, 3, heads, head_dim]``."""
     (q, k, v), packing = _unpack(qkv, "qkv", 3, 2, 5)
     unsupported = _unsupported(dropout_p, softcap, alibi_slopes)
     o, lse = _attention("flash_attn_qkvpacked_func", q, k, v, causal, layout, window_size, None,
                         softmax_scale, ctx, "bshd", allow_identical_shards, unsupported, packing,
-                        softcap=_softcap(softcap), sinks=sinks)
+                        softcap=_softcap(softcap), sinks=sinks, cp_comm=cp_comm)
     return _result(o, lse, return_attn_probs)
 
 
@@ -125,13 +125,13 @@ def flash_attn_kvpacked_func(q: torch.Tensor, kv: torch.Tensor, dropout_p: float
                              alibi_slopes: Any = None, deterministic: bool = False,
                              return_attn_probs: bool = False, *, ctx: Optional[Context] = None,
                              sinks: Optional[torch.Tensor] = None,
-                             layout: str = "zigzag", allow_identical_shards: bool = False) -> Any:
+                             layout: str = "zigzag", cp_comm: str = "ring", allow_identical_shards: bool = False) -> Any:
     """flash_attn_func on ``q`` and ``kv`` ``[batch, seqlen_local, 2, heads_kv, head_dim]``."""
     (k, v), packing = _unpack(kv, "kv", 2, 2, 5)
     unsupported = _unsupported(dropout_p, softcap, alibi_slopes)
     o, lse = _attention("flash_attn_kvpacked_func", q, k, v, causal, layout, window_size, None,
                         softmax_scale, ctx, "bshd", allow_identical_shards, unsupported, packing,
-                        softcap=_softcap(softcap), sinks=sinks)
+                        softcap=_softcap(softcap), sinks=sinks, cp_comm=cp_comm)
     return _result(o, lse, return_attn_probs)
 
 
@@ -142,7 +142,7 @@ def flash_attn_varlen_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                            window_size: Tuple[int, int] = (-1, -1), softcap: float = 0.0,
                            alibi_slopes: Any = None, deterministic: bool = False,
                            return_attn_probs: bool = False, block_table: Any = None, *,
-                           ctx: Optional[Context] = None, layout: str = "zigzag",
+                           ctx: Optional[Context] = None, layout: str = "zigzag", cp_comm: str = "ring",
                            sinks: Optional[torch.Tensor] = None,
                            allow_identical_shards: bool = False) -> Any:
     """flash-attn's ``flash_attn_varlen_func`` on this rank's rows
@@ -154,7 +154,7 @@ def flash_attn_varlen_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     o, lse = _attention("flash_attn_varlen_func", q, k, v, causal, layout, window_size,
                         cu_seqlens_q, softmax_scale, ctx, "thd", allow_identical_shards,
                         unsupported, cu_seqlens_k=cu_seqlens_k,
-                        softcap=_softcap(softcap), sinks=sinks)
+                        softcap=_softcap(softcap), sinks=sinks, cp_comm=cp_comm)
     return _result(o, lse, return_attn_probs)
 
 
@@ -165,7 +165,7 @@ def flash_attn_varlen_qkvpacked_func(qkv: torch.Tensor, cu_seqlens: CuSeqlens, m
                                      softcap: float = 0.0, alibi_slopes: Any = None,
                                      deterministic: bool = False,
                                      return_attn_probs: bool = False, *,
-                                     ctx: Optional[Context] = None, layout: str = "zigzag",
+                                     ctx: Optional[Context] = None, layout: str = "zigzag", cp_comm: str = "ring",
                                      sinks: Optional[torch.Tensor] = None,
                                      allow_identical_shards: bool = False) -> Any:
     """flash_attn_varlen_func on ``qkv`` ``[total_local, 3, heads, head_dim]``."""
@@ -174,7 +174,7 @@ def flash_attn_varlen_qkvpacked_func(qkv: torch.Tensor, cu_seqlens: CuSeqlens, m
     o, lse = _attention("flash_attn_varlen_qkvpacked_func", q, k, v, causal, layout, window_size,
                         cu_seqlens, softmax_scale, ctx, "thd", allow_identical_shards,
                         unsupported, packing,
-                        softcap=_softcap(softcap), sinks=sinks)
+                        softcap=_softcap(softcap), sinks=sinks, cp_comm=cp_comm)
     return _result(o, lse, return_attn_probs)
 
 
@@ -186,7 +186,7 @@ def flash_attn_varlen_kvpacked_func(q: torch.Tensor, kv: torch.Tensor, cu_seqlen
                                     softcap: float = 0.0, alibi_slopes: Any = None,
                                     deterministic: bool = False,
                                     return_attn_probs: bool = False, *,
-                                    ctx: Optional[Context] = None, layout: str = "zigzag",
+                                    ctx: Optional[Context] = None, layout: str = "zigzag", cp_comm: str = "ring",
                                     sinks: Optional[torch.Tensor] = None,
                                     allow_identical_shards: bool = False) -> Any:
     """flash_attn_varlen_func on ``q`` and ``kv`` ``[total_local, 2, heads_kv, head_dim]``."""
@@ -195,5 +195,5 @@ def flash_attn_varlen_kvpacked_func(q: torch.Tensor, kv: torch.Tensor, cu_seqlen
     o, lse = _attention("flash_attn_varlen_kvpacked_func", q, k, v, causal, layout, window_size,
                         cu_seqlens_q, softmax_scale, ctx, "thd", allow_identical_shards,
                         unsupported, packing, cu_seqlens_k,
-                        softcap=_softcap(softcap), sinks=sinks)
+                        softcap=_softcap(softcap), sinks=sinks, cp_comm=cp_comm)
     return _result(o, lse, return_attn_probs)

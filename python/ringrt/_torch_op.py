@@ -39,7 +39,7 @@ from .context import context_of_key
 from .torch import (_DTYPES, _CU_K_DIFFERS, _FORMATS, _addr, _agree, _check_identical,
                     _sinks_problem,
                     _check_rows, _cu_tuple, _device_problem, _dtype_problem, _first,
-                    _layout_code, _on_torch_stream, _probe, _shape_problem)
+                    _cp_code, _layout_code, _on_torch_stream, _probe, _shape_problem)
 
 Tensor = torch.Tensor
 _META = torch.device("meta")
@@ -53,7 +53,8 @@ def ring_attn_fwd(q: Tensor, k: Tensor, v: Tensor, cu_t: Optional[Tensor],
                   causal: bool, window_left: int, window_right: int, scale: float,
                   allow_identical: bool, meta: str, input_problem: str, arg_problem: str,
                   window_problem: str, scale_problem: str, unsupported: str, softcap: float,
-                  sinks: Optional[Tensor]) -> Tuple[Tensor, Tensor, Tensor]:
+                  sinks: Optional[Tensor], cp_comm: str = "ring"
+                  ) -> Tuple[Tensor, Tensor, Tensor]:
     """Ring attention forward of contiguous BSHD q, k, v (batch-1 views for
     varlen, fmt "thd"). The *_problem strings are what the Python front
     found wrong (empty: nothing), agreed here in the order ring_attention
@@ -66,6 +67,7 @@ def ring_attn_fwd(q: Tensor, k: Tensor, v: Tensor, cu_t: Optional[Tensor],
     cu, cu_problem = _cu_tuple(cu_t) if cu_t is not None else (
         tuple(cu_l) if cu_l is not None else None, None)
     code, layout_problem = _layout_code(layout) if layout else (0, None)
+    cp_code, cp_problem = _cp_code(cp_comm)
     problem = input_problem or None
     if problem is None:
         # Checked as the user passed them: BSHD views (3-D for "thd").
@@ -75,12 +77,12 @@ def ring_attn_fwd(q: Tensor, k: Tensor, v: Tensor, cu_t: Optional[Tensor],
                          *(_device_problem(ctx, n, t, _META if n in meta else None)
                            for n, t in zip("qkv", (qv, kv, vv))),
                          window_problem, layout_problem, scale_problem,
-                         _sinks_problem(sinks, q))
+                         _sinks_problem(sinks, q), cp_problem)
     _agree(ctx, unsupported or _cu_k_problem(cu, cu_k_t, cu_k_l), problem, op)
 
     key = _attn.Key(q.shape[0], -1, q.shape[2], k.shape[2], q.shape[3], scale, int(causal), code,
                     _DTYPES[q.dtype], window_left, window_right, cu, softcap,
-                    int(sinks is not None))
+                    int(sinks is not None), cp_code)
     probe = _probe(ctx, key, q, k, allow_identical)
     plan, key, rows, probes = _attn.plan_for(ctx, key, q.shape[1], probe)
     _check_identical(op, probes, ctx.size)
@@ -120,7 +122,7 @@ def _ring_attn_fwd_fake(q: Tensor, k: Tensor, v: Tensor, *args: Any
 def ring_attn_bwd(q: Tensor, k: Tensor, v: Tensor, o: Tensor, lse: Tensor, do: Tensor,
                   seq: Tensor, cu_t: Optional[Tensor], cu_l: Optional[List[int]], ctx_key: int,
                   layout: str, causal: bool, window_left: int, window_right: int,
-                  scale: float, softcap: float, sinks: Optional[Tensor]
+                  scale: float, softcap: float, sinks: Optional[Tensor], cp_comm: str = "ring"
                   ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
     """dq, dk, dv and dsinks (float32 [heads_q]; empty without sinks) of
     ring_attn_fwd's output (the forward's arguments, saved tensors and
@@ -132,7 +134,7 @@ def ring_attn_bwd(q: Tensor, k: Tensor, v: Tensor, o: Tensor, lse: Tensor, do: T
     cu = _cu_tuple(cu_t)[0] if cu_t is not None else (tuple(cu_l) if cu_l is not None else None)
     key = _attn.Key(q.shape[0], int(seq), q.shape[2], k.shape[2], q.shape[3], scale,
                     int(causal), _layout_code(layout)[0], _DTYPES[q.dtype], window_left,
-                    window_right, cu, softcap, int(sinks is not None))
+                    window_right, cu, softcap, int(sinks is not None), _cp_code(cp_comm)[0])
     plan = _attn.cache_of(ctx).get(ctx, key)
     do = do.to(o.dtype).contiguous()
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
@@ -159,22 +161,22 @@ def _ring_attn_bwd_fake(q: Tensor, k: Tensor, v: Tensor, *args: Any
 # ---- autograd ---------------------------------------------------------------------
 def _setup_context(ctx: Any, inputs: Tuple[Any, ...], output: Tuple[Tensor, ...]) -> None:
     (q, k, v, cu_t, cu_l, _cu_k_t, _cu_k_l, ctx_key, _op, _fmt, layout, causal, wl, wr, scale,
-     *_checks, softcap, sinks) = inputs  # ring_attn_fwd's arguments
+     *_checks, softcap, sinks, cp_comm) = inputs  # ring_attn_fwd's arguments
     o, lse, seq = output
     ctx.save_for_backward(q, k, v, o, lse, seq, cu_t, sinks)
-    ctx.args = (cu_l, ctx_key, layout, causal, wl, wr, scale, softcap)
+    ctx.args = (cu_l, ctx_key, layout, causal, wl, wr, scale, softcap, cp_comm)
     ctx.mark_non_differentiable(lse, seq)
 
 
 def _backward(ctx: Any, do: Tensor, _dlse: Any, _dseq: Any) -> Tuple[Any, ...]:
     q, k, v, o, lse, seq, cu_t, sinks = ctx.saved_tensors
-    cu_l, ctx_key, layout, causal, wl, wr, scale, softcap = ctx.args
+    cu_l, ctx_key, layout, causal, wl, wr, scale, softcap, cp_comm = ctx.args
     dq, dk, dv, dsinks = torch.ops.ringrt.ring_attn_bwd(q, k, v, o, lse, do, seq, cu_t, cu_l,
                                                         ctx_key, layout, causal, wl, wr, scale,
-                                                        softcap, sinks)
-    # the sinks' gradient in their own dtype (None without sinks)
+                                                        softcap, sinks, cp_comm)
+    # the sinks' gradient in their own dtype (None without sinks); cp_comm: none
     dsinks = dsinks.to(sinks.dtype) if sinks is not None else None
-    return (dq, dk, dv) + (None,) * 20 + (dsinks,)
+    return (dq, dk, dv) + (None,) * 20 + (dsinks, None)
 
 
 ring_attn_fwd.register_autograd(_backward, setup_context=_setup_context)

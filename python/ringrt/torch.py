@@ -208,6 +208,13 @@ def _layout_code(layout: Any) -> Tuple[int, Optional[str]]:
     return code, None
 
 
+def _cp_code(cp_comm: str) -> Tuple[int, Optional[str]]:
+    code = _attn.parse_cp_comm(cp_comm)
+    if code is None:
+        return 0, f"unknown cp_comm {cp_comm!r} (ring, a2a, allgather, a2a+ring or auto)"
+    return code, None
+
+
 def _invalid(message: str) -> errors.InvalidArgument:
     """The exception of a check whose outcome every rank already knows."""
     return errors.InvalidArgument(errors.INVALID_ARG, message, "RRT_ERR_INVALID_ARG")
@@ -332,7 +339,8 @@ def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bo
                    cu_seqlens: CuSeqlens = None, scale: Optional[float] = None,
                    ctx: Optional[Context] = None, return_lse: bool = False, *,
                    qkv_format: Optional[str] = None, allow_identical_shards: bool = False,
-                   softcap: Optional[float] = None, sinks: Optional[torch.Tensor] = None
+                   softcap: Optional[float] = None, sinks: Optional[torch.Tensor] = None,
+                   cp_comm: str = "ring"
                    ) -> Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
     """Softmax attention over a sequence split across the context's ranks
     (collective, differentiable in q, k, v and `sinks`).
@@ -375,6 +383,11 @@ def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bo
             (not the output); the same values on every rank. Its gradient
             (summed over every rank's rows) flows back to it; the lse
             returned includes it.
+        cp_comm: how the ranks share the work (docs/attn.md, "Context-parallel
+            modes"): "ring" (K/V blocks around the ring), "a2a" (Ulysses:
+            heads % ranks == 0), "allgather" (all-gathered K/V) or "auto"
+            (the cost model's choice); the same result within the dtype's
+            rounding, the same on every rank.
 
     Returns:
         o, this rank's output shard in q's shape, format and dtype (and lse).
@@ -386,7 +399,8 @@ def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bo
             ranks, or identical inputs on every rank of a ring of 2 or more.
     """
     o, lse = _attention("ring_attention", q, k, v, causal, layout, window, cu_seqlens, scale,
-                        ctx, qkv_format, allow_identical_shards, softcap=softcap, sinks=sinks)
+                        ctx, qkv_format, allow_identical_shards, softcap=softcap, sinks=sinks,
+                        cp_comm=cp_comm)
     return (o, lse) if return_lse else o
 
 
@@ -395,7 +409,8 @@ def _attention(op: str, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causa
                ctx: Optional[Context], qkv_format: Optional[str], allow_identical: bool,
                unsupported: Optional[str] = None, packing_problem: Optional[str] = None,
                cu_seqlens_k: CuSeqlens = None, softcap: Any = None,
-               sinks: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+               sinks: Optional[torch.Tensor] = None, cp_comm: str = "ring"
+               ) -> Tuple[torch.Tensor, torch.Tensor]:
     """ring_attention's work, (o, lse), for every front: `op` names the
     caller in messages; `unsupported` is a flash-attn argument ringrt does
     not implement, agreed with the other checks and raised as
@@ -447,7 +462,8 @@ def _attention(op: str, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causa
         q, k, v, cu_t, cu_l, cu_k_t, cu_k_l, ctx_key, op, fmt, layout_name, bool(causal), wl,
         wr, scale_value, bool(allow_identical), meta, problem or "",
         _first(cu_problem, fmt_problem) or "", win_problem or "", scale_problem or "",
-        unsupported or "", softcap_value, sinks)
+        unsupported or "", softcap_value, sinks,
+        cp_comm if isinstance(cp_comm, str) else repr(cp_comm))
     if varlen:
         o, lse = o.squeeze(0), lse.squeeze(0)
     return _swap(o, fmt), lse

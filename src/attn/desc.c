@@ -84,6 +84,13 @@ rrt_status rrt_attn_desc_check(const rrt_attn_desc *user, int nranks, char *msg,
               "overflow the 64-bit size arithmetic",
               (long long)d->batch, (long long)d->seq, d->heads_q, d->head_dim);
   if (nranks < 1) DESC_FAIL("%d ranks", nranks);
+  if ((unsigned)d->cp_comm >= RRT_CP_COUNT) DESC_FAIL("unknown cp_comm %d", (int)d->cp_comm);
+  if (d->cp_inner < 0) DESC_FAIL("cp_inner %d < 0 (0: the node's ranks)", d->cp_inner);
+  /* Ulysses splits the query heads over the ranks */
+  if (d->cp_comm == RRT_CP_A2A && d->heads_q % nranks != 0)
+    DESC_FAIL("cp_comm a2a splits the heads over the ranks: heads_q %d is not a multiple of the "
+              "%d ranks (use ring or allgather)",
+              d->heads_q, nranks);
   if (d->window_left < -1 || d->window_right < -1)
     DESC_FAIL("window (%d, %d): each side must be >= 0, or -1 for unlimited", d->window_left,
               d->window_right);

@@ -48,15 +48,17 @@ static rrt_status range_allreduce(rrt_ctx_t ctx, const char *op, const void *v, 
 /* The compared fields; the scale's bits as two 32-bit halves (so that
  * negating one cannot overflow). */
 enum { F_LAYOUT = 6, F_DTYPE = 7, F_SCALE_HI = 8, F_SCALE_LO = 9, F_CU = 13 };
-/* version 3: the softcap's bits as two halves too, then sinks */
-enum { F_CAP_HI = 14, F_CAP_LO = 15, F_SINKS = 16, NF = 17 };
+/* version 3: the softcap's bits as two halves too, then sinks, cp_comm, cp_inner */
+enum { F_CAP_HI = 14, F_CAP_LO = 15, F_SINKS = 16, F_CP = 17, NF = 19 };
 static const char *const field_names[NF] = {
     "batch",    "seq",        "heads_q", "heads_kv", "head_dim",    "causal",
     "layout",   "dtype",      "scale",   "scale",    "window_left", "window_right",
-    "num_docs", "cu_seqlens", "softcap", "softcap",  "sinks"};
+    "num_docs", "cu_seqlens", "softcap", "softcap",  "sinks",       "cp_comm",
+    "cp_inner"};
 
 static const char *enum_name(int field, int64_t v) {
   return field == F_LAYOUT ? rrt_attn_layout_name((rrt_attn_layout)v)
+         : field == F_CP   ? rrt_cp_comm_name((rrt_cp_comm)v)
                            : rrt_dtype_name((rrt_dtype)v);
 }
 
@@ -94,7 +96,7 @@ static rrt_status desc_mismatch(rrt_ctx_t ctx, const char *op, const rrt_attn_de
                      "[%.17g, %.17g]",
                      field_names[f], *x, -r[1], r[0]);
   }
-  if (f == F_LAYOUT || f == F_DTYPE)
+  if (f == F_LAYOUT || f == F_DTYPE || f == F_CP)
     return rrt_error(ctx, RRT_ERR_INVALID_ARG, op, fmt, field_names[f], enum_name(f, v[f]),
                      enum_name(f, -out[NF + f]), enum_name(f, out[f]));
   return rrt_error(ctx, RRT_ERR_INVALID_ARG, op,
@@ -126,7 +128,9 @@ rrt_status rrt_attn_check_same_desc(rrt_ctx_t ctx, const char *op, const rrt_att
                          cu_hash(d),
                          (int64_t)(cb >> 32),
                          (int64_t)(cb & 0xffffffffu),
-                         d->sinks};
+                         d->sinks,
+                         (int64_t)d->cp_comm,
+                         d->cp_inner};
   int64_t out[2 * NF];
   RRT_CHECK(range_allreduce(ctx, op, v, out, NF, RRT_DTYPE_I64));
   for (int f = 0; f < NF; f++)

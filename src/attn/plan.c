@@ -13,6 +13,7 @@
 #include "attn/plan_impl.h"
 #include "comm/ctx.h"
 #include "comm/error.h"
+#include "comm/host_coll.h"
 #include "comm/transport_ops.h"
 #include "ringrt/memory.h"
 
@@ -43,11 +44,12 @@ static rrt_status plan_mask(rrt_attn_plan_t p) {
 }
 
 /* Sizes, the kernel table and the context's device layer (no allocation). */
-static rrt_status plan_init(rrt_attn_plan_t p, rrt_ctx_t ctx, const rrt_attn_desc *desc) {
+static rrt_status plan_init(rrt_attn_plan_t p, rrt_ctx_t ctx, const rrt_attn_desc *desc, int P,
+                            int rank) {
   p->ctx = ctx;
   p->d = *desc;
-  p->P = ctx->size;
-  p->rank = ctx->rank;
+  p->P = P;
+  p->rank = rank;
   p->dev = ctx->dev;
   p->compute_stream = ctx->compute_stream;
   p->comm_stream = ctx->comm_stream;
@@ -87,15 +89,10 @@ rrt_status rrt_attn_prepare_steps(rrt_attn_plan_t p, int bwd) {
   return RRT_SUCCESS;
 }
 
-static rrt_status plan_alloc(rrt_attn_plan_t p) {
+/* The ring's buffers, accumulators, row mask and kernel scratch (the ring
+ * and all-gather modes; all-to-all runs a local plan of its own). */
+static rrt_status plan_alloc_ring(rrt_attn_plan_t p) {
   rrt_ctx_t ctx = p->ctx;
-  p->steps = calloc((size_t)p->P, sizeof *p->steps);
-  p->times = calloc((size_t)p->P, sizeof *p->times);
-  if (!p->steps || !p->times)
-    return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "plan arrays");
-  for (int s = 0; s < p->P; s++)
-    if (rrt_ring_step_plan(p->sched, p->rank, s, &p->steps[s]) != RRT_SUCCESS)
-      return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "the items of step %d", s);
   for (int i = 0; i < 2; i++) {
     RRT_CHECK(rrt_malloc(ctx, p->kv_bytes, &p->kvbuf[i]));
     /* start writes only this rank's rows: the padding of a shorter shard
@@ -114,6 +111,7 @@ static rrt_status plan_alloc(rrt_attn_plan_t p) {
     return rrt_error(ctx, st, rrt_attn_op_create, "%s kernel scratch for %zu query elements",
                      p->kern->name, p->q_elems);
   RRT_CHECK(st);
+  p->work_made = 1;
   /* the forward's library graphs (the backward's at its first run) */
   RRT_CHECK(rrt_attn_prepare_steps(p, 0));
   if (p->async) {
@@ -126,6 +124,20 @@ static rrt_status plan_alloc(rrt_attn_plan_t p) {
   return RRT_SUCCESS;
 }
 
+static rrt_status plan_alloc(rrt_attn_plan_t p) {
+  rrt_ctx_t ctx = p->ctx;
+  p->steps = calloc((size_t)p->P, sizeof *p->steps);
+  p->times = calloc((size_t)p->P, sizeof *p->times);
+  if (!p->steps || !p->times)
+    return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "plan arrays");
+  for (int s = 0; s < p->P; s++)
+    if (rrt_ring_step_plan(p->sched, p->rank, s, &p->steps[s]) != RRT_SUCCESS)
+      return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "the items of step %d", s);
+  if (p->cp == RRT_CP_A2A) return rrt_attn_a2a_create(p);
+  RRT_CHECK(plan_alloc_ring(p));
+  return p->cp == RRT_CP_ALLGATHER ? rrt_attn_allgather_create(p) : RRT_SUCCESS;
+}
+
 rrt_status rrt_attn_plan_destroy(rrt_attn_plan_t p) {
   if (!p) return RRT_SUCCESS;
   rrt_ctx_t ctx = p->ctx;
@@ -136,7 +148,8 @@ rrt_status rrt_attn_plan_destroy(rrt_attn_plan_t p) {
   rrt_free(ctx, p->mask_lo);
   rrt_free(ctx, p->mask_hi);
   rrt_attn_bwd_free(p);
-  if (p->kern) p->kern->work_destroy(ctx, &p->work);
+  rrt_attn_cpx_destroy(p);
+  if (p->kern && p->work_made) p->kern->work_destroy(ctx, &p->work);
   if (p->ev)
     for (int i = 0; i < RRT_ATTN_STEP_EVENTS * p->P + 1; i++)
       if (p->ev[i]) p->dev->event_destroy(p->ev[i]);
@@ -167,13 +180,32 @@ rrt_status rrt_attn_plan_create(rrt_ctx_t ctx, const rrt_attn_desc *desc, rrt_at
   RRT_CHECK(rrt_agree(ctx, st));
   desc = &full_desc;
   RRT_CHECK(rrt_attn_check_same_desc(ctx, rrt_attn_op_create, desc));
+  /* the node layout the cost model reads: the smallest node's rank count */
+  int local = ctx->local_size;
+  RRT_CHECK(rrt_host_allreduce(ctx, &ctx->local_size, &local, 1, RRT_DTYPE_I32, RRT_OP_MIN));
 
   rrt_attn_plan_t p = calloc(1, sizeof *p);
-  st = p ? plan_init(p, ctx, desc)
+  st = p ? plan_init(p, ctx, desc, ctx->size, ctx->rank)
          : rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "plan");
+  if (st == RRT_SUCCESS) st = rrt_attn_cp_resolve(p, local);
   if (st == RRT_SUCCESS) st = plan_alloc(p);
   /* an allocation failure on one rank is a failure on all */
   st = rrt_agree(ctx, st);
+  if (st != RRT_SUCCESS) {
+    rrt_attn_plan_destroy(p);
+    return st;
+  }
+  *plan = p;
+  return RRT_SUCCESS;
+}
+
+rrt_status rrt_attn_plan_local(rrt_ctx_t ctx, const rrt_attn_desc *desc, rrt_attn_plan_t *plan) {
+  rrt_attn_plan_t p = calloc(1, sizeof *p);
+  *plan = NULL;
+  if (!p) return rrt_error(ctx, RRT_ERR_OUT_OF_MEMORY, rrt_attn_op_create, "local plan");
+  p->cp = RRT_CP_RING;
+  rrt_status st = plan_init(p, ctx, desc, 1, 0);
+  if (st == RRT_SUCCESS) st = plan_alloc(p);
   if (st != RRT_SUCCESS) {
     rrt_attn_plan_destroy(p);
     return st;

@@ -10,6 +10,7 @@
 #include "kernels/attn_table.h"
 #include "ringrt/attn.h"
 #include "ringrt/transport.h"
+#include "sched/cp_model.h"
 #include "sched/ring_schedule.h"
 
 #ifdef __cplusplus
@@ -42,12 +43,20 @@ typedef struct rrt_attn_bwd_bufs {
  * holds RRT_ATTN_STEP_EVENTS per step and one more, the run's start. */
 enum { RRT_ATTN_STEP_EVENTS = 4 };
 
+/* The state of the modes beside the ring (cp_allgather.c, cp_a2a.c). */
+typedef struct rrt_attn_cpx rrt_attn_cpx;
+
 struct rrt_attn_plan {
   rrt_ctx_t ctx;
+  rrt_cp_comm cp;           /* the mode that runs (auto resolved at creation) */
+  rrt_cp_model_in model_in; /* the cost model's inputs and numbers (--explain) */
+  rrt_cp_cost cost[RRT_CP_COUNT];
+  rrt_attn_cpx *cpx; /* allgather / a2a state; NULL for the ring */
   rrt_attn_desc d;
   const rrt_attn_kernels *kern; /* the backend's kernels, chosen at creation */
   rrt_attn_kshape shape;        /* this rank's shard as the kernels see it */
   rrt_attn_work work;           /* the kernels' scratch */
+  int work_made;                /* work_create succeeded (work_destroy then runs) */
   int P, rank;
   int nsteps; /* ring steps that run: after the last step on which any rank has work, the
                  ring stops (no compute, no transfer); P when every step has work */
@@ -75,6 +84,39 @@ struct rrt_attn_plan {
 extern const char rrt_attn_op_create[];  /* "rrt_attn_plan_create" */
 extern const char rrt_attn_op_run[];     /* "rrt_attn_plan_run" */
 extern const char rrt_attn_op_run_bwd[]; /* "rrt_attn_plan_run_bwd" */
+
+/* ring_bwd.c: one backward run over the ring (arguments checked and
+ * agreed, the backward buffers made: rrt_attn_bwd_ready). */
+rrt_status rrt_attn_ring_bwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
+                             const void *o, const float *lse, const void *dout, void *dq, void *dk,
+                             void *dv);
+/* ring_bwd.c: the backward buffers and the kernels' preparation (local, not
+ * agreed: the caller agrees). */
+rrt_status rrt_attn_bwd_ready(rrt_attn_plan_t p);
+
+/* plan.c: a plan of this rank alone (P = 1) for `desc` on the context's
+ * backend, without agreement: the local attention of the all-to-all mode. */
+rrt_status rrt_attn_plan_local(rrt_ctx_t ctx, const rrt_attn_desc *desc, rrt_attn_plan_t *plan);
+
+/* cp_plan.c: the cost model's inputs from the ring schedule (every rank
+ * the same), `local` the smallest node's rank count; resolves p->cp. */
+rrt_status rrt_attn_cp_resolve(rrt_attn_plan_t p, int local);
+/* cp_allgather.c / cp_a2a.c: the mode's buffers (at creation; not agreed),
+ * runs, and release. */
+rrt_status rrt_attn_allgather_create(rrt_attn_plan_t p);
+rrt_status rrt_attn_allgather_fwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
+                                  const float *sinks, void *o, float *lse);
+rrt_status rrt_attn_allgather_bwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
+                                  const void *o, const float *lse, const void *dout, void *dq,
+                                  void *dk, void *dv);
+rrt_status rrt_attn_allgather_bwd_alloc(rrt_attn_plan_t p);
+rrt_status rrt_attn_a2a_create(rrt_attn_plan_t p);
+rrt_status rrt_attn_a2a_fwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
+                            const float *sinks, void *o, float *lse);
+rrt_status rrt_attn_a2a_bwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
+                            const void *o, const float *lse, const void *dout, void *dq, void *dk,
+                            void *dv);
+void rrt_attn_cpx_destroy(rrt_attn_plan_t p);
 
 /* ring_fwd.c: one forward run over the ring (arguments checked and agreed). */
 rrt_status rrt_attn_ring_fwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,

@@ -20,7 +20,7 @@
  * The backward's buffers (bwd_bufs.c) are made by the first backward run,
  * so a plan that only runs forward never pays for them (agreed like every
  * allocation). */
-#include "attn/plan_impl.h"
+#include "attn/cp_impl.h"
 #include "comm/error.h"
 #include "comm/user_stream.h"
 #include "ringrt/memory.h"
@@ -173,8 +173,10 @@ static rrt_status bring_home(rrt_attn_plan_t p, float **home) {
   return RRT_SUCCESS;
 }
 
-static rrt_status ring_bwd(rrt_attn_plan_t p, bwd_run *rr, const void *q, const void *o,
-                           const void *dout, void *dq, void *dk, void *dv) {
+rrt_status rrt_attn_ring_bwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
+                             const void *o, const float *lse, const void *dout, void *dq, void *dk,
+                             void *dv) {
+  bwd_run run = {k, v, lse, NULL, 0, 0.0, {NULL, NULL}}, *rr = &run;
   RRT_CHECK(run_begin(p, rr, q, o, dout, dq));
   rrt_status st = RRT_SUCCESS;
   for (int s = 0; s < p->nsteps && st == RRT_SUCCESS; s++)
@@ -207,12 +209,34 @@ static rrt_status check_args(rrt_attn_plan_t p, const void *q, const void *k, co
   return RRT_SUCCESS;
 }
 
-/* The ring's backward, then the sinks' gradient when there are sinks. */
-static rrt_status bwd_with_sinks(rrt_attn_plan_t p, bwd_run *rr, const void *q, const void *o,
-                                 const void *dout, const float *sinks, void *dq, void *dk, void *dv,
-                                 float *dsinks) {
-  RRT_CHECK(ring_bwd(p, rr, q, o, dout, dq, dk, dv));
-  return sinks ? rrt_attn_sink_grad(p, sinks, rr->lse, dsinks) : RRT_SUCCESS;
+rrt_status rrt_attn_bwd_ready(rrt_attn_plan_t p) {
+  if (p->cp == RRT_CP_A2A) return rrt_attn_bwd_ready(p->cpx->inner);
+  rrt_status st = rrt_attn_bwd_alloc(p);
+  if (st == RRT_SUCCESS && p->cp == RRT_CP_ALLGATHER) st = rrt_attn_allgather_bwd_alloc(p);
+  if (st != RRT_SUCCESS)
+    return rrt_error(p->ctx, st, rrt_attn_op_run_bwd, "backward buffers (%zu f32 of dK|dV x %d)",
+                     2 * p->kv_elems, p->cp == RRT_CP_ALLGATHER ? 2 * p->P + 2 : 3);
+  if (!p->bwd.prepared) {
+    st = rrt_attn_prepare_steps(p, 1);
+    p->bwd.prepared = st == RRT_SUCCESS;
+  }
+  return st;
+}
+
+/* The run of the plan's mode, then the sinks' gradient when there are
+ * sinks (from the forward's lse, which every mode returns in the input's
+ * layout). */
+static rrt_status run_mode(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
+                           const void *o, const float *lse, const void *dout, const float *sinks,
+                           void *dq, void *dk, void *dv, float *dsinks) {
+  rrt_status st;
+  switch (p->cp) {
+  case RRT_CP_ALLGATHER: st = rrt_attn_allgather_bwd(p, q, k, v, o, lse, dout, dq, dk, dv); break;
+  case RRT_CP_A2A: st = rrt_attn_a2a_bwd(p, q, k, v, o, lse, dout, dq, dk, dv); break;
+  default: st = rrt_attn_ring_bwd(p, q, k, v, o, lse, dout, dq, dk, dv); break;
+  }
+  if (st != RRT_SUCCESS || !sinks) return st;
+  return rrt_attn_sink_grad(p, sinks, lse, dsinks);
 }
 
 /* Both entry points: `with_sinks` says which one the caller used. */
@@ -223,23 +247,13 @@ static rrt_status plan_run_bwd(rrt_attn_plan_t p, const void *q, const void *k, 
   rrt_status st = check_args(p, q, k, v, o, lse, dout, dq, dk, dv);
   if (st == RRT_SUCCESS)
     st = rrt_attn_check_sinks(p, rrt_attn_op_run_bwd, with_sinks, sinks, 1, dsinks);
-  if (st == RRT_SUCCESS) {
-    st = rrt_attn_bwd_alloc(p);
-    if (st != RRT_SUCCESS)
-      st = rrt_error(p->ctx, st, rrt_attn_op_run_bwd, "backward buffers (%zu f32 of dK|dV x 3)",
-                     2 * p->kv_elems);
-  }
-  if (st == RRT_SUCCESS && !p->bwd.prepared) {
-    st = rrt_attn_prepare_steps(p, 1);
-    p->bwd.prepared = st == RRT_SUCCESS;
-  }
+  if (st == RRT_SUCCESS) st = rrt_attn_bwd_ready(p);
   /* a bad argument or a failed allocation on one rank is an error on all */
   RRT_CHECK(rrt_agree(p->ctx, st));
-  bwd_run rr = {k, v, lse, NULL, 0, 0.0, {NULL, NULL}};
   RRT_CHECK(rrt_user_stream_enter(p->ctx, rrt_attn_op_run_bwd));
   return rrt_user_stream_leave(
       p->ctx, rrt_attn_op_run_bwd,
-      bwd_with_sinks(p, &rr, q, o, dout, with_sinks ? sinks : NULL, dq, dk, dv, dsinks));
+      run_mode(p, q, k, v, o, lse, dout, with_sinks ? sinks : NULL, dq, dk, dv, dsinks));
 }
 
 rrt_status rrt_attn_plan_run_bwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,

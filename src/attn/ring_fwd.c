@@ -131,7 +131,11 @@ static rrt_status plan_run(rrt_attn_plan_t p, const void *q, const void *k, cons
     st = rrt_attn_check_sinks(p, rrt_attn_op_run, with_sinks, sinks, 0, NULL);
   RRT_CHECK(rrt_agree(ctx, st));
   RRT_CHECK(rrt_user_stream_enter(ctx, rrt_attn_op_run));
-  return rrt_user_stream_leave(ctx, rrt_attn_op_run, rrt_attn_ring_fwd(p, q, k, v, sinks, o, lse));
+  rrt_status (*run)(rrt_attn_plan_t, const void *, const void *, const void *, const float *,
+                    void *, float *) = p->cp == RRT_CP_ALLGATHER ? rrt_attn_allgather_fwd
+                                       : p->cp == RRT_CP_A2A     ? rrt_attn_a2a_fwd
+                                                                 : rrt_attn_ring_fwd;
+  return rrt_user_stream_leave(ctx, rrt_attn_op_run, run(p, q, k, v, sinks, o, lse));
 }
 
 rrt_status rrt_attn_plan_run(rrt_attn_plan_t p, const void *q, const void *k, const void *v,

@@ -111,7 +111,8 @@ static double tol_lib(rrt_dtype dt) {
   return tol_grad(dt) + 6 * u;
 }
 
-static int lib_mode; /* "lib": the library path's tolerance */
+static int lib_mode;                      /* "lib": the library path's tolerance */
+static rrt_cp_comm cp_mode = RRT_CP_RING; /* "cp": the context-parallel mode under test */
 
 /* The softmax variant of the next problems (issue 34): soft-cap (0 off)
  * and sinks (sink h = 1 + 1.5 h, about the rows' LSE, so it matters). The
@@ -167,6 +168,7 @@ static void prob_make(prob *pr, rrt_ctx_t ctx, const cfg *c, int layout, int cau
   d.dtype = c->dt;
   d.softcap = variant.cap;
   d.sinks = variant.sinks;
+  d.cp_comm = cp_mode;
   pr->d = d;
   if (c->docs) pr->d.cu_seqlens = pr->cu; /* the copy's own array */
   pr->pos = ref_positions(&pr->d, pr->P, pr->r, &pr->L);
@@ -417,9 +419,51 @@ static grad_err compare(const prob *pr, const outs *x, uint64_t seed) {
 
 /* ---- one configuration ------------------------------------------------------ */
 
+/* Bytes an all-to-all backward sends from this rank: to every other rank j
+ * its query heads' Q, O, dO (storage) and LSE (f32) and the K/V heads it
+ * uses of this rank's rows; back to every owner j of rows, dQ of this
+ * rank's heads (storage) and dK/dV of its K/V heads (f32). */
+static double a2a_bwd_bytes(const prob *pr) {
+  const rrt_attn_desc *d = &pr->d;
+  const int P = pr->P, hq = d->heads_q / P, g = d->heads_q / d->heads_kv;
+  int gl = hq, t = g; /* gcd(hq, g): the local group */
+  while (t) {
+    int u = gl % t;
+    gl = t;
+    t = u;
+  }
+  const int hkv = hq / gl;
+  const double hb = (double)d->head_dim * (double)pr->es, fb = d->head_dim * 4.0;
+  double bytes = 0;
+  for (int j = 0; j < P; j++) {
+    if (j == pr->r) continue;
+    bytes += (double)(d->batch * pr->L) * (3 * hq * hb + 2 * hkv * hb + hq * 4.0);
+    bytes += (double)(d->batch * ref_len(d, P, j)) * (hq * hb + 2 * hkv * fb);
+  }
+  return bytes;
+}
+
 static void check_stats(rrt_attn_plan_t plan, const prob *pr) {
   rrt_attn_stats st;
   CHECK_OK(rrt_attn_plan_stats(plan, &st));
+  if (cp_mode != RRT_CP_RING) {
+    /* all-gather: P-1 blocks out, then (steps-1) f32 dK|dV parts */
+    const double kv_elems = (double)(pr->d.batch * pr->kv_rows * pr->d.heads_kv * pr->d.head_dim);
+    const double ag =
+        (pr->P - 1) * 2.0 * kv_elems * (double)pr->es + (st.steps - 1) * 2.0 * kv_elems * 4.0;
+    char text[2048];
+    CHECK_OK(rrt_attn_plan_explain(plan, text, sizeof text));
+    const int a2a = strstr(text, "-> a2a") != NULL;
+    CHECK_MSG(a2a || strstr(text, "-> allgather") || strstr(text, "-> ring"), "explain: %s", text);
+    if (a2a)
+      CHECK_MSG(st.bytes_sent == a2a_bwd_bytes(pr), "a2a bytes_sent %.0f, expected %.0f",
+                st.bytes_sent, a2a_bwd_bytes(pr));
+    else if (strstr(text, "-> allgather"))
+      CHECK_MSG(st.bytes_sent == ag, "allgather bytes_sent %.0f, expected %.0f", st.bytes_sent, ag);
+    CHECK(st.backward == 1 && st.total_s > 0 && st.comm_s >= 0);
+    if (pr->r == 0 && getenv("RRT_TEST_VERBOSE")) printf("%s", text);
+    return;
+  }
   /* steps that ran: the K/V shift after every one but the last, the dK/dV
    * hand-off before every one but the first, and the transfer home */
   const int n = st.steps;
@@ -458,6 +502,19 @@ static void run_cfg(rrt_ctx_t ctx, const cfg *c, int layout, int causal, uint64_
            rrt_attn_layout_name(pr.d.layout), pr.P, (long long)pr.d.seq, c->hq, c->hkv, c->dim,
            rrt_dtype_name(c->dt), causal, pr.d.softcap, pr.d.sinks, e.dq, e.dk, e.dv, e.o,
            e.dsinks);
+  /* all-gather runs the ring's items in the ring's order: the same bits */
+  if (cp_mode == RRT_CP_ALLGATHER) {
+    rrt_attn_plan_t ring = NULL;
+    pr.d.cp_comm = RRT_CP_RING;
+    CHECK_OK(rrt_attn_plan_create(ctx, &pr.d, &ring));
+    run_fwd_bwd(ctx, ring, &pr);
+    outs_get(ctx, &pr, &again);
+    CHECK_MSG(outs_equal(&pr, &first, &again), "%s P=%d %s causal=%d: allgather differs from ring",
+              rrt_attn_layout_name(pr.d.layout), pr.P, rrt_dtype_name(c->dt), causal);
+    outs_free(&again);
+    rrt_attn_plan_destroy(ring);
+    pr.d.cp_comm = cp_mode;
+  }
   /* determinism: the same plan again, then new plans */
   for (int rep = 0; rep < 2 * repeat; rep++) {
     run_fwd_bwd(ctx, rep == 0 ? plan : NULL, &pr);
@@ -604,6 +661,90 @@ static void run_variants(rrt_ctx_t ctx, int small) {
   variant.sinks = 0;
 }
 
+/* "cp": the all-to-all and all-gather modes (and auto) against the same
+ * float64 reference: heads_q 12 splits over 1-4 ranks; heads_kv 4 splits
+ * over 2 and 4 ranks and is replicated over 3; 6 over 4 replicated with
+ * local groups of one; MQA replicated everywhere; the masks of
+ * mask_cfgs. */
+static const cfg cp_cfgs[] = {
+    {1, 5, 12, 4, 16, RRT_DTYPE_F32, DENSE},           /* GQA 3 */
+    {2, 3, 12, 1, 24, RRT_DTYPE_BF16, DENSE},          /* MQA, batch 2 */
+    {1, 4, 12, 6, 8, RRT_DTYPE_F16, DENSE},            /* GQA 2 */
+    {1, 0, 12, 4, 8, RRT_DTYPE_F32, 13, 0, -1, -1, 0}, /* uneven */
+    {1, 0, 12, 4, 8, RRT_DTYPE_F32, 24, 1, 4, 0, 0},   /* causal window */
+    {1, 0, 12, 4, 8, RRT_DTYPE_F32, 13, 0, 3, 5, 0},   /* two-sided window */
+    {1, 0, 12, 4, 8, RRT_DTYPE_F32, 0, 0, -1, -1, 1},  /* documents */
+    {1, 0, 12, 4, 8, RRT_DTYPE_F32, 0, 0, 2, 1, 1},    /* documents with a window */
+};
+
+/* The mode's errors: heads_q not divisible by P for a2a names both numbers;
+ * a cp_comm that differs between ranks fails on every rank. */
+static void cp_errors(rrt_ctx_t ctx) {
+  const int P = rrt_ctx_size(ctx), r = rrt_ctx_rank(ctx);
+  rrt_attn_desc d = RRT_ATTN_DESC_INITIALIZER;
+  d.seq = 4LL * P;
+  d.heads_q = P + 1;
+  d.heads_kv = 1;
+  d.head_dim = 8;
+  d.cp_comm = RRT_CP_A2A;
+  rrt_attn_plan_t plan = NULL;
+  char want[96];
+  snprintf(want, sizeof want, "heads_q %d is not a multiple of the %d ranks", P + 1, P);
+  if (P > 1) {
+    CHECK(rrt_attn_plan_create(ctx, &d, &plan) == RRT_ERR_INVALID_ARG && !plan);
+    CHECK_MSG(strstr(rrt_ctx_last_error(ctx), want) != NULL, "message '%s'",
+              rrt_ctx_last_error(ctx));
+    rrt_ctx_clear_error(ctx);
+  }
+  d.heads_q = 2 * P;
+  d.cp_comm = r == P - 1 ? RRT_CP_ALLGATHER : RRT_CP_RING;
+  rrt_status st = rrt_attn_plan_create(ctx, &d, &plan);
+  if (P > 1) {
+    CHECK(st == RRT_ERR_INVALID_ARG && !plan);
+    CHECK_MSG(strstr(rrt_ctx_last_error(ctx), "cp_comm is") != NULL, "message '%s'",
+              rrt_ctx_last_error(ctx));
+    rrt_ctx_clear_error(ctx);
+  } else {
+    CHECK_OK(st);
+    rrt_attn_plan_destroy(plan);
+  }
+  /* a name the parser does not know */
+  rrt_cp_comm cp;
+  CHECK(rrt_cp_comm_parse("a2a+ring", &cp) == RRT_SUCCESS && cp == RRT_CP_A2A_RING);
+  CHECK(rrt_cp_comm_parse("ulysses", &cp) == RRT_ERR_INVALID_ARG);
+}
+
+/* small (emu): the first dense shape and the documents, a2a and allgather. */
+static void run_cp(rrt_ctx_t ctx, int small) {
+  static const rrt_cp_comm modes[] = {RRT_CP_A2A, RRT_CP_ALLGATHER, RRT_CP_AUTO};
+  static const cfg small_cp[] = {
+      {1, 2, 4, 2, 8, RRT_DTYPE_F32, DENSE},
+      {1, 0, 4, 1, 8, RRT_DTYPE_BF16, 0, 0, 2, 1, 1},
+  };
+  const cfg *cfgs = small ? small_cp : cp_cfgs;
+  const int n = small ? 2 : (int)(sizeof cp_cfgs / sizeof *cp_cfgs);
+  for (size_t m = 0; m < sizeof modes / sizeof *modes - (size_t)small; m++) {
+    cp_mode = modes[m];
+    for (int i = 0; i < n; i++)
+      for (int layout = 0; layout < RRT_ATTN_LAYOUT_COUNT; layout++)
+        for (int causal = cfgs[i].causal; causal <= 1; causal++)
+          run_cfg(ctx, &cfgs[i], layout, causal, 3000u + (unsigned)i,
+                  i < 3 && cp_mode != RRT_CP_AUTO);
+  }
+  /* soft-capping and sinks through the collective modes (a2a folds each
+   * rank's heads' sinks into its local plan) */
+  variant.cap = 1.5;
+  variant.sinks = 1;
+  for (size_t m = 0; m < 2; m++) {
+    cp_mode = modes[m];
+    run_cfg(ctx, &cfgs[0], RRT_ATTN_ZIGZAG, 1, 3100u, 0);
+  }
+  variant.cap = 0.0;
+  variant.sinks = 0;
+  cp_mode = RRT_CP_RING;
+  cp_errors(ctx);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   const char *mode = argc > 1 ? argv[1] : "full";
@@ -616,6 +757,8 @@ int main(int argc, char **argv) {
   CHECK_OK(cst);
   if (ctx && strcmp(mode, "errors") == 0) {
     run_errors(ctx);
+  } else if (ctx && strncmp(mode, "cp", 2) == 0) {
+    run_cp(ctx, strcmp(mode, "cp-small") == 0);
   } else if (ctx && strcmp(mode, "lib") == 0) {
     run_lib(ctx);
   } else if (ctx) {

@@ -115,7 +115,7 @@ def compare(what: str, got: torch.Tensor, want: torch.Tensor, tol: float) -> flo
 def run_case(ctx: ringrt.Context, name: str, B: int, S: int, Hq: int, Hkv: int, D: int,
              causal: bool = False, layout: str = "zigzag", window=(-1, -1), cu=None,
              dtype=torch.float32, scale=None, strided: bool = False, softcap=None,
-             sinks: bool = False) -> Dict[str, float]:
+             sinks: bool = False, cp_comm: str = "ring") -> Dict[str, float]:
     """One case: global tensors (same seed on every rank), this rank's shards,
     ring_attention + backward against the float64 reference."""
     gen = torch.Generator().manual_seed(zlib.crc32(name.encode()))  # same on every rank
@@ -145,7 +145,8 @@ def run_case(ctx: ringrt.Context, name: str, B: int, S: int, Hq: int, Hkv: int, 
         assert not args[0].is_contiguous()
     o, lse = rt.ring_attention(*args, causal=causal, layout=layout, window=window,
                                cu_seqlens=cu_arg, scale=scale, ctx=ctx, return_lse=True,
-                               softcap=softcap, sinks=sk)
+                               softcap=softcap, sinks=sk,
+                               cp_comm=cp_comm)
     assert o.shape == ql.shape and o.dtype == dtype, (o.shape, o.dtype)
     (o.float() * local(w).float()).sum().backward()
     tol = TOL[dtype]
@@ -299,6 +300,17 @@ def main() -> None:
         if ctx.rank == 0:
             print("worst relative errors:", {k: {t: f"{e:.1e}" for t, e in v.items()}
                                              for k, v in worst.items()})
+        # the context-parallel modes (issue 34): the same reference; heads 6
+        # split over 2 and 3 ranks, K/V heads split or replicated
+        for cp in ("a2a", "allgather", "auto"):
+            run_case(ctx, f"cp {cp} causal zigzag GQA", B=1, S=24, Hq=6, Hkv=2, D=16,
+                     causal=True, cp_comm=cp)
+            run_case(ctx, f"cp {cp} varlen stripe", B=1, S=26, Hq=6, Hkv=3, D=8, layout="stripe",
+                     cu=[0, 7, 20, 26], cp_comm=cp)
+        expect_everywhere(ctx, 0, lambda: rt.ring_attention(
+            torch.zeros(1, 2, 2, 8), torch.zeros(1, 2, 2, 8), torch.zeros(1, 2, 2, 8), ctx=ctx,
+            cp_comm="ulysses" if ctx.rank == 0 else "ring", allow_identical_shards=True),
+            "unknown cp_comm")
         check_plan_reuse(ctx)
         check_shard_unshard(ctx)
         check_errors(ctx)

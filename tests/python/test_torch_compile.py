@@ -139,6 +139,8 @@ def every_option(x: Dict[str, torch.Tensor], ctx: ringrt.Context,
     out += ra(qt, kt, vt, causal=True, cu_seqlens=cu_t, layout="stripe", return_lse=True,
               ctx=ctx)
     out.append(ra(qt, kt, vt, window=(2, 0), cu_seqlens=CU, layout="stripe", ctx=ctx))
+    out.append(ra(q, k, v, causal=True, cp_comm="allgather", ctx=ctx))  # issue 34's modes
+    out.append(rt.flash_attn_func(q, k, v, 0.0, None, True, (-1, -1), ctx=ctx, cp_comm="auto"))
     out.append(rt.flash_attn_func(q, k, v, 0.0, None, True, (-1, -1), ctx=ctx))
     out += rt.flash_attn_qkvpacked_func(torch.stack([q, 0.5 * q, q + 1], 2), causal=True,
                                         return_attn_probs=True, ctx=ctx)[:2]
