@@ -137,7 +137,7 @@ typedef struct rrt_attn_desc {
 #define RRT_ATTN_DESC_INITIALIZER                                                                  \
   {                                                                                                \
     sizeof(rrt_attn_desc), RRT_ATTN_DESC_MAGIC, RRT_ATTN_DESC_VERSION, 1, 0, 1, 1, 0, 0.0, 0,      \
-        RRT_ATTN_CONTIGUOUS, RRT_DTYPE_F32, -1, -1, NULL, 0, 0.0, 0, RRT_CP_RING, 0                   \
+        RRT_ATTN_CONTIGUOUS, RRT_DTYPE_F32, -1, -1, NULL, 0, 0.0, 0, RRT_CP_RING, 0                \
   }
 
 /* ---- layout helpers (pure, no context) ---------------------------------- */

@@ -369,9 +369,8 @@ rrt_status rrt_attn_a2a_fwd(rrt_attn_plan_t p, const void *q, const void *k, con
   x->nx = 0;
   const a2a_io io = {q, k, v, NULL, NULL, NULL, 0};
   RRT_CHECK(scatter_heads(p, &io));
-  /* this rank's heads [rank * hq, ...): their sinks */
-  const float *my_sinks = sinks ? sinks + (size_t)p->rank * (size_t)x->h.hq : NULL;
-  RRT_CHECK(rrt_attn_ring_fwd(x->inner, x->qf, x->kf, x->vf, my_sinks, x->of, x->lsef));
+  (void)sinks; /* plans with sinks are refused (cp_plan.c) */
+  RRT_CHECK(rrt_attn_ring_fwd(x->inner, x->qf, x->kf, x->vf, NULL, x->of, x->lsef));
   RRT_CHECK(gather_out(p, o, lse));
   collect(p, t0, 0);
   return RRT_SUCCESS;

@@ -48,8 +48,9 @@ rrt_status rrt_attn_cp_resolve(rrt_attn_plan_t p, int local) {
                         p->nsteps,   pmax,
                         ptot,        rrt_cp_machine_default(p->ctx->backend == RRT_BACKEND_CUDA)};
   rrt_cp_comm best = rrt_cp_model(&p->model_in, p->cost);
-  /* the all-to-all packs rows on the host: never the choice on cuda */
-  if (p->ctx->backend == RRT_BACKEND_CUDA) {
+  /* the all-to-all packs rows on the host: never the choice on cuda; nor
+   * with sinks (its backward has no sinks' gradient yet) */
+  if (p->ctx->backend == RRT_BACKEND_CUDA || d->sinks) {
     p->cost[RRT_CP_A2A].ok = 0;
     best = rrt_cp_choose(p->cost);
   }
@@ -57,6 +58,9 @@ rrt_status rrt_attn_cp_resolve(rrt_attn_plan_t p, int local) {
   if (p->cp == RRT_CP_A2A_RING)
     return rrt_error(p->ctx, RRT_ERR_UNSUPPORTED, rrt_attn_op_create,
                      "cp_comm a2a+ring is not built yet (use ring, a2a, allgather or auto)");
+  if (p->cp == RRT_CP_A2A && d->sinks)
+    return rrt_error(p->ctx, RRT_ERR_UNSUPPORTED, rrt_attn_op_create,
+                     "cp_comm a2a does not take sinks in this build (use ring, allgather or auto)");
   if (p->cp == RRT_CP_A2A && p->ctx->backend == RRT_BACKEND_CUDA)
     return rrt_error(p->ctx, RRT_ERR_UNSUPPORTED, rrt_attn_op_create,
                      "cp_comm a2a runs on the cpu and emu backends in this build (cuda: use ring, "
@@ -105,7 +109,7 @@ void rrt_attn_cpx_destroy(rrt_attn_plan_t p) {
   rrt_free(ctx, x->gathered);
   rrt_free(ctx, x->parts);
   rrt_free(ctx, x->recv);
-  rrt_attn_plan_destroy(x->inner);
+  rrt_attn_plan_free_ring(x->inner); /* a local plan: no mode of its own */
   free(x->kvmap);
   free(x->pos);
   free(x->off);

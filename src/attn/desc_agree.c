@@ -51,10 +51,9 @@ enum { F_LAYOUT = 6, F_DTYPE = 7, F_SCALE_HI = 8, F_SCALE_LO = 9, F_CU = 13 };
 /* version 3: the softcap's bits as two halves too, then sinks, cp_comm, cp_inner */
 enum { F_CAP_HI = 14, F_CAP_LO = 15, F_SINKS = 16, F_CP = 17, NF = 19 };
 static const char *const field_names[NF] = {
-    "batch",    "seq",        "heads_q", "heads_kv", "head_dim",    "causal",
-    "layout",   "dtype",      "scale",   "scale",    "window_left", "window_right",
-    "num_docs", "cu_seqlens", "softcap", "softcap",  "sinks",       "cp_comm",
-    "cp_inner"};
+    "batch",   "seq",     "heads_q", "heads_kv",    "head_dim",     "causal",   "layout",
+    "dtype",   "scale",   "scale",   "window_left", "window_right", "num_docs", "cu_seqlens",
+    "softcap", "softcap", "sinks",   "cp_comm",     "cp_inner"};
 
 static const char *enum_name(int field, int64_t v) {
   return field == F_LAYOUT ? rrt_attn_layout_name((rrt_attn_layout)v)

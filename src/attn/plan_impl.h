@@ -1,6 +1,7 @@
 /* Internal: the ring attention plan behind rrt_attn_plan_t, shared by the
- * files of src/attn/ (plan.c makes it, ring_fwd.c runs it, stats.c reports
- * a run, progress.c lets the ring move during compute). */
+ * files of src/attn/ (plan.c makes it from plan_ring.c's and cp_*.c's
+ * parts, run.c runs it through ring_fwd.c/ring_bwd.c or a collective mode,
+ * stats.c reports a run, progress.c lets the ring move during compute). */
 #ifndef RRT_ATTN_PLAN_IMPL_H
 #define RRT_ATTN_PLAN_IMPL_H
 
@@ -81,6 +82,7 @@ struct rrt_attn_plan {
   rrt_attn_stats stats;
 };
 
+/* ops.c: the operations' names in messages */
 extern const char rrt_attn_op_create[];  /* "rrt_attn_plan_create" */
 extern const char rrt_attn_op_run[];     /* "rrt_attn_plan_run" */
 extern const char rrt_attn_op_run_bwd[]; /* "rrt_attn_plan_run_bwd" */
@@ -90,12 +92,22 @@ extern const char rrt_attn_op_run_bwd[]; /* "rrt_attn_plan_run_bwd" */
 rrt_status rrt_attn_ring_bwd(rrt_attn_plan_t p, const void *q, const void *k, const void *v,
                              const void *o, const float *lse, const void *dout, void *dq, void *dk,
                              void *dv);
-/* ring_bwd.c: the backward buffers and the kernels' preparation (local, not
+/* run.c: the backward buffers and the kernels' preparation (local, not
  * agreed: the caller agrees). */
 rrt_status rrt_attn_bwd_ready(rrt_attn_plan_t p);
 
-/* plan.c: a plan of this rank alone (P = 1) for `desc` on the context's
- * backend, without agreement: the local attention of the all-to-all mode. */
+/* plan_ring.c: the parts of a plan without its mode: sizes, kernel table
+ * and device layer (no allocation); the steps' items; the ring's buffers,
+ * accumulators, row mask and kernel scratch; their release (and the
+ * plan's). */
+rrt_status rrt_attn_plan_init(rrt_attn_plan_t p, rrt_ctx_t ctx, const rrt_attn_desc *desc, int P,
+                              int rank);
+rrt_status rrt_attn_plan_alloc_steps(rrt_attn_plan_t p);
+rrt_status rrt_attn_plan_alloc_ring(rrt_attn_plan_t p);
+void rrt_attn_plan_free_ring(rrt_attn_plan_t p);
+/* plan_ring.c: a plan of this rank alone (P = 1) for `desc` on the context's
+ * backend, without agreement or mode: the local attention of the all-to-all
+ * mode (released by rrt_attn_plan_free_ring). */
 rrt_status rrt_attn_plan_local(rrt_ctx_t ctx, const rrt_attn_desc *desc, rrt_attn_plan_t *plan);
 
 /* cp_plan.c: the cost model's inputs from the ring schedule (every rank

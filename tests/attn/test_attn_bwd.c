@@ -708,6 +708,14 @@ static void cp_errors(rrt_ctx_t ctx) {
     CHECK_OK(st);
     rrt_attn_plan_destroy(plan);
   }
+  /* sinks with a2a: refused (its backward has no sinks' gradient yet) */
+  d.cp_comm = RRT_CP_A2A;
+  d.sinks = 1;
+  CHECK(rrt_attn_plan_create(ctx, &d, &plan) == RRT_ERR_UNSUPPORTED && !plan);
+  CHECK_MSG(strstr(rrt_ctx_last_error(ctx), "a2a does not take sinks") != NULL, "message '%s'",
+            rrt_ctx_last_error(ctx));
+  rrt_ctx_clear_error(ctx);
+  d.sinks = 0;
   /* a name the parser does not know */
   rrt_cp_comm cp;
   CHECK(rrt_cp_comm_parse("a2a+ring", &cp) == RRT_SUCCESS && cp == RRT_CP_A2A_RING);
@@ -731,12 +739,12 @@ static void run_cp(rrt_ctx_t ctx, int small) {
           run_cfg(ctx, &cfgs[i], layout, causal, 3000u + (unsigned)i,
                   i < 3 && cp_mode != RRT_CP_AUTO);
   }
-  /* soft-capping and sinks through the collective modes (a2a folds each
-   * rank's heads' sinks into its local plan) */
+  /* soft-capping through the collective modes, sinks through the
+   * all-gather (a2a refuses them: cp_errors) */
   variant.cap = 1.5;
-  variant.sinks = 1;
   for (size_t m = 0; m < 2; m++) {
     cp_mode = modes[m];
+    variant.sinks = cp_mode == RRT_CP_ALLGATHER;
     run_cfg(ctx, &cfgs[0], RRT_ATTN_ZIGZAG, 1, 3100u, 0);
   }
   variant.cap = 0.0;
