@@ -62,7 +62,11 @@ as_user() {
 mkdir -p "$tmp/cudnn-fe/include"
 touch "$tmp/cudnn-fe/include/cudnn_frontend.h"
 chmod -R a+rX "$tmp/cudnn-fe"
-base_env=("CUDNN_FRONTEND_ROOT=$tmp/cudnn-fe")
+# ... and CuTe's headers (the emulator's ground truth), likewise.
+mkdir -p "$tmp/cutlass/include/cute"
+touch "$tmp/cutlass/include/cute/tensor.hpp"
+chmod -R a+rX "$tmp/cutlass"
+base_env=("CUDNN_FRONTEND_ROOT=$tmp/cudnn-fe" "CUTLASS_INCLUDE_DIR=$tmp/cutlass/include")
 
 full=$(farm full)
 out=$(as_user "$full" 2>&1)
@@ -131,7 +135,7 @@ user_env=()
 # cudnn-frontend absent (where nvcc is on PATH): a note and exit 0; given as
 # -DCUDNN_FRONTEND_ROOT, or not looked for under -DRINGRT_CUDNN=OFF: silent.
 if [ -x "$full/nvcc" ]; then
-  base_env=()
+  base_env=("CUTLASS_INCLUDE_DIR=$tmp/cutlass/include")
   out=$(as_user "$full" 2>&1)
   rc=$?
   # (unless the python3 of that PATH has the pip package: then it is there)
@@ -147,7 +151,7 @@ print(any(os.path.exists(os.path.join(p[k], "include", "cudnn_frontend.h")) for 
   out=$(as_user "$full" -DRINGRT_CUDNN=OFF 2>&1)
   rc=$?
   [ $rc -eq 0 ] && [ -z "$out" ] || fail "cudnn-frontend hidden, RINGRT_CUDNN=OFF: exit $rc, output: $out"
-  base_env=("CUDNN_FRONTEND_ROOT=$tmp/cudnn-fe")
+  base_env=("CUDNN_FRONTEND_ROOT=$tmp/cudnn-fe" "CUTLASS_INCLUDE_DIR=$tmp/cutlass/include")
 else
   echo "deps_test: no nvcc on PATH; the cudnn-frontend note is not checked" >&2
 fi
