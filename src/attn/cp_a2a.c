@@ -248,6 +248,22 @@ static rrt_status scatter_heads(rrt_attn_plan_t p, const a2a_io *io) {
   return RRT_SUCCESS;
 }
 
+/* The sizes and offsets (x->sz: send, receive, send offsets, receive
+ * offsets) of an exchange that brings rows of per_row bytes back to their
+ * owners: rank j gets its B * L_j rows from here, this rank its B * L_r
+ * rows from every rank. */
+static size_t *owner_layout(rrt_attn_plan_t p, size_t per_row) {
+  rrt_attn_cpx *x = p->cpx;
+  const int P = p->P;
+  const int64_t B = p->d.batch, Lr = len_of(p, p->rank);
+  size_t *sb = x->sz, *rb = sb + P;
+  for (int j = 0; j < P; j++)
+    sb[j] = (size_t)(B * len_of(p, j)) * per_row, rb[j] = (size_t)(B * Lr) * per_row;
+  prefix(sb, rb + P, P);
+  prefix(rb, rb + 2 * P, P);
+  return sb;
+}
+
 /* O and the LSE back to the rows' owners. */
 static rrt_status gather_out(rrt_attn_plan_t p, void *o, float *lse) {
   rrt_attn_cpx *x = p->cpx;
@@ -255,11 +271,7 @@ static rrt_status gather_out(rrt_attn_plan_t p, void *o, float *lse) {
   const int P = p->P, r = p->rank, hq = x->h.hq;
   const int64_t B = d->batch, S = d->seq, Lr = len_of(p, r);
   const size_t hb = (size_t)d->head_dim * rrt_dtype_size(d->dtype), per_row = hq * (hb + 4);
-  size_t *sb = x->sz, *rb = sb + P, *soff = rb + P, *roff = soff + P;
-  for (int j = 0; j < P; j++)
-    sb[j] = (size_t)(B * len_of(p, j)) * per_row, rb[j] = (size_t)(B * Lr) * per_row;
-  prefix(sb, soff, P);
-  prefix(rb, roff, P);
+  size_t *sb = owner_layout(p, per_row), *rb = sb + P, *soff = rb + P, *roff = soff + P;
   double t;
   x_begin(x, "a2a out (o lse)", &t);
   for (int j = 0; j < P; j++) {
@@ -311,11 +323,7 @@ static rrt_status gather_grads(rrt_attn_plan_t p, const float *dkv, void *dq, vo
   const int64_t B = d->batch, S = d->seq, Lr = len_of(p, r);
   const size_t hb = (size_t)d->head_dim * rrt_dtype_size(d->dtype), fb = (size_t)d->head_dim * 4;
   const size_t per_row = hq * hb + 2 * hkv * fb, half = (size_t)(B * S) * hkv * fb;
-  size_t *sb = x->sz, *rb = sb + P, *soff = rb + P, *roff = soff + P;
-  for (int j = 0; j < P; j++)
-    sb[j] = (size_t)(B * len_of(p, j)) * per_row, rb[j] = (size_t)(B * Lr) * per_row;
-  prefix(sb, soff, P);
-  prefix(rb, roff, P);
+  size_t *sb = owner_layout(p, per_row), *rb = sb + P, *soff = rb + P, *roff = soff + P;
   double t;
   x_begin(x, "a2a out (dq dk dv)", &t);
   for (int j = 0; j < P; j++) {
